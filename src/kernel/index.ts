@@ -1,0 +1,17 @@
+export { createKernel } from './kernel.ts';
+export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig, KernelSettings } from './kernel.ts';
+export { newContext, withConversationId, conversationId, withVar, filterState, withFilterState } from './context.ts';
+export type { Context } from './context.ts';
+export { createFilter } from './filter.ts';
+export type { Around, ChatRequest, ChatResponse, Filter, FilterHooks, Next, Phase, ToolRequest, ToolResponse } from './filter.ts';
+export { runChain } from './filter-chain.ts';
+export { memoryFilter } from './memory-filter.ts';
+export { systemPromptFilter } from './system-prompt-filter.ts';
+export { defineTool, toolSpec } from './tool.ts';
+export type { Tool } from './tool.ts';
+export { parseToolCall } from './tool-call.ts';
+export type { ParsedToolCall, ToolCallRecord } from './tool-call.ts';
+export { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
+export { fromResponse } from './from-response.ts';
+export { newConversationId } from './conversation-id.ts';
+export { MaxToolCallsError, MaxToolIterationsError, NoLlmServiceError, ToolNotFoundError } from './kernel-errors.ts';

@@ -1,0 +1,54 @@
+import type { Message } from '../memory/message.ts';
+import type { LlmResponse, LlmService } from './llm-service.ts';
+
+/**
+ * The offline fallback of the Agent Memory Demo (`FallbackAgent.respond`): deterministic,
+ * no network, never calls a tool, never fails.
+ *
+ * The demo's fallback took two strings, the user message and the memory context. Here they
+ * come from the messages the service is sent:
+ * - the user message is the text of the LAST user message (`''` when there is none);
+ * - the memory context is the text of EVERY message sent (system prompts, history, and the
+ *   current user message), one per line. The demo's context also held the session rows, the
+ *   current message included, so a message that mentions "中文" flips the reply for its own
+ *   turn and for later turns while it is still inside what is sent — as observed there.
+ *
+ * Reply: if the context contains "中文", or its lowercase form contains "language",
+ * `收到：{message}。我会继续用中文回答。`, else `收到：{message}。我已经记录到记忆中。`
+ * (full-width ： and 。).
+ */
+export function fallbackLlm(): LlmService {
+  return {
+    async chat(messages): Promise<LlmResponse> {
+      return { content: fallbackReply(lastUserText(messages), memoryContext(messages)), finish_reason: 'stop' };
+    },
+  };
+}
+
+/** The demo's `FallbackAgent.respond(user_message, memory_context)`, exactly. */
+export function fallbackReply(userMessage: string, memoryContext: string): string {
+  const chinese = memoryContext.includes('中文') || memoryContext.toLowerCase().includes('language');
+  return chinese
+    ? `收到：${userMessage}。我会继续用中文回答。`
+    : `收到：${userMessage}。我已经记录到记忆中。`;
+}
+
+function lastUserText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role === 'user') return textOf(m);
+  }
+  return '';
+}
+
+function memoryContext(messages: readonly Message[]): string {
+  return messages.map(textOf).join('\n');
+}
+
+function textOf(m: Message): string {
+  if (typeof m.content === 'string') return m.content;
+  if (m.content === null) return '';
+  return m.content
+    .map((part) => (part.type === 'text' && typeof part['text'] === 'string' ? part['text'] : ''))
+    .join('');
+}

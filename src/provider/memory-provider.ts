@@ -1,0 +1,24 @@
+import type { Message } from '../memory/message.ts';
+
+/**
+ * beamai's `beamai_memory_provider`: the policy over a store, used by the agent's loop.
+ * - `history(id)`: the conversation so far, `[]` when none; loaded once at the start of a run.
+ * - `append(id, messages)`: persists user, assistant and tool messages. READ-YOUR-WRITES:
+ *   once it resolves, every later `history` of the same conversation sees the messages.
+ * - `prepare(id, messages)`: what to send instead of `messages` (window, summary, recall);
+ *   it must not change the store. Identity by default.
+ * - `clear(id)`: forgets the conversation.
+ */
+export interface MemoryProvider {
+  history(conversationId: string): Promise<Message[]>;
+  append(conversationId: string, messages: readonly Message[]): Promise<void>;
+  prepare(conversationId: string, messages: readonly Message[]): Promise<Message[]>;
+  clear(conversationId: string): Promise<void>;
+}
+
+/** Duck typing: anything with the four methods is a provider. */
+export function isMemoryProvider(value: unknown): value is MemoryProvider {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return ['history', 'append', 'prepare', 'clear'].every((k) => typeof v[k] === 'function');
+}

@@ -1,0 +1,9 @@
+import { MnemoError } from '../errors.ts';
+
+/** A memory setting that cannot work (a window of 0, a store that is not one, ...). Nothing was created. */
+export class InvalidMemoryConfigError extends MnemoError {
+  readonly code = 'invalid_memory_config';
+  constructor(message: string, readonly value?: unknown) {
+    super(message);
+  }
+}
