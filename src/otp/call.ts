@@ -1,0 +1,123 @@
+/**
+ * call / cast / send: how messages reach a process.
+ *
+ * How a behaviour replies to a call
+ * - A machine receives the request as an event with one extra field, `from` (a `From`,
+ *   OTP's `From` argument): `{ ...request, from }`. It replies whenever it is ready, in an
+ *   action or after async work (e.g. in an invoked promise actor's `onDone`):
+ *   `event.from.reply(value)`, or `event.from.fail(error)` to reject the caller with a
+ *   domain error without crashing. Keep `from` in context if the reply comes later.
+ * - A gen server's `handleCall` returns (or resolves) the reply, or returns `noReply` and
+ *   replies later through `from`.
+ * - The first reply wins. A reply after the caller timed out, or after the caller was
+ *   rejected because the process exited, is dropped (OTP's alias semantics).
+ *
+ * `call` resolves the name on every call and rejects with an ExitError whose `code` is
+ * `noproc`, `timeout`, `calling_self`, the exit reason of a target that stopped mid-call
+ * (`normal`, `shutdown`, `killed`), or `crashed` with `reason` = the thrown value.
+ * `cast` and `send` never throw: a message to a dead or unknown process is dropped.
+ */
+import { ExitError } from './errors.ts';
+import { formatExitReason, type ExitReason } from './exit-reason.ts';
+import type { Message, Pid, ProcessRef } from './pid.ts';
+import { CallEnvelope } from './envelopes.ts';
+import { codeOf, current, deliverInfo, KIND_SERVER, resolve, type PendingCall, type Process } from './process.ts';
+
+/** The reply capability that comes with a call. */
+export interface From<R = unknown> {
+  /** Resolve the caller's promise. Ignored if the call already ended (timeout, exit, earlier reply). */
+  reply(value: R): void;
+  /** Reject the caller's promise with `error`; the process itself carries on. */
+  fail(error: unknown): void;
+  /** True until the call is answered, timed out or rejected. */
+  readonly pending: boolean;
+}
+
+/** The event a machine receives for `call(ref, request)`. */
+export type CallEvent<TRequest extends Message = Message, R = unknown> = TRequest & { readonly from: From<R> };
+
+export interface CallOptions {
+  /** Reject with `timeout` after this many ms. Default 5000 (OTP's); `Infinity` waits forever. */
+  readonly timeoutMs?: number;
+}
+
+export class CallFrom implements From, PendingCall {
+  pending = true;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(
+    private readonly target: Process,
+    private readonly resolveCall: (value: unknown) => void,
+    private readonly rejectCall: (error: unknown) => void,
+    private readonly request: Message,
+  ) {}
+
+  reply(value: unknown): void {
+    if (!this.pending) return;
+    this.end();
+    this.resolveCall(value);
+  }
+
+  fail(error: unknown): void {
+    if (!this.pending) return;
+    this.end();
+    this.rejectCall(error);
+  }
+
+  settleExit(reason: ExitReason, target: Pid): void {
+    if (!this.pending) return;
+    this.pending = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.rejectCall(new ExitError(codeOf(reason), reason, `call ${this.request.type} to ${target}: process exited (${formatExitReason(reason)})`));
+  }
+
+  timeout(timeoutMs: number): void {
+    if (!this.pending) return;
+    this.pending = false;
+    this.target.pending.delete(this);
+    this.rejectCall(new ExitError('timeout', 'timeout', `call ${this.request.type} to ${this.target}: no reply within ${timeoutMs} ms`));
+  }
+
+  private end(): void {
+    this.pending = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.target.pending.delete(this);
+  }
+}
+
+function onTimeout(from: CallFrom, timeoutMs: number): void {
+  from.timeout(timeoutMs);
+}
+
+/** Send `request` and wait for the reply. See the file header for the error codes. */
+export function call<R = unknown>(ref: ProcessRef, request: Message, options?: CallOptions): Promise<R> {
+  const target = resolve(ref);
+  if (target === undefined) {
+    return Promise.reject(new ExitError('noproc', 'noproc', `call ${request.type}: no process ${String(ref)}`));
+  }
+  if (target === current) {
+    return Promise.reject(new ExitError('calling_self', 'calling_self', `call ${request.type}: ${target} called itself`));
+  }
+  const timeoutMs = options?.timeoutMs ?? 5000;
+  return new Promise<R>((resolveCall, rejectCall) => {
+    const from = new CallFrom(target, resolveCall as (value: unknown) => void, rejectCall, request);
+    target.pending.add(from);
+    if (timeoutMs !== Infinity) from.timer = setTimeout(onTimeout, timeoutMs, from, timeoutMs);
+    target.deliver(target.kind === KIND_SERVER ? new CallEnvelope(request.type, request, from) : { ...request, from });
+  });
+}
+
+/** Fire-and-forget. Never throws; a message to a dead or unknown process is dropped. */
+export function cast(ref: ProcessRef, message: Message): void {
+  const target = resolve(ref);
+  if (target !== undefined) target.deliver(message);
+}
+
+/**
+ * A plain message (Erlang's `!`): a machine gets it as an event, a gen server in
+ * `handleInfo`. Never throws.
+ */
+export function send(ref: ProcessRef, message: Message): void {
+  const target = resolve(ref);
+  if (target !== undefined) deliverInfo(target, message);
+}

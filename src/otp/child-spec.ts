@@ -1,0 +1,82 @@
+/**
+ * Child specifications (supervisor:child_spec()), their OTP defaults and validation.
+ * - `restart`: `permanent` (default) always restarted; `transient` only after an abnormal
+ *   exit (not `normal`, `shutdown`, `{shutdown, _}`); `temporary` never, not even by a
+ *   sibling's group restart, and its spec is dropped when it exits.
+ * - `shutdown`: `brutal_kill` kills at once; a number of ms asks for a graceful stop then
+ *   kills after that long; `infinity` waits for the graceful stop. Default 5000 for workers,
+ *   `infinity` for supervisors.
+ * - `start` must spawn the child and return its Pid (or a promise of it), or `'ignore'`
+ *   (the spec is kept with no process; a temporary one is dropped). The supervisor links the
+ *   child to itself. A throw, rejection or other return value is a start failure.
+ */
+import { SupervisorError } from './errors.ts';
+import type { Pid } from './pid.ts';
+
+export type RestartType = 'permanent' | 'transient' | 'temporary';
+export type ShutdownSpec = 'brutal_kill' | number | 'infinity';
+export type ChildType = 'worker' | 'supervisor';
+export type StartResult = Pid | 'ignore';
+
+export interface ChildSpec {
+  readonly id: string;
+  readonly start: () => StartResult | Promise<StartResult>;
+  readonly restart?: RestartType;
+  readonly shutdown?: ShutdownSpec;
+  readonly type?: ChildType;
+}
+
+/** The one child template of a dynamic supervisor; `startChild(sup, ...args)` calls `start(...args)`. */
+export interface DynamicChildSpec<TArgs extends unknown[] = unknown[]> {
+  readonly id?: string;
+  readonly start: (...args: TArgs) => StartResult | Promise<StartResult>;
+  readonly restart?: RestartType;
+  readonly shutdown?: ShutdownSpec;
+  readonly type?: ChildType;
+}
+
+/** A spec with every default filled in. */
+export interface ResolvedChildSpec {
+  readonly id: string | undefined;
+  readonly start: (...args: unknown[]) => StartResult | Promise<StartResult>;
+  readonly restart: RestartType;
+  readonly shutdown: ShutdownSpec;
+  readonly type: ChildType;
+}
+
+const RESTARTS: readonly string[] = ['permanent', 'transient', 'temporary'];
+const TYPES: readonly string[] = ['worker', 'supervisor'];
+
+function invalid(field: string, message: string, childId: string | undefined): never {
+  throw new SupervisorError('invalid_child_spec', `child spec${childId === undefined ? '' : ` '${childId}'`}: ${message}`, {
+    field,
+    ...(childId === undefined ? {} : { childId }),
+  });
+}
+
+/** Validate a spec and fill OTP's defaults. Throws SupervisorError `invalid_child_spec`. */
+export function resolveChildSpec(spec: unknown, options: { idRequired: boolean }): ResolvedChildSpec {
+  if (typeof spec !== 'object' || spec === null) invalid('spec', 'must be an object', undefined);
+  const s = spec as Record<string, unknown>;
+  const id = s['id'];
+  if (options.idRequired ? typeof id !== 'string' || id.length === 0 : id !== undefined && typeof id !== 'string') {
+    invalid('id', 'id must be a non-empty string', undefined);
+  }
+  const childId = id as string | undefined;
+  if (typeof s['start'] !== 'function') invalid('start', 'start must be a function returning a Pid or "ignore"', childId);
+  const restart = s['restart'] ?? 'permanent';
+  if (!RESTARTS.includes(restart as string)) invalid('restart', `restart must be one of ${RESTARTS.join(', ')}`, childId);
+  const type = s['type'] ?? 'worker';
+  if (!TYPES.includes(type as string)) invalid('type', `type must be one of ${TYPES.join(', ')}`, childId);
+  const shutdown = s['shutdown'] ?? (type === 'supervisor' ? 'infinity' : 5000);
+  const validShutdown =
+    shutdown === 'brutal_kill' || shutdown === 'infinity' || (typeof shutdown === 'number' && Number.isInteger(shutdown) && shutdown >= 0);
+  if (!validShutdown) invalid('shutdown', 'shutdown must be "brutal_kill", "infinity" or a non-negative integer of ms', childId);
+  return {
+    id: childId,
+    start: s['start'] as ResolvedChildSpec['start'],
+    restart: restart as RestartType,
+    shutdown: shutdown as ShutdownSpec,
+    type: type as ChildType,
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Why a process ended, as OTP names it.
+ * - `normal`: it finished (a machine reached a final state, a server stopped itself normally);
+ * - `shutdown` / `{ shutdown: term }`: it was asked to stop (by its supervisor, `exit`, `stop`);
+ * - `killed`: it was stopped with `exit(pid, 'kill')`, or a brutal_kill / shutdown timeout;
+ * - `noproc`: only in a DOWN for a process that was already dead when monitored;
+ * - `{ crashed: error }`: an exception escaped its behaviour (the original thrown value).
+ */
+export type ExitReason =
+  | 'normal'
+  | 'shutdown'
+  | 'killed'
+  | 'noproc'
+  | { readonly shutdown: unknown }
+  | { readonly crashed: unknown };
+
+/** What `exit(pid, signal)` accepts: `'kill'` is untrappable; the rest stop gracefully. */
+export type ExitSignal = 'kill' | 'normal' | 'shutdown' | { readonly shutdown: unknown } | { readonly crashed: unknown };
+
+/** OTP's "not abnormal": transient children are not restarted after these. */
+export function isNormalExit(reason: ExitReason): boolean {
+  return reason === 'normal' || reason === 'shutdown' || (typeof reason === 'object' && 'shutdown' in reason);
+}
+
+export function isCrash(reason: ExitReason): reason is { readonly crashed: unknown } {
+  return typeof reason === 'object' && 'crashed' in reason;
+}
+
+/** A one-line description for logs and error messages. */
+export function formatExitReason(reason: ExitReason): string {
+  if (typeof reason === 'string') return reason;
+  if ('shutdown' in reason) return `{shutdown, ${describe(reason.shutdown)}}`;
+  return `crashed: ${describe(reason.crashed)}`;
+}
+
+function describe(value: unknown): string {
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  try {
+    return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

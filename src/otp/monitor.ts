@@ -1,0 +1,67 @@
+/**
+ * Monitors: one-way, stackable exit notifications (erlang:monitor/2).
+ * - `monitor(ref, onDown)` calls `onDown` once, asynchronously, when the process exits, with
+ *   its exit reason. The name is already released by then.
+ * - A target that is not alive (dead pid, unregistered name) gets DOWN with `noproc` on the
+ *   next microtask.
+ * - After `demonitor(ref)` returns, `onDown` is never called (OTP's `[flush]`).
+ */
+import type { ExitReason } from './exit-reason.ts';
+import type { Pid, ProcessRef } from './pid.ts';
+import { resolve, type ExitWatcher, type Process } from './process.ts';
+
+export interface Down {
+  readonly ref: MonitorRef;
+  /** What was monitored: the Pid, or the name as given. */
+  readonly target: ProcessRef;
+  /** The process that exited; undefined for `noproc` on a name. */
+  readonly pid: Pid | undefined;
+  readonly reason: ExitReason;
+}
+
+let nextRef = 1;
+
+export class MonitorRef implements ExitWatcher {
+  readonly id = nextRef++;
+  active = true;
+
+  constructor(
+    readonly target: ProcessRef,
+    private readonly process: Process | undefined,
+    private readonly onDown: (down: Down) => void,
+  ) {}
+
+  fire(reason: ExitReason, pid: Pid | undefined): void {
+    if (!this.active) return;
+    this.active = false;
+    this.onDown({ ref: this, target: this.target, pid, reason });
+  }
+
+  cancel(): boolean {
+    const wasActive = this.active;
+    this.active = false;
+    this.process?.watchers?.delete(this);
+    return wasActive;
+  }
+
+  toString(): string {
+    return `#Ref<${this.id}>`;
+  }
+}
+
+export function monitor(ref: ProcessRef, onDown: (down: Down) => void): MonitorRef {
+  const proc = resolve(ref);
+  const mref = new MonitorRef(ref, proc, onDown);
+  if (proc === undefined) {
+    const pid = typeof ref === 'string' ? undefined : ref;
+    queueMicrotask(() => mref.fire('noproc', pid));
+  } else {
+    (proc.watchers ??= new Set()).add(mref);
+  }
+  return mref;
+}
+
+/** Stop monitoring. Returns false if the DOWN was already delivered (or demonitored before). */
+export function demonitor(ref: MonitorRef): boolean {
+  return ref.cancel();
+}
