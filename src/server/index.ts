@@ -1,0 +1,16 @@
+export { createServer, startServer, DEFAULT_BODY_LIMIT } from './server.ts';
+export type { ServerOptions, RunningServer } from './server.ts';
+export type {
+  RecallApi,
+  RuntimeView,
+  RowView,
+  DailyRowView,
+  ConversationView,
+  ChatResult,
+  ToolCallView,
+} from './services.ts';
+export { ID_PATTERN } from './request-validation.ts';
+export { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
+export { ConfigError } from './config-error.ts';
+export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from './llm-config.ts';
+export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';

@@ -1,0 +1,495 @@
+// Mnemo chat page. Talks only to this server's /api; markdown through marked, sanitized by
+// DOMPurify, both served by the server itself. Behaviour follows the Agent Memory Demo's page:
+// default user "demo-user", open the most recent conversation or create one, tool calls in a
+// collapsed panel above the reply, "错误: ..." / "网络错误: ..." on failure.
+import { marked } from '/static/vendor/marked.esm.js';
+import DOMPurify from '/static/vendor/purify.es.mjs';
+
+marked.setOptions({ gfm: true, breaks: true });
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const TOKEN_KEY = 'mnemo.token';
+const USER_KEY = 'mnemo.user';
+const RUNTIME_POLL_MS = 2000;
+
+const $ = (id) => document.getElementById(id);
+const el = {
+  sidebar: $('sidebar'), scrim: $('scrim'), userForm: $('user-form'), userId: $('user-id'),
+  newConv: $('new-conv'), convList: $('conv-list'), tokenBox: $('token-box'),
+  tokenForm: $('token-form'), token: $('token'), title: $('conv-title'), sub: $('conv-sub'),
+  messages: $('messages'), composer: $('composer'), input: $('input'), send: $('send'),
+  toggleSidebar: $('toggle-sidebar'), toggleRuntime: $('toggle-runtime'), runtime: $('runtime'),
+  closeRuntime: $('close-runtime'), runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'),
+  runtimeDot: $('runtime-dot'),
+};
+
+const state = {
+  userId: 'demo-user',
+  sessionId: null,
+  conversations: [],
+  sending: false,
+  generation: 0, // bumps on user switch so late answers for the old user are dropped
+  runtimeTimer: null,
+};
+
+// ---------------------------------------------------------------------------------------------
+// API
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+function formatDetail(detail) {
+  if (Array.isArray(detail)) {
+    return detail.map((d) => `${(d.loc || []).join('.')}: ${d.msg}`).join('; ');
+  }
+  return typeof detail === 'string' ? detail : JSON.stringify(detail);
+}
+
+async function api(method, path, body) {
+  const headers = { accept: 'application/json' };
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    if (res.status === 401) askForToken();
+    throw new ApiError(res.status, data && data.detail !== undefined ? formatDetail(data.detail) : res.statusText);
+  }
+  return data;
+}
+
+const q = (params) => new URLSearchParams(params).toString();
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+function toolCallsText(toolCalls) {
+  const parts = toolCalls.map((c, i) => `${i + 1}. ${c.name}\n- 输入: ${c.input}\n- 输出: ${c.output}`);
+  return `### 工具调用\n${parts.join('\n--------------------\n')}`;
+}
+
+function toolPanel(toolCalls) {
+  const details = document.createElement('details');
+  details.className = 'tool-calls';
+  const summary = document.createElement('summary');
+  summary.textContent = `工具调用 (${toolCalls.length})`;
+  const pre = document.createElement('pre');
+  pre.textContent = toolCallsText(toolCalls);
+  details.append(summary, pre);
+  return details;
+}
+
+function bubble(role) {
+  const row = document.createElement('div');
+  row.className = `msg ${role}`;
+  const box = document.createElement('div');
+  box.className = 'bubble';
+  row.append(box);
+  return { row, box };
+}
+
+function addUserMsg(text) {
+  const { row, box } = bubble('user');
+  box.textContent = text;
+  el.messages.append(row);
+  scrollToEnd();
+  return row;
+}
+
+function addAssistantMsg(text, toolCalls = []) {
+  const { row, box } = bubble('assistant');
+  if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), box);
+  box.classList.add('markdown');
+  box.innerHTML = DOMPurify.sanitize(marked.parse(String(text ?? '')));
+  el.messages.append(row);
+  scrollToEnd();
+  return row;
+}
+
+function addPending() {
+  const { row, box } = bubble('assistant');
+  row.classList.add('pending');
+  box.innerHTML = '<span class="typing"><i></i><i></i><i></i></span>';
+  el.messages.append(row);
+  scrollToEnd();
+  return row;
+}
+
+function addErrorMsg(text) {
+  const { row, box } = bubble('error');
+  box.textContent = text;
+  el.messages.append(row);
+  scrollToEnd();
+  return row;
+}
+
+function showEmptyHint() {
+  const hint = document.createElement('div');
+  hint.className = 'empty';
+  hint.innerHTML = '<div class="empty-title">开始一段对话</div>'
+    + '<div>消息会持久保存：重启服务器后依然在这里。</div>';
+  el.messages.append(hint);
+}
+
+function scrollToEnd() {
+  el.messages.scrollTop = el.messages.scrollHeight;
+}
+
+function formatTime(ts) {
+  if (!ts) return '';
+  const d = new Date(ts);
+  if (Number.isNaN(d.getTime())) return ts;
+  const now = new Date();
+  const sameDay = d.toDateString() === now.toDateString();
+  return sameDay
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+}
+
+function renderConversations() {
+  el.convList.replaceChildren();
+  for (const conv of state.conversations) {
+    const item = document.createElement('div');
+    item.className = 'conv' + (conv.session_id === state.sessionId ? ' active' : '');
+    item.dataset.sessionId = conv.session_id;
+
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'conv-open';
+    const title = document.createElement('span');
+    title.className = 'conv-title';
+    title.textContent = conv.title || '新对话';
+    const time = document.createElement('span');
+    time.className = 'conv-time';
+    time.textContent = formatTime(conv.updated_at);
+    open.append(title, time);
+    open.addEventListener('click', () => {
+      closeSidebar();
+      openConversation(conv.session_id);
+    });
+
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.className = 'conv-delete';
+    del.title = '删除对话';
+    del.setAttribute('aria-label', `删除对话 ${conv.title || ''}`);
+    del.textContent = '×';
+    del.addEventListener('click', () => deleteConversation(conv));
+
+    item.append(open, del);
+    el.convList.append(item);
+  }
+}
+
+function setHeader() {
+  const conv = state.conversations.find((c) => c.session_id === state.sessionId);
+  el.title.textContent = conv ? conv.title || '新对话' : '新对话';
+  el.sub.textContent = state.sessionId ? `${state.userId} · ${state.sessionId}` : state.userId;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversations
+
+async function loadConversations() {
+  const data = await api('GET', `/api/conversations?${q({ user_id: state.userId })}`);
+  const fetched = data.items || [];
+  // Keep local placeholders (created, not yet chatted in) at the top, as the demo does.
+  const known = new Set(fetched.map((c) => c.session_id));
+  const placeholders = state.conversations.filter((c) => c.placeholder && !known.has(c.session_id));
+  state.conversations = [...placeholders, ...fetched];
+  renderConversations();
+  setHeader();
+}
+
+async function createConversation() {
+  const data = await api('POST', '/api/conversations', { user_id: state.userId });
+  state.conversations.unshift({ session_id: data.session_id, title: '新对话', updated_at: '', placeholder: true });
+  state.sessionId = data.session_id;
+  renderConversations();
+  setHeader();
+  el.messages.replaceChildren();
+  showEmptyHint();
+  el.input.focus();
+}
+
+async function openConversation(sessionId) {
+  const generation = state.generation;
+  state.sessionId = sessionId;
+  renderConversations();
+  setHeader();
+  el.messages.replaceChildren();
+  try {
+    const data = await api('GET', `/api/conversations/${encodeURIComponent(sessionId)}/messages?${q({ user_id: state.userId })}`);
+    if (generation !== state.generation || sessionId !== state.sessionId) return;
+    const items = data.items || [];
+    if (items.length === 0) showEmptyHint();
+    for (const item of items) {
+      if (item.role === 'user') addUserMsg(item.content);
+      else addAssistantMsg(item.content, item.tool_calls || []);
+    }
+  } catch (err) {
+    showFailure(err);
+  }
+}
+
+async function deleteConversation(conv) {
+  if (!window.confirm(`删除对话「${conv.title || '新对话'}」？此操作不可撤销。`)) return;
+  try {
+    if (!conv.placeholder) {
+      await api('DELETE', `/api/conversations/${encodeURIComponent(conv.session_id)}?${q({ user_id: state.userId })}`);
+    }
+    state.conversations = state.conversations.filter((c) => c.session_id !== conv.session_id);
+    if (conv.session_id === state.sessionId) {
+      state.sessionId = null;
+      await bootstrap();
+    } else {
+      renderConversations();
+    }
+  } catch (err) {
+    showFailure(err);
+  }
+}
+
+async function bootstrap() {
+  const generation = ++state.generation;
+  el.messages.replaceChildren();
+  try {
+    await loadConversations();
+    if (generation !== state.generation) return;
+    if (state.conversations.length === 0) await createConversation();
+    else await openConversation(state.conversations[0].session_id);
+  } catch (err) {
+    showFailure(err);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending
+
+async function send() {
+  const text = el.input.value.trim();
+  if (!text || state.sending) return;
+  if (!state.sessionId) await createConversation();
+  const generation = state.generation;
+  const sessionId = state.sessionId;
+  state.sending = true;
+  el.send.disabled = true;
+  el.input.value = '';
+  autosize();
+  el.messages.querySelector('.empty')?.remove();
+  addUserMsg(text);
+  const pending = addPending();
+  try {
+    const data = await api('POST', '/api/chat', { user_id: state.userId, session_id: sessionId, message: text });
+    if (generation !== state.generation) return;
+    pending.remove();
+    if (sessionId === state.sessionId) addAssistantMsg(data.reply, data.tool_calls || []);
+    await loadConversations();
+  } catch (err) {
+    pending.remove();
+    showFailure(err);
+  } finally {
+    state.sending = false;
+    el.send.disabled = false;
+    el.input.focus();
+  }
+}
+
+function showFailure(err) {
+  if (err instanceof ApiError) addErrorMsg(`错误: ${err.message}`);
+  else addErrorMsg(`网络错误: ${err && err.message ? err.message : String(err)}`);
+}
+
+function autosize() {
+  el.input.style.height = 'auto';
+  el.input.style.height = `${Math.min(el.input.scrollHeight, 200)}px`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// User and token
+
+function switchUser(next) {
+  if (!ID_PATTERN.test(next)) {
+    el.userId.setCustomValidity('用户 ID：1-64 个字符，仅限 A-Z a-z 0-9 _ -');
+    el.userId.reportValidity();
+    return;
+  }
+  el.userId.setCustomValidity('');
+  if (next === state.userId && state.sessionId) return;
+  state.userId = next;
+  state.sessionId = null;
+  state.conversations = [];
+  localStorage.setItem(USER_KEY, next);
+  closeSidebar();
+  bootstrap();
+}
+
+function askForToken() {
+  el.tokenBox.open = true;
+  openSidebar();
+  el.token.focus();
+}
+
+/** `/#token=...` stores the token and removes it from the address bar (fragments never reach the server). */
+function takeTokenFromFragment() {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (!m) return;
+  localStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime view: the live supervision tree
+
+function pick(node, ...keys) {
+  for (const k of keys) if (node[k] !== undefined && node[k] !== null) return node[k];
+  return undefined;
+}
+
+function renderNode(node) {
+  const li = document.createElement('li');
+  const box = document.createElement('div');
+  box.className = 'node';
+  const main = document.createElement('div');
+  main.className = 'node-main';
+  const kind = pick(node, 'kind', 'type') || (Array.isArray(node.children) ? 'supervisor' : 'worker');
+  const status = String(pick(node, 'status', 'state') ?? '');
+  const badge = document.createElement('span');
+  badge.className = `kind ${kind}`;
+  badge.textContent = kind === 'supervisor' ? 'sup' : 'proc';
+  const name = document.createElement('span');
+  name.className = 'node-id';
+  name.textContent = String(pick(node, 'id', 'name') ?? '?');
+  main.append(badge, name);
+  if (status) {
+    const s = document.createElement('span');
+    s.className = `status ${status.replace(/[^a-z_-]/gi, '')}`;
+    s.textContent = status;
+    main.append(s);
+  }
+  box.append(main);
+  const facts = [];
+  const strategy = pick(node, 'strategy');
+  if (strategy) facts.push(strategy);
+  const restarts = pick(node, 'restarts', 'restartCount');
+  if (restarts !== undefined) facts.push(`重启 ${restarts}`);
+  const mailbox = pick(node, 'mailbox', 'mailboxDepth');
+  if (mailbox !== undefined) facts.push(`邮箱 ${mailbox}`);
+  if (facts.length) {
+    const f = document.createElement('div');
+    f.className = 'facts';
+    f.textContent = facts.join(' · ');
+    box.append(f);
+  }
+  if (Number(restarts) > 0) box.classList.add('restarted');
+  li.append(box);
+  const children = pick(node, 'children');
+  if (Array.isArray(children) && children.length) {
+    const ul = document.createElement('ul');
+    for (const child of children) ul.append(renderNode(child));
+    li.append(ul);
+  }
+  return li;
+}
+
+async function pollRuntime() {
+  try {
+    const data = await api('GET', '/api/runtime');
+    const roots = Array.isArray(data.tree) ? data.tree : [data.tree];
+    const ul = document.createElement('ul');
+    for (const root of roots) if (root) ul.append(renderNode(root));
+    el.runtimeTree.replaceChildren(ul);
+    const when = new Date().toLocaleTimeString();
+    el.runtimeStatus.textContent = `实时 · ${when}`;
+    el.runtimeDot.className = 'dot ok';
+  } catch (err) {
+    el.runtimeStatus.textContent = err instanceof ApiError ? `错误: ${err.message}` : `网络错误: ${err.message}`;
+    el.runtimeDot.className = 'dot bad';
+  }
+}
+
+function setRuntimeOpen(open) {
+  el.runtime.hidden = !open;
+  el.toggleRuntime.setAttribute('aria-expanded', String(open));
+  clearInterval(state.runtimeTimer);
+  state.runtimeTimer = null;
+  if (open) {
+    pollRuntime();
+    state.runtimeTimer = setInterval(() => {
+      if (document.visibilityState === 'visible') pollRuntime();
+    }, RUNTIME_POLL_MS);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout
+
+function openSidebar() {
+  el.sidebar.classList.add('open');
+  el.scrim.hidden = !window.matchMedia('(max-width: 760px)').matches;
+}
+
+function closeSidebar() {
+  el.sidebar.classList.remove('open');
+  el.scrim.hidden = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring
+
+el.composer.addEventListener('submit', (e) => {
+  e.preventDefault();
+  send();
+});
+el.input.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+el.input.addEventListener('input', autosize);
+el.userForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  switchUser(el.userId.value.trim());
+});
+el.userId.addEventListener('change', () => switchUser(el.userId.value.trim()));
+el.newConv.addEventListener('click', () => {
+  closeSidebar();
+  createConversation().catch(showFailure);
+});
+el.tokenForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  const token = el.token.value.trim();
+  if (token) localStorage.setItem(TOKEN_KEY, token);
+  else localStorage.removeItem(TOKEN_KEY);
+  el.tokenBox.open = false;
+  bootstrap();
+});
+el.toggleSidebar.addEventListener('click', () =>
+  el.sidebar.classList.contains('open') ? closeSidebar() : openSidebar());
+el.scrim.addEventListener('click', closeSidebar);
+el.toggleRuntime.addEventListener('click', () => setRuntimeOpen(el.runtime.hidden));
+el.closeRuntime.addEventListener('click', () => setRuntimeOpen(false));
+
+takeTokenFromFragment();
+el.token.value = localStorage.getItem(TOKEN_KEY) || '';
+const savedUser = localStorage.getItem(USER_KEY);
+state.userId = savedUser && ID_PATTERN.test(savedUser) ? savedUser : 'demo-user';
+el.userId.value = state.userId;
+bootstrap();

@@ -1,0 +1,108 @@
+/**
+ * The HTTP server: the JSON API (`api-routes.ts`) and the chat page (`static-assets.ts`) on
+ * fastify 5, over service objects handed in by the caller (no globals).
+ *
+ * Safety, all on by default:
+ * - request bodies above `bodyLimit` (1 MiB) get 413; only `application/json` bodies are parsed;
+ * - with `token`, every `/api/*` route needs `Authorization: Bearer <token>` (401 otherwise);
+ * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
+ * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
+ * - no CORS headers, so other origins cannot read answers.
+ *
+ * `startServer` listens and returns a handle whose `close()` stops accepting and waits for the
+ * requests in flight (a chat turn finishes and is stored) before it resolves.
+ */
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { registerApiRoutes } from './api-routes.ts';
+import { bearerTokenHook } from './bearer-token.ts';
+import { installErrorHandlers } from './http-errors.ts';
+import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
+import type { RecallApi, RuntimeView } from './services.ts';
+import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export interface ServerOptions {
+  recall: RecallApi;
+  runtime: RuntimeView;
+  /** Require `Authorization: Bearer <token>` on `/api/*`. Default: none. */
+  token?: string | null;
+  /** Largest accepted request body in bytes. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Answer only requests whose `Host` is a loopback name. Default false (`startServer`
+   *  turns it on when it binds a loopback address). */
+  loopbackOnly?: boolean;
+  /** fastify's logger option: `false` for none, `true` for JSON lines on stdout. Default false. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+} as const;
+
+export function createServer(options: ServerOptions): FastifyInstance {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit,
+    // Let a client see its own request id in the logs it reports.
+    requestIdHeader: false,
+    disableRequestLogging: false,
+  });
+
+  // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
+  app.removeContentTypeParser('text/plain');
+  installErrorHandlers(app, bodyLimit);
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.headers(SECURITY_HEADERS);
+    return payload;
+  });
+  if (options.loopbackOnly) installLoopbackHostGuard(app);
+
+  registerStaticAssets(app, loadStaticAssets());
+  const token = options.token ?? null;
+  void app.register(async (api) => {
+    if (token !== null) api.addHook('onRequest', bearerTokenHook(token));
+    registerApiRoutes(api, { recall: options.recall, runtime: options.runtime });
+  });
+  return app;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** `http://host:port` as bound (the real port when 0 was asked for). */
+  url: string;
+  host: string;
+  port: number;
+  /** Whether requests must name a loopback host. */
+  loopbackOnly: boolean;
+  /** Stops accepting, waits for requests in flight, then resolves. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  options: Omit<ServerOptions, 'loopbackOnly'> & { host: string; port: number; loopbackOnly?: boolean },
+): Promise<RunningServer> {
+  const loopbackOnly = options.loopbackOnly ?? isLoopbackHost(options.host);
+  const app = createServer({ ...options, loopbackOnly });
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    url: `http://${host}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    loopbackOnly,
+    close: () => (closing ??= app.close()),
+  };
+}

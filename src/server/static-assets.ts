@@ -1,0 +1,57 @@
+/**
+ * The chat page's files, served from a fixed allow-list: each route maps to one file chosen
+ * here, read once when the server is built. No part of a request's path is ever joined to a
+ * file-system path, so there is nothing to traverse. The markdown renderer and sanitizer come
+ * from our own node_modules (marked, DOMPurify), never from a CDN.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+
+export interface StaticAsset {
+  route: string;
+  contentType: string;
+  body: Buffer;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+
+const JS = 'text/javascript; charset=utf-8';
+
+/** The routes and the files behind them. */
+export function loadStaticAssets(): StaticAsset[] {
+  const entries: [route: string, file: string, contentType: string][] = [
+    ['/', join(here, 'public', 'index.html'), 'text/html; charset=utf-8'],
+    ['/static/app.js', join(here, 'public', 'app.js'), JS],
+    ['/static/app.css', join(here, 'public', 'app.css'), 'text/css; charset=utf-8'],
+    ['/static/favicon.svg', join(here, 'public', 'favicon.svg'), 'image/svg+xml'],
+    // marked's "." export is its ESM build; DOMPurify's ESM build sits beside its CJS entry.
+    ['/static/vendor/marked.esm.js', require.resolve('marked'), JS],
+    ['/static/vendor/purify.es.mjs', join(dirname(require.resolve('dompurify')), 'purify.es.mjs'), JS],
+  ];
+  return entries.map(([route, file, contentType]) => ({
+    route,
+    contentType,
+    body: stripSourceMapComment(readFileSync(file), contentType),
+  }));
+}
+
+/** The vendor builds point at `.map` files we do not serve; drop the dangling reference. */
+function stripSourceMapComment(body: Buffer, contentType: string): Buffer {
+  if (contentType !== JS) return body;
+  return Buffer.from(body.toString('utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'), 'utf8');
+}
+
+export function registerStaticAssets(app: FastifyInstance, assets: readonly StaticAsset[]): void {
+  for (const asset of assets) {
+    app.get(asset.route, async (_request, reply) =>
+      reply
+        .header('content-type', asset.contentType)
+        .header('cache-control', 'no-cache')
+        .send(asset.body),
+    );
+  }
+}

@@ -1,0 +1,131 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A real OpenAI-compatible chat-completions endpoint on 127.0.0.1 (port 0), standing in for a
+ * model so tests can drive the real server through real tool calls offline. It behaves like a
+ * tool-eager model:
+ *
+ * - a request that offers tools and whose last message is the user's gets a call to
+ *   `search_session` (the first offered tool if that one is absent) with the user's first
+ *   word as keyword;
+ * - a request that ends with tool results gets the final answer
+ *   `stub answer to "<user message>" (<n> tool results)`;
+ * - a request with no tools (the title generator) gets `标题 <user message, 8 chars>`.
+ *
+ * `hold()` makes the next answers wait until `release()`, so a test can act while a turn is
+ * in flight; `received` resolves with each request as it arrives.
+ */
+export interface ChatStub {
+  baseURL: string;
+  requests: Record<string, unknown>[];
+  /** Answers wait until `release()` is called. */
+  hold(): void;
+  release(): void;
+  /** Resolves when the n-th request (1-based) has arrived. */
+  waitForRequest(n: number): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+interface WireMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: unknown[];
+}
+
+interface WireTool {
+  function?: { name?: string };
+}
+
+export async function startChatStub(): Promise<ChatStub> {
+  const requests: Record<string, unknown>[] = [];
+  const waiters: { n: number; resolve: (b: Record<string, unknown>) => void }[] = [];
+  let gate: Promise<void> | null = null;
+  let open: () => void = () => {};
+  let calls = 0;
+
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (raw += chunk));
+    req.on('end', () => {
+      const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
+      requests.push(body);
+      for (const w of waiters.filter((w) => w.n <= requests.length)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(body);
+      }
+      void (gate ?? Promise.resolve()).then(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(completion(answer(body))));
+      });
+    });
+  });
+
+  function answer(body: Record<string, unknown>): Record<string, unknown> {
+    const messages = (body['messages'] ?? []) as WireMessage[];
+    const tools = (body['tools'] ?? []) as WireTool[];
+    const last = messages[messages.length - 1];
+    const userText = textOf([...messages].reverse().find((m) => m.role === 'user')?.content);
+    if (tools.length === 0) return { content: `标题 ${Array.from(userText).slice(0, 8).join('')}` };
+    if (last?.role === 'user') {
+      const names = tools.map((t) => t.function?.name ?? '');
+      const name = names.includes('search_session') ? 'search_session' : (names[0] ?? 'search_session');
+      const keyword = userText.split(/\s+/)[0] ?? '';
+      calls += 1;
+      return {
+        content: null,
+        tool_calls: [
+          { id: `call_${calls}`, type: 'function', function: { name, arguments: JSON.stringify({ keyword }) } },
+        ],
+      };
+    }
+    const results = messages.filter((m) => m.role === 'tool').length;
+    return { content: `stub answer to "${userText}" (${results} tool results)` };
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    hold() {
+      gate ??= new Promise<void>((resolve) => (open = resolve));
+    },
+    release() {
+      open();
+      gate = null;
+    },
+    waitForRequest(n) {
+      const got = requests[n - 1];
+      if (got) return Promise.resolve(got);
+      return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        open();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (typeof p === 'object' && p && 'text' in p ? String(p.text) : '')).join('');
+  }
+  return '';
+}
+
+function completion(message: Record<string, unknown>): Record<string, unknown> {
+  const finish = message['tool_calls'] ? 'tool_calls' : 'stop';
+  return {
+    id: 'chatcmpl-stub',
+    object: 'chat.completion',
+    created: 1,
+    model: 'stub-model',
+    choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
