@@ -116,8 +116,8 @@ export function createKernel(config: KernelConfig = {}): Kernel {
       }, request);
     },
 
-    invoke(messages, options = {}) {
-      if (!llm) return Promise.reject(new NoLlmServiceError());
+    async invoke(messages, options = {}) {
+      if (!llm) throw new NoLlmServiceError();
       const maxIterations = options.maxToolIterations ?? settings.maxToolIterations ?? 10;
       checkIterations(maxIterations);
       return runToolLoop(kernel, messages, { ...options, maxToolIterations: maxIterations });
