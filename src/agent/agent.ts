@@ -5,7 +5,7 @@ import { newContext, withConversationId, type Context } from '../kernel/context.
 import { newConversationId } from '../kernel/conversation-id.ts';
 import { fromResponse } from '../kernel/from-response.ts';
 import { createKernel, type Kernel } from '../kernel/kernel.ts';
-import { MaxToolCallsError, MaxToolIterationsError } from '../kernel/kernel-errors.ts';
+import { MaxToolCallsError, MaxToolIterationsError, NoLlmServiceError } from '../kernel/kernel-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import { parseToolCall, type ToolCallRecord } from '../kernel/tool-call.ts';
 import { encodeResult, encodeToolError, toolMessage } from '../kernel/tool-result.ts';
@@ -74,6 +74,7 @@ export interface Agent {
 }
 
 export function createAgent(config: AgentConfig): Agent {
+  if (!config?.llm) throw new NoLlmServiceError();
   const maxToolIterations = config.maxToolIterations ?? 10;
   if (!Number.isInteger(maxToolIterations) || maxToolIterations < 1) {
     throw new InvalidInputError('invalid_option', `maxToolIterations must be an integer >= 1, got ${maxToolIterations}`);
@@ -122,6 +123,7 @@ export function createAgent(config: AgentConfig): Agent {
   };
 
   const runOnce = async (text: string, signal: AbortSignal | undefined): Promise<AgentRunResult> => {
+    if (typeof text !== 'string') throw new InvalidInputError('invalid_message', 'run(text) takes a string');
     const user: UserMessage = { role: 'user', content: text };
     const context = withConversationId(newContext(), conversationId);
     const messages: Message[] = [];

@@ -192,6 +192,10 @@ describe('agent.run: tools', () => {
     expect(await store.get('c')).toEqual([u('hi')]);
   });
 
+  it('is not created without an LLM service (no_llm_service)', () => {
+    expect(() => createAgent({ llm: undefined as never, memory: false })).toThrow(expect.objectContaining({ code: 'no_llm_service' }));
+  });
+
   it('rejects bad loop limits at creation', () => {
     const llm = scriptedLlm([]);
     expect(() => createAgent({ llm, memory: false, maxToolIterations: 0 })).toThrow(/maxToolIterations/);
