@@ -1,0 +1,47 @@
+/**
+ * Deliberate failures, for recovery tests (exported from `mnemo/testing`; pass it as
+ * `startRuntime({ faults })`). Production code only asks it "fail now?", and a runtime started
+ * without one never fails on purpose.
+ *
+ * - `failCommits(id, n)`: the next `n` commits of conversation `id` throw inside its actor,
+ *   before anything is written: the actor crashes, the batch is rejected with
+ *   `write_aborted`, and the conversation supervisor restarts the actor from storage.
+ * - `failStore(n)`: the next `n` storage operations made through the store actor's table
+ *   (writes, clears, the last-id read that starts a conversation actor) crash the store actor,
+ *   and the operation fails. Reads by users go straight to storage and are not counted.
+ */
+export interface FaultInjector {
+  failCommits(conversationId: string, count: number): void;
+  failStore(count: number): void;
+  /** Consumes one pending commit fault of `conversationId`, if any. */
+  takeCommitFault(conversationId: string): boolean;
+  takeStoreFault(): boolean;
+}
+
+export class InjectedFault extends Error {
+  constructor(what: string) {
+    super(`injected fault: ${what}`);
+    this.name = 'InjectedFault';
+  }
+}
+
+export function createFaultInjector(): FaultInjector {
+  const commits = new Map<string, number>();
+  let store = 0;
+  return {
+    failCommits: (id, count) => void commits.set(id, (commits.get(id) ?? 0) + count),
+    failStore: (count) => void (store += count),
+    takeCommitFault: (id) => {
+      const n = commits.get(id) ?? 0;
+      if (n === 0) return false;
+      if (n === 1) commits.delete(id);
+      else commits.set(id, n - 1);
+      return true;
+    },
+    takeStoreFault: () => {
+      if (store === 0) return false;
+      store--;
+      return true;
+    },
+  };
+}

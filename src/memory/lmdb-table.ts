@@ -1,0 +1,120 @@
+import type { Database } from 'lmdb';
+import type { EnvironmentLease } from './lmdb-environment.ts';
+import { commitFailure } from './lmdb-environment.ts';
+import type { Message, Meta, StoredMessage } from './message.ts';
+import type { MessageTable } from './message-table.ts';
+import { StorageError } from './storage-error.ts';
+
+/**
+ * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
+ * `[conversationId, messageId]` with JSON values `{ts, meta, message}`. A conversation's
+ * records are adjacent and in id order, so `tail`, `range` and `lastId` are range scans that
+ * stop after what they return, whatever the conversation's length; `lastId` is the last key
+ * (a reverse scan of one row), so there is no counter to keep in step.
+ *
+ * JSON, not lmdb-js's default msgpack: msgpackr renames an own `__proto__` key, and a store
+ * must return exactly what it was given.
+ *
+ * A batch is written as puts issued in one synchronous loop, so lmdb-js's event-turn batching
+ * puts them in one transaction (together with other conversations' writes of the same turn:
+ * group commit); `write` resolves after the commit and the flush.
+ */
+export const MESSAGES_DB = 'messages';
+
+interface Row {
+  ts: string;
+  meta: Meta;
+  message: Message;
+}
+
+export interface LmdbTable extends MessageTable {
+  readonly db: Database<Row, [string, number]>;
+  /** Stop accepting work (the environment itself is closed by its lease). */
+  close(): void;
+}
+
+export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
+  const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
+  let closed = false;
+
+  const lastIdSync = (c: string): number => {
+    for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) return key[1];
+    return 0;
+  };
+  const toStored = (key: [string, number], row: Row): StoredMessage => ({
+    message_id: key[1],
+    ts: row.ts,
+    meta: row.meta,
+    message: row.message,
+  });
+  const ensureOpen = () => {
+    if (closed) throw new StorageError('store_closed', 'the LMDB store is closed');
+  };
+
+  return {
+    kind: 'lmdb',
+    db,
+    lastId: async (c) => {
+      ensureOpen();
+      return lastIdSync(c);
+    },
+    messages: async (c) => {
+      ensureOpen();
+      const out: Message[] = [];
+      for (const { value } of db.getRange({ start: [c, 1], end: [c, Infinity] })) out.push(value.message);
+      return out;
+    },
+    range: async (c, from, to, limit) => {
+      ensureOpen();
+      if (limit === 0 || to < from) return [];
+      const out: StoredMessage[] = [];
+      for (const { key, value } of db.getRange({ start: [c, Math.max(from, 1)], end: [c, to + 1], limit })) {
+        out.push(toStored(key, value));
+      }
+      return out;
+    },
+    tail: async (c, n) => {
+      ensureOpen();
+      if (n === 0) return [];
+      const out: StoredMessage[] = [];
+      for (const { key, value } of db.getRange({ start: [c, Infinity], end: [c], reverse: true, limit: n })) {
+        out.push(toStored(key, value));
+      }
+      return out.reverse();
+    },
+    write: async (c, records) => {
+      ensureOpen();
+      const first = records[0];
+      if (first === undefined) return [];
+      const expected = lastIdSync(c) + 1;
+      if (first.message_id !== expected) {
+        throw new Error(`LMDB table: ${c} expects id ${expected}, got ${first.message_id}`);
+      }
+      const puts = records.map((r) => db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message }));
+      lease.guardFailedCommits();
+      try {
+        await Promise.all(puts);
+        await db.flushed;
+      } catch (error) {
+        throw await commitFailure(error, lease.path);
+      }
+      return records.slice();
+    },
+    clear: async (c) => {
+      ensureOpen();
+      const removes: Promise<boolean>[] = [];
+      for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) removes.push(db.remove(key));
+      if (removes.length === 0) return;
+      lease.guardFailedCommits();
+      try {
+        await Promise.all(removes);
+        await db.flushed;
+      } catch (error) {
+        throw await commitFailure(error, lease.path);
+      }
+    },
+    close: () => {
+      closed = true;
+    },
+  };
+}

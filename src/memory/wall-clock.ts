@@ -1,0 +1,26 @@
+/**
+ * Where stores read the time they stamp on records (`StoredMessage.ts`). Milliseconds since the
+ * Unix epoch, like `Date.now()`. Tests inject a fixed or stepping clock for reproducible `ts`.
+ * (The supervisors' clock in src/otp is monotonic and only measures intervals; this one is
+ * calendar time.)
+ */
+export interface WallClock {
+  now(): number;
+}
+
+export const systemWallClock: WallClock = { now: () => Date.now() };
+
+/** ISO 8601 in the process's local time with its numeric offset: `2026-04-08T19:09:28.123+08:00`.
+ * Local, so a day boundary in the daily view is the user's day; the offset makes it absolute. */
+export function isoWithOffset(epochMs: number): string {
+  const d = new Date(epochMs);
+  const offsetMin = -d.getTimezoneOffset();
+  const sign = offsetMin >= 0 ? '+' : '-';
+  const abs = Math.abs(offsetMin);
+  const p2 = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${String(d.getFullYear()).padStart(4, '0')}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}` +
+    `T${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, '0')}` +
+    `${sign}${p2(Math.floor(abs / 60))}:${p2(abs % 60)}`
+  );
+}

@@ -1,0 +1,361 @@
+/**
+ * Test kit for store implementers (`mnemo/testing`): the behaviour every `MessageLog` must
+ * have, as a vitest suite. Run it against your backend:
+ *
+ *   describeMessageLogContract('my store', async ({ clock }) => {
+ *     const store = createMyStore({ clock });
+ *     return { log: store, close: () => store.close() };
+ *   });
+ *
+ * `describeChatMemoryContract` is the subset for a plain `ChatMemory`.
+ * Also here: `createFaultInjector` (crash actors on purpose, for recovery tests).
+ */
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from './errors.ts';
+import type { ChatMemory, MessageLog } from './memory/chat-memory.ts';
+import type { Message } from './memory/message.ts';
+import { isoWithOffset, type WallClock } from './memory/wall-clock.ts';
+
+export { createFaultInjector, type FaultInjector } from './memory/fault-injector.ts';
+
+/** A store under test, and how to dispose of it after each test. */
+export interface StoreUnderTest<S> {
+  log: S;
+  close?: () => Promise<void>;
+}
+
+export interface ContractOptions {
+  /** A clock the store must stamp `ts` from. */
+  clock: WallClock;
+}
+
+export type MakeStore<S> = (options: ContractOptions) => Promise<StoreUnderTest<S>>;
+
+/** A stepping clock: each reading is one second after the last, from 2026-01-02T03:04:05Z. */
+function steppingClock(): WallClock & { readings: number[] } {
+  const readings: number[] = [];
+  let t = Date.UTC(2026, 0, 2, 3, 4, 5);
+  return {
+    readings,
+    now: () => {
+      t += 1000;
+      readings.push(t);
+      return t;
+    },
+  };
+}
+
+async function withStore<S>(make: MakeStore<S>, body: (log: S, clock: ReturnType<typeof steppingClock>) => Promise<void>) {
+  const clock = steppingClock();
+  const store = await make({ clock });
+  try {
+    await body(store.log, clock);
+  } finally {
+    await store.close?.();
+  }
+}
+
+const user = (content: string): Message => ({ role: 'user', content });
+const assistant = (content: string): Message => ({ role: 'assistant', content });
+
+/** Messages exercising every shape a store must keep exactly. */
+export const tricky: readonly Message[] = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:,x', detail: 'low' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"lmdb","n":3}' } },
+      { id: 'call_2', type: 'function', function: { name: 'noop', arguments: '' } },
+    ],
+    content_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'sig==' }, { type: 'redacted_thinking', data: 'abc' }],
+  },
+  { role: 'tool', tool_call_id: 'call_1', name: 'search', content: '["a","b"]' },
+  { role: 'tool', tool_call_id: 'call_2', content: '' },
+  {
+    role: 'assistant',
+    content: 'Ünïcødé ✓ 😀 \u2028 "quotes" \\ \n\t',
+    name: 'bot',
+    // extra JSON fields, nested values, edge numbers, a key that is not a prototype
+    ...({
+      writes: { files: [{ path: 'a/b', bytes: 12 }], flag: true, none: null },
+      score: 0.1,
+      big: 9007199254740991,
+      neg: -1e-300,
+      empty: {},
+      list: [[], [[1]], { a: [null, false] }],
+      ['__proto__' as string]: { polluted: true },
+    } as object),
+  } as Message,
+];
+
+export function describeChatMemoryContract(name: string, make: MakeStore<ChatMemory>): void {
+  describe(`${name}: ChatMemory contract`, () => {
+    it('returns [] for an unknown conversation', async () => {
+      await withStore(make, async (m) => expect(await m.get('nobody')).toEqual([]));
+    });
+
+    it('returns added messages in chronological order', async () => {
+      await withStore(make, async (m) => {
+        await m.add('c', [user('1'), assistant('2')]);
+        await m.add('c', [user('3')]);
+        expect(await m.get('c')).toEqual([user('1'), assistant('2'), user('3')]);
+      });
+    });
+
+    it('treats an empty add as harmless', async () => {
+      await withStore(make, async (m) => {
+        await m.add('c', []);
+        expect(await m.get('c')).toEqual([]);
+        await m.add('c', [user('x')]);
+        await m.add('c', []);
+        expect(await m.get('c')).toEqual([user('x')]);
+      });
+    });
+
+    it('keeps conversations apart, even when one id is a prefix of another', async () => {
+      await withStore(make, async (m) => {
+        await Promise.all([m.add('a', [user('in a')]), m.add('ab', [user('in ab')]), m.add('a b', [user('in a b')])]);
+        expect(await m.get('a')).toEqual([user('in a')]);
+        expect(await m.get('ab')).toEqual([user('in ab')]);
+        expect(await m.get('a b')).toEqual([user('in a b')]);
+      });
+    });
+
+    it('clears one conversation only', async () => {
+      await withStore(make, async (m) => {
+        await m.add('a', [user('1')]);
+        await m.add('b', [user('2')]);
+        await m.clear('a');
+        expect(await m.get('a')).toEqual([]);
+        expect(await m.get('b')).toEqual([user('2')]);
+        await m.clear('never-used');
+      });
+    });
+
+    it('round-trips tool_calls, content_blocks, nested values and extra fields exactly', async () => {
+      await withStore(make, async (m) => {
+        await m.add('c', tricky);
+        const back = await m.get('c');
+        expect(back).toEqual(tricky);
+        expect(JSON.stringify(back)).toBe(JSON.stringify(tricky));
+        const last = back[back.length - 1] as unknown as Record<string, unknown>;
+        expect(Object.getOwnPropertyNames(last)).toContain('__proto__');
+        expect(Object.getPrototypeOf(last)).toBe(Object.prototype);
+      });
+    });
+
+    it('stores a snapshot: mutating the message after add, or the result of get, changes nothing', async () => {
+      await withStore(make, async (m) => {
+        const msg = { role: 'user', content: 'original' } as { role: 'user'; content: string };
+        const pending = m.add('c', [msg]);
+        msg.content = 'mutated';
+        await pending;
+        const got = await m.get('c');
+        (got[0] as { content: string }).content = 'changed by reader';
+        expect(await m.get('c')).toEqual([user('original')]);
+      });
+    });
+
+    it('interleaves concurrent adds to one conversation without losing any', async () => {
+      await withStore(make, async (m) => {
+        await Promise.all(Array.from({ length: 50 }, (_, i) => m.add('c', [user(`m${i}`), assistant(`r${i}`)])));
+        const got = await m.get('c');
+        expect(got).toHaveLength(100);
+        for (let i = 0; i < 50; i++) {
+          const at = got.findIndex((x) => x.content === `m${i}`);
+          expect(got[at + 1]).toEqual(assistant(`r${i}`));
+        }
+      });
+    });
+
+    describe('rejects bad input with InvalidInputError and stores nothing', () => {
+      const bad: Array<[string, unknown, string]> = [
+        ['an unknown role', { role: 'robot', content: 'x' }, 'role'],
+        ['missing content', { role: 'user' }, 'content'],
+        ['non-string system content', { role: 'system', content: 42 }, 'content'],
+        ['user content parts without a type', { role: 'user', content: [{ text: 'x' }] }, 'content'],
+        ['tool_calls that are not a list', { role: 'assistant', content: null, tool_calls: {} }, 'tool_calls'],
+        [
+          'a tool call with non-string arguments',
+          { role: 'assistant', content: null, tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: {} } }] },
+          'tool_calls[0].function.arguments',
+        ],
+        ['tool_calls on a user message', { role: 'user', content: 'x', tool_calls: [] }, 'tool_calls'],
+        ['a tool message without tool_call_id', { role: 'tool', content: 'x' }, 'tool_call_id'],
+        ['an undefined field', { role: 'user', content: 'x', extra: undefined }, 'message.extra'],
+        ['a function value', { role: 'user', content: 'x', f: () => 1 }, 'message.f'],
+        ['NaN', { role: 'user', content: 'x', n: Number.NaN }, 'message.n'],
+        ['Infinity', { role: 'user', content: 'x', n: Infinity }, 'message.n'],
+        ['a Date', { role: 'user', content: 'x', d: new Date(0) }, 'message.d'],
+        ['a bigint', { role: 'user', content: 'x', b: 1n }, 'message.b'],
+        ['a hole in an array', { role: 'user', content: 'x', a: [1, , 3] }, 'message.a[1]'],
+        ['a message that is not an object', 'hello', 'message'],
+      ];
+      for (const [what, message, field] of bad) {
+        it(`${what} (field ${field})`, async () => {
+          await withStore(make, async (m) => {
+            await m.add('c', [user('kept')]);
+            const error = await m.add('c', [user('fine'), message as Message]).catch((e: unknown) => e);
+            expect(error).toBeInstanceOf(InvalidInputError);
+            expect((error as InvalidInputError).code).toBe('invalid_message');
+            expect((error as InvalidInputError).details).toMatchObject({ index: 1, field });
+            expect(await m.get('c')).toEqual([user('kept')]);
+          });
+        });
+      }
+
+      it('a cyclic value', async () => {
+        await withStore(make, async (m) => {
+          const cyclic: Record<string, unknown> = { role: 'user', content: 'x' };
+          cyclic['self'] = cyclic;
+          const error = await m.add('c', [cyclic as unknown as Message]).catch((e: unknown) => e);
+          expect((error as InvalidInputError).code).toBe('invalid_message');
+          expect(await m.get('c')).toEqual([]);
+        });
+      });
+
+      it('a batch that is not an array', async () => {
+        await withStore(make, async (m) => {
+          const error = await m.add('c', user('x') as unknown as Message[]).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(InvalidInputError);
+          expect((error as InvalidInputError).code).toBe('invalid_batch');
+        });
+      });
+
+      const badIds: Array<[string, unknown]> = [
+        ['an empty id', ''],
+        ['an id over 512 UTF-8 bytes', 'é'.repeat(257)],
+        ['an id containing NUL', 'a\u0000b'],
+        ['an id with a lone surrogate', 'a\uD800'],
+        ['a non-string id', 42],
+      ];
+      for (const [what, id] of badIds) {
+        it(`${what}, on every method`, async () => {
+          await withStore(make, async (m) => {
+            for (const op of [() => m.get(id as string), () => m.add(id as string, [user('x')]), () => m.clear(id as string)]) {
+              const error = await op().catch((e: unknown) => e);
+              expect(error).toBeInstanceOf(InvalidInputError);
+              expect((error as InvalidInputError).code).toBe('invalid_id');
+            }
+          });
+        });
+      }
+
+      it('accepts an id of exactly 512 UTF-8 bytes', async () => {
+        await withStore(make, async (m) => {
+          const id = 'é'.repeat(256);
+          await m.add(id, [user('x')]);
+          expect(await m.get(id)).toEqual([user('x')]);
+        });
+      });
+    });
+  });
+}
+
+export function describeMessageLogContract(name: string, make: MakeStore<MessageLog>): void {
+  describeChatMemoryContract(name, make);
+
+  describe(`${name}: MessageLog contract`, () => {
+    it('appends records numbered 1, 2, 3 with ts from the clock and meta', async () => {
+      await withStore(make, async (log, clock) => {
+        const first = await log.append('c', [{ message: user('a'), meta: { source: 'test', n: [1] } }, { message: assistant('b') }]);
+        const second = await log.append('c', [{ message: user('c') }]);
+        expect(first.map((r) => r.message_id)).toEqual([1, 2]);
+        expect(second.map((r) => r.message_id)).toEqual([3]);
+        expect(first[0]).toMatchObject({ meta: { source: 'test', n: [1] }, message: user('a') });
+        expect(first[1]!.meta).toEqual({});
+        for (const r of [...first, ...second]) {
+          expect(r.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
+          expect(clock.readings.map(isoWithOffset)).toContain(r.ts);
+        }
+      });
+    });
+
+    it('gives concurrent appends to one conversation contiguous ids, no gap, no duplicate', async () => {
+      await withStore(make, async (log) => {
+        const batches = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => log.append('c', Array.from({ length: (i % 3) + 1 }, (_, k) => ({ message: user(`${i}.${k}`) })))),
+        );
+        const ids = batches.flat().map((r) => r.message_id).sort((x, y) => x - y);
+        expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+        for (const batch of batches) {
+          const own = batch.map((r) => r.message_id);
+          expect(own).toEqual(own.map((_, k) => own[0]! + k));
+        }
+        expect(await log.lastId('c')).toBe(ids.length);
+      });
+    });
+
+    it('restarts numbering at 1 after clear', async () => {
+      await withStore(make, async (log) => {
+        await log.append('c', [{ message: user('a') }, { message: user('b') }]);
+        await log.clear('c');
+        expect(await log.lastId('c')).toBe(0);
+        const again = await log.append('c', [{ message: user('c') }]);
+        expect(again.map((r) => r.message_id)).toEqual([1]);
+        expect(await log.get('c')).toEqual([user('c')]);
+      });
+    });
+
+    it('orders an add after a clear after an add, issued together', async () => {
+      await withStore(make, async (log) => {
+        const done = Promise.all([log.add('c', [user('old')]), log.clear('c'), log.add('c', [user('new')])]);
+        await done;
+        expect(await log.get('c')).toEqual([user('new')]);
+        expect(await log.lastId('c')).toBe(1);
+      });
+    });
+
+    it('reads ranges by id: from, to and limit, inclusive and ascending', async () => {
+      await withStore(make, async (log) => {
+        await log.append('c', Array.from({ length: 10 }, (_, i) => ({ message: user(`${i + 1}`) })));
+        await log.append('d', [{ message: user('other') }]);
+        const ids = async (q?: Parameters<MessageLog['range']>[1]) => (await log.range('c', q)).map((r) => r.message_id);
+        expect(await ids()).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        expect(await ids({ from: 4, to: 6 })).toEqual([4, 5, 6]);
+        expect(await ids({ from: 8 })).toEqual([8, 9, 10]);
+        expect(await ids({ to: 2 })).toEqual([1, 2]);
+        expect(await ids({ from: 3, limit: 2 })).toEqual([3, 4]);
+        expect(await ids({ from: 11 })).toEqual([]);
+        expect(await ids({ from: 6, to: 5 })).toEqual([]);
+        expect(await ids({ limit: 0 })).toEqual([]);
+        expect((await log.range('c', { from: 5, to: 5 }))[0]?.message).toEqual(user('5'));
+      });
+    });
+
+    it('reads the tail: the last n, ascending', async () => {
+      await withStore(make, async (log) => {
+        await log.append('c', Array.from({ length: 5 }, (_, i) => ({ message: user(`${i + 1}`) })));
+        await log.append('cc', [{ message: user('neighbour') }]);
+        expect((await log.tail('c', 2)).map((r) => r.message_id)).toEqual([4, 5]);
+        expect((await log.tail('c', 50)).map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5]);
+        expect(await log.tail('c', 0)).toEqual([]);
+        expect(await log.tail('unknown', 3)).toEqual([]);
+      });
+    });
+
+    it('reports the last id, 0 when unknown', async () => {
+      await withStore(make, async (log) => {
+        expect(await log.lastId('c')).toBe(0);
+        await log.add('c', [user('a'), user('b'), user('c')]);
+        expect(await log.lastId('c')).toBe(3);
+      });
+    });
+
+    it('rejects a bad range, tail count or entry with InvalidInputError', async () => {
+      await withStore(make, async (log) => {
+        const codes = await Promise.all([
+          log.range('c', { from: -1 }).catch((e: InvalidInputError) => e.code),
+          log.range('c', { limit: 1.5 }).catch((e: InvalidInputError) => e.code),
+          log.tail('c', -2).catch((e: InvalidInputError) => e.code),
+          log.append('c', [{ nope: true } as never]).catch((e: InvalidInputError) => e.code),
+          log.append('c', [{ message: user('x'), meta: 'not an object' as never }]).catch((e: InvalidInputError) => e.code),
+        ]);
+        expect(codes).toEqual(['invalid_option', 'invalid_option', 'invalid_option', 'invalid_batch', 'invalid_message']);
+        expect(await log.lastId('c')).toBe(0);
+      });
+    });
+  });
+}
