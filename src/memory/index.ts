@@ -26,3 +26,4 @@ export type { ClosableLog } from './serial-log.ts';
 export { validateMessage } from './validate-message.ts';
 export { validateConversationId, MAX_CONVERSATION_ID_BYTES } from './validate-input.ts';
 export { isoWithOffset, systemWallClock, type WallClock } from './wall-clock.ts';
+export { defaultMemory } from './default-memory.ts';
