@@ -1,17 +1,33 @@
 /**
  * Application support: start a supervision tree, watch it, stop it.
- * (Implementation in progress.)
+ *
+ * Contract
+ * - `startApplication(spec)` starts the root supervisor (rejects like `startSupervisor`).
+ * - `inspect()` is synchronous: it reads each supervisor's child list and each process's
+ *   shell state and xstate snapshot, without sending messages, so it works while a
+ *   supervisor is busy restarting.
+ * - `events` carries the tree's supervisor decisions (start, exit, restart, start_error,
+ *   escalate) and `fatal` when the root exits on its own. Per-message traffic is not traced.
+ * - `stop()` asks the root to shut down (`shutdown`): children stop right to left, each per
+ *   its shutdown spec, then the root exits. Idempotent.
+ * - `installShutdownHandlers(app)`: on SIGTERM/SIGINT stop the tree, then exit(0); a second
+ *   signal exits at once with 130.
  */
 import type { ChildType } from './child-spec.ts';
 import type { ExitReason } from './exit-reason.ts';
+import { monitor } from './monitor.ts';
 import type { Pid } from './pid.ts';
-import type { SupervisorOptions, SupervisorSpec } from './supervisor.ts';
+import { exit, Process, processInfo } from './process.ts';
+import { onRuntimeEvent } from './runtime-events.ts';
+import { startSupervisor, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
+import { createEventStream } from './event-stream.ts';
 import type { EventStream, TreeEvent } from './tree-events.ts';
 
 export type ApplicationOptions = SupervisorOptions;
 
 /** One node of `Application.inspect()`. */
 export interface TreeNode {
+  /** The child id under its supervisor (undefined for the root and dynamic children). */
   readonly id: string | undefined;
   readonly pid: Pid | 'restarting' | undefined;
   readonly name: string | undefined;
@@ -20,10 +36,10 @@ export interface TreeNode {
   readonly status: 'running' | 'exiting' | 'restarting' | 'undefined';
   /** A machine's state value (xstate `snapshot.value`); undefined for other logic. */
   readonly state: unknown;
-  /** How many times the supervisor restarted this child id. */
+  /** How many times the supervisor restarted this child. */
   readonly restarts: number;
   readonly mailboxDepth: number;
-  /** Children, for supervisors. */
+  /** Children, for supervisors (in start order). */
   readonly children: readonly TreeNode[];
 }
 
@@ -48,23 +64,88 @@ export interface ShutdownHandlerOptions {
   readonly exit?: (code: number) => void;
 }
 
-function notYet(): never {
-  throw new Error('src/otp/application.ts: not implemented yet');
+function node(id: string | undefined, pid: Pid | 'restarting' | undefined, type: ChildType, restarts: number): TreeNode {
+  if (!(pid instanceof Process)) {
+    const status = pid === 'restarting' ? 'restarting' : 'undefined';
+    return { id, pid, name: undefined, type, status, state: undefined, restarts, mailboxDepth: 0, children: [] };
+  }
+  const info = processInfo(pid);
+  const sup = supervisorStateOf(pid);
+  const children = sup === undefined || info === undefined ? [] : sup.list().map((c: Child) => node(c.id, c.pid, c.spec.type, c.restarts));
+  return {
+    id,
+    pid,
+    name: info?.name,
+    type,
+    status: info === undefined ? 'undefined' : info.status,
+    state: info?.state,
+    restarts,
+    mailboxDepth: info?.mailboxDepth ?? 0,
+    children,
+  };
+}
+
+/** True if `pid` is `root` or was started (transitively) by it. */
+function inTree(pid: Pid, root: Process): boolean {
+  for (let p: Process | undefined = pid as Process; p !== undefined; p = p.supervisor) if (p === root) return true;
+  return false;
 }
 
 /** Start the root supervisor of an application and return its handle. */
-export function startApplication(spec: SupervisorSpec, options?: ApplicationOptions): Promise<Application> {
-  void spec;
-  void options;
-  return notYet();
+export async function startApplication(spec: SupervisorSpec, options: ApplicationOptions = {}): Promise<Application> {
+  const events = createEventStream<TreeEvent>();
+  const root = (await startSupervisor(spec, options)) as Process;
+  const offRuntime = onRuntimeEvent((event) => {
+    if (event.type === 'supervisor' && 'supervisor' in event.event && inTree(event.event.supervisor, root)) events.emit(event.event);
+  });
+  const fatalListeners = new Set<(reason: ExitReason) => void>();
+  let stopping = false;
+  let resolveExited!: (reason: ExitReason) => void;
+  const exited = new Promise<ExitReason>((r) => (resolveExited = r));
+  monitor(root, (down) => {
+    offRuntime();
+    if (!stopping) {
+      events.emit({ type: 'fatal', pid: root, reason: down.reason });
+      for (const listener of fatalListeners) listener(down.reason);
+    }
+    events.end();
+    resolveExited(down.reason);
+  });
+  return {
+    root,
+    inspect: () => node(undefined, root.alive ? root : undefined, 'supervisor', 0),
+    events,
+    async stop() {
+      stopping = true;
+      exit(root, 'shutdown');
+      await exited;
+    },
+    onFatal(listener) {
+      fatalListeners.add(listener);
+      return () => void fatalListeners.delete(listener);
+    },
+    exited,
+  };
 }
 
 /**
- * On SIGTERM/SIGINT: stop the tree gracefully, then exit(0); a second signal exits at once.
- * Returns a function that removes the handlers.
+ * On SIGTERM/SIGINT: stop the tree gracefully, then exit(0); a second signal exits at once
+ * with 130. Returns a function that removes the handlers.
  */
-export function installShutdownHandlers(app: Application, options?: ShutdownHandlerOptions): () => void {
-  void app;
-  void options;
-  return notYet();
+export function installShutdownHandlers(app: Application, options: ShutdownHandlerOptions = {}): () => void {
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  const exitProcess = options.exit ?? ((code: number) => process.exit(code));
+  let stopping = false;
+  const onSignal = (): void => {
+    if (stopping) return exitProcess(130);
+    stopping = true;
+    app.stop().then(
+      () => exitProcess(0),
+      () => exitProcess(1),
+    );
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  return () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
 }

@@ -90,7 +90,7 @@ function onTimeout(from: CallFrom, timeoutMs: number): void {
 }
 
 /** Send `request` and wait for the reply. See the file header for the error codes. */
-export function call<R = unknown>(ref: ProcessRef, request: Message, options?: CallOptions): Promise<R> {
+export function call<R = unknown, TRequest extends Message = Message>(ref: ProcessRef, request: TRequest, options?: CallOptions): Promise<R> {
   const target = resolve(ref);
   if (target === undefined) {
     return Promise.reject(new ExitError('noproc', 'noproc', `call ${request.type}: no process ${String(ref)}`));
@@ -108,7 +108,7 @@ export function call<R = unknown>(ref: ProcessRef, request: Message, options?: C
 }
 
 /** Fire-and-forget. Never throws; a message to a dead or unknown process is dropped. */
-export function cast(ref: ProcessRef, message: Message): void {
+export function cast<TMessage extends Message>(ref: ProcessRef, message: TMessage): void {
   const target = resolve(ref);
   if (target !== undefined) target.deliver(message);
 }
@@ -117,7 +117,7 @@ export function cast(ref: ProcessRef, message: Message): void {
  * A plain message (Erlang's `!`): a machine gets it as an event, a gen server in
  * `handleInfo`. Never throws.
  */
-export function send(ref: ProcessRef, message: Message): void {
+export function send<TMessage extends Message>(ref: ProcessRef, message: TMessage): void {
   const target = resolve(ref);
   if (target !== undefined) deliverInfo(target, message);
 }

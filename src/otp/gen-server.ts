@@ -11,7 +11,8 @@
  *   to answer later with `from.reply(value)` / `from.fail(error)`.
  * - `handleCast(message, state)` for `cast`; `handleInfo(message, state)` for `send` and, with
  *   `trapExit`, linked exits (`ExitMessage`). Unhandled infos are dropped; a call or cast
- *   without its handler crashes the process, like a missing clause.
+ *   without its handler crashes the process, like a missing clause. An exit signal from the
+ *   server's own supervisor stops it with that reason (gen_server's parent rule).
  * - `self.stop(reason = 'normal')` stops the server once the current handler finishes
  *   (OTP's `{stop, Reason, ...}`); `terminate(reason, state)` then runs and the process exits
  *   with `reason`. A graceful `exit(pid, reason)` queues behind the messages already received,
@@ -23,7 +24,7 @@ import type { From } from './call.ts';
 import { CallEnvelope, InfoEnvelope } from './envelopes.ts';
 import type { ExitReason } from './exit-reason.ts';
 import type { Message, Pid } from './pid.ts';
-import { processOfActor, serverLogics, TERMINATE, type ExitMessage, type Process, type TerminateEvent } from './process.ts';
+import { EXIT, processOfActor, serverLogics, TERMINATE, type ExitMessage, type Process, type TerminateEvent } from './process.ts';
 
 /** Return from `handleCall` to reply later through `from`. */
 export const noReply: unique symbol = Symbol('noReply');
@@ -138,6 +139,12 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
       if (isThenable(result)) after(snapshot, result, (_s, value) => value !== noReply && from.reply(value));
       else if (result !== noReply) from.reply(result);
     } else if (event instanceof InfoEnvelope) {
+      const message = event.message as ExitMessage;
+      // gen_server: an exit signal from the parent (its supervisor) stops the server.
+      if (message.type === EXIT && message.from === snapshot.proc?.supervisor && message.from !== undefined) {
+        snapshot.stopReason = message.reason;
+        return;
+      }
       const result = callbacks.handleInfo?.(event.message as TInfo, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     } else if ((event as Message).type === TERMINATE) {

@@ -195,10 +195,8 @@ export class Process extends Pid {
     if (links === undefined && watchers === undefined) return;
     queueMicrotask(() => {
       if (links !== undefined) {
-        for (const other of links) {
-          other.links?.delete(this);
-          exitSignal(other, this, reason);
-        }
+        // A process that unlinked in the meantime (a supervisor shutting this child down) gets no signal.
+        for (const other of links) if (other.links?.delete(this) === true) exitSignal(other, this, reason);
       }
       if (watchers !== undefined) for (const watcher of watchers) watcher.fire(reason, this);
     });

@@ -21,7 +21,8 @@ export type TreeEvent =
       readonly supervisor: Pid;
       readonly id: string | undefined;
       readonly pid: Pid | undefined;
-      readonly previous: Pid;
+      /** The incarnation that exited; undefined when a retried start finally succeeded. */
+      readonly previous: Pid | undefined;
       readonly restarts: number;
     }
   | { readonly type: 'start_error'; readonly supervisor: Pid; readonly id: string | undefined; readonly error: unknown }
