@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,21 +6,23 @@ import { createAgent } from '../../src/agent/index.ts';
 import { createInMemoryStore, defaultMemory } from '../../src/memory/index.ts';
 import type { ChatMemory } from '../../src/memory/chat-memory.ts';
 import type { Message } from '../../src/memory/message.ts';
-import { startRuntime } from '../../src/runtime.ts';
 import { InvalidMemoryConfigError, type MemoryProvider } from '../../src/provider/index.ts';
 import { scriptedLlm, text } from '../kernel/scripted-llm.ts';
 
 const u = (c: string): Message => ({ role: 'user', content: c });
 const a = (c: string): Message => ({ role: 'assistant', content: c });
 
+// Without a runtime the default store is an unsupervised LMDB store under ./data: run in a
+// temp directory so it lands there (vitest's forks pool lets a test file chdir).
 let dir: string;
-let runtime: Awaited<ReturnType<typeof startRuntime>>;
-beforeAll(async () => {
+let cwd: string;
+beforeAll(() => {
+  cwd = process.cwd();
   dir = mkdtempSync(join(tmpdir(), 'mnemo-agent-'));
-  runtime = await startRuntime({ dataDir: dir });
+  process.chdir(dir);
 });
-afterAll(async () => {
-  await runtime.stop();
+afterAll(() => {
+  process.chdir(cwd);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -35,6 +37,8 @@ async function secondCallSees(memory: unknown, conversationId = `c-${Math.random
 
 describe('agent memory forms', () => {
   it("'default' (and omitted) uses the shared default store, without a window", async () => {
+    expect(defaultMemory()).toBeDefined();
+    expect(existsSync(join(dir, 'data'))).toBe(true);
     const id = `default-${Date.now()}`;
     expect(await secondCallSees('default', id)).toEqual([u('u1'), a('a1'), u('u2')]);
     expect(await defaultMemory().get(id)).toEqual([u('u1'), a('a1'), u('u2'), a('a2')]);
