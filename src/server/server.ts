@@ -13,7 +13,7 @@
  * requests in flight (a chat turn finishes and is stored) before it resolves.
  */
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerTokenHook } from './bearer-token.ts';
 import { installErrorHandlers } from './http-errors.ts';
@@ -53,9 +53,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
-    // Let a client see its own request id in the logs it reports.
     requestIdHeader: false,
-    disableRequestLogging: false,
+    // One line per request from our own hook below instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
   });
 
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
@@ -66,6 +66,15 @@ export function createServer(options: ServerOptions): FastifyInstance {
     return payload;
   });
   if (options.loopbackOnly) installLoopbackHostGuard(app);
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, not the URL: query strings carry user ids and search keywords.
+    const route = request.routeOptions.url ?? '(no route)';
+    const quiet = route === '/api/runtime' || !route.startsWith('/api');
+    request.log[quiet ? 'debug' : 'info'](
+      { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
 
   registerStaticAssets(app, loadStaticAssets());
   const token = options.token ?? null;
