@@ -17,7 +17,9 @@
  *   (OTP's `{stop, Reason, ...}`); `terminate(reason, state)` then runs and the process exits
  *   with `reason`. A graceful `exit(pid, reason)` queues behind the messages already received,
  *   then runs `terminate` the same way. `exit(pid, 'kill')` skips it.
- * - An exception (or rejection) in any callback crashes the process with that error.
+ * - An exception (or rejection) in any callback crashes the process with that error; like
+ *   gen_server, `terminate({ crashed: error }, state)` runs first (not awaited). A crash in
+ *   `init` or in `terminate` itself skips it.
  */
 import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
 import type { From } from './call.ts';
@@ -55,6 +57,7 @@ export class ServerSnapshot {
   output: ExitReason | undefined = undefined;
   error: unknown = undefined;
   state: unknown = undefined;
+  initialised = false;
   busy = false;
   inHandler = false;
   stopReason: ExitReason | undefined = undefined;
@@ -156,6 +159,20 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     }
   };
 
+  /** A callback threw: like gen_server, run `terminate` (best effort), then crash the actor. */
+  const crash = (snapshot: ServerSnapshot, error: unknown): never => {
+    if (snapshot.initialised && snapshot.stopReason === undefined) {
+      snapshot.stopReason = { crashed: error };
+      try {
+        const result = callbacks.terminate?.({ crashed: error }, snapshot.state as S);
+        if (isThenable(result)) result.then(undefined, () => {});
+      } catch {
+        // the crash reason stays the original error
+      }
+    }
+    throw error;
+  };
+
   /** Handle queued messages until one goes async or the server stops. */
   const drain = (snapshot: ServerSnapshot): void => {
     while (!snapshot.busy && snapshot.status === 'active') {
@@ -187,10 +204,12 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
         if (proc !== undefined) proc.ready = false;
         after(snapshot, state, (s, value) => {
           s.state = value;
+          s.initialised = true;
           proc?.markReady();
         });
       } else {
         snapshot.state = state;
+        snapshot.initialised = true;
       }
     },
 
@@ -199,19 +218,23 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
         snapshot.status = 'stopped';
         return snapshot;
       }
-      if (event instanceof Crash) throw event.error;
+      if (event instanceof Crash) return crash(snapshot, event.error);
       if (snapshot.busy && !(event instanceof Resume)) {
         snapshot.enqueue(event);
         return snapshot;
       }
       snapshot.inHandler = true;
-      if (event instanceof Resume) {
-        snapshot.busy = false;
-        event.run(snapshot);
-      } else {
-        handle(snapshot, event);
+      try {
+        if (event instanceof Resume) {
+          snapshot.busy = false;
+          event.run(snapshot);
+        } else {
+          handle(snapshot, event);
+        }
+        drain(snapshot);
+      } catch (error) {
+        return crash(snapshot, error);
       }
-      drain(snapshot);
       snapshot.inHandler = false;
       return snapshot;
     },

@@ -1,0 +1,78 @@
+/**
+ * Test workers and helpers for the OTP suites: real processes (gen servers, machines), a
+ * fake clock, and waits that poll state instead of sleeping for a fixed time.
+ */
+import { genServer, isAlive, spawn, type Clock, type ExitReason, type Pid, type ServerSelf } from '../../src/otp/index.ts';
+
+export interface FakeClock extends Clock {
+  advance(ms: number): void;
+}
+
+export function fakeClock(startMs = 1_000_000): FakeClock {
+  let t = startMs;
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+  };
+}
+
+/** Poll until `check` returns a value other than undefined/false (or throw after ~3 s). */
+export async function waitFor<T>(check: () => T | undefined | false, what = 'condition'): Promise<T> {
+  for (let i = 0; i < 3000; i++) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+export interface WorkerOptions {
+  /** Ignore graceful shutdown: terminate never finishes (the supervisor must kill it). */
+  readonly hangOnShutdown?: boolean;
+  /** Make the start function throw instead of spawning. */
+  readonly failStart?: () => boolean;
+  /** Return 'ignore' from the start function. */
+  readonly ignore?: boolean;
+  /** Register under this name. */
+  readonly name?: string;
+}
+
+/**
+ * A start function for a worker that logs `start <id>` / `stop <id> <reason>` to `log`.
+ * Cast `{type:'crash'}` to crash it, `{type:'stop', reason}` to make it stop itself.
+ */
+export function worker(log: string[], id: string, options: WorkerOptions = {}): () => Pid | 'ignore' {
+  return () => {
+    if (options.failStart?.() === true) {
+      log.push(`start_failed ${id}`);
+      throw new Error(`cannot start ${id}`);
+    }
+    if (options.ignore === true) return 'ignore';
+    return spawn(
+      genServer<{ self: ServerSelf }>({
+        init: (_input, self) => {
+          log.push(`start ${id}`);
+          return { self };
+        },
+        handleCall: (request) => (request.type === 'ping' ? 'pong' : undefined),
+        handleCast: (message, state) => {
+          if (message.type === 'crash') throw new Error(`boom ${id}`);
+          if (message.type === 'stop') state.self.stop((message as unknown as { reason: ExitReason }).reason);
+        },
+        terminate: (reason) => {
+          log.push(`stop ${id} ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`);
+          if (options.hangOnShutdown === true) return new Promise<void>(() => {});
+        },
+      }),
+      options.name === undefined ? {} : { name: options.name },
+    );
+  };
+}
+
+export async function waitDead(pid: Pid): Promise<void> {
+  await waitFor(() => !isAlive(pid), `${pid} to exit`);
+}
