@@ -61,8 +61,16 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
   app.removeContentTypeParser('text/plain');
   installErrorHandlers(app, bodyLimit);
+  // Once closing, every answer ends its connection: Node only closes connections that are
+  // idle when close() starts, so a keep-alive socket whose turn was in flight would otherwise
+  // hold close() open until the client dropped it.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
+    if (closing) reply.header('connection', 'close');
     return payload;
   });
   if (options.loopbackOnly) installLoopbackHostGuard(app);

@@ -362,21 +362,28 @@ function pick(node, ...keys) {
   return undefined;
 }
 
-function renderNode(node) {
+function stateText(state) {
+  if (state === undefined || state === null) return '';
+  return typeof state === 'string' ? state : JSON.stringify(state);
+}
+
+// A node of the runtime's inspect(): {id, name, pid, type, status, state, restarts,
+// mailboxDepth, children}. The root and dynamic children have no id; they show a name or pid.
+function renderNode(node, depth = 0) {
   const li = document.createElement('li');
   const box = document.createElement('div');
   box.className = 'node';
   const main = document.createElement('div');
   main.className = 'node-main';
-  const kind = pick(node, 'kind', 'type') || (Array.isArray(node.children) ? 'supervisor' : 'worker');
-  const status = String(pick(node, 'status', 'state') ?? '');
+  const kind = pick(node, 'type', 'kind') || 'worker';
   const badge = document.createElement('span');
   badge.className = `kind ${kind}`;
   badge.textContent = kind === 'supervisor' ? 'sup' : 'proc';
   const name = document.createElement('span');
   name.className = 'node-id';
-  name.textContent = String(pick(node, 'id', 'name') ?? '?');
+  name.textContent = String(pick(node, 'id', 'name') ?? (depth === 0 ? 'root' : pick(node, 'pid') ?? '?'));
   main.append(badge, name);
+  const status = String(pick(node, 'status') ?? '');
   if (status) {
     const s = document.createElement('span');
     s.className = `status ${status.replace(/[^a-z_-]/gi, '')}`;
@@ -385,11 +392,13 @@ function renderNode(node) {
   }
   box.append(main);
   const facts = [];
-  const strategy = pick(node, 'strategy');
-  if (strategy) facts.push(strategy);
+  const pid = pick(node, 'pid');
+  if (typeof pid === 'string' && pid.startsWith('<')) facts.push(pid);
+  const state = stateText(pick(node, 'state'));
+  if (state) facts.push(state);
   const restarts = pick(node, 'restarts', 'restartCount');
   if (restarts !== undefined) facts.push(`重启 ${restarts}`);
-  const mailbox = pick(node, 'mailbox', 'mailboxDepth');
+  const mailbox = pick(node, 'mailboxDepth', 'mailbox');
   if (mailbox !== undefined) facts.push(`邮箱 ${mailbox}`);
   if (facts.length) {
     const f = document.createElement('div');
@@ -402,7 +411,7 @@ function renderNode(node) {
   const children = pick(node, 'children');
   if (Array.isArray(children) && children.length) {
     const ul = document.createElement('ul');
-    for (const child of children) ul.append(renderNode(child));
+    for (const child of children) ul.append(renderNode(child, depth + 1));
     li.append(ul);
   }
   return li;
