@@ -1,0 +1,125 @@
+import type { DailyRow } from './memory-row.ts';
+import { HIGH, type DailyValue, type RecallDbs } from './recall-dbs.ts';
+import type { WindowSpec } from './row-window.ts';
+
+/**
+ * The daily view: per user and local day, rows numbered 1, 2, 3, ... within that day (each
+ * day restarts at 1, like the demo's `daily/YYYY-MM-DD.jsonl`). Every row names the session
+ * that wrote it, and `recall.daily-by-session` lists a session's rows so deleting the session
+ * takes them along.
+ *
+ * An id is assigned inside the LMDB write transaction that stores the row (read the day's last
+ * key, put the next one), so parallel appends never share or skip an id, in this process or
+ * another. Deleting a session leaves holes in a day's ids; windows count rows, so holes are
+ * harmless, and later rows keep their anchors.
+ */
+export interface NewDailyRow extends DailyValue {
+  day: string;
+}
+
+/** Inside a write transaction: stores the row, returns its id. */
+export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow): number {
+  const { day, ...value } = row;
+  const id = lastDailyId(dbs, userId, day) + 1;
+  dbs.daily.put([userId, day, id], value);
+  if (value.session_id !== null) dbs.dailyBySession.put([userId, value.session_id, day, id], true);
+  return id;
+}
+
+/** The highest id used on that day, 0 when none (ids only grow, holes aside). */
+export function lastDailyId(dbs: RecallDbs, userId: string, day: string): number {
+  for (const key of dbs.daily.getKeys({ start: [userId, day, HIGH], end: [userId, day], reverse: true, limit: 1 })) {
+    return key[2];
+  }
+  return 0;
+}
+
+/** The user's days with rows, ascending, by seeking from day to day (cost grows with days, not rows). */
+export function listDays(dbs: RecallDbs, userId: string): string[] {
+  const days: string[] = [];
+  let from: [string, string] = [userId, ''];
+  for (;;) {
+    let next: string | undefined;
+    for (const key of dbs.daily.getKeys({ start: from, end: [userId, HIGH], limit: 1 })) next = key[1];
+    if (next === undefined) return days;
+    days.push(next);
+    from = [userId, `${next}${HIGH}`];
+  }
+}
+
+/** An upper bound of the rows in scope (ids minus holes), to pick inline or pooled search. */
+export function dailyRowBound(dbs: RecallDbs, userId: string, day: string | null): number {
+  const days = day === null ? listDays(dbs, userId) : [day];
+  return days.reduce((sum, d) => sum + lastDailyId(dbs, userId, d), 0);
+}
+
+export function toDailyRow(key: readonly [string, string, number], value: DailyValue): DailyRow {
+  const row: DailyRow = {
+    ts: value.ts,
+    role: value.role,
+    content: value.content,
+    message_id: key[2],
+    tool_calls: value.tool_calls ?? [],
+    day: key[1],
+    session_id: value.session_id,
+  };
+  if (value.error) row.error = value.error;
+  return row;
+}
+
+/** Newest first over one day, or over all days when `day` is null. */
+export function* dailyNewestFirst(dbs: RecallDbs, userId: string, day: string | null): Generator<DailyRow> {
+  const range = day === null ? { start: [userId, HIGH], end: [userId] } : { start: [userId, day, HIGH], end: [userId, day] };
+  for (const { key, value } of dbs.daily.getRange({ ...range, reverse: true })) {
+    yield toDailyRow(key, value);
+  }
+}
+
+export function readDay(dbs: RecallDbs, userId: string, day: string): DailyRow[] {
+  const rows: DailyRow[] = [];
+  for (const { key, value } of dbs.daily.getRange({ start: [userId, day], end: [userId, day, HIGH] })) {
+    rows.push(toDailyRow(key, value));
+  }
+  return rows;
+}
+
+/** The rows around an anchor of one day: two short range scans from the anchor's key. */
+export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: WindowSpec): DailyRow[] {
+  const anchor = dbs.daily.get([userId, day, spec.anchor]);
+  if (anchor === undefined) return [];
+  const before: DailyRow[] = [];
+  if (spec.before > 0) {
+    for (const { key, value } of dbs.daily.getRange({
+      start: [userId, day, spec.anchor],
+      end: [userId, day],
+      reverse: true,
+      exclusiveStart: true,
+      limit: spec.before,
+    })) {
+      before.push(toDailyRow(key, value));
+    }
+  }
+  const after: DailyRow[] = [];
+  if (spec.after > 0) {
+    for (const { key, value } of dbs.daily.getRange({
+      start: [userId, day, spec.anchor],
+      end: [userId, day, HIGH],
+      exclusiveStart: true,
+      limit: spec.after,
+    })) {
+      after.push(toDailyRow(key, value));
+    }
+  }
+  return [...before.reverse(), toDailyRow([userId, day, spec.anchor], anchor), ...after];
+}
+
+/** Inside a write transaction: removes every daily row the session wrote. */
+export function removeSessionDailyRows(dbs: RecallDbs, userId: string, sessionId: string): number {
+  const keys = [...dbs.dailyBySession.getKeys({ start: [userId, sessionId], end: [userId, sessionId, HIGH] })];
+  for (const key of keys) {
+    const [, , day, id] = key;
+    dbs.daily.remove([userId, day, id]);
+    dbs.dailyBySession.remove(key);
+  }
+  return keys.length;
+}

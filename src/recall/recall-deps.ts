@@ -1,0 +1,28 @@
+import type { LlmService } from '../llm/llm-service.ts';
+import type { MessageLog } from '../memory/chat-memory.ts';
+import type { LocalTime, WallClock } from './local-time.ts';
+import type { RecallDbs } from './recall-dbs.ts';
+import type { SearchPool } from './search-pool.ts';
+
+/** What the parts of the layered memory share: its stores, its time, its helpers. */
+export interface RecallDeps {
+  /** Session transcripts, one conversation per session. */
+  memory: MessageLog;
+  dbs: RecallDbs & { guard(): void };
+  /** `undefined`: offline, the demo's fallback replies and titles. */
+  llm: LlmService | undefined;
+  clock: WallClock;
+  /** The local wall time of an instant in the configured zone. */
+  localTime(epochMs: number): LocalTime;
+  pool: SearchPool | undefined;
+  /** Scans over more rows than this go to the pool (when there is one). */
+  poolThreshold: number;
+  /** Whether `memory` keeps its records in this environment's `messages` db, so workers can scan sessions. */
+  memoryInEnv: boolean;
+  /** LLM calls per turn. */
+  maxToolIterations: number;
+}
+
+export function localNow(deps: RecallDeps): LocalTime {
+  return deps.localTime(deps.clock.now());
+}

@@ -1,0 +1,41 @@
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { MESSAGES_DB } from '../memory/lmdb-table.ts';
+import type { DailyRow, MemoryRow } from './memory-row.ts';
+import { DB_NAMES, type DailyValue } from './recall-dbs.ts';
+import type { SearchJob } from './search-job.ts';
+import { runThrough, scanDaily, scanSession, type RawSessionRecord } from './search-scan.ts';
+
+/**
+ * The pool worker: runs one keyword scan against the LMDB environment, read-only, and returns
+ * the rows. lmdb-js keeps one environment per path per process and shares it across threads,
+ * so opening the path here attaches to the environment the main thread writes, and every new
+ * read transaction sees the latest commits. The handle is kept for the worker's life.
+ */
+interface Opened {
+  env: RootDatabase;
+  daily: Database<DailyValue, [string, string, number]>;
+  messages: Database<RawSessionRecord, [string, number]>;
+}
+
+const opened = new Map<string, Opened>();
+
+function attach(path: string): Opened {
+  let o = opened.get(path);
+  if (!o) {
+    const env = open({ path, readOnly: true, maxDbs: 32 });
+    o = {
+      env,
+      daily: env.openDB<DailyValue, [string, string, number]>(DB_NAMES.daily, { encoding: 'json' }),
+      messages: env.openDB<RawSessionRecord, [string, number]>(MESSAGES_DB, { encoding: 'json' }),
+    };
+    opened.set(path, o);
+  }
+  return o;
+}
+
+export default function search(job: SearchJob): DailyRow[] | MemoryRow[] {
+  const o = attach(job.path);
+  return job.kind === 'daily'
+    ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit))
+    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit));
+}
