@@ -1,71 +1,34 @@
 /**
- * What the HTTP layer needs from the layers below, stated structurally so the server takes
- * plain service objects (no globals) and tests can hand it the real runtime's services.
- * The recall service is the demo's layered memory; the runtime view is the live supervision
- * tree. Ids reaching these methods have already passed `ID_PATTERN`.
+ * What the HTTP layer needs from the layers below, so the server takes plain service objects
+ * (no globals) and tests hand it the real runtime's services:
+ *
+ * - the recall service's chat, conversation, search and window calls (src/recall);
+ * - a live view of the supervision tree: `inspect()` returning a JSON-serialisable snapshot
+ *   (the otp `TreeNode`: id, name, pid, type, status, state, restarts, mailboxDepth, children).
  */
+import type { Recall } from '../recall/index.ts';
 
-export interface ToolCallView {
-  name: string;
-  input: string;
-  output: string;
-}
+export type RecallApi = Pick<
+  Recall,
+  | 'chat'
+  | 'createConversation'
+  | 'listConversations'
+  | 'getSessionMessages'
+  | 'deleteConversation'
+  | 'searchSession'
+  | 'sessionWindow'
+  | 'searchDaily'
+  | 'dailyWindow'
+>;
 
-/** One session (or daily) row as the API returns it. */
-export interface RowView {
-  ts: string;
-  role: string;
-  content: string;
-  message_id: number;
-  tool_calls: ToolCallView[];
-  /** Present on the assistant row recorded for a failed turn. */
-  error?: { code: string; message: string };
-}
-
-export interface DailyRowView extends RowView {
-  day: string;
-  session_id: string | null;
-}
-
-export interface ConversationView {
-  session_id: string;
-  title: string;
-  updated_at: string;
-}
-
-export interface ChatResult {
-  reply: string;
-  memoryHits: number;
-  title: string;
-  toolCalls: ToolCallView[];
-}
-
-export interface RecallApi {
-  chat(input: { userId: string; sessionId: string; message: string }): Promise<ChatResult>;
-  createConversation(userId: string): Promise<string>;
-  listConversations(userId: string): Promise<ConversationView[]>;
-  getSessionMessages(userId: string, sessionId: string): Promise<RowView[]>;
-  /** `true` when the session existed; its daily rows and index entry go with it. */
-  deleteConversation(userId: string, sessionId: string): Promise<boolean>;
-  searchSession(input: { userId: string; sessionId: string; keyword: string; limit: number }): Promise<RowView[]>;
-  sessionWindow(input: {
-    userId: string;
-    sessionId: string;
-    messageId: number;
-    before: number;
-    after: number;
-  }): Promise<RowView[]>;
-  searchDaily(input: { userId: string; keyword: string; day: string; limit: number }): Promise<DailyRowView[]>;
-  dailyWindow(input: {
-    userId: string;
-    messageId: number;
-    before: number;
-    after: number;
-    day: string;
-  }): Promise<DailyRowView[]>;
-}
-
-/** The live supervision tree (ids, states, restart counts, mailbox depth), JSON-serialisable. */
 export interface RuntimeView {
   inspect(): unknown;
 }
+
+export type {
+  ChatResult,
+  ConversationSummary as ConversationView,
+  DailyRow as DailyRowView,
+  MemoryRow as RowView,
+  ToolCallView,
+} from '../recall/index.ts';
