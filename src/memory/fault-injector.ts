@@ -6,9 +6,10 @@
  * - `failCommits(id, n)`: the next `n` commits of conversation `id` throw inside its actor,
  *   before anything is written: the actor crashes, the batch is rejected with
  *   `write_aborted`, and the conversation supervisor restarts the actor from storage.
- * - `failStore(n)`: the next `n` storage operations made through the store actor's table
- *   (writes, clears, the last-id read that starts a conversation actor) crash the store actor,
- *   and the operation fails. Reads by users go straight to storage and are not counted.
+ * - `failStore(n)`: the next `n` writes or clears made through the store actor's table crash
+ *   the store actor, and the operation fails before anything is written (the conversation
+ *   actor that made it crashes too; its batch is rejected with `write_aborted`). Reads are
+ *   not counted.
  */
 export interface FaultInjector {
   failCommits(conversationId: string, count: number): void;

@@ -1,0 +1,220 @@
+/**
+ * The conversation router: hands each write to its conversation's actor, starting the actor on
+ * first use, and holds writes while there is no actor to take them (Akka's passivation
+ * buffer). It is the registry's memory of which incarnation serves which conversation.
+ *
+ * Per conversation it knows one of:
+ * - `live`: an incarnation is running; writes are cast to it at once;
+ * - `passivating`: the incarnation announced it is exiting idle; writes wait in the buffer
+ *   and go to the next incarnation, which the router starts when the old one is down;
+ * - `restarting`: the incarnation crashed (or was killed); its supervisor restarts it and the
+ *   new incarnation announces itself, taking the buffer. If its supervisor goes away instead,
+ *   the router starts the conversation again under the next conversation supervisor.
+ *
+ * A write is never answered `noproc`. What an incarnation held when it died is settled as
+ * what happened to it: a write already issued to storage settles with the storage outcome;
+ * one that was not is rejected with `write_aborted` (nothing of it was stored), or
+ * `store_closed` if the runtime is stopping.
+ *
+ * Writes in flight are also the fence between incarnations: a new incarnation hydrates only
+ * after the previous one's last write settled, so it reads the true last id.
+ */
+import { cast, isAlive, isNormalExit, monitor, startChild, whereis, type ExitReason, type Pid } from '../otp/index.ts';
+import type { RouterPort, WriteEvent } from './conversation-actor.ts';
+import { conversationActorName } from './conversation-actor.ts';
+import { StorageError } from './storage-error.ts';
+import type { PendingOp } from './write-queue.ts';
+
+interface Incarnation {
+  readonly pid: Pid;
+  /** Writes handed to this incarnation and not settled yet. */
+  readonly held: Set<PendingOp>;
+}
+
+interface Route {
+  state: 'live' | 'passivating' | 'restarting' | 'starting' | 'idle';
+  current: Incarnation | undefined;
+  /** Writes waiting for an incarnation, in arrival order. */
+  buffer: PendingOp[];
+}
+
+export interface RouterOptions {
+  /** The runtime's name, the prefix of actor names. */
+  runtime: string;
+  /** The registered name of the conversation supervisor. */
+  supervisorName: string;
+}
+
+export class ConversationRouter implements RouterPort {
+  private readonly routes = new Map<string, Route>();
+  /** Ops whose write was issued to storage: they settle with the storage outcome. */
+  private readonly issued = new WeakSet<PendingOp>();
+  private readonly heldBy = new WeakMap<PendingOp, Set<PendingOp>>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private closedWith: StorageError | undefined;
+
+  constructor(private readonly options: RouterOptions) {}
+
+  /** Route one write; `op.done` settles it. */
+  submit(conversationId: string, op: PendingOp): void {
+    if (this.closedWith !== undefined) return op.done.reject(this.closedWith);
+    const tracked = this.track(op);
+    const route = this.route(conversationId);
+    const current = route.current;
+    if (route.state === 'live' && current !== undefined && route.buffer.length === 0 && isAlive(current.pid)) {
+      return this.deliver(current, tracked);
+    }
+    route.buffer.push(tracked);
+    if (route.state === 'idle') this.start(conversationId, route);
+  }
+
+  /** Conversations with an incarnation or writes waiting for one. */
+  get size(): number {
+    return this.routes.size;
+  }
+
+  /** Stop routing: reject waiting writes, and every later one, with `error`. */
+  close(error: StorageError): void {
+    this.closedWith ??= error;
+    for (const route of this.routes.values()) {
+      for (const op of route.buffer.splice(0)) op.done.reject(error);
+    }
+  }
+
+  /** A conversation supervisor (re)started: start the conversations waiting for one. */
+  supervisorStarted(): void {
+    for (const [id, route] of this.routes) {
+      const waiting = route.state === 'idle' || route.state === 'restarting';
+      if (waiting && route.buffer.length > 0 && whereis(conversationActorName(this.options.runtime, id)) === undefined) {
+        this.start(id, route);
+      }
+    }
+  }
+
+  // --- RouterPort (called by conversation actors) ---
+
+  incarnated(conversationId: string, pid: Pid): void {
+    const route = this.route(conversationId);
+    const incarnation: Incarnation = { pid, held: new Set() };
+    route.current = incarnation;
+    route.state = 'live';
+    monitor(pid, (down) => this.down(conversationId, incarnation, down.reason));
+    // The actor is still starting (this runs in its entry action): deliver afterwards.
+    queueMicrotask(() => this.flush(route));
+  }
+
+  passivating(conversationId: string, pid: Pid): void {
+    const route = this.routes.get(conversationId);
+    if (route?.current?.pid === pid) route.state = 'passivating';
+  }
+
+  writing(conversationId: string, ops: readonly PendingOp[], write: Promise<unknown>): void {
+    for (const op of ops) this.issued.add(op);
+    const fence = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.set(conversationId, fence);
+    void fence.then(() => {
+      if (this.inFlight.get(conversationId) === fence) this.inFlight.delete(conversationId);
+    });
+  }
+
+  settled(conversationId: string): Promise<void> {
+    return this.inFlight.get(conversationId) ?? Promise.resolve();
+  }
+
+  // --- internals ---
+
+  private route(conversationId: string): Route {
+    let route = this.routes.get(conversationId);
+    if (route === undefined) {
+      route = { state: 'idle', current: undefined, buffer: [] };
+      this.routes.set(conversationId, route);
+    }
+    return route;
+  }
+
+  /** Wrap `op` so that settling it also forgets it (and settles at most once). */
+  private track(op: PendingOp): PendingOp {
+    const heldBy = this.heldBy;
+    const finish = () => {
+      heldBy.get(wrapped)?.delete(wrapped);
+      heldBy.delete(wrapped);
+    };
+    const wrapped: PendingOp =
+      op.kind === 'append'
+        ? { kind: 'append', entries: op.entries, done: settleOnce(op.done, finish) }
+        : { kind: 'clear', done: settleOnce(op.done, finish) };
+    return wrapped;
+  }
+
+  private deliver(incarnation: Incarnation, op: PendingOp): void {
+    incarnation.held.add(op);
+    this.heldBy.set(op, incarnation.held);
+    cast(incarnation.pid, { type: 'write', op } satisfies WriteEvent);
+  }
+
+  private flush(route: Route): void {
+    const current = route.current;
+    if (route.state !== 'live' || current === undefined || !isAlive(current.pid)) return;
+    for (const op of route.buffer.splice(0)) this.deliver(current, op);
+  }
+
+  private start(conversationId: string, route: Route): void {
+    route.state = 'starting';
+    startChild(this.options.supervisorName, conversationId).then(
+      () => undefined,
+      () => {
+        // Raced with a supervisor restart (the name is taken: that incarnation announced
+        // itself), or there is no conversation supervisor right now: wait for the next one.
+        if (route.state === 'starting') route.state = 'idle';
+      },
+    );
+  }
+
+  private down(conversationId: string, incarnation: Incarnation, reason: ExitReason): void {
+    const abort =
+      this.closedWith ??
+      new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
+    for (const op of [...incarnation.held]) {
+      // An issued write settles with its storage outcome; the others never reached storage.
+      if (!this.issued.has(op)) op.done.reject(abort);
+    }
+    const route = this.routes.get(conversationId);
+    if (route === undefined || route.current !== incarnation) return;
+    route.current = undefined;
+    if (this.closedWith !== undefined) {
+      for (const op of route.buffer.splice(0)) op.done.reject(this.closedWith);
+      this.routes.delete(conversationId);
+    } else if (!isNormalExit(reason)) {
+      // Its supervisor restarts it; the new incarnation announces itself and takes the buffer.
+      route.state = 'restarting';
+    } else if (route.buffer.length > 0) {
+      this.start(conversationId, route);
+    } else {
+      this.routes.delete(conversationId);
+    }
+  }
+}
+function settleOnce<T>(done: { resolve(v: T): void; reject(e: unknown): void }, after: () => void) {
+  let settled = false;
+  return {
+    resolve(value: T) {
+      if (settled) return;
+      settled = true;
+      after();
+      done.resolve(value);
+    },
+    reject(error: unknown) {
+      if (settled) return;
+      settled = true;
+      after();
+      done.reject(error);
+    },
+  };
+}
+
+function describe(reason: ExitReason): string {
+  return typeof reason === 'string' ? reason : 'shutdown' in reason ? 'shutdown' : 'crashed';
+}

@@ -1,0 +1,42 @@
+import type { MessageLog } from './chat-memory.ts';
+import type { MessageTable } from './message-table.ts';
+import { StorageError } from './storage-error.ts';
+
+/**
+ * A user's own `MessageLog` (e.g. PostgreSQL) as the table under a runtime. The runtime's
+ * conversation actor still serializes each conversation's writes, so the log only has to
+ * number a batch from its own last id; the ids it returns are checked against the ones the
+ * actor expects (a mismatch means another writer touched the conversation: the actor
+ * crashes and re-reads the last id).
+ *
+ * A failure of the log is reported as `storage_failed` (with the original as `cause`); the
+ * actor then re-reads the last id, so a batch that was stored after all is not numbered twice.
+ */
+export function createCustomTable(log: MessageLog): MessageTable {
+  return {
+    kind: 'custom',
+    lastId: (c) => log.lastId(c),
+    messages: (c) => log.get(c),
+    range: (c, from, to, limit) => log.range(c, { from, to, limit }),
+    tail: (c, n) => log.tail(c, n),
+    write: async (c, records) => {
+      let stored;
+      try {
+        stored = await log.append(c, records.map((r) => ({ message: r.message, meta: r.meta })));
+      } catch (error) {
+        throw error instanceof StorageError ? error : new StorageError('storage_failed', `custom store failed to append to ${c}`, {}, { cause: error });
+      }
+      const expected = records.map((r) => r.message_id).join(',');
+      const got = stored.map((r) => r.message_id).join(',');
+      if (expected !== got) throw new Error(`custom store numbered ${c} as [${got}], expected [${expected}]: another writer?`);
+      return stored;
+    },
+    clear: async (c) => {
+      try {
+        await log.clear(c);
+      } catch (error) {
+        throw error instanceof StorageError ? error : new StorageError('storage_failed', `custom store failed to clear ${c}`, {}, { cause: error });
+      }
+    },
+  };
+}

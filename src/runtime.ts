@@ -1,0 +1,220 @@
+/**
+ * startRuntime: Mnemo's application. It starts the supervision tree of supervisors/root.ts
+ * and hands back its handle.
+ *
+ * - `memory`: the default store as a `MessageLog`. Writes go through one actor per
+ *   conversation (serialized, numbered 1, 2, 3, ..., group-committed) and resolve once
+ *   committed and flushed; reads go straight to storage and see every resolved write.
+ * - `storage`: what the store is built on. With LMDB, layers that keep their own data (the
+ *   layered recall memory) open named databases in the same environment with
+ *   `storage.openDB(name, options)`, so their writes share commits with the messages.
+ * - `inspect()` / `events`: the live tree and its start/exit/restart/escalate/fatal events.
+ * - `stop()`: stops the tree right to left (conversation actors commit what they hold; the
+ *   environment holder flushes, yields a turn and closes LMDB). Writes after `stop()` began
+ *   reject with `store_closed`.
+ * - If restarts exceed the root's intensity, the tree stops itself the same way and
+ *   `events` reports `fatal`; `exited` resolves with the root's exit reason.
+ */
+import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
+import { InvalidInputError } from './errors.ts';
+import type { MessageLog } from './memory/chat-memory.ts';
+import { ConversationRouter } from './memory/conversation-router.ts';
+import { bindDefaultMemory } from './memory/default-memory.ts';
+import type { FaultInjector } from './memory/fault-injector.ts';
+import type { LmdbEnvironmentOptions } from './memory/lmdb-environment.ts';
+import { MESSAGES_DB } from './memory/lmdb-table.ts';
+import { createRoutedLog } from './memory/routed-log.ts';
+import { StorageError } from './memory/storage-error.ts';
+import { StorageSlot } from './memory/storage-slot.ts';
+import type { StorageKind } from './memory/store-actor.ts';
+import { systemWallClock, type WallClock } from './memory/wall-clock.ts';
+import {
+  startApplication,
+  type ChildSpec,
+  type Clock,
+  type EventStream,
+  type ExitReason,
+  type TreeEvent,
+  type TreeNode,
+} from './otp/index.ts';
+import { conversationSupName } from '../supervisors/conversation-sup.ts';
+import { rootName, rootSpec } from '../supervisors/root.ts';
+
+export interface RuntimeOptions {
+  /**
+   * Prefix of every registered name in the tree (`<name>_default_memory`, ...). Default
+   * `'mnemo'`. Two runtimes in one process need different names.
+   */
+  name?: string;
+  /** LMDB data directory. Default `'./data'`. Ignored unless `storage` is `'lmdb'`. */
+  dataDir?: string;
+  /**
+   * - `'lmdb'` (default): durable, in `dataDir`;
+   * - `'memory'`: in process memory, owned by the store actor (lost when it restarts, like
+   *   beamai's ETS store);
+   * - `{ store }`: your own `MessageLog`, still behind the per-conversation actors.
+   */
+  storage?: 'lmdb' | 'memory' | { store: MessageLog };
+  /** LMDB environment options (see `LmdbEnvironmentOptions`: each with its default and cost). */
+  lmdb?: LmdbEnvironmentOptions;
+  /**
+   * How long a conversation actor stays without writes before it passivates. Default 60 000
+   * ms. Shorter frees memory sooner; a passivated conversation costs one last-id read (a
+   * one-row reverse scan) when it is used again.
+   */
+  idleMs?: number;
+  /** Time for restart intensity (monotonic ms). Default `performance.now()`. */
+  clock?: Clock;
+  /** Time stamped on records (`ts`). Default `Date.now()`. */
+  wallClock?: WallClock;
+  /** Deliberate failures, for tests (`createFaultInjector` from `mnemo/testing`). */
+  faults?: FaultInjector;
+  /** More children for the root, after the memory (search pool, HTTP server, ...). */
+  children?: (runtime: RuntimeParts) => readonly ChildSpec[];
+}
+
+/** What extra children may use. */
+export interface RuntimeParts {
+  readonly name: string;
+  readonly memory: MessageLog;
+  readonly storage: RuntimeStorage;
+}
+
+/** The store's foundation. Discriminated by `kind`. */
+export type RuntimeStorage =
+  | {
+      readonly kind: 'lmdb';
+      /** The resolved data directory. */
+      readonly path: string;
+      /**
+       * The runtime's LMDB environment (open from start to stop; throws `store_closed`
+       * after). Use it for transactions spanning your databases.
+       */
+      readonly root: RootDatabase;
+      /**
+       * Open (or create) a named database in the runtime's environment. Cheap and idempotent;
+       * handles stay valid until `stop()`. The name `messages` is the message store's own and
+       * is refused. At most 31 names besides it (`lmdb.maxDbs`, default 32).
+       */
+      openDB<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: DatabaseOptions): Database<V, K>;
+    }
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'custom'; readonly store: MessageLog };
+
+export interface Runtime extends RuntimeParts {
+  /** A snapshot of the live supervision tree. */
+  inspect(): TreeNode;
+  readonly events: EventStream<TreeEvent>;
+  /** Resolves with the root's exit reason once the tree is gone (stopped, or fatal). */
+  readonly exited: Promise<ExitReason>;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_DATA_DIR = './data';
+export const DEFAULT_IDLE_MS = 60_000;
+
+export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const name = options.name ?? 'mnemo';
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  if (!Number.isFinite(idleMs) || idleMs < 0) throw new InvalidInputError('invalid_option', 'idleMs must be a non-negative number of ms');
+  const storageOption = options.storage ?? 'lmdb';
+  const kind: StorageKind =
+    storageOption === 'lmdb'
+      ? { kind: 'lmdb' }
+      : storageOption === 'memory'
+        ? { kind: 'memory' }
+        : typeof storageOption === 'object' && storageOption !== null && 'store' in storageOption
+          ? { kind: 'custom', store: storageOption.store }
+          : invalidStorage();
+  const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
+  const wallClock = options.wallClock ?? systemWallClock;
+
+  const slot = new StorageSlot();
+  const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name) });
+  const memory = createRoutedLog(router, slot);
+  const storage = describeStorage(kind, slot);
+  const parts: RuntimeParts = { name, memory, storage };
+
+  const spec = rootSpec(
+    {
+      runtime: name,
+      slot,
+      storage: kind,
+      lmdb: { path: dataDir, options: options.lmdb ?? {} },
+      faults: options.faults,
+      conversations: {
+        deps: () => {
+          const table = slot.current();
+          if (table === undefined) throw new StorageError('store_closed', 'the store is not running');
+          return { table, clock: wallClock, idleMs, router, faults: options.faults };
+        },
+        ...(options.clock ? { clock: options.clock } : {}),
+        onStarted: () => router.supervisorStarted(),
+      },
+    },
+    options.children?.(parts) ?? [],
+  );
+
+  const closed = new StorageError('store_closed', `runtime ${name} is stopped`);
+  let unbind: () => void = () => {};
+  const shutDown = async () => {
+    router.close(closed);
+    slot.close(closed);
+    unbind();
+    await slot.releaseEnvironment();
+  };
+
+  let app;
+  try {
+    app = await startApplication(spec, { name: rootName(name), ...(options.clock ? { clock: options.clock } : {}) });
+  } catch (error) {
+    await shutDown();
+    throw error;
+  }
+  unbind = bindDefaultMemory(memory);
+  app.onFatal(() => void shutDown());
+
+  let stopping: Promise<void> | undefined;
+  return {
+    ...parts,
+    inspect: () => app.inspect(),
+    events: app.events,
+    exited: app.exited,
+    stop: () =>
+      (stopping ??= (async () => {
+        router.close(closed);
+        try {
+          await app.stop();
+        } finally {
+          await shutDown();
+        }
+      })()),
+  };
+}
+
+function invalidStorage(): never {
+  throw new InvalidInputError('invalid_option', "storage must be 'lmdb', 'memory' or { store: MessageLog }");
+}
+
+function describeStorage(kind: StorageKind, slot: StorageSlot): RuntimeStorage {
+  if (kind.kind === 'memory') return { kind: 'memory' };
+  if (kind.kind === 'custom') return { kind: 'custom', store: kind.store };
+  const lease = () => {
+    const held = slot.lease;
+    if (held === undefined) throw new StorageError('store_closed', 'the LMDB environment is closed');
+    return held;
+  };
+  return {
+    kind: 'lmdb',
+    get path() {
+      return lease().path;
+    },
+    get root() {
+      return lease().root;
+    },
+    openDB<V, K extends import('lmdb').Key>(dbName: string, dbOptions: DatabaseOptions = {}): Database<V, K> {
+      if (dbName === MESSAGES_DB) throw new InvalidInputError('invalid_option', `'${MESSAGES_DB}' is the message store's database`);
+      return lease().root.openDB<V, K>(dbName, dbOptions);
+    },
+  };
+}

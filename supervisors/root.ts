@@ -1,0 +1,68 @@
+/**
+ * mnemo_root: the root of a runtime's tree.
+ *
+ *   root (rest_for_one, 3 restarts in 5 s)
+ *   ├── lmdb_environment   holds the LMDB environment (LMDB storage only)
+ *   ├── default_memory     the store singleton, registered as `<runtime>_default_memory`
+ *   ├── conversations      conversation_sup (dynamic, transient conversation actors)
+ *   └── ...extra children  (search pool, HTTP server: added by the layers that need them)
+ *
+ * rest_for_one, because each child depends on the ones started before it: the store builds
+ * its table over the environment; conversation actors hold the store's table and the last id
+ * they read from it. If the store restarts (an in-memory store comes back empty) the actors'
+ * last ids may be stale, so they must restart after it; if the environment holder restarts,
+ * everything after it does. A crash of the conversation supervisor leaves the store alone.
+ * Extra children come last, so they restart when the memory they use does.
+ *
+ * Intensity exceeded: the root stops its children right to left (the environment holder last,
+ * which flushes and closes LMDB) and the application reports `fatal`.
+ */
+import type { ChildSpec, SupervisorSpec } from '../src/otp/index.ts';
+import { start } from '../src/otp/index.ts';
+import { environmentHolder } from '../src/memory/environment-holder.ts';
+import type { LmdbEnvironmentOptions } from '../src/memory/lmdb-environment.ts';
+import { storeActor, type StorageKind } from '../src/memory/store-actor.ts';
+import type { StorageSlot } from '../src/memory/storage-slot.ts';
+import type { FaultInjector } from '../src/memory/fault-injector.ts';
+import { conversationSupChild, type ConversationSupOptions } from './conversation-sup.ts';
+
+export interface RootOptions {
+  /** The runtime's name, the prefix of every registered name in the tree. */
+  runtime: string;
+  slot: StorageSlot;
+  storage: StorageKind;
+  /** For LMDB storage: the data directory and environment options. */
+  lmdb: { path: string; options: LmdbEnvironmentOptions };
+  faults: FaultInjector | undefined;
+  conversations: Omit<ConversationSupOptions, 'runtime'>;
+}
+
+export const defaultMemoryName = (runtime: string) => `${runtime}_default_memory`;
+export const rootName = (runtime: string) => `${runtime}_root`;
+
+export function rootSpec(options: RootOptions, extraChildren: readonly ChildSpec[] = []): SupervisorSpec {
+  const { runtime, slot, storage } = options;
+  const environment: ChildSpec = {
+    id: 'lmdb_environment',
+    restart: 'permanent',
+    shutdown: 5000,
+    start: () => start(environmentHolder(slot, options.lmdb.path, options.lmdb.options), { name: `${runtime}_lmdb_environment` }),
+  };
+  const store: ChildSpec = {
+    id: 'default_memory',
+    restart: 'permanent',
+    shutdown: 5000,
+    start: () => start(storeActor(slot, storage, options.faults), { name: defaultMemoryName(runtime) }),
+  };
+  return {
+    strategy: 'rest_for_one',
+    intensity: 3,
+    period: 5,
+    children: [
+      ...(storage.kind === 'lmdb' ? [environment] : []),
+      store,
+      conversationSupChild({ runtime, ...options.conversations }),
+      ...extraChildren,
+    ],
+  };
+}
