@@ -20,6 +20,7 @@ export function fakeClock(startMs = 1_000_000): FakeClock {
 
 /** Poll until `check` returns a value other than undefined/false (or throw after ~3 s). */
 export async function waitFor<T>(check: () => T | undefined | false, what = 'condition'): Promise<T> {
+  if (check.constructor.name === 'AsyncFunction') throw new TypeError('waitFor takes a synchronous check');
   for (let i = 0; i < 3000; i++) {
     const value = check();
     if (value !== undefined && value !== false) return value;
@@ -64,13 +65,19 @@ export function worker(log: string[], id: string, options: WorkerOptions = {}): 
           if (message.type === 'stop') state.self.stop((message as unknown as { reason: ExitReason }).reason);
         },
         terminate: (reason) => {
-          log.push(`stop ${id} ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`);
+          log.push(`stop ${id} ${reasonText(reason)}`);
           if (options.hangOnShutdown === true) return new Promise<void>(() => {});
         },
       }),
       options.name === undefined ? {} : { name: options.name },
     );
   };
+}
+
+/** `normal`, `shutdown`, `killed`, `shutdown:<term>` or `crashed`. */
+export function reasonText(reason: ExitReason): string {
+  if (typeof reason === 'string') return reason;
+  return 'shutdown' in reason ? `shutdown:${String(reason.shutdown)}` : 'crashed';
 }
 
 export async function waitDead(pid: Pid): Promise<void> {
