@@ -1,7 +1,7 @@
 import { createAgent } from '../agent/agent.ts';
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import { fallbackReply } from '../llm/fallback-llm.ts';
-import type { AssistantMessage, JsonObject, Message, ToolMessage } from '../memory/message.ts';
+import type { JsonObject, Message } from '../memory/message.ts';
 import type { ToolCallRecord } from '../kernel/tool-call.ts';
 import { generateTitle, offlineTitle } from './conversation-title.ts';
 import { putDailyRow } from './daily-store.ts';
@@ -247,16 +247,12 @@ function toolCallsOf(err: unknown): ToolCallRecord[] {
 }
 
 function transcriptOfRecords(records: ToolCallRecord[]): Message[] {
-  if (records.length === 0) return [];
-  const call: AssistantMessage = {
-    role: 'assistant',
-    content: null,
-    tool_calls: records.map((r) => ({
-      id: r.id,
-      type: 'function',
-      function: { name: r.name, arguments: JSON.stringify(r.args) },
-    })),
-  };
-  const results: ToolMessage[] = records.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.result }));
-  return [call, ...results];
+  return records.flatMap((r): Message[] => [
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: r.id, type: 'function', function: { name: r.name, arguments: JSON.stringify(r.args) } }],
+    },
+    { role: 'tool', tool_call_id: r.id, content: r.result },
+  ]);
 }

@@ -11,19 +11,19 @@ import { pythonJsonDumps } from './python-json.ts';
  */
 export function projectToolCalls(transcript: readonly Message[]): ToolCallView[] {
   const views: ToolCallView[] = [];
-  const byId = new Map<string, ToolCallView>();
+  // Calls still waiting for their result, per id, oldest first (an id can recur across turns).
+  const waiting = new Map<string, ToolCallView[]>();
   for (const m of transcript) {
     if (m.role === 'assistant') {
       for (const call of m.tool_calls ?? []) {
         const view = { name: call.function.name, input: inputOf(call.function.arguments), output: '' };
         views.push(view);
-        byId.set(call.id, view);
+        waiting.set(call.id, [...(waiting.get(call.id) ?? []), view]);
       }
     } else if (m.role === 'tool') {
-      const view = byId.get(m.tool_call_id);
+      const view = waiting.get(m.tool_call_id)?.shift();
       if (view) {
         view.output = m.content;
-        byId.delete(m.tool_call_id);
       } else {
         views.push({ name: m.name ?? 'tool', input: '', output: m.content });
       }
