@@ -18,15 +18,16 @@ export function fakeClock(startMs = 1_000_000): FakeClock {
   };
 }
 
-/** Poll until `check` returns a value other than undefined/false (or throw after ~3 s). */
-export async function waitFor<T>(check: () => T | undefined | false, what = 'condition'): Promise<T> {
+/** Poll until `check` returns a value other than undefined/false (or throw after `timeoutMs`). */
+export async function waitFor<T>(check: () => T | undefined | false, what = 'condition', timeoutMs = 5000): Promise<T> {
   if (check.constructor.name === 'AsyncFunction') throw new TypeError('waitFor takes a synchronous check');
-  for (let i = 0; i < 3000; i++) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
     const value = check();
     if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 1));
   }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
