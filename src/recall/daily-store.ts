@@ -11,7 +11,10 @@ import type { WindowSpec } from './row-window.ts';
  * An id is assigned inside the LMDB write transaction that stores the row (read the day's last
  * key, put the next one), so parallel appends never share or skip an id, in this process or
  * another. Deleting a session leaves holes in a day's ids; windows count rows, so holes are
- * harmless, and later rows keep their anchors.
+ * harmless, and later rows keep their anchors. An id is never reused: when a deletion removes
+ * a day's last rows, the day's high-water mark is kept (`daily-high` counter) and numbering
+ * continues above it, so an anchor quoted earlier (in the log, or by the model) cannot come
+ * to name a different row.
  */
 export interface NewDailyRow extends DailyValue {
   day: string;
@@ -20,7 +23,7 @@ export interface NewDailyRow extends DailyValue {
 /** Inside a write transaction: stores the row, returns its id. */
 export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow): number {
   const { day, ...value } = row;
-  const id = lastDailyId(dbs, userId, day) + 1;
+  const id = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get(['daily-high', userId, day]) ?? 0) + 1;
   dbs.daily.put([userId, day, id], value);
   if (value.session_id !== null) dbs.dailyBySession.put([userId, value.session_id, day, id], true);
   return id;
@@ -116,6 +119,10 @@ export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: W
 /** Inside a write transaction: removes every daily row the session wrote. */
 export function removeSessionDailyRows(dbs: RecallDbs, userId: string, sessionId: string): number {
   const keys = [...dbs.dailyBySession.getKeys({ start: [userId, sessionId], end: [userId, sessionId, HIGH] })];
+  for (const day of new Set(keys.map((k) => k[2]))) {
+    const high = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get(['daily-high', userId, day]) ?? 0);
+    dbs.counters.put(['daily-high', userId, day], high);
+  }
   for (const key of keys) {
     const [, , day, id] = key;
     dbs.daily.remove([userId, day, id]);

@@ -16,6 +16,7 @@ import type { RowError, ToolCallView } from './memory-row.ts';
  * | recall.long-term        | [userId, version]                    | LongTermValue  |
  * | recall.log              | [userId, sessionId or '', seq]       | LogValue       |
  * | recall.counters         | ['session-order' or 'log-seq', userId] | number       |
+ * |                         | ['daily-high', userId, day]          | number         |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-store.ts`).
@@ -93,7 +94,7 @@ export interface RecallDbs {
   sessions: Database<SessionEntry, [string, string]>;
   longTerm: Database<LongTermValue, [string, number]>;
   log: Database<LogValue, [string, string, number]>;
-  counters: Database<number, [string, string]>;
+  counters: Database<number, string[]>;
 }
 
 /**

@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import { InvalidInputError } from '../../src/errors.ts';
+import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+
+let fx: RecallFixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+describe('per-user memory fails closed', () => {
+  async function aliceHasASecret(): Promise<void> {
+    await fx!.recall.chat({ userId: 'alice', sessionId: 'shared-id', message: 'my secret is 42' });
+    await fx!.recall.setLongTerm('alice', 'alice likes tea');
+  }
+
+  test("another user's calls with the same session id reach nothing", async () => {
+    fx = openRecall();
+    await aliceHasASecret();
+    const r = fx.recall;
+    expect(await r.getSessionMessages('bob', 'shared-id')).toEqual([]);
+    expect(await r.searchSession({ userId: 'bob', sessionId: 'shared-id', keyword: 'secret' })).toEqual([]);
+    expect(await r.searchSession({ userId: 'bob', sessionId: 'shared-id', keyword: '' })).toEqual([]);
+    expect(await r.searchDaily({ userId: 'bob', keyword: 'secret' })).toEqual([]);
+    expect(await r.sessionWindow({ userId: 'bob', sessionId: 'shared-id', messageId: 1, after: 5 })).toEqual([]);
+    expect(await r.dailyWindow({ userId: 'bob', messageId: 1, after: 5 })).toEqual([]);
+    expect(await r.dailyMessages('bob')).toEqual([]);
+    expect(await r.listConversations('bob')).toEqual([]);
+    expect(await r.getLongTerm('bob')).toBe('');
+    expect(await r.dialogueLog('bob')).toEqual([]);
+    expect(await r.deleteConversation('bob', 'shared-id')).toBe(false);
+    expect(await r.getSessionMessages('alice', 'shared-id')).toHaveLength(2);
+  });
+
+  test("a user whose id prefixes another's sees none of the other's rows", async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'ab', sessionId: 's', message: 'from ab' });
+    await fx.recall.chat({ userId: 'a', sessionId: 'bs', message: 'from a' });
+    expect((await fx.recall.searchDaily({ userId: 'a', keyword: 'from' })).map((r) => r.content)).toEqual([
+      'from a',
+      '收到：from a。我已经记录到记忆中。',
+    ]);
+    expect((await fx.recall.listConversations('a')).map((c) => c.session_id)).toEqual(['bs']);
+  });
+
+  test("a turn's tools are bound to its user and session", async () => {
+    fx = openRecall();
+    await aliceHasASecret();
+    await fx.recall.chat({ userId: 'bob', sessionId: 'b', message: 'hello' });
+    const tools = fx.recall.memoryTools('bob', 'b');
+    const run = (name: string, args: Record<string, unknown>) => tools.find((t) => t.name === name)!.execute(args as never, {} as never);
+    expect(await run('search_daily', { keyword: 'secret' })).toBe('no matched daily messages');
+    expect(await run('search_session', { keyword: 'secret' })).toBe('no matched session messages');
+    expect(await run('get_session_window', { message_id: 1, after: 3 })).not.toContain('secret');
+    await run('remember_note', { note: 'bob likes coffee' });
+    expect(await fx.recall.getLongTerm('alice')).toBe('alice likes tea');
+    expect(await fx.recall.getLongTerm('bob')).toBe('bob likes coffee');
+  });
+
+  test("deleting one user's session leaves the other user's session of the same id", async () => {
+    fx = openRecall();
+    await aliceHasASecret();
+    await fx.recall.chat({ userId: 'bob', sessionId: 'shared-id', message: 'bob here' });
+    await fx.recall.deleteConversation('bob', 'shared-id');
+    expect(await fx.recall.getSessionMessages('alice', 'shared-id')).toHaveLength(2);
+    expect(await fx.recall.searchDaily({ userId: 'alice', keyword: 'secret' })).toHaveLength(2);
+  });
+});
+
+describe('bad ids are refused with invalid_id, and nothing is written', () => {
+  const bad = ['../etc', 'a/b', 'a\u0000b', '..', '', 'x'.repeat(65), ' padded'];
+
+  test.each(bad)('chat with user id %j', async (id) => {
+    fx = openRecall();
+    const err = await fx.recall.chat({ userId: id, sessionId: 's', message: 'x' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as InvalidInputError).code).toBe('invalid_id');
+  });
+
+  test.each(bad)('chat with session id %j', async (id) => {
+    fx = openRecall();
+    await expect(fx.recall.chat({ userId: 'u', sessionId: id, message: 'x' })).rejects.toMatchObject({ code: 'invalid_id' });
+    expect(await fx.recall.dailyMessages('u')).toEqual([]);
+    expect(await fx.recall.listConversations('u')).toEqual([]);
+  });
+
+  test('every entry point checks its ids', async () => {
+    fx = openRecall();
+    const r = fx.recall;
+    const calls: Promise<unknown>[] = [
+      r.listConversations('a/b'),
+      r.createConversation('..'),
+      r.getSessionMessages('u', '../x'),
+      r.deleteConversation('u', 'a/b'),
+      r.searchSession({ userId: 'u', sessionId: '../s', keyword: '' }),
+      r.searchDaily({ userId: '../u', keyword: '' }),
+      r.sessionWindow({ userId: 'u', sessionId: 'x\u0000', messageId: 1 }),
+      r.dailyWindow({ userId: 'u/', messageId: 1 }),
+      r.getLongTerm('..'),
+      r.setLongTerm('..', 'x'),
+      r.undoLongTerm('a/b'),
+      r.longTermHistory('a/b'),
+      r.dialogueLog('u', '../s'),
+      r.dailyMessages('../u'),
+    ];
+    for (const call of calls) await expect(call).rejects.toMatchObject({ code: 'invalid_id' });
+    expect(() => r.memoryTools('u', '../s')).toThrow(InvalidInputError);
+  });
+});
