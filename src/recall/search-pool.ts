@@ -48,26 +48,29 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   });
   let closed = false;
   let closing: Promise<void> | undefined;
-  let pending = 0;
+  const inFlight = new Set<Promise<unknown>>();
   const pool = {
-    async run(job: SearchJob): Promise<DailyRow[] | MemoryRow[]> {
-      if (closed) throw new SearchPoolClosedError();
-      pending++;
-      try {
-        return (await piscina.run(job)) as DailyRow[] | MemoryRow[];
-      } finally {
-        pending--;
-      }
+    run(job: SearchJob): Promise<DailyRow[] | MemoryRow[]> {
+      if (closed) return Promise.reject(new SearchPoolClosedError());
+      const result = piscina.run(job) as Promise<DailyRow[] | MemoryRow[]>;
+      const settled = result.then(
+        () => undefined,
+        () => undefined,
+      );
+      inFlight.add(settled);
+      void settled.then(() => inFlight.delete(settled));
+      return result;
     },
     get pending() {
-      return pending;
+      return inFlight.size;
     },
     get closed() {
       return closed;
     },
     close() {
       closed = true;
-      closing ??= piscina.close();
+      // piscina's own close can cut off a job still waiting for its thread to start.
+      closing ??= Promise.all(inFlight).then(() => piscina.close());
       return closing;
     },
   };

@@ -8,8 +8,8 @@ import { runThrough, scanDaily, scanSession, type RawSessionRecord } from './sea
 /**
  * The pool worker: runs one keyword scan against the LMDB environment, read-only, and returns
  * the rows. lmdb-js keeps one environment per path per process and shares it across threads,
- * so opening the path here attaches to the environment the main thread writes, and every new
- * read transaction sees the latest commits. The handle is kept for the worker's life.
+ * so opening the path here attaches to the environment the main thread writes. Each job starts
+ * from the latest committed snapshot. The handle is kept for the worker's life.
  */
 interface Opened {
   env: RootDatabase;
@@ -35,6 +35,9 @@ function attach(path: string): Opened {
 
 export default function search(job: SearchJob): DailyRow[] | MemoryRow[] {
   const o = attach(job.path);
+  // lmdb-js renews its read snapshot on event turns; a pooled thread may not have had one
+  // since the main thread's last commit, so start every job from the latest snapshot.
+  o.env.resetReadTxn();
   return job.kind === 'daily'
     ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit))
     : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit));

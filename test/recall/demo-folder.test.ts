@@ -1,0 +1,316 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { pythonJsonDumps } from '../../src/recall/python-json.ts';
+import type { JsonObject } from '../../src/memory/message.ts';
+import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+
+let fx: RecallFixture | undefined;
+let work: string;
+
+beforeEach(() => {
+  work = mkdtempSync(join(tmpdir(), 'mnemo-demo-folder-'));
+});
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+  rmSync(work, { recursive: true, force: true });
+});
+
+function put(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text, 'utf8');
+}
+
+/** JSONL as the demo writes it: `json.dumps(row, ensure_ascii=False)` per line. */
+function jsonl(rows: JsonObject[]): string {
+  return rows.map((r) => `${pythonJsonDumps(r)}\n`).join('');
+}
+
+const row = (ts: string, role: string, content: string, tag: string, extra: JsonObject = {}): JsonObject => ({
+  ts,
+  role,
+  content,
+  tags: [tag],
+  meta: {},
+  ...extra,
+});
+
+/** A folder in the demo's layout, with legacy and irregular rows. */
+function writeDemoFolder(root: string): void {
+  const u = join(root, 'demo-user');
+  put(join(u, 'memory.md'), '用户喜欢喝茶\n生日是五月三号\n');
+  put(
+    join(u, 'conversations.json'),
+    pythonJsonDumps({ s1: { title: '生日', updated_at: '2026-04-08T19:09:28' }, s2: { title: '旧对话', updated_at: '2026-04-07T08:00:00' } }, 2),
+  );
+  put(
+    join(u, 'sessions', 's1.jsonl'),
+    jsonl([
+      row('2026-04-08T19:09:20', 'user', '我的生日是五月三号', 'session', { message_id: 1 }),
+      row('2026-04-08T19:09:21', 'assistant', '记住了', 'session', { message_id: 2 }),
+      row('2026-04-08T19:09:27', 'user', '我生日是哪天？', 'session', { message_id: 3 }),
+      {
+        ts: '2026-04-08T19:09:28',
+        role: 'assistant',
+        content: '五月三号',
+        tags: ['session'],
+        meta: { tool_calls: [{ name: 'search_session', input: '{"keyword": "生日"}', output: '#1 2026-04-08T19:09:20 | user: 我的生日是五月三号' }] },
+        message_id: 4,
+      },
+    ]),
+  );
+  // Legacy rows written before message_id existed, then the demo's own ids.
+  put(
+    join(u, 'sessions', 's2.jsonl'),
+    jsonl([
+      row('2026-04-07T08:00:00', 'user', 'legacy one', 'session'),
+      row('2026-04-07T08:00:01', 'assistant', 'legacy two', 'session'),
+      row('2026-04-07T08:00:02', 'user', 'numbered three', 'session', { message_id: 3 }),
+    ]),
+  );
+  // Irregular ids (hand edits, the demo's unlocked appends); not named by conversations.json.
+  put(
+    join(u, 'sessions', 's3.jsonl'),
+    jsonl([
+      row('t1', 'user', 'five', 'session', { message_id: 5 }),
+      row('t2', 'assistant', 'six?', 'session'),
+      row('t3', 'user', 'three', 'session', { message_id: '3' }),
+      row('t4', 'user', 'flag', 'session', { message_id: true }),
+    ]),
+  );
+  put(
+    join(u, 'daily', '2026-04-08.jsonl'),
+    jsonl([
+      row('2026-04-08T19:09:20', 'user', '我的生日是五月三号', 'daily', { message_id: 1 }),
+      { ts: '2026-04-08T19:09:21', role: 'assistant', content: '记住了', tags: ['daily'], meta: { session_id: 's1' }, message_id: 2 },
+    ]),
+  );
+  put(join(u, 'daily', '2026-04-07.jsonl'), jsonl([row('2026-04-07T08:00:00', 'user', 'legacy one', 'daily')]));
+  put(
+    join(u, 'logs', 'llm_dialogue.jsonl'),
+    jsonl([
+      { ts: '2026-04-08T19:09:21', session_id: 's1', user_message: '我的生日是五月三号', assistant_reply: '记住了', memory_context: '[SESSION]\nuser: 我的生日是五月三号', tool_calls: [] },
+      { ts: '2026-04-08T19:09:28', session_id: '../weird', user_message: 'x', assistant_reply: 'y', memory_context: '', tool_calls: [] },
+    ]),
+  );
+  put(join(root, 'demo-user', '.DS_Store'), 'ignored');
+  put(join(root, 'README.txt'), 'ignored too');
+}
+
+function filesUnder(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (!entry.name.startsWith('.') && entry.name !== 'README.txt') out.set(relative(root, path), readFileSync(path, 'utf8'));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+describe('import of the demo folder layout', () => {
+  test('sessions, titles, rows, anchors, tool calls and long-term memory come across', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    fx = openRecall();
+    const report = await fx.recall.importDemoFolder(src);
+    expect(report).toEqual({
+      users: ['demo-user'],
+      sessions: 3,
+      sessionRows: 11,
+      dailyRows: 3,
+      logRows: 2,
+      longTermDocuments: 1,
+      renumbered: [{ file: 'demo-user/sessions/s3.jsonl', rows: 3 }],
+    });
+    const r = fx.recall;
+    expect(await r.listConversations('demo-user')).toEqual([
+      { session_id: 's1', title: '生日', updated_at: '2026-04-08T19:09:28' },
+      { session_id: 's2', title: '旧对话', updated_at: '2026-04-07T08:00:00' },
+    ]);
+    const s1 = await r.getSessionMessages('demo-user', 's1');
+    expect(s1[3]).toEqual({
+      ts: '2026-04-08T19:09:28',
+      role: 'assistant',
+      content: '五月三号',
+      message_id: 4,
+      tool_calls: [{ name: 'search_session', input: '{"keyword": "生日"}', output: '#1 2026-04-08T19:09:20 | user: 我的生日是五月三号' }],
+    });
+    expect(await r.getLongTerm('demo-user')).toBe('用户喜欢喝茶\n生日是五月三号');
+    expect((await r.searchDaily({ userId: 'demo-user', keyword: '生日' })).map((x) => [x.day, x.message_id, x.session_id])).toEqual([
+      ['2026-04-08', 1, null],
+    ]);
+    expect((await r.dailyMessages('demo-user', '2026-04-08'))[1]!.session_id).toBe('s1');
+  });
+
+  test('legacy rows without message_id are numbered as the demo numbers them', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    expect((await fx.recall.getSessionMessages('demo-user', 's2')).map((x) => [x.message_id, x.content])).toEqual([
+      [1, 'legacy one'],
+      [2, 'legacy two'],
+      [3, 'numbered three'],
+    ]);
+    expect((await fx.recall.sessionWindow({ userId: 'demo-user', sessionId: 's2', messageId: 2, before: 1 })).map((x) => x.content)).toEqual([
+      'legacy one',
+      'legacy two',
+    ]);
+  });
+
+  test('a later chat continues the imported session after its last anchor', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const result = await fx.recall.chat({ userId: 'demo-user', sessionId: 's1', message: 'hi again' });
+    expect(result.title).toBe('生日');
+    expect(result.memoryHits).toBe(1);
+    expect((await fx.recall.getSessionMessages('demo-user', 's1')).map((x) => x.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe('round trip', () => {
+  test('import then export gives back every file of the layout, byte for byte', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const out = join(work, 'exported');
+    const report = await fx.recall.exportDemoFolder(out);
+    expect(report.users).toEqual(['demo-user']);
+    expect(filesUnder(out)).toEqual(filesUnder(src));
+  });
+
+  test('rows written by Mnemo export in the demo shape, readable back with the same anchors', async () => {
+    fx = openRecall();
+    await fx.recall.setLongTerm('u', 'likes tea');
+    await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'hello' });
+    const out = join(work, 'exported');
+    await fx.recall.exportDemoFolder(out);
+    const lines = readFileSync(join(out, 'u', 'sessions', 's.jsonl'), 'utf8').trimEnd().split('\n');
+    expect(lines[0]).toBe('{"ts": "2026-04-08T10:00:00", "role": "user", "content": "hello", "tags": ["session"], "meta": {}, "message_id": 1}');
+    expect(readFileSync(join(out, 'u', 'memory.md'), 'utf8')).toBe('likes tea\n');
+    expect(JSON.parse(readFileSync(join(out, 'u', 'conversations.json'), 'utf8'))).toEqual({
+      s: { title: 'hello', updated_at: '2026-04-08T10:00:00' },
+    });
+    const daily = readFileSync(join(out, 'u', 'daily', '2026-04-08.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as JsonObject);
+    expect(daily.map((d) => [d['message_id'], (d['meta'] as JsonObject)['session_id'], d['tags']])).toEqual([
+      [1, 's', ['daily']],
+      [2, 's', ['daily']],
+    ]);
+    const log = JSON.parse(readFileSync(join(out, 'u', 'logs', 'llm_dialogue.jsonl'), 'utf8')) as JsonObject;
+    expect(Object.keys(log)).toEqual(['ts', 'session_id', 'user_message', 'assistant_reply', 'memory_context', 'tool_calls']);
+
+    const again = openRecall();
+    try {
+      await again.recall.importDemoFolder(out);
+      expect(await again.recall.getSessionMessages('u', 's')).toEqual(await fx.recall.getSessionMessages('u', 's'));
+      expect(await again.recall.listConversations('u')).toEqual(await fx.recall.listConversations('u'));
+      const reexported = join(work, 're-exported');
+      await again.recall.exportDemoFolder(reexported);
+      expect(filesUnder(reexported)).toEqual(filesUnder(out));
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe('refusals', () => {
+  async function refused(root: string, code: string): Promise<void> {
+    fx = openRecall();
+    await expect(fx.recall.importDemoFolder(root)).rejects.toMatchObject({ code });
+    expect(await fx.recall.listConversations('demo-user')).toEqual([]);
+    expect(await fx.recall.getSessionMessages('demo-user', 's1')).toEqual([]);
+    expect(await fx.recall.getLongTerm('demo-user')).toBe('');
+  }
+
+  test('a user folder with an unsafe name refuses the whole import before anything is written', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    mkdirSync(join(src, 'bad name'));
+    await refused(src, 'invalid_id');
+  });
+
+  test('a session file with an unsafe name is refused', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    put(join(src, 'demo-user', 'sessions', 'a..b.jsonl'), '');
+    await refused(src, 'invalid_id');
+  });
+
+  test('a daily file that is not a real date is refused', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    put(join(src, 'demo-user', 'daily', '2026-02-30.jsonl'), '');
+    await refused(src, 'invalid_id');
+  });
+
+  test('a conversations.json key that is not a safe id is refused', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    put(join(src, 'demo-user', 'conversations.json'), JSON.stringify({ '../../etc': { title: 'x', updated_at: 'y' } }));
+    await refused(src, 'invalid_id');
+  });
+
+  test('a symbolic link anywhere is refused', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    const outside = join(work, 'outside.jsonl');
+    put(outside, jsonl([row('t', 'user', 'secret from outside', 'session')]));
+    symlinkSync(outside, join(src, 'demo-user', 'sessions', 'linked.jsonl'));
+    await refused(src, 'invalid_id');
+  });
+
+  test('a corrupt row is refused with invalid_message, naming the file and line', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    put(join(src, 'demo-user', 'sessions', 's4.jsonl'), '{"role": "user", "content": "ok"}\n{not json\n');
+    fx = openRecall();
+    const err = await fx.recall.importDemoFolder(src).catch((e: unknown) => e as Error);
+    expect(err).toMatchObject({ code: 'invalid_message' });
+    expect((err as Error).message).toContain('s4.jsonl:2');
+    expect(await fx.recall.listConversations('demo-user')).toEqual([]);
+  });
+
+  test('content that is not a string is refused', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    put(join(src, 'demo-user', 'daily', '2026-04-09.jsonl'), '{"role": "user", "content": 5}\n');
+    await refused(src, 'invalid_message');
+  });
+
+  test('an import never merges into a user who already has memory', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'demo-user', sessionId: 'live', message: 'existing' });
+    await expect(fx.recall.importDemoFolder(src)).rejects.toMatchObject({ code: 'invalid_option' });
+    expect((await fx.recall.listConversations('demo-user')).map((c) => c.session_id)).toEqual(['live']);
+  });
+
+  test('an export never writes into a non-empty user folder', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'x' });
+    const out = join(work, 'exported');
+    put(join(out, 'u', 'keep.txt'), 'mine');
+    await expect(fx.recall.exportDemoFolder(out)).rejects.toMatchObject({ code: 'invalid_option' });
+    expect(readdirSync(join(out, 'u'))).toEqual(['keep.txt']);
+  });
+
+  test('only the named users are imported or exported', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    put(join(src, 'other', 'memory.md'), 'other doc\n');
+    fx = openRecall();
+    expect((await fx.recall.importDemoFolder(src, { users: ['other'] })).users).toEqual(['other']);
+    expect(await fx.recall.listConversations('demo-user')).toEqual([]);
+    await expect(fx.recall.importDemoFolder(src, { users: ['missing'] })).rejects.toMatchObject({ code: 'invalid_option' });
+    await expect(fx.recall.exportDemoFolder(join(work, 'x'), { users: ['../up'] })).rejects.toMatchObject({ code: 'invalid_id' });
+  });
+});
