@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
  *   word as keyword;
  * - a request that ends with tool results gets the final answer
  *   `stub answer to "<user message>" (<n> tool results)`;
- * - a request with no tools (the title generator) gets `标题 <user message, 8 chars>`.
+ * - a request with no tools (the title generator) gets `标题 <user message, 8 chars>`;
+ * - a request whose user message contains `#fail` gets a 400 error (no retries by the client).
  *
  * `hold()` makes the next answers wait until `release()`, so a test can act while a turn is
  * in flight; `received` resolves with each request as it arrives.
@@ -37,7 +38,12 @@ interface WireTool {
   function?: { name?: string };
 }
 
-export async function startChatStub(): Promise<ChatStub> {
+export interface ChatStubOptions {
+  /** The final answer after the tool results (default: the `stub answer to ...` text). */
+  answer?: (userText: string, toolResults: number) => string;
+}
+
+export async function startChatStub(options: ChatStubOptions = {}): Promise<ChatStub> {
   const requests: Record<string, unknown>[] = [];
   const waiters: { n: number; resolve: (b: Record<string, unknown>) => void }[] = [];
   let gate: Promise<void> | null = null;
@@ -56,6 +62,11 @@ export async function startChatStub(): Promise<ChatStub> {
         w.resolve(body);
       }
       void (gate ?? Promise.resolve()).then(() => {
+        if (lastUserText(body).includes('#fail')) {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'stub refused the request', type: 'invalid_request_error' } }));
+          return;
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(completion(answer(body))));
       });
@@ -66,7 +77,7 @@ export async function startChatStub(): Promise<ChatStub> {
     const messages = (body['messages'] ?? []) as WireMessage[];
     const tools = (body['tools'] ?? []) as WireTool[];
     const last = messages[messages.length - 1];
-    const userText = textOf([...messages].reverse().find((m) => m.role === 'user')?.content);
+    const userText = lastUserText(body);
     if (tools.length === 0) return { content: `标题 ${Array.from(userText).slice(0, 8).join('')}` };
     if (last?.role === 'user') {
       const names = tools.map((t) => t.function?.name ?? '');
@@ -81,7 +92,7 @@ export async function startChatStub(): Promise<ChatStub> {
       };
     }
     const results = messages.filter((m) => m.role === 'tool').length;
-    return { content: `stub answer to "${userText}" (${results} tool results)` };
+    return { content: options.answer?.(userText, results) ?? `stub answer to "${userText}" (${results} tool results)` };
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -108,6 +119,11 @@ export async function startChatStub(): Promise<ChatStub> {
         server.close(() => resolve());
       }),
   };
+}
+
+function lastUserText(body: Record<string, unknown>): string {
+  const messages = (body['messages'] ?? []) as WireMessage[];
+  return textOf([...messages].reverse().find((m) => m.role === 'user')?.content);
 }
 
 function textOf(content: unknown): string {

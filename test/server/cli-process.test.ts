@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startChatStub, type ChatStub } from './support/chat-completions-stub.ts';
+import { runCli, type CliProcess } from './support/cli-process.ts';
+import { http } from './support/http.ts';
+
+// The `mnemo` command as a real child process: start, chat, stop with a signal, start again
+// on the same data dir and find everything there.
+
+let dir: string;
+let running: CliProcess[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mnemo-cli-'));
+  running = [];
+});
+afterEach(async () => {
+  for (const p of running) {
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await p.exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const isListening = (l: Record<string, unknown>): boolean => typeof l['url'] === 'string' && 'dataDir' in l;
+
+async function start(extraArgs: string[] = [], env: Record<string, string> = {}) {
+  const p = runCli(['--port', '0', '--data-dir', join(dir, 'data'), ...extraArgs], { cwd: dir, env });
+  running.push(p);
+  const line = await p.waitForLine(isListening);
+  return { p, url: line['url'] as string, line };
+}
+
+async function stop(p: CliProcess, signal: NodeJS.Signals): Promise<number | string> {
+  p.child.kill(signal);
+  return p.exited;
+}
+
+describe('mnemo command', () => {
+  it('prints its help and exits 0', async () => {
+    const p = runCli(['--help'], { cwd: dir });
+    running.push(p);
+    expect(await p.exited).toBe(0);
+    expect(p.lines.map((l) => l['raw']).join('\n')).toContain('Usage: mnemo [options]');
+  });
+
+  it('refuses a bad option with exit code 2 and a message', async () => {
+    const p = runCli(['--port', 'eighty'], { cwd: dir });
+    running.push(p);
+    expect(await p.exited).toBe(2);
+    expect(p.stderr()).toMatch(/invalid port/);
+  });
+
+  it('logs JSON lines saying where it listens, its data dir, storage and LLM', async () => {
+    const { p, url, line } = await start();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(line).toMatchObject({
+      dataDir: join(dir, 'data'),
+      storage: 'lmdb',
+      llm: { kind: 'fallback' },
+      auth: 'none',
+      level: 30,
+    });
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
+
+  it('keeps a conversation across SIGTERM and a restart on the same data dir', async () => {
+    const first = await start();
+    const sent = await http(first.url, 'POST', '/api/chat', {
+      body: { user_id: 'demo-user', session_id: 'keep', message: 'remember the lighthouse' },
+    });
+    expect(sent.status).toBe(200);
+    expect(await stop(first.p, 'SIGTERM')).toBe(0);
+    expect(first.p.lines.some((l) => l['msg'] === 'stopped cleanly')).toBe(true);
+
+    const second = await start();
+    const list = await http(second.url, 'GET', '/api/conversations?user_id=demo-user');
+    expect(list.json).toEqual({ items: [{ session_id: 'keep', title: 'remember the', updated_at: expect.any(String) }] });
+    const messages = await http(second.url, 'GET', '/api/conversations/keep/messages?user_id=demo-user');
+    expect((messages.json as { items: { content: string }[] }).items.map((i) => i.content)).toEqual([
+      'remember the lighthouse',
+      '收到：remember the lighthouse。我已经记录到记忆中。',
+    ]);
+    expect(await stop(second.p, 'SIGINT')).toBe(0);
+  });
+
+  it('finishes a turn in flight when stopped, and the restart sees it', async () => {
+    const stub: ChatStub = await startChatStub();
+    try {
+      const llmEnv = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: stub.baseURL, OPENAI_MODEL: 'stub-model' };
+      const first = await start([], llmEnv);
+      expect(first.line).toMatchObject({ llm: { kind: 'openai-compatible', model: 'stub-model', keyFrom: 'env' } });
+      expect(JSON.stringify(first.p.lines)).not.toContain('sk-test');
+
+      stub.hold();
+      const turn = http(first.url, 'POST', '/api/chat', {
+        body: { user_id: 'u', session_id: 'inflight', message: 'lighthouse keeper' },
+      });
+      await stub.waitForRequest(1); // the turn is now inside the model call
+      first.p.child.kill('SIGTERM');
+      await first.p.waitForLine((l) => l['msg'] === 'stopping: no new requests, finishing turns in flight');
+      stub.release();
+
+      const answered = await turn;
+      expect(answered.status).toBe(200);
+      expect((answered.json as { reply: string; tool_calls: unknown[] }).reply).toBe(
+        'stub answer to "lighthouse keeper" (1 tool results)',
+      );
+      expect(await first.p.exited).toBe(0);
+
+      const second = await start([], llmEnv);
+      const messages = await http(second.url, 'GET', '/api/conversations/inflight/messages?user_id=u');
+      const items = (messages.json as { items: { role: string; tool_calls: { name: string }[] }[] }).items;
+      expect(items.map((i) => i.role)).toEqual(['user', 'assistant']);
+      expect(items[1]?.tool_calls.map((c) => c.name)).toEqual(['search_session']);
+      expect(await stop(second.p, 'SIGTERM')).toBe(0);
+    } finally {
+      await stub.close();
+    }
+  });
+
+  it('requires the bearer token given by MNEMO_TOKEN', async () => {
+    const { p, url, line } = await start([], { MNEMO_TOKEN: 'cli-token' });
+    expect(line['auth']).toBe('bearer token');
+    expect((await http(url, 'GET', '/api/conversations?user_id=u')).status).toBe(401);
+    const ok = await http(url, 'GET', '/api/conversations?user_id=u', { headers: { authorization: 'Bearer cli-token' } });
+    expect(ok.status).toBe(200);
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
+});

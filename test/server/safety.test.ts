@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/test-server.ts';
+
+// The server's safety rails over a real server and runtime: bearer token, body limit, JSON
+// only, loopback Host names, and a static allow-list that no request path can escape.
+
+describe('bearer token', () => {
+  let t: TestServer;
+  const token = 'test-token-0123456789';
+  beforeAll(async () => {
+    t = await startTestServer({ token });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('refuses an API request without a token with 401 and a Bearer challenge', async () => {
+    const res = await t.request('GET', '/api/conversations?user_id=u');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(res.json).toEqual({ detail: 'missing bearer token' });
+  });
+
+  it('refuses a wrong token, a token of another length, and another scheme', async () => {
+    for (const authorization of [`Bearer ${token.slice(0, -1)}x`, `Bearer ${token}x`, `Basic ${token}`, 'Bearer']) {
+      const res = await t.request('GET', '/api/conversations?user_id=u', { headers: { authorization } });
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ detail: 'invalid bearer token' });
+    }
+  });
+
+  it('runs nothing for a refused request', async () => {
+    const refused = await t.request('POST', '/api/chat', { body: { user_id: 'tok-u', session_id: 's', message: 'hi' } });
+    expect(refused.status).toBe(401);
+    const listed = await t.request('GET', '/api/conversations?user_id=tok-u', {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(listed.json).toEqual({ items: [] });
+  });
+
+  it('accepts the right token on every API route', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    const chat = await t.request('POST', '/api/chat', {
+      body: { user_id: 'tok-u', session_id: 's', message: 'hi' },
+      headers,
+    });
+    expect(chat.status).toBe(200);
+    expect((await t.request('GET', '/api/runtime', { headers })).status).toBe(200);
+    expect((await t.request('GET', '/api/conversations/s/messages?user_id=tok-u', { headers })).status).toBe(200);
+  });
+
+  it('serves the page and its assets without a token (they hold no data)', async () => {
+    expect((await t.request('GET', '/')).status).toBe(200);
+    expect((await t.request('GET', '/static/app.js')).status).toBe(200);
+  });
+});
+
+describe('request limits', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('refuses a body over 1 MiB with 413 and keeps serving', async () => {
+    const message = 'x'.repeat(1024 * 1024);
+    const res = await t.request('POST', '/api/chat', { body: { user_id: 'big-u', session_id: 's', message } });
+    expect(res.status).toBe(413);
+    expect((res.json as { detail: string }).detail).toMatch(/too large/);
+    expect((await t.request('GET', '/api/conversations?user_id=big-u')).json).toEqual({ items: [] });
+  });
+
+  it('accepts a body just under the limit', async () => {
+    const message = 'y'.repeat(1000 * 1000);
+    const res = await t.request('POST', '/api/chat', { body: { user_id: 'big-u', session_id: 's', message } });
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses a text/plain body (a cross-site form could send one) with 415', async () => {
+    const res = await t.request('POST', '/api/chat', {
+      raw: JSON.stringify({ user_id: 'u', session_id: 's', message: 'm' }),
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(res.status).toBe(415);
+  });
+
+  it('answers an unknown route with 404 and a JSON detail', async () => {
+    const res = await t.request('GET', '/api/nothing');
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ detail: 'Not Found' });
+  });
+});
+
+describe('loopback host names', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('refuses a request naming another host (DNS rebinding) with 403', async () => {
+    for (const host of ['evil.example', 'evil.example:8000', '127.0.0.1.evil.example', '0.0.0.0']) {
+      const res = await t.request('GET', '/api/runtime', { headers: { host } });
+      expect(res.status).toBe(403);
+    }
+    expect((await t.request('GET', '/', { headers: { host: 'evil.example' } })).status).toBe(403);
+  });
+
+  it('accepts localhost, 127.0.0.1 and [::1] with any port', async () => {
+    for (const host of ['localhost', `localhost:${t.server.port}`, `127.0.0.1:${t.server.port}`, '[::1]:1']) {
+      const res = await t.request('GET', '/api/runtime', { headers: { host } });
+      expect(res.status).toBe(200);
+    }
+  });
+});
+
+describe('static files', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serves the page with a strict Content-Security-Policy', async () => {
+    const res = await t.request('GET', '/');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('<script type="module" src="/static/app.js"></script>');
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('serves marked and DOMPurify from node_modules, not from the internet', async () => {
+    const marked = await t.request('GET', '/static/vendor/marked.esm.js');
+    expect(marked.status).toBe(200);
+    expect(marked.text).toContain('marked v');
+    const purify = await t.request('GET', '/static/vendor/purify.es.mjs');
+    expect(purify.status).toBe(200);
+    expect(purify.text).toContain('DOMPurify');
+    const page = await t.request('GET', '/');
+    expect(page.text).not.toMatch(/https?:\/\//);
+  });
+
+  it('answers 404 to every path outside the allow-list, traversal included', async () => {
+    for (const path of [
+      '/static/../package.json',
+      '/static/%2e%2e/%2e%2e/package.json',
+      '/static/vendor/..%2f..%2f..%2fpackage.json',
+      '/package.json',
+      '/src/server/server.ts',
+      '/static/app.js.map',
+      '/static/public/index.html',
+      '/node_modules/marked/package.json',
+    ]) {
+      const res = await t.request('GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.text).not.toContain('"name": "mnemo"');
+    }
+  });
+});
