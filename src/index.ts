@@ -1,0 +1,148 @@
+/**
+ * Mnemo's public surface. Everything a user imports comes from here (and test kits from
+ * `mnemo/testing`). Layers, bottom up: otp → memory → provider → kernel → agent → recall →
+ * server; `llm` stands beside kernel and agent.
+ */
+
+// Errors: one hierarchy, stable codes.
+export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.ts';
+
+// The runtime and its supervision tree.
+export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS } from './runtime.ts';
+export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeStorage } from './runtime.ts';
+
+// OTP: processes, calls, monitors, registry, supervisors, applications.
+export {
+  spawn,
+  start,
+  exit,
+  stop,
+  link,
+  unlink,
+  isAlive,
+  processInfo,
+  processes,
+  pidOf,
+  register,
+  unregister,
+  whereis,
+  registered,
+  call,
+  cast,
+  send,
+  monitor,
+  demonitor,
+  genServer,
+  noReply,
+  startSupervisor,
+  startDynamicSupervisor,
+  startChild,
+  terminateChild,
+  restartChild,
+  deleteChild,
+  whichChildren,
+  countChildren,
+  startApplication,
+  installShutdownHandlers,
+  isNormalExit,
+  isCrash,
+  formatExitReason,
+  monotonicClock,
+  ExitError,
+  RegistryError,
+  SupervisorError,
+  TERMINATE,
+  EXIT,
+} from './otp/index.ts';
+export type {
+  Pid,
+  ProcessRef,
+  ExitReason,
+  ExitSignal,
+  ExitCode,
+  RegistryErrorCode,
+  SupervisorErrorCode,
+  Clock,
+  SpawnOptions,
+  ProcessInfo,
+  ProcessStatus,
+  TerminateEvent,
+  ExitMessage,
+  CallOptions,
+  CallEvent,
+  From,
+  MonitorRef,
+  Down,
+  GenServerCallbacks,
+  ServerSelf,
+  GenServerLogic,
+  ChildSpec,
+  DynamicChildSpec,
+  RestartType,
+  ShutdownSpec,
+  ChildType,
+  StartResult,
+  Strategy,
+  SupervisorFlags,
+  SupervisorSpec,
+  DynamicSupervisorSpec,
+  SupervisorOptions,
+  ChildInfo,
+  ChildCounts,
+  TreeEvent,
+  EventStream,
+  Application,
+  ApplicationOptions,
+  TreeNode,
+  ShutdownHandlerOptions,
+} from './otp/index.ts';
+
+// Store layer (beamai's ChatMemory).
+export * from './memory/index.ts';
+
+// Policy layer, kernel, agent, LLM services.
+export * from './provider/index.ts';
+export * from './kernel/index.ts';
+export * from './agent/index.ts';
+export * from './llm/index.ts';
+
+// Layered memory of the Agent Memory Demo.
+export {
+  createRecall,
+  createSearchPool,
+  createMemoryTools,
+  buildSystemPrompt,
+  buildPromptContext,
+  newSessionId,
+  RecallClosedError,
+  SearchPoolClosedError,
+  MEMORY_TOOL_NAMES,
+  RECALL_DB_NAMES,
+  UNTITLED,
+} from './recall/index.ts';
+export type {
+  Recall,
+  RecallOptions,
+  ChatInput,
+  ChatResult,
+  MemoryRow,
+  DailyRow,
+  ToolCallView,
+  ConversationSummary,
+  LongTermVersion,
+  DialogueLogRow,
+  SearchSessionQuery,
+  SearchDailyQuery,
+  SessionWindowQuery,
+  DailyWindowQuery,
+  SearchPool,
+  SearchPoolOptions,
+  ExportOptions,
+  ExportReport,
+  ImportOptions,
+  ImportReport,
+} from './recall/index.ts';
+
+// HTTP API and chat page.
+export { createServer, startServer } from './server/index.ts';
+export type { ServerOptions, RunningServer } from './server/index.ts';
