@@ -20,6 +20,7 @@
 import { ExitError } from './errors.ts';
 import { formatExitReason, type ExitReason } from './exit-reason.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
+import { expireAfter, type Expirable, type TimeoutQueue } from './call-timeouts.ts';
 import { CallEnvelope } from './envelopes.ts';
 import { codeOf, current, deliverInfo, KIND_SERVER, resolve, type PendingCall, type Process } from './process.ts';
 
@@ -41,52 +42,48 @@ export interface CallOptions {
   readonly timeoutMs?: number;
 }
 
-export class CallFrom implements From, PendingCall {
+export class CallFrom implements From, PendingCall, Expirable {
   pending = true;
-  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  deadline = 0;
+  timeouts: TimeoutQueue | undefined = undefined;
 
   constructor(
     private readonly target: Process,
     private readonly resolveCall: (value: unknown) => void,
     private readonly rejectCall: (error: unknown) => void,
     private readonly request: Message,
+    private readonly timeoutMs: number,
   ) {}
 
   reply(value: unknown): void {
     if (!this.pending) return;
-    this.end();
+    this.pending = false;
+    this.target.pending.delete(this);
+    this.timeouts?.settled();
     this.resolveCall(value);
   }
 
   fail(error: unknown): void {
     if (!this.pending) return;
-    this.end();
+    this.pending = false;
+    this.target.pending.delete(this);
+    this.timeouts?.settled();
     this.rejectCall(error);
   }
 
   settleExit(reason: ExitReason, target: Pid): void {
     if (!this.pending) return;
     this.pending = false;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timeouts?.settled();
     this.rejectCall(new ExitError(codeOf(reason), reason, `call ${this.request.type} to ${target}: process exited (${formatExitReason(reason)})`));
   }
 
-  timeout(timeoutMs: number): void {
+  expire(): void {
     if (!this.pending) return;
     this.pending = false;
     this.target.pending.delete(this);
-    this.rejectCall(new ExitError('timeout', 'timeout', `call ${this.request.type} to ${this.target}: no reply within ${timeoutMs} ms`));
+    this.rejectCall(new ExitError('timeout', 'timeout', `call ${this.request.type} to ${this.target}: no reply within ${this.timeoutMs} ms`));
   }
-
-  private end(): void {
-    this.pending = false;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.target.pending.delete(this);
-  }
-}
-
-function onTimeout(from: CallFrom, timeoutMs: number): void {
-  from.timeout(timeoutMs);
 }
 
 /** Send `request` and wait for the reply. See the file header for the error codes. */
@@ -100,10 +97,11 @@ export function call<R = unknown, TRequest extends Message = Message>(ref: Proce
   }
   const timeoutMs = options?.timeoutMs ?? 5000;
   return new Promise<R>((resolveCall, rejectCall) => {
-    const from = new CallFrom(target, resolveCall as (value: unknown) => void, rejectCall, request);
+    const from = new CallFrom(target, resolveCall as (value: unknown) => void, rejectCall, request, timeoutMs);
     target.pending.add(from);
-    if (timeoutMs !== Infinity) from.timer = setTimeout(onTimeout, timeoutMs, from, timeoutMs);
-    target.deliver(target.kind === KIND_SERVER ? new CallEnvelope(request.type, request, from) : { ...request, from });
+    if (timeoutMs !== Infinity) from.timeouts = expireAfter(from, timeoutMs);
+    // Object.assign, not a spread: measured faster through xstate's machine transition.
+    target.deliver(target.kind === KIND_SERVER ? new CallEnvelope(request.type, request, from) : Object.assign({}, request, { from }));
   });
 }
 

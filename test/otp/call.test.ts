@@ -93,6 +93,41 @@ describe('call and cast', () => {
     exit(pid, 'kill');
   });
 
+  it('calls sharing a timeout each time out on their own, whatever was answered before them', async () => {
+    const pid = spawn(
+      genServer<object>({ init: () => ({}), handleCall: (request) => (request.type === 'quick' ? 'done' : noReply) }),
+    );
+    const slow1 = call(pid, { type: 'slow' }, { timeoutMs: 10 });
+    await expect(call(pid, { type: 'quick' }, { timeoutMs: 10 })).resolves.toBe('done');
+    const slow2 = call(pid, { type: 'slow' }, { timeoutMs: 10 });
+    expect((await rejection(slow1)).code).toBe('timeout');
+    expect((await rejection(slow2)).code).toBe('timeout');
+    expect(processInfo(pid)?.pendingCalls).toBe(0);
+    exit(pid, 'kill');
+  });
+
+  it('an answered call leaves no timer keeping the process alive', async () => {
+    const pid = spawn(counter);
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const pending = call(pid, { type: 'get' }, { timeoutMs: 61_234 }); // a timeout value no other test uses
+    expect(timers()).toBe(before); // answered synchronously by the machine
+    await pending;
+    expect(timers()).toBe(before);
+    exit(pid, 'kill');
+  });
+
+  it('a pending call keeps its timeout timer alive', async () => {
+    const pid = spawn(genServer<object>({ init: () => ({}), handleCall: () => noReply }));
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const pending = call(pid, { type: 'never' }, { timeoutMs: 62_345 });
+    expect(timers()).toBe(before + 1);
+    exit(pid, 'kill');
+    await pending.catch(() => {});
+    expect(timers()).toBe(before);
+  });
+
   it('a call pending when the server is shut down rejects with shutdown', async () => {
     const pid = spawn(genServer<object>({ init: () => ({}), handleCall: () => noReply }));
     const pending = call(pid, { type: 'never' });
