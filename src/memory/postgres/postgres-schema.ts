@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { escapeIdentifier } from 'pg';
+import { InvalidInputError } from '../../errors.ts';
+
+/**
+ * The tables of one Mnemo store inside a PostgreSQL schema, and every statement the store runs.
+ *
+ * - `conversations(conversation_id, last_id)`: the per-conversation counter. An append bumps
+ *   it with `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` in the same statement that inserts
+ *   the messages. The upsert takes the counter row's lock until commit, so appenders to one
+ *   conversation (from any process) queue on that row and number from the committed value; a
+ *   rolled-back append rolls its increment back with it. Hence no gap and no duplicate, and
+ *   appenders to different conversations never wait for each other. (A transaction-scoped
+ *   advisory lock would also serialize, but on a 64-bit hash of the id, so unrelated
+ *   conversations could collide, and it would still need a `max(message_id)` read.)
+ * - `messages(conversation_id, message_id, ts, meta, message)`: one row per message, primary
+ *   key `(conversation_id, message_id)`, so `get`/`range`/`tail` are index range scans.
+ *   `message` and `meta` are `json`, not `jsonb`: `json` keeps the text exactly as written, so
+ *   key order and number spellings come back as given (`jsonb` would
+ *   reorder keys). `ts` is text, the exact string the store stamped.
+ *
+ * Ids are `text COLLATE "C"`: byte-wise equality, no locale in the key.
+ */
+export interface PostgresStatements {
+  /** The schema, as given. */
+  readonly schema: string;
+  /** Idempotent DDL, run under a transaction-scoped advisory lock. */
+  readonly ddl: string;
+  /** Both tables exist (parameters: `tables`): the store needs no DDL, nor CREATE privilege. */
+  readonly tablesExist: Statement;
+  readonly tables: readonly [string, string];
+  readonly append: Statement;
+  readonly clearCounter: Statement;
+  readonly clearMessages: Statement;
+  readonly messages: Statement;
+  readonly range: Statement;
+  readonly tail: Statement;
+  readonly lastId: Statement;
+  /** Advisory lock key that serializes concurrent migrations of this schema. */
+  readonly migrationLock: string;
+}
+
+/** A named statement: `pg` prepares it once per connection. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export const DEFAULT_SCHEMA = 'mnemo';
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresStatements {
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+    throw new InvalidInputError('invalid_option', 'schema must be an SQL identifier: a letter or _, then letters, digits or _, at most 63', {
+      option: 'schema',
+    });
+  }
+  const s = escapeIdentifier(schema);
+  // Statement names are per connection; a pool may serve stores of several schemas.
+  const tag = createHash('sha256').update(schema).digest('hex').slice(0, 16);
+  const named = (name: string, text: string): Statement => ({ name: `mnemo_${name}_${tag}`, text });
+  // json comes back as text and is parsed by the store, whatever type parsers a pool has.
+  const columns = 'message_id, ts, meta::text AS meta, message::text AS message';
+
+  return {
+    schema,
+    migrationLock: `mnemo.migrate.${schema}`,
+    tables: [`${s}.conversations`, `${s}.messages`],
+    ddl: `
+      CREATE SCHEMA IF NOT EXISTS ${s};
+      CREATE TABLE IF NOT EXISTS ${s}.conversations (
+        conversation_id text COLLATE "C" PRIMARY KEY,
+        last_id bigint NOT NULL CHECK (last_id >= 0)
+      );
+      CREATE TABLE IF NOT EXISTS ${s}.messages (
+        conversation_id text COLLATE "C" NOT NULL,
+        message_id bigint NOT NULL CHECK (message_id >= 1),
+        ts text NOT NULL,
+        meta json NOT NULL,
+        message json NOT NULL,
+        PRIMARY KEY (conversation_id, message_id)
+      );`,
+    tablesExist: named(
+      'tables_exist',
+      `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok`,
+    ),
+    // $1 conversation, $2 batch size, $3 ts, $4 messages (json text), $5 metas (json text).
+    append: named(
+      'append',
+      `WITH counter AS (
+         INSERT INTO ${s}.conversations AS c (conversation_id, last_id) VALUES ($1, $2)
+         ON CONFLICT (conversation_id) DO UPDATE SET last_id = c.last_id + EXCLUDED.last_id
+         RETURNING c.last_id - $2 AS base
+       ), inserted AS (
+         INSERT INTO ${s}.messages (conversation_id, message_id, ts, meta, message)
+         SELECT $1, counter.base + m.ord, $3, m.meta::json, m.message::json
+         FROM counter, unnest($4::text[], $5::text[]) WITH ORDINALITY AS m(message, meta, ord)
+       )
+       SELECT base FROM counter`,
+    ),
+    clearCounter: named('clear_counter', `DELETE FROM ${s}.conversations WHERE conversation_id = $1`),
+    clearMessages: named('clear_messages', `DELETE FROM ${s}.messages WHERE conversation_id = $1`),
+    messages: named('messages', `SELECT message::text AS message FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id`),
+    range: named(
+      'range',
+      `SELECT ${columns} FROM ${s}.messages
+       WHERE conversation_id = $1 AND message_id BETWEEN $2 AND $3
+       ORDER BY message_id LIMIT $4`,
+    ),
+    tail: named(
+      'tail',
+      `SELECT * FROM (
+         SELECT ${columns} FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id DESC LIMIT $2
+       ) last ORDER BY message_id`,
+    ),
+    lastId: named('last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1`),
+  };
+}

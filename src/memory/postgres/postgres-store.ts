@@ -1,0 +1,311 @@
+import { Pool, type PoolClient } from 'pg';
+import { InvalidInputError } from '../../errors.ts';
+import type { NewEntry, RangeQuery } from '../chat-memory.ts';
+import type { Message, Meta, StoredMessage } from '../message.ts';
+import type { ClosableLog } from '../serial-log.ts';
+import { StorageError } from '../storage-error.ts';
+import {
+  validateConversationId,
+  validateEntries,
+  validateMessages,
+  validateRangeQuery,
+  validateTailCount,
+  type CheckedEntry,
+} from '../validate-input.ts';
+import { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';
+import { takeStep, type PendingOp, type Settle } from '../write-queue.ts';
+import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
+import { toStorageError, type PostgresOperation } from './storage-unavailable-error.ts';
+
+/**
+ * A `MessageLog` in PostgreSQL that any number of Node processes can share.
+ *
+ * - Ids: the database assigns them (see postgres-schema.ts): an append is one statement that
+ *   bumps the conversation's counter row and inserts the batch, so appenders in every process
+ *   get 1, 2, 3, ... with no gap and no duplicate, and `clear` restarts the numbering at 1.
+ *   Between processes, appends to one conversation are ordered by commit.
+ * - Within this process each conversation has a lane, as in the other stores: its writes run
+ *   one step at a time in the order they were issued, and appends queued behind a running
+ *   step share the next statement (group commit). Different conversations write in parallel,
+ *   one pooled connection each.
+ * - Durability: `add`/`append`/`clear` resolve once PostgreSQL acknowledged the commit, i.e.
+ *   the WAL is flushed when `synchronous_commit` is on (the server's default).
+ * - Read-your-writes: after a write resolves, every read, from any process, sees it.
+ * - Messages round-trip exactly (`json` columns keep the text as written); `ts` is stamped from
+ *   `clock` in the writer's process.
+ * - Validation is the other backends' (`InvalidInputError`, nothing sent to the database).
+ *   Database failures are typed: `storage_unavailable` while the server is unreachable (the
+ *   store recovers by itself when it is back), `storage_full`, `storage_failed`; see
+ *   storage-unavailable-error.ts. `close()` refuses new work (`store_closed`), lets what is
+ *   running finish, then ends the pool if the store created it.
+ * - Tables are created on first use, idempotently, even by many processes at once (`migrate`).
+ */
+export interface PostgresStore extends ClosableLog {
+  /** The PostgreSQL schema holding the store's tables. */
+  readonly schema: string;
+  /** Creates the schema and tables if missing. Optional: the first operation does it too. */
+  migrate(): Promise<void>;
+}
+
+export type PostgresStoreOptions = PostgresConnectionOption & {
+  /** Schema for the tables (created if missing). Default `'mnemo'`. One schema, one store. */
+  schema?: string;
+  /** Where `ts` comes from. Default: the system clock. */
+  clock?: WallClock;
+};
+
+export type PostgresConnectionOption =
+  | {
+      /**
+       * `postgres://user:password@host:port/database`. The store creates its own pool
+       * (`max` 10 connections, 10 s connect timeout, TCP keep-alive) and ends it on `close()`.
+       */
+      connectionString: string;
+      pool?: never;
+    }
+  | {
+      /** Your own `pg.Pool`, for full control of its options. `close()` leaves it open. */
+      pool: Pool;
+      connectionString?: never;
+    };
+
+interface Lane {
+  queue: PendingOp[];
+}
+
+const ignore = () => {};
+
+export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  const sql = postgresStatements(options.schema ?? DEFAULT_SCHEMA);
+  const clock = options.clock ?? systemWallClock;
+  const ownsPool = options.pool === undefined;
+  if (ownsPool && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
+    throw new InvalidInputError('invalid_option', 'createPostgresStore needs a connectionString or a pool', { option: 'connectionString' });
+  }
+  const pool =
+    options.pool ??
+    new Pool({ connectionString: options.connectionString, max: 10, connectionTimeoutMillis: 10_000, keepAlive: true });
+  // An idle pooled connection that the server closes (restart, idle timeout) is reported on the
+  // pool; the pool has already dropped it, and without a listener Node would crash the process.
+  pool.on('error', ignore);
+
+  const lanes = new Map<string, Lane>();
+  const running = new Set<Promise<unknown>>();
+  let migrated: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+
+  const ensureOpen = () => {
+    if (closing !== undefined) throw new StorageError('store_closed', 'the store is closed');
+  };
+
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    running.add(work);
+    const forget = () => running.delete(work);
+    work.then(forget, forget);
+    return work;
+  };
+
+  /** Runs `body` on one pooled connection; `sent()` marks the point after which a write may have committed. */
+  async function withClient<T>(
+    operation: PostgresOperation,
+    conversationId: string | undefined,
+    body: (client: PoolClient, sent: () => void) => Promise<T>,
+  ): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw toStorageError(error, { operation, conversationId, sent: false });
+    }
+    // A connection dying between two statements is reported as an event, not to a query.
+    client.on('error', ignore);
+    let sent = false;
+    try {
+      const result = await body(client, () => (sent = true));
+      client.off('error', ignore);
+      client.release();
+      return result;
+    } catch (error) {
+      client.off('error', ignore);
+      client.release(true);
+      throw toStorageError(error, { operation, conversationId, sent });
+    }
+  }
+
+  const run = (client: PoolClient, statement: Statement, values: unknown[]) =>
+    client.query({ name: statement.name, text: statement.text, values });
+
+  function migrate(): Promise<void> {
+    migrated ??= withClient('migrate', undefined, async (client) => {
+      const exists = await run(client, sql.tablesExist, [...sql.tables]);
+      if (exists.rows[0]?.ok === true) return;
+      await client.query('BEGIN');
+      try {
+        // Concurrent CREATE ... IF NOT EXISTS can still collide in the catalogs: take turns.
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [sql.migrationLock]);
+        await client.query(sql.ddl);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(ignore);
+        throw error;
+      }
+    }).catch((error: unknown) => {
+      migrated = undefined; // try again on the next call
+      throw error;
+    });
+    return migrated;
+  }
+
+  async function appendNow(c: string, entries: readonly CheckedEntry[]): Promise<StoredMessage[]> {
+    await migrate();
+    const ts = isoWithOffset(clock.now());
+    const messages = entries.map((e) => JSON.stringify(e.message));
+    const metas = entries.map((e) => JSON.stringify(e.meta));
+    const result = await withClient('append', c, (client, sent) => {
+      sent();
+      return run(client, sql.append, [c, entries.length, ts, messages, metas]);
+    });
+    const base = Number(result.rows[0]?.base);
+    return entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message }));
+  }
+
+  async function clearNow(c: string): Promise<void> {
+    await migrate();
+    await withClient('clear', c, async (client, sent) => {
+      await client.query('BEGIN');
+      try {
+        // The counter first: its row lock waits for in-flight appends to this conversation, and
+        // the second statement's fresh snapshot then sees (and deletes) what they committed.
+        await run(client, sql.clearCounter, [c]);
+        await run(client, sql.clearMessages, [c]);
+        sent();
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(ignore);
+        throw error;
+      }
+    });
+  }
+
+  async function drain(c: string, lane: Lane): Promise<void> {
+    for (;;) {
+      const next = takeStep(lane.queue);
+      if (next === undefined) break;
+      lane.queue = next.rest;
+      const { step } = next;
+      if (step.kind === 'clear') {
+        await clearNow(c).then(() => step.op.done.resolve(), (error: unknown) => step.op.done.reject(error));
+        continue;
+      }
+      try {
+        const records = await appendNow(c, step.ops.flatMap((op) => op.entries));
+        let at = 0;
+        for (const op of step.ops) {
+          op.done.resolve(records.slice(at, at + op.entries.length));
+          at += op.entries.length;
+        }
+      } catch (error) {
+        for (const op of step.ops) op.done.reject(error);
+      }
+    }
+    lanes.delete(c);
+  }
+
+  function submit<T>(c: string, make: (done: Settle<T>) => PendingOp): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const op = make({ resolve, reject });
+      const lane = lanes.get(c);
+      if (lane !== undefined) {
+        lane.queue.push(op);
+        return;
+      }
+      const fresh: Lane = { queue: [op] };
+      lanes.set(c, fresh);
+      void track(drain(c, fresh));
+    });
+  }
+
+  async function read<R>(c: string, statement: Statement, values: unknown[]): Promise<R[]> {
+    await migrate();
+    const result = await withClient('read', c, (client) => run(client, statement, values));
+    return result.rows as R[];
+  }
+
+  const toRecord = (row: RecordRow): StoredMessage => ({
+    message_id: Number(row.message_id),
+    ts: row.ts,
+    meta: JSON.parse(row.meta) as Meta,
+    message: JSON.parse(row.message) as Message,
+  });
+
+  const store: PostgresStore = {
+    schema: sql.schema,
+    migrate: () => {
+      ensureOpen();
+      return track(migrate());
+    },
+    async get(conversationId: string): Promise<Message[]> {
+      const c = validateConversationId(conversationId);
+      ensureOpen();
+      const rows = await track(read<{ message: string }>(c, sql.messages, [c]));
+      return rows.map((row) => JSON.parse(row.message) as Message);
+    },
+    async add(conversationId: string, messages: readonly Message[]): Promise<void> {
+      const c = validateConversationId(conversationId);
+      const entries = validateMessages(messages).map((message) => ({ message, meta: {} }));
+      ensureOpen();
+      if (entries.length === 0) return;
+      await submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
+    },
+    async append(conversationId: string, newEntries: readonly NewEntry[]): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      const entries = validateEntries(newEntries);
+      ensureOpen();
+      if (entries.length === 0) return [];
+      return submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
+    },
+    async clear(conversationId: string): Promise<void> {
+      const c = validateConversationId(conversationId);
+      ensureOpen();
+      return submit<void>(c, (done) => ({ kind: 'clear', done }));
+    },
+    async range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      const q = validateRangeQuery(query);
+      ensureOpen();
+      const rows = await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]));
+      return rows.map(toRecord);
+    },
+    async tail(conversationId: string, n: number): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      const count = validateTailCount(n);
+      ensureOpen();
+      if (count === 0) return [];
+      const rows = await track(read<RecordRow>(c, sql.tail, [c, count]));
+      return rows.map(toRecord);
+    },
+    async lastId(conversationId: string): Promise<number> {
+      const c = validateConversationId(conversationId);
+      ensureOpen();
+      const rows = await track(read<{ last_id: string | number }>(c, sql.lastId, [c]));
+      return rows[0] === undefined ? 0 : Number(rows[0].last_id);
+    },
+    close(): Promise<void> {
+      closing ??= (async () => {
+        while (running.size > 0) await Promise.allSettled([...running]);
+        if (ownsPool) await pool.end();
+        pool.off('error', ignore);
+      })();
+      return closing;
+    },
+  };
+  return store;
+}
+
+/** A message row as selected: ids may come back as strings (bigint) or numbers (custom parsers). */
+interface RecordRow {
+  message_id: string | number;
+  ts: string;
+  meta: string;
+  message: string;
+}
