@@ -1,0 +1,8 @@
+/**
+ * src/langgraph: LangGraph.js persistence on Mnemo. `MnemoSaver` (a checkpointer) and
+ * `MnemoStore` (a long-term store) keep their data in Mnemo's LMDB environment. This is the
+ * only layer that imports `@langchain/*`: the core never needs them.
+ */
+export { MnemoSaver, FORK_KEY, type MnemoSaverOptions, type MnemoSaverSettings } from './mnemo-saver.ts';
+export { CheckpointConflictError } from './checkpoint-conflict-error.ts';
+export type { LmdbSource } from './lmdb-source.ts';

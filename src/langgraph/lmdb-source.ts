@@ -1,0 +1,89 @@
+import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
+import { InvalidInputError } from '../errors.ts';
+import { acquireEnvironment, commitFailure, type LmdbEnvironmentOptions } from '../memory/lmdb-environment.ts';
+import type { StorageError } from '../memory/storage-error.ts';
+import type { Runtime } from '../runtime.ts';
+
+/**
+ * Where the LangGraph saver and store keep their data, always an LMDB environment shared with
+ * the rest of Mnemo:
+ * - `{ runtime }`: the runtime's environment (its `storage.openDB`), so checkpoints, messages
+ *   and recall data share commits; the saver's thread writers join the runtime's tree;
+ * - `{ path }`: standalone, the environment of that directory (shared with every other Mnemo
+ *   user of the same directory in this process, released on `close()`);
+ * - `{ root }`: an environment you opened yourself with lmdb-js (you close it).
+ */
+export type LmdbSource =
+  | { readonly runtime: Runtime }
+  | { readonly path: string; readonly lmdb?: LmdbEnvironmentOptions }
+  | { readonly root: RootDatabase };
+
+export interface OpenedSource {
+  readonly root: RootDatabase;
+  /** Data directory, for error reports. */
+  readonly path: string;
+  /** The runtime's name when the source is a runtime (its tree adopts the saver's writers). */
+  readonly runtimeName: string | undefined;
+  openDB<V, K extends Key>(name: string, options?: DatabaseOptions): Database<V, K>;
+  /** Await a commit, then the flush: what resolves survives a crash. Failures become StorageErrors. */
+  durable<T>(write: Promise<T>): Promise<T>;
+  release(): Promise<void>;
+}
+
+export function openSource(source: LmdbSource): OpenedSource {
+  if (typeof source !== 'object' || source === null) {
+    throw new InvalidInputError('invalid_option', 'pass { runtime }, { path } or { root }');
+  }
+  if ('runtime' in source) {
+    const storage = source.runtime.storage;
+    if (storage.kind !== 'lmdb') {
+      throw new InvalidInputError('invalid_option', `the runtime's storage is '${storage.kind}': LangGraph persistence needs its LMDB storage`);
+    }
+    return opened(storage.root, storage.path, source.runtime.name, (name, options) => storage.openDB(name, options ?? {}), async () => {});
+  }
+  if ('path' in source) {
+    if (typeof source.path !== 'string' || source.path === '') throw new InvalidInputError('invalid_option', 'path must be a directory name');
+    const lease = acquireEnvironment(source.path, source.lmdb ?? {});
+    return opened(lease.root, lease.path, undefined, (name, options) => lease.root.openDB(name, options ?? {}), () => lease.release());
+  }
+  if ('root' in source) {
+    const root = source.root;
+    return opened(root, String((root as { path?: unknown }).path ?? ''), undefined, (name, options) => root.openDB(name, options ?? {}), async () => {});
+  }
+  throw new InvalidInputError('invalid_option', 'pass { runtime }, { path } or { root }');
+}
+
+function opened(
+  root: RootDatabase,
+  path: string,
+  runtimeName: string | undefined,
+  openDB: (name: string, options?: DatabaseOptions) => Database<unknown, Key>,
+  release: () => Promise<void>,
+): OpenedSource {
+  let guardQueued = false;
+  return {
+    root,
+    path,
+    runtimeName,
+    openDB: <V, K extends Key>(name: string, options?: DatabaseOptions) => openDB(name, options) as unknown as Database<V, K>,
+    durable: async <T>(write: Promise<T>) => {
+      // lmdb 3.5.6 leaves the batch's own commit promise unhandled when a commit fails (see
+      // lmdb-environment.ts); handle it after lmdb created it, at the end of this turn.
+      if (!guardQueued) {
+        guardQueued = true;
+        setImmediate(() => {
+          guardQueued = false;
+          root.committed.then(undefined, () => undefined);
+        });
+      }
+      try {
+        const result = await write;
+        await root.flushed;
+        return result;
+      } catch (error) {
+        throw (await commitFailure(error, path)) satisfies StorageError;
+      }
+    },
+    release,
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * The thread writer: one gen server per `thread_id` through which every write of that thread
+ * goes (`put`, `putWrites`, `deleteThread`), one at a time, in arrival order. It is what makes a
+ * thread's history single-writer:
+ *
+ * - A `put` is checked and written in one LMDB transaction: its parent must be the head (the
+ *   latest checkpoint) of its namespace, or the put is refused with `CheckpointConflictError`
+ *   and nothing is written. Two writers that read the same head cannot both extend it: the
+ *   second is told, instead of silently forking the chain (LangGraph#8796). The check runs
+ *   against LMDB inside the write transaction, so it holds across processes too.
+ *   Accepted without naming the head: a put naming no parent (a new root: LangGraph's first
+ *   write on a thread names none), a put of an id that exists under the same parent (a retry),
+ *   and a deliberate branch: `metadata.source === 'fork'` (LangGraph's own forks) or
+ *   `configurable.fork === true` (time travel, editing an old checkpoint).
+ * - `putWrites` checks "already stored?" and writes in the same serialized step, so concurrent
+ *   writes of one task cannot lose one another (LangGraph#8115): a regular write (idx >= 0)
+ *   already stored is kept, a special one (error, interrupt, ...) replaces its predecessor.
+ * - Every request resolves once its transaction is committed and flushed.
+ *
+ * State is a cache, rebuilt from LMDB on demand: per namespace the head and its channel
+ * versions, per channel the bytes of its latest value (the base of the next delta). Any failure
+ * drops it. The writer passivates after `idleMs` without requests: it tells its router first
+ * (synchronously, so no request can reach it after), then stops `normal`.
+ */
+import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { genServer, noReply, type From, type Pid, type ServerSelf } from '../otp/index.ts';
+import { encodeBlob, type BlobRow, type StoredValue } from './channel-blob.ts';
+import { CheckpointConflictError } from './checkpoint-conflict-error.ts';
+import type { BlobKey, CheckpointRow, CheckpointTables, Version, WriteRow } from './checkpoint-tables.ts';
+
+export interface SerializedValue {
+  readonly type: string;
+  readonly bytes: Uint8Array;
+}
+
+export interface SerializedPut {
+  readonly type: string;
+  /** The checkpoint without `channel_values`. */
+  readonly checkpoint: Uint8Array;
+  readonly metadata: Uint8Array;
+  /** The checkpoint's `channel_versions`. */
+  readonly versions: Readonly<Record<string, Version>>;
+  /** One per channel in `newVersions`; `value` undefined when the channel holds none. */
+  readonly channels: readonly { readonly channel: string; readonly version: Version; readonly value: SerializedValue | undefined }[];
+}
+
+export interface SerializedWrite {
+  readonly taskId: string;
+  readonly idx: number;
+  readonly channel: string;
+  readonly value: SerializedValue;
+  readonly taskPath: string;
+}
+
+export type WriterRequest =
+  | {
+      readonly type: 'put';
+      readonly ns: string;
+      readonly checkpointId: string;
+      readonly parentId: string | undefined;
+      readonly fork: boolean;
+      readonly payload: Promise<SerializedPut>;
+    }
+  | { readonly type: 'put_writes'; readonly ns: string; readonly checkpointId: string; readonly writes: Promise<readonly SerializedWrite[]> }
+  | { readonly type: 'delete_thread' };
+
+export interface WriterDeps {
+  readonly tables: CheckpointTables;
+  readonly serde: SerializerProtocol;
+  readonly idleMs: number;
+  /** Told synchronously when the writer passivates, before it stops. */
+  readonly retire: (threadId: string, pid: Pid) => void;
+}
+
+interface Head {
+  readonly id: string;
+  readonly versions: Readonly<Record<string, Version>>;
+}
+
+interface WriterState {
+  readonly threadId: string;
+  readonly deps: WriterDeps;
+  readonly self: ServerSelf;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  heads: Map<string, Head>;
+  /** Latest stored value per `ns \0 channel`. */
+  values: Map<string, StoredValue & { readonly version: Version }>;
+}
+
+export function threadWriter() {
+  return genServer<WriterState, { threadId: string; deps: WriterDeps }, WriterRequest>({
+    init: ({ threadId, deps }, self) => {
+      const state: WriterState = { threadId, deps, self, timer: undefined, heads: new Map(), values: new Map() };
+      arm(state);
+      return state;
+    },
+    handleCall: async (request, from: From, state) => {
+      if (state.timer !== undefined) clearTimeout(state.timer);
+      try {
+        if (request.type === 'put') from.reply(await put(state, request));
+        else if (request.type === 'put_writes') from.reply(await putWrites(state, request));
+        else from.reply(await deleteThread(state));
+      } catch (error) {
+        if (!(error instanceof CheckpointConflictError)) {
+          state.heads.clear();
+          state.values.clear();
+        }
+        from.fail(error);
+      }
+      arm(state);
+      return noReply;
+    },
+    terminate: (_reason, state) => {
+      if (state.timer !== undefined) clearTimeout(state.timer);
+    },
+  });
+}
+
+function arm(state: WriterState): void {
+  state.timer = setTimeout(() => {
+    state.deps.retire(state.threadId, state.self.pid);
+    state.self.stop('normal');
+  }, state.deps.idleMs);
+  state.timer.unref();
+}
+
+const valueKey = (ns: string, channel: string) => `${ns}\u0000${channel}`;
+
+async function put(state: WriterState, request: Extract<WriterRequest, { type: 'put' }>): Promise<void> {
+  const { tables } = state.deps;
+  const { threadId } = state;
+  const { ns, checkpointId, parentId, fork } = request;
+  const payload = await request.payload;
+  const parentVersions = parentId === undefined ? undefined : await versionsOf(state, ns, parentId);
+
+  const blobs: { key: BlobKey; row: BlobRow; stored: (StoredValue & { version: Version }) | undefined }[] = [];
+  for (const { channel, version, value } of payload.channels) {
+    const key: BlobKey = [threadId, ns, channel, version];
+    if (value === undefined) {
+      blobs.push({ key, row: { e: 1 }, stored: undefined });
+      continue;
+    }
+    const baseVersion = parentVersions?.[channel];
+    const base = baseVersion === undefined || baseVersion === version ? undefined : baseValue(state, ns, channel, baseVersion);
+    const { row, stored } = encodeBlob(value, base);
+    blobs.push({ key, row, stored: { ...stored, version } });
+  }
+  const row: CheckpointRow = { p: parentId ?? null, t: payload.type, c: payload.checkpoint, m: payload.metadata };
+
+  const outcome = await tables.source.durable(
+    tables.source.root.transaction(() => {
+      const headId = tables.latestId(threadId, ns);
+      const existing = tables.checkpoint(threadId, ns, checkpointId);
+      const conflict =
+        existing !== undefined
+          ? existing.p === row.p
+            ? undefined
+            : ('exists' as const)
+          : parentId === headId || parentId === undefined || fork
+            ? undefined
+            : ('stale_parent' as const);
+      if (conflict !== undefined) return { conflict, headId };
+      void tables.checkpoints.put([threadId, ns, checkpointId], row);
+      const kept: boolean[] = [];
+      for (const blob of blobs) {
+        // A version names one value: never rewrite one that later deltas may stand on.
+        const exists = tables.channels.doesExist(blob.key);
+        if (!exists) void tables.channels.put(blob.key, blob.row);
+        kept.push(!exists);
+      }
+      const latest = headId === undefined || checkpointId > headId;
+      return { conflict: undefined, headId, kept, latest };
+    }),
+  );
+  if (outcome.conflict !== undefined) {
+    throw new CheckpointConflictError({ threadId, checkpointNs: ns, checkpointId, parentId, headId: outcome.headId, reason: outcome.conflict });
+  }
+  if (outcome.latest) state.heads.set(ns, { id: checkpointId, versions: payload.versions });
+  else state.heads.delete(ns);
+  blobs.forEach((blob, i) => {
+    const key = valueKey(ns, blob.key[2]);
+    if (outcome.kept[i] === true && blob.stored !== undefined) state.values.set(key, blob.stored);
+    else state.values.delete(key);
+  });
+}
+
+/** The channel versions of a checkpoint: the cached head's, or read from its row. */
+async function versionsOf(state: WriterState, ns: string, checkpointId: string): Promise<Readonly<Record<string, Version>> | undefined> {
+  const head = state.heads.get(ns);
+  if (head?.id === checkpointId) return head.versions;
+  const row = state.deps.tables.checkpoint(state.threadId, ns, checkpointId);
+  if (row === undefined) return undefined;
+  const checkpoint = (await state.deps.serde.loadsTyped(row.t, row.c)) as { channel_versions?: Record<string, Version> };
+  return checkpoint.channel_versions ?? {};
+}
+
+function baseValue(state: WriterState, ns: string, channel: string, version: Version): (StoredValue & { version: Version }) | undefined {
+  const cached = state.values.get(valueKey(ns, channel));
+  if (cached?.version === version) return cached;
+  const stored = state.deps.tables.channelValue(state.threadId, ns, channel, version);
+  return stored === undefined || stored === 'empty' ? undefined : { ...stored, version };
+}
+
+async function putWrites(state: WriterState, request: Extract<WriterRequest, { type: 'put_writes' }>): Promise<void> {
+  const { tables } = state.deps;
+  const writes = await request.writes;
+  if (writes.length === 0) return;
+  await tables.source.durable(
+    tables.source.root.transaction(() => {
+      for (const w of writes) {
+        const key: [string, string, string, string, number] = [state.threadId, request.ns, request.checkpointId, w.taskId, w.idx];
+        if (w.idx >= 0 && tables.writes.doesExist(key)) continue;
+        const row: WriteRow = { c: w.channel, t: w.value.type, v: w.value.bytes, p: w.taskPath };
+        void tables.writes.put(key, row);
+      }
+    }),
+  );
+}
+
+async function deleteThread(state: WriterState): Promise<void> {
+  const { tables } = state.deps;
+  state.heads.clear();
+  state.values.clear();
+  await tables.source.durable(
+    tables.source.root.transaction(() => {
+      for (const { db, key } of [...tables.threadKeys(state.threadId)]) void db.remove(key);
+    }),
+  );
+}
