@@ -49,6 +49,8 @@ export async function searchSessionRows(
   const want = clampLimit(limit);
   const found: MemoryRow[] = [];
   for (let to = last; to >= 1 && found.length < want; to -= SCAN_CHUNK) {
+    // A store's reads may resolve without a macrotask in between: yield so timers and I/O run.
+    if (to !== last) await new Promise<void>((resolve) => setImmediate(resolve));
     const chunk = await deps.memory.range(conversationId, { from: Math.max(1, to - SCAN_CHUNK + 1), to });
     for (let i = chunk.length - 1; i >= 0 && found.length < want; i--) {
       const record = chunk[i]!;
