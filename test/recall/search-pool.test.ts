@@ -86,6 +86,20 @@ describe('the search pool', () => {
     }
   });
 
+  test('without a pool, a large inline scan still lets the event loop turn between chunks', async () => {
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    try {
+      const daily = await fx.recall.searchDaily({ userId: U, keyword: 'absent' }).then(() => turns);
+      expect(daily).toBeGreaterThan(0);
+      const before = turns;
+      const session = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: 'absent' }).then(() => turns);
+      expect(session).toBeGreaterThan(before);
+    } finally {
+      clearInterval(ticker);
+    }
+  });
+
   test('a pooled search of another user finds nothing', async () => {
     expect(await pooled.recall.searchDaily({ userId: 'other', keyword: '' })).toEqual([]);
     expect(await pooled.recall.searchSession({ userId: 'other', sessionId: 's', keyword: '' })).toEqual([]);

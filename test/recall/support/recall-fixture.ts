@@ -40,14 +40,16 @@ export interface RecallFixture {
 
 /**
  * A real recall service on a real LMDB environment in a temp directory: the session store and
- * the recall databases share the environment, as inside the runtime.
+ * the recall databases share the environment, as inside the runtime. The environment skips
+ * fsync (`noSync`): these suites test behaviour, not durability (the memory layer's suites
+ * kill processes for that), and a turn's four flushes would dominate their run time.
  */
 export function openRecall(
   options: Partial<Omit<RecallOptions, 'memory' | 'env'>> & { llm?: LlmService; dir?: string } = {},
 ): RecallFixture {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'mnemo-recall-'));
   const clock = (options.clock as ManualClock | undefined) ?? manualClock();
-  const env = acquireEnvironment(dir);
+  const env = acquireEnvironment(dir, { noSync: true });
   const memory = createLmdbStore({ path: dir, clock });
   const recall = createRecall({ timeZone: ZONE, memoryInEnv: true, ...options, clock, memory, env });
   let closed = false;
