@@ -6,3 +6,4 @@
 export { MnemoSaver, FORK_KEY, type MnemoSaverOptions, type MnemoSaverSettings } from './mnemo-saver.ts';
 export { CheckpointConflictError } from './checkpoint-conflict-error.ts';
 export type { LmdbSource } from './lmdb-source.ts';
+export { MnemoStore, type MnemoStoreOptions, type MnemoStoreSettings } from './mnemo-store.ts';

@@ -18,6 +18,7 @@ import { addressOf, checkKeyPart, configOf, threadIdOf } from './checkpoint-addr
 import { CheckpointTables, type CheckpointRow, type Version } from './checkpoint-tables.ts';
 import { nextChannelVersion } from './channel-version.ts';
 import { openSource, type LmdbSource, type OpenedSource } from './lmdb-source.ts';
+import { jsonEqual } from './json-equal.ts';
 import type { SerializedPut, SerializedValue, SerializedWrite } from './thread-writer.ts';
 import { ThreadWriters } from './thread-writers.ts';
 
@@ -91,6 +92,7 @@ export class MnemoSaver extends BaseCheckpointSaver {
       const row = this.tables.checkpoint(t, n, id);
       if (row === undefined) continue;
       const metadata = (await this.serde.loadsTyped(row.t, row.m)) as Record<string, unknown>;
+      // Metadata filter: same JSON value (SQL savers compare JSON).
       if (!filter.every(([k, value]) => jsonEqual(metadata[k], value))) continue;
       yield await this.tupleOf(t, n, id, row, metadata);
       if (--remaining <= 0) return;
@@ -211,15 +213,4 @@ export class MnemoSaver extends BaseCheckpointSaver {
     const versions = Object.values(checkpoint.channel_versions);
     checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
-}
-
-/** Metadata filter equality: same JSON value (SQL savers compare JSON). */
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
