@@ -8,6 +8,8 @@
  *   supervisor is busy restarting.
  * - `events` carries the tree's supervisor decisions (start, exit, restart, start_error,
  *   escalate) and `fatal` when the root exits on its own. Per-message traffic is not traced.
+ * - `trace(listener)` follows messages and machine states of the tree's processes through
+ *   xstate's inspection API; nothing is traced (or paid for) until it is called.
  * - `stop()` asks the root to shut down (`shutdown`): children stop right to left, each per
  *   its shutdown spec, then the root exits. Idempotent.
  * - `installShutdownHandlers(app)`: on SIGTERM/SIGINT stop the tree, then exit(0); a second
@@ -21,6 +23,7 @@ import { exit, Process, processInfo } from './process.ts';
 import { onRuntimeEvent } from './runtime-events.ts';
 import { startSupervisor, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
 import { createEventStream } from './event-stream.ts';
+import { traceProcess, type ProcessTraceEvent } from './trace.ts';
 import type { EventStream, TreeEvent } from './tree-events.ts';
 
 export type ApplicationOptions = SupervisorOptions;
@@ -55,6 +58,11 @@ export interface Application {
   onFatal(listener: (reason: ExitReason) => void): () => void;
   /** Resolves with the root's exit reason when the tree is gone (stopped or fatal). */
   readonly exited: Promise<ExitReason>;
+  /**
+   * Trace messages and machine states of every process in the tree, including ones started
+   * later (xstate inspection; see trace.ts). Returns the function that stops tracing.
+   */
+  trace(listener: (event: ProcessTraceEvent) => void): () => void;
 }
 
 export interface ShutdownHandlerOptions {
@@ -125,6 +133,23 @@ export async function startApplication(spec: SupervisorSpec, options: Applicatio
       return () => void fatalListeners.delete(listener);
     },
     exited,
+    trace(listener) {
+      const stops: Array<() => void> = [];
+      const follow = (pid: Pid): void => {
+        const stop = traceProcess(pid, listener);
+        if (stop !== undefined) stops.push(stop);
+      };
+      const walk = (n: TreeNode): void => {
+        if (n.pid instanceof Process) follow(n.pid);
+        n.children.forEach(walk);
+      };
+      walk(node(undefined, root.alive ? root : undefined, 'supervisor', 0));
+      const offStarts = events.subscribe((e) => e.type === 'start' && follow(e.pid));
+      return () => {
+        offStarts();
+        for (const stop of stops.splice(0)) stop();
+      };
+    },
   };
 }
 

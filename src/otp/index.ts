@@ -73,5 +73,8 @@ export type {
 
 export type { TreeEvent, EventStream } from './tree-events.ts';
 
+export { traceProcess } from './trace.ts';
+export type { ProcessTraceEvent } from './trace.ts';
+
 export { startApplication, installShutdownHandlers } from './application.ts';
 export type { Application, ApplicationOptions, TreeNode, ShutdownHandlerOptions } from './application.ts';

@@ -11,7 +11,9 @@ import {
   startDynamicSupervisor,
   startChild,
   TERMINATE,
+  call,
   type Pid,
+  type ProcessTraceEvent,
   type TreeEvent,
 } from '../../src/otp/index.ts';
 import { fakeClock, waitFor, worker } from './fixtures.ts';
@@ -96,6 +98,44 @@ describe('application', () => {
     expect(seen).toEqual([]);
     await mine.stop();
     await other.stop();
+  });
+
+  it('trace follows messages and machine states through xstate inspection, including restarted processes', async () => {
+    const log: string[] = [];
+    const app = await startApplication(
+      {
+        intensity: 5,
+        children: [
+          { id: 'switch', start: () => spawn(toggle, { name: 'trace-switch' }) },
+          { id: 'w', start: worker(log, 'w') },
+        ],
+      },
+      { clock: fakeClock() },
+    );
+    const seen: ProcessTraceEvent[] = [];
+    const stopTracing = app.trace((e) => seen.push(e));
+    const switchPid = app.inspect().children[0]?.pid as Pid;
+    cast('trace-switch', { type: 'flip' });
+    expect(seen).toEqual([
+      { type: 'received', pid: switchPid, message: 'flip' },
+      { type: 'state', pid: switchPid, state: 'on' },
+    ]);
+    exit(switchPid, 'kill');
+    await waitFor(() => app.inspect().children[0]?.restarts === 1, 'the restart');
+    const newPid = app.inspect().children[0]?.pid as Pid;
+    seen.length = 0;
+    cast('trace-switch', { type: 'flip' });
+    await expect(call(app.inspect().children[1]?.pid as Pid, { type: 'ping' })).resolves.toBe('pong');
+    expect(seen).toEqual([
+      { type: 'received', pid: newPid, message: 'flip' },
+      { type: 'state', pid: newPid, state: 'on' },
+      { type: 'received', pid: app.inspect().children[1]?.pid, message: 'ping' },
+    ]);
+    stopTracing();
+    seen.length = 0;
+    cast('trace-switch', { type: 'flip' });
+    expect(seen).toEqual([]);
+    await app.stop();
   });
 
   it('a root that runs out of restarts reports escalate then fatal, and onFatal fires', async () => {

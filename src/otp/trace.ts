@@ -1,0 +1,38 @@
+/**
+ * Message-level tracing of live processes, built on xstate's inspection API
+ * (`actor.system.inspect`). Costs nothing until someone traces: xstate only builds
+ * inspection events for systems that have an observer.
+ * - `received`: a message reached the behaviour (its `type`; for a call, the request type);
+ * - `state`: a machine process entered a state (its `snapshot.value`) after a message.
+ * Only the process's own actor is reported, not a machine's invoked children. Internal
+ * events (xstate.*, otp.resume/poke/crash) are left out.
+ */
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import type { Pid, ProcessRef } from './pid.ts';
+import { KIND_MACHINE, resolve } from './process.ts';
+
+export type ProcessTraceEvent =
+  | { readonly type: 'received'; readonly pid: Pid; readonly message: string }
+  | { readonly type: 'state'; readonly pid: Pid; readonly state: unknown };
+
+const INTERNAL = /^(xstate\.|otp\.(resume|poke|crash)$)/;
+
+/**
+ * Trace one live process until the returned function is called or it exits. Returns
+ * undefined if the process is not alive.
+ */
+export function traceProcess(ref: ProcessRef, listener: (event: ProcessTraceEvent) => void): (() => void) | undefined {
+  const proc = resolve(ref);
+  const actor = proc?.actor as AnyActorRef | undefined;
+  if (proc === undefined || actor === undefined) return undefined;
+  const machine = proc.kind === KIND_MACHINE;
+  const subscription = actor.system.inspect((event: InspectionEvent) => {
+    if (event.actorRef !== actor) return;
+    if (event.type === '@xstate.event') {
+      if (!INTERNAL.test(event.event.type)) listener({ type: 'received', pid: proc, message: event.event.type });
+    } else if (event.type === '@xstate.snapshot' && machine && !INTERNAL.test(event.event.type)) {
+      listener({ type: 'state', pid: proc, state: (event.snapshot as { value?: unknown }).value });
+    }
+  });
+  return () => subscription.unsubscribe();
+}
