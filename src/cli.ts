@@ -58,6 +58,17 @@ async function main(): Promise<void> {
     return;
   }
 
+  // Signals count from here: one that arrives while starting stops the server right after.
+  let pending: NodeJS.Signals | null = null;
+  let onSignal = (signal: NodeJS.Signals): void => {
+    if (pending !== null) {
+      log('warn', 'second signal: exiting without a clean stop', { signal });
+      process.exit(1);
+    }
+    pending = signal;
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, (s) => onSignal(s));
+
   const runtime = await startRuntime({ dataDir: options.dataDir, storage: 'lmdb' });
   const model = llmService(llm);
   const recall = recallOnRuntime(runtime, model === undefined ? {} : { llm: model });
@@ -119,7 +130,8 @@ async function main(): Promise<void> {
       setImmediate(() => process.exit());
     })();
   };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+  onSignal = stop;
+  if (pending !== null) stop(pending);
 }
 
 main().catch((err: unknown) => {

@@ -158,7 +158,7 @@ function formatTime(ts) {
   const now = new Date();
   const sameDay = d.toDateString() === now.toDateString();
   return sameDay
-    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false })
     : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
 }
 
@@ -376,12 +376,16 @@ function renderNode(node, depth = 0) {
   const main = document.createElement('div');
   main.className = 'node-main';
   const kind = pick(node, 'type', 'kind') || 'worker';
+  const label = String(pick(node, 'id', 'name') ?? (depth === 0 ? 'root' : pick(node, 'pid') ?? '?'));
+  // Conversation actors are registered as `<runtime>/conversation/<conversation id>`.
+  const conversation = /\/conversation\/(?:session\/)?(.+)$/.exec(label);
   const badge = document.createElement('span');
-  badge.className = `kind ${kind}`;
-  badge.textContent = kind === 'supervisor' ? 'sup' : 'proc';
+  badge.className = `kind ${conversation ? 'conversation' : kind}`;
+  badge.textContent = conversation ? 'conv' : kind === 'supervisor' ? 'sup' : 'proc';
   const name = document.createElement('span');
   name.className = 'node-id';
-  name.textContent = String(pick(node, 'id', 'name') ?? (depth === 0 ? 'root' : pick(node, 'pid') ?? '?'));
+  name.textContent = conversation ? conversation[1] : label;
+  name.title = label;
   main.append(badge, name);
   const status = String(pick(node, 'status') ?? '');
   if (status) {
@@ -424,7 +428,7 @@ async function pollRuntime() {
     const ul = document.createElement('ul');
     for (const root of roots) if (root) ul.append(renderNode(root));
     el.runtimeTree.replaceChildren(ul);
-    const when = new Date().toLocaleTimeString();
+    const when = new Date().toLocaleTimeString([], { hour12: false });
     el.runtimeStatus.textContent = `实时 · ${when}`;
     el.runtimeDot.className = 'dot ok';
   } catch (err) {

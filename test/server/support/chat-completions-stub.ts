@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
  *   word as keyword;
  * - a request that ends with tool results gets the final answer
  *   `stub answer to "<user message>" (<n> tool results)`;
- * - a request with no tools (the title generator) gets `标题 <user message, 8 chars>`;
+ * - a request with no tools (the title generator) gets the first 10 characters of the
+ *   conversation's user message (the `用户:` line of the title prompt);
  * - a request whose user message contains `#fail` gets a 400 error (no retries by the client).
  *
  * `hold()` makes the next answers wait until `release()`, so a test can act while a turn is
@@ -41,6 +42,10 @@ interface WireTool {
 export interface ChatStubOptions {
   /** The final answer after the tool results (default: the `stub answer to ...` text). */
   answer?: (userText: string, toolResults: number) => string;
+  /** The tool to call for a user message; `null` answers at once (default: search_session). */
+  toolCall?: (userText: string) => { name: string; arguments: Record<string, unknown> } | null;
+  /** The title for a conversation that began with `userText`. */
+  title?: (userText: string) => string;
 }
 
 export async function startChatStub(options: ChatStubOptions = {}): Promise<ChatStub> {
@@ -78,18 +83,27 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
     const tools = (body['tools'] ?? []) as WireTool[];
     const last = messages[messages.length - 1];
     const userText = lastUserText(body);
-    if (tools.length === 0) return { content: `标题 ${Array.from(userText).slice(0, 8).join('')}` };
+    if (tools.length === 0) {
+      const first = /^用户: (.*)$/m.exec(userText)?.[1] ?? userText;
+      return { content: options.title?.(first) ?? Array.from(first).slice(0, 10).join('') };
+    }
     if (last?.role === 'user') {
       const names = tools.map((t) => t.function?.name ?? '');
-      const name = names.includes('search_session') ? 'search_session' : (names[0] ?? 'search_session');
-      const keyword = userText.split(/\s+/)[0] ?? '';
-      calls += 1;
-      return {
-        content: null,
-        tool_calls: [
-          { id: `call_${calls}`, type: 'function', function: { name, arguments: JSON.stringify({ keyword }) } },
-        ],
-      };
+      const call = options.toolCall
+        ? options.toolCall(userText)
+        : {
+            name: names.includes('search_session') ? 'search_session' : (names[0] ?? 'search_session'),
+            arguments: { keyword: userText.split(/\s+/)[0] ?? '' },
+          };
+      if (call !== null) {
+        calls += 1;
+        return {
+          content: null,
+          tool_calls: [
+            { id: `call_${calls}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } },
+          ],
+        };
+      }
     }
     const results = messages.filter((m) => m.role === 'tool').length;
     return { content: options.answer?.(userText, results) ?? `stub answer to "${userText}" (${results} tool results)` };

@@ -22,11 +22,19 @@ export interface TestServer {
 let started = 0;
 
 export async function startTestServer(
-  options: { llm?: LlmService; clock?: WallClock; token?: string; bodyLimit?: number; dataDir?: string } = {},
+  options: {
+    llm?: LlmService;
+    clock?: WallClock;
+    token?: string;
+    bodyLimit?: number;
+    dataDir?: string;
+    /** The runtime's name (its registered names' prefix); default a fresh `mnemo_test_<n>`. */
+    name?: string;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
   // Runtimes register their names process-wide: each test server gets its own.
-  const runtime = await startRuntime({ name: `mnemo_test_${++started}`, dataDir, storage: 'lmdb' });
+  const runtime = await startRuntime({ name: options.name ?? `mnemo_test_${++started}`, dataDir, storage: 'lmdb' });
   // No LLM: the recall service's own offline mode (the demo's fallback replies and titles).
   const recall = recallOnRuntime(runtime, {
     ...(options.llm === undefined ? {} : { llm: options.llm }),
