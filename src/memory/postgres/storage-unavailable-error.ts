@@ -55,9 +55,12 @@ export function toStorageError(
   if (error instanceof DatabaseError) {
     const state = error.code ?? '';
     if (state.startsWith('08') || UNAVAILABLE_STATES.has(state)) {
-      // The server answered with an error: the statement's transaction did not commit.
+      // An error before ReadyForQuery means the implicit transaction did not commit (a fast
+      // shutdown's 57P01 is raised only where interrupts are allowed, never mid-commit) -
+      // except after a crash of another backend (57P02), which kills sessions at any instant.
+      const anyInstant = state === '57P02' || state.startsWith('08');
       return new StorageUnavailableError(`PostgreSQL is unavailable: ${context.operation}${where} failed [${state}]`, {
-        maybeStored: false,
+        maybeStored: anyInstant && isWrite && context.sent,
         operation: context.operation,
       }, { cause: error });
     }

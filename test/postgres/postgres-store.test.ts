@@ -1,0 +1,197 @@
+import pg from 'pg';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidInputError, type MnemoError } from '../../src/errors.ts';
+import type { Message } from '../../src/memory/index.ts';
+import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../src/memory/postgres/index.ts';
+import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../fixtures/postgres-server.ts';
+
+/** What only the PostgreSQL store has to show; the shared behaviour is in contract.test.ts. */
+let url: string;
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  url = await postgresUrl();
+}, SERVER_START_TIMEOUT);
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function useSchema(label: string): string {
+  const schema = freshSchema(label);
+  cleanups.push(() => dropSchema(url, schema));
+  return schema;
+}
+
+function open(schema: string, options: Partial<PostgresStoreOptions> = {}): PostgresStore {
+  const store = createPostgresStore({ connectionString: url, schema, ...options } as PostgresStoreOptions);
+  cleanups.push(() => store.close());
+  return store;
+}
+
+const user = (content: string): Message => ({ role: 'user', content });
+const q = (schema: string) => pg.escapeIdentifier(schema);
+
+describe('createPostgresStore', () => {
+  it('keeps key order, nested values and number spellings exactly (json, not jsonb)', async () => {
+    const schema = useSchema('exact');
+    const store = open(schema);
+    const message = {
+      role: 'assistant',
+      content: null,
+      zeta: 1,
+      alpha: { b: 2, a: [{ d: 1, c: 2.5e-7 }, [], {}] },
+      tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{"z":1,"a":2}' } }],
+      text: 'quote " backslash \\ nul \u0000 lone \uD800 emoji 😀',
+    } as unknown as Message;
+    const meta = { z: true, a: { y: null, b: [3, 2, 1] } };
+    await store.append('c', [{ message, meta }]);
+
+    const [row] = await sql<{ message: string; meta: string; kind: string }>(
+      url,
+      `SELECT message::text AS message, meta::text AS meta, pg_typeof(message)::text AS kind FROM ${q(schema)}.messages`,
+    );
+    expect(row).toEqual({ message: JSON.stringify(message), meta: JSON.stringify(meta), kind: 'json' });
+    const [back] = await store.range('c');
+    expect(JSON.stringify(back!.message)).toBe(JSON.stringify(message));
+    expect(JSON.stringify(back!.meta)).toBe(JSON.stringify(meta));
+    expect(JSON.stringify(await store.get('c'))).toBe(JSON.stringify([message]));
+  });
+
+  it('shows a resolved write to a second store on its own pool at once (read-your-writes across pools)', async () => {
+    const schema = useSchema('ryw');
+    const writer = open(schema);
+    const reader = open(schema);
+    for (let i = 1; i <= 20; i++) {
+      await writer.add('c', [user(`m${i}`)]);
+      expect(await reader.lastId('c')).toBe(i);
+      expect((await reader.tail('c', 1))[0]).toMatchObject({ message_id: i, message: user(`m${i}`) });
+    }
+  });
+
+  it('continues the numbering when a new store opens an existing schema', async () => {
+    const schema = useSchema('reopen');
+    const first = open(schema);
+    await first.add('c', [user('a'), user('b')]);
+    await first.close();
+    const second = open(schema);
+    const [record] = await second.append('c', [{ message: user('c') }]);
+    expect(record!.message_id).toBe(3);
+    expect(await second.get('c')).toEqual([user('a'), user('b'), user('c')]);
+  });
+
+  it('commits appends queued behind a running one together, in issue order (group commit)', async () => {
+    const schema = useSchema('group');
+    let readings = 0;
+    const store = open(schema, { clock: { now: () => (readings++, Date.now()) } });
+    await store.migrate();
+    const batches = await Promise.all(Array.from({ length: 50 }, (_, i) => store.append('c', [{ message: user(`m${i}`) }])));
+    expect(batches.map((b) => b[0]!.message_id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    // One clock reading per statement: the first append alone, the 49 queued behind it in one.
+    expect(readings).toBe(2);
+  });
+
+  it('keeps the numbering contiguous from 1 when another store clears the conversation between appends', async () => {
+    const schema = useSchema('clearrace');
+    const appender = open(schema);
+    const clearer = open(schema);
+    await appender.migrate();
+    let stop = false;
+    const failures: unknown[] = [];
+    const appending = Promise.all(
+      [0, 1, 2].map(async (w) => {
+        for (let i = 0; !stop; i++) await appender.add('c', [user(`${w}.${i}`), user(`${w}.${i}'`)]).catch((e) => failures.push(e));
+      }),
+    );
+    for (let k = 0; k < 10; k++) {
+      await new Promise((r) => setTimeout(r, 15));
+      await clearer.clear('c');
+    }
+    stop = true;
+    await appending;
+    expect(failures).toEqual([]);
+    const ids = (await sql<{ id: string }>(url, `SELECT message_id AS id FROM ${q(schema)}.messages ORDER BY 1`)).map((r) => Number(r.id));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    expect(await clearer.lastId('c')).toBe(ids.length);
+    // A batch is never split by a clear: the pairs stay together.
+    const contents = (await clearer.get('c')).map((m) => m.content as string);
+    for (let i = 0; i < contents.length; i += 2) expect(contents[i + 1]).toBe(`${contents[i]}'`);
+  });
+
+  it('creates its tables once, even when many stores migrate a fresh schema at the same moment', async () => {
+    const schema = useSchema('migrate');
+    const stores = Array.from({ length: 6 }, () => open(schema));
+    await Promise.all(stores.map((s) => s.migrate()));
+    await stores[0]!.migrate();
+    const tables = await sql<{ name: string }>(url, 'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]);
+    expect(tables.map((t) => t.name)).toEqual(['conversations', 'messages']);
+    await Promise.all(stores.map((s, i) => s.add('c', [user(`from ${i}`)])));
+    expect(await stores[5]!.lastId('c')).toBe(6);
+  });
+
+  it('needs no CREATE privilege once the tables exist', async () => {
+    const schema = useSchema('grants');
+    await open(schema).migrate();
+    const role = `mnemo_rw_${schema}`;
+    await sql(url, `CREATE ROLE ${q(role)} LOGIN`);
+    cleanups.push(async () => {
+      await sql(url, `DROP OWNED BY ${q(role)}`);
+      await sql(url, `DROP ROLE ${q(role)}`);
+    });
+    await sql(url, `GRANT USAGE ON SCHEMA ${q(schema)} TO ${q(role)}`);
+    await sql(url, `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${q(schema)} TO ${q(role)}`);
+    const limited = open(schema, { connectionString: url.replace('postgres://postgres@', `postgres://${role}@`) });
+    await limited.add('c', [user('as a role without CREATE')]);
+    await limited.clear('c');
+    expect(await limited.lastId('c')).toBe(0);
+  });
+
+  it('reports a statement the server refuses as storage_failed, and changes nothing', async () => {
+    const schema = useSchema('refused');
+    await sql(url, `CREATE SCHEMA ${q(schema)}`);
+    await sql(url, `CREATE TABLE ${q(schema)}.conversations (conversation_id text PRIMARY KEY, last_id bigint NOT NULL)`);
+    await sql(url, `CREATE TABLE ${q(schema)}.messages (not_what_mnemo_expects int)`);
+    const store = open(schema);
+    const error = (await store.add('c', [user('x')]).catch((e: unknown) => e)) as MnemoError & { details: { sqlstate: string } };
+    expect(error.code).toBe('storage_failed');
+    expect(error.details.sqlstate).toBe('42703'); // undefined_column
+    expect(await store.lastId('c')).toBe(0); // the counter's bump rolled back with the insert
+  });
+
+  it('rejects further calls with store_closed after close, and leaves a pool it was given open', async () => {
+    const schema = useSchema('close');
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    cleanups.push(() => pool.end());
+    const store = createPostgresStore({ pool, schema });
+    const pending = store.add('c', [user('in flight at close')]);
+    await store.close();
+    await pending;
+    const codes = await Promise.all([
+      store.add('c', [user('late')]).catch((e: MnemoError) => e.code),
+      store.get('c').catch((e: MnemoError) => e.code),
+      store.lastId('c').catch((e: MnemoError) => e.code),
+    ]);
+    expect(codes).toEqual(['store_closed', 'store_closed', 'store_closed']);
+    const rows = await pool.query(`SELECT message->>'content' AS content FROM ${q(schema)}.messages`);
+    expect(rows.rows).toEqual([{ content: 'in flight at close' }]);
+  });
+
+  it('rejects a schema that is not an identifier, and a missing connection, with invalid_option', () => {
+    for (const options of [
+      { connectionString: url, schema: 'bad-name' },
+      { connectionString: url, schema: 'x; DROP TABLE y' },
+      { connectionString: url, schema: 'a'.repeat(64) },
+      { connectionString: '' },
+      {},
+    ]) {
+      let error: unknown;
+      try {
+        createPostgresStore(options as PostgresStoreOptions);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as InvalidInputError).code).toBe('invalid_option');
+    }
+  });
+});
