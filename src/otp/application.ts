@@ -20,7 +20,7 @@ import type { ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Pid } from './pid.ts';
 import { exit, Process, processInfo } from './process.ts';
-import { onRuntimeEvent } from './runtime-events.ts';
+import { onSupervisorEvent } from './supervisor-events.ts';
 import { startSupervisor, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
 import { createEventStream } from './event-stream.ts';
 import { traceProcess, type ProcessTraceEvent } from './trace.ts';
@@ -103,15 +103,15 @@ function inTree(pid: Pid, root: Process): boolean {
 export async function startApplication(spec: SupervisorSpec, options: ApplicationOptions = {}): Promise<Application> {
   const events = createEventStream<TreeEvent>();
   const root = (await startSupervisor(spec, options)) as Process;
-  const offRuntime = onRuntimeEvent((event) => {
-    if (event.type === 'supervisor' && 'supervisor' in event.event && inTree(event.event.supervisor, root)) events.emit(event.event);
+  const offSupervisorEvents = onSupervisorEvent((event) => {
+    if ('supervisor' in event && inTree(event.supervisor, root)) events.emit(event);
   });
   const fatalListeners = new Set<(reason: ExitReason) => void>();
   let stopping = false;
   let resolveExited!: (reason: ExitReason) => void;
   const exited = new Promise<ExitReason>((r) => (resolveExited = r));
   monitor(root, (down) => {
-    offRuntime();
+    offSupervisorEvents();
     if (!stopping) {
       events.emit({ type: 'fatal', pid: root, reason: down.reason });
       for (const listener of fatalListeners) listener(down.reason);

@@ -17,6 +17,7 @@
  * (`normal`, `shutdown`, `killed`), or `crashed` with `reason` = the thrown value.
  * `cast` and `send` never throw: a message to a dead or unknown process is dropped.
  */
+import { InvalidInputError } from '../errors.ts';
 import { ExitError } from './errors.ts';
 import { formatExitReason, type ExitReason } from './exit-reason.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
@@ -38,7 +39,10 @@ export interface From<R = unknown> {
 export type CallEvent<TRequest extends Message = Message, R = unknown> = TRequest & { readonly from: From<R> };
 
 export interface CallOptions {
-  /** Reject with `timeout` after this many ms. Default 5000 (OTP's); `Infinity` waits forever. */
+  /**
+   * Reject with `timeout` after this many ms. Default 5000 (OTP's); `Infinity` waits forever.
+   * Not a positive number: the call rejects with InvalidInputError `invalid_option`, nothing is sent.
+   */
   readonly timeoutMs?: number;
 }
 
@@ -96,6 +100,9 @@ export function call<R = unknown, TRequest extends Message = Message>(ref: Proce
     return Promise.reject(new ExitError('calling_self', 'calling_self', `call ${request.type}: ${target} called itself`));
   }
   const timeoutMs = options?.timeoutMs ?? 5000;
+  if (!(timeoutMs > 0)) {
+    return Promise.reject(new InvalidInputError('invalid_option', `call ${request.type}: timeoutMs must be a positive number or Infinity, got ${timeoutMs}`));
+  }
   return new Promise<R>((resolveCall, rejectCall) => {
     const from = new CallFrom(target, resolveCall as (value: unknown) => void, rejectCall, request, timeoutMs);
     target.pending.add(from);

@@ -36,9 +36,12 @@ export type RegistryErrorCode =
   | 'already_registered'
   /** The process already has a (different) registered name. */
   | 'already_named'
-  /** The process is dead (`register`) or the name is not registered (`unregister`). */
+  /** `register` of a process that is not alive. */
   | 'noproc'
-  | 'not_registered';
+  /** `unregister` of a name that is not registered. */
+  | 'not_registered'
+  /** The name is not a non-empty string. */
+  | 'badarg';
 
 export class RegistryError extends MnemoError {
   constructor(

@@ -31,7 +31,6 @@ import { ExitError, RegistryError } from './errors.ts';
 import { formatExitReason, type ExitReason, type ExitSignal } from './exit-reason.ts';
 import { Pid, type Message, type ProcessRef } from './pid.ts';
 import { claimName, lookupName, releaseName } from './registry.ts';
-import { emitRuntimeEvent } from './runtime-events.ts';
 
 /** Sent to a behaviour asked to stop gracefully. A machine that handles it should end in a final state. */
 export const TERMINATE = 'otp.terminate';
@@ -191,7 +190,6 @@ export class Process extends Pid {
     const watchers = this.watchers;
     this.links = undefined;
     this.watchers = undefined;
-    emitRuntimeEvent({ type: 'exit', pid: this, name: this.name, reason });
     if (links === undefined && watchers === undefined) return;
     queueMicrotask(() => {
       if (links !== undefined) {
@@ -238,7 +236,6 @@ export function spawn<TLogic extends AnyActorLogic>(logic: TLogic, options: Spaw
     complete: () => onComplete(proc, actor),
   });
   if (options.link !== undefined) link(proc, options.link);
-  emitRuntimeEvent({ type: 'spawn', pid: proc, name: proc.name });
   const previous = current;
   current = proc;
   try {

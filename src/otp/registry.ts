@@ -39,7 +39,7 @@ export function lookupName(name: string): Process | undefined {
 
 export function claimName(name: string, proc: Process): void {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new RegistryError('not_registered', `register: a name must be a non-empty string, got ${JSON.stringify(name)}`);
+    throw new RegistryError('badarg', `register: a name must be a non-empty string, got ${JSON.stringify(name)}`);
   }
   const holder = names.get(name);
   if (holder !== undefined && holder !== proc) {

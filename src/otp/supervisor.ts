@@ -40,7 +40,7 @@ import { isNormalExit, type ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
 import { EXIT, exit, link, Process, start, unlink, type ExitMessage } from './process.ts';
-import { emitRuntimeEvent } from './runtime-events.ts';
+import { emitSupervisorEvent } from './supervisor-events.ts';
 import type { TreeEvent } from './tree-events.ts';
 
 export type Strategy = 'one_for_one' | 'one_for_all' | 'rest_for_one';
@@ -171,7 +171,7 @@ interface TryAgain extends Message {
 }
 
 function emit(event: TreeEvent): void {
-  emitRuntimeEvent({ type: 'supervisor', event });
+  emitSupervisorEvent(event);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -128,6 +128,16 @@ describe('call and cast', () => {
     expect(timers()).toBe(before);
   });
 
+  it('a timeout that is not a positive number is refused with invalid_option and nothing is sent', async () => {
+    let received = 0;
+    const pid = spawn(genServer<object>({ init: () => ({}), handleCall: () => ++received }));
+    for (const timeoutMs of [0, -5, Number.NaN]) {
+      await expect(call(pid, { type: 'get' }, { timeoutMs })).rejects.toMatchObject({ code: 'invalid_option' });
+    }
+    await expect(call(pid, { type: 'get' })).resolves.toBe(1);
+    exit(pid, 'kill');
+  });
+
   it('a call pending when the server is shut down rejects with shutdown', async () => {
     const pid = spawn(genServer<object>({ init: () => ({}), handleCall: () => noReply }));
     const pending = call(pid, { type: 'never' });

@@ -72,6 +72,12 @@ describe('registry', () => {
     expect(registryError(() => register('reg-dead', pid)).code).toBe('noproc');
   });
 
+  it('an empty name is refused with badarg', () => {
+    const pid = spawn(named('a'));
+    expect(registryError(() => register('', pid)).code).toBe('badarg');
+    exit(pid, 'kill');
+  });
+
   it('unregistering a free name is refused with not_registered', () => {
     expect(registryError(() => unregister('reg-free')).code).toBe('not_registered');
   });
