@@ -23,7 +23,7 @@ export interface NewDailyRow extends DailyValue {
 /** Inside a write transaction: stores the row, returns its id. */
 export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow): number {
   const { day, ...value } = row;
-  const id = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get(['daily-high', userId, day]) ?? 0) + 1;
+  const id = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get([userId, 'daily-high', day]) ?? 0) + 1;
   dbs.daily.put([userId, day, id], value);
   if (value.session_id !== null) dbs.dailyBySession.put([userId, value.session_id, day, id], true);
   return id;
@@ -120,8 +120,8 @@ export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: W
 export function removeSessionDailyRows(dbs: RecallDbs, userId: string, sessionId: string): number {
   const keys = [...dbs.dailyBySession.getKeys({ start: [userId, sessionId], end: [userId, sessionId, HIGH] })];
   for (const day of new Set(keys.map((k) => k[2]))) {
-    const high = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get(['daily-high', userId, day]) ?? 0);
-    dbs.counters.put(['daily-high', userId, day], high);
+    const high = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get([userId, 'daily-high', day]) ?? 0);
+    dbs.counters.put([userId, 'daily-high', day], high);
   }
   for (const key of keys) {
     const [, , day, id] = key;

@@ -15,11 +15,11 @@ import type { RowError, ToolCallView } from './memory-row.ts';
  * | recall.sessions         | [userId, sessionId]                  | SessionEntry   |
  * | recall.long-term        | [userId, version]                    | LongTermValue  |
  * | recall.log              | [userId, sessionId or '', seq]       | LogValue       |
- * | recall.counters         | ['session-order' or 'log-seq', userId] | number       |
- * |                         | ['daily-high', userId, day]          | number         |
+ * | recall.counters         | [userId, 'session-order' / 'log-seq'] | number        |
+ * |                         | [userId, 'daily-high', day]          | number         |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
- * the runtime's MessageLog (see `session-store.ts`).
+ * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
  */
 export const DB_NAMES = {
   daily: 'recall.daily',
@@ -146,8 +146,8 @@ export async function commit<T>(dbs: RecallDbs & { guard: () => void }, work: ()
 
 /** Bumps and returns a per-user counter; call only inside a write transaction. */
 export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq', userId: string): number {
-  const n = (dbs.counters.get([name, userId]) ?? 0) + 1;
-  dbs.counters.put([name, userId], n);
+  const n = (dbs.counters.get([userId, name]) ?? 0) + 1;
+  dbs.counters.put([userId, name], n);
   return n;
 }
 

@@ -44,14 +44,17 @@ export async function searchSessionRows(
   if (deps.pool && deps.memoryInEnv && last > deps.poolThreshold) {
     return deps.pool.run({ kind: 'session', path: deps.dbs.path, conversationId, keyword, limit });
   }
-  // Inline: newest chunk first through the MessageLog (ids are contiguous: a chunk is an id range).
+  // Inline: newest chunk first through the MessageLog (ids are contiguous: a chunk is an id
+  // range). A range read materializes its rows, so chunks start small (a common keyword is
+  // answered by the newest rows) and double up to SCAN_CHUNK.
   const key = normalizeKeyword(keyword);
   const want = clampLimit(limit);
   const found: MemoryRow[] = [];
-  for (let to = last; to >= 1 && found.length < want; to -= SCAN_CHUNK) {
+  let size = Math.min(SCAN_CHUNK, want * 4);
+  for (let to = last; to >= 1 && found.length < want; to -= size, size = Math.min(SCAN_CHUNK, size * 2)) {
     // A store's reads may resolve without a macrotask in between: yield so timers and I/O run.
     if (to !== last) await new Promise<void>((resolve) => setImmediate(resolve));
-    const chunk = await deps.memory.range(conversationId, { from: Math.max(1, to - SCAN_CHUNK + 1), to });
+    const chunk = await deps.memory.range(conversationId, { from: Math.max(1, to - size + 1), to });
     for (let i = chunk.length - 1; i >= 0 && found.length < want; i--) {
       const record = chunk[i]!;
       if (key === null || textContent(record.message).toLowerCase().includes(key)) found.push(toSessionRow(record));

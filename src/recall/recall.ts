@@ -1,8 +1,9 @@
-import { MnemoError } from '../errors.ts';
+import { InvalidInputError, MnemoError } from '../errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/chat-memory.ts';
 import type { JsonValue } from '../memory/message.ts';
+import { isCalendarDay } from './calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat-service.ts';
 import { readDay, removeSessionDailyRows } from './daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-export.ts';
@@ -29,8 +30,6 @@ import {
 } from './recall-queries.ts';
 import type { SearchPool } from './search-pool.ts';
 import { listSessions, sessionEntry, type ConversationSummary } from './sessions-index.ts';
-import { isCalendarDay } from './calendar-day.ts';
-import { InvalidInputError } from '../errors.ts';
 
 /**
  * The layered memory of the Agent Memory Demo on Mnemo's storage: per-user sessions (titles,
