@@ -28,8 +28,9 @@ export class CheckpointConflictError extends MnemoError {
     super(
       details.reason === 'exists'
         ? `checkpoint ${details.checkpointId} of thread ${details.threadId} already exists under another parent; nothing was written`
-        : `thread ${details.threadId} (namespace '${details.checkpointNs}') moved on: the put names parent ${details.parentId} ` +
-            `but the head is ${details.headId ?? 'none'}; nothing was written. Re-read the thread and retry, ` +
+        : `thread ${details.threadId} (namespace '${details.checkpointNs}') moved on: the put ` +
+            (details.parentId === undefined ? 'names no parent (its writer found the thread empty)' : `names parent ${details.parentId}`) +
+            ` but the head is ${details.headId ?? 'none'}; nothing was written. Re-read the thread and retry, ` +
             'or pass configurable.fork = true to branch on purpose',
     );
   }

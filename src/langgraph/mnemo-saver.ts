@@ -70,7 +70,11 @@ export class MnemoSaver extends BaseCheckpointSaver {
     if (config.configurable?.['thread_id'] === undefined) return undefined;
     const { threadId, checkpointNs, checkpointId } = addressOf(config);
     const id = checkpointId ?? this.tables.latestId(threadId, checkpointNs);
-    if (id === undefined) return undefined;
+    if (id === undefined) {
+      // The reader will write a root next: its writer must know the thread looked empty.
+      if (checkpointId === undefined) await this.writers.request(threadId, { type: 'saw_empty', ns: checkpointNs });
+      return undefined;
+    }
     const row = this.tables.checkpoint(threadId, checkpointNs, id);
     if (row === undefined) return undefined;
     return this.tupleOf(threadId, checkpointNs, id, row, await this.serde.loadsTyped(row.t, row.m));

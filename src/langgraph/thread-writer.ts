@@ -8,10 +8,14 @@
  *   and nothing is written. Two writers that read the same head cannot both extend it: the
  *   second is told, instead of silently forking the chain (LangGraph#8796). The check runs
  *   against LMDB inside the write transaction, so it holds across processes too.
- *   Accepted without naming the head: a put naming no parent (a new root: LangGraph's first
- *   write on a thread names none), a put of an id that exists under the same parent (a retry),
- *   and a deliberate branch: `metadata.source === 'fork'` (LangGraph's own forks) or
- *   `configurable.fork === true` (time travel, editing an old checkpoint).
+ *   Accepted without naming the head: a put of an id that exists under the same parent (a
+ *   retry), a deliberate branch (`metadata.source === 'fork'`, LangGraph's own forks, or
+ *   `configurable.fork === true`: time travel, editing an old checkpoint), and a put naming no
+ *   parent. LangGraph's first write on a thread names none, after a read found the thread
+ *   empty; such reads are reported to the writer (`saw_empty`), and once it has told a reader
+ *   a namespace was empty, a parentless put on that namespace finding a head is refused like a
+ *   stale parent: two first writers raced on a new thread. A parentless put from a writer that
+ *   never read (LangGraph's conformance suite does that) starts a new root.
  * - `putWrites` checks "already stored?" and writes in the same serialized step, so concurrent
  *   writes of one task cannot lose one another (LangGraph#8115): a regular write (idx >= 0)
  *   already stored is kept, a special one (error, interrupt, ...) replaces its predecessor.
@@ -62,7 +66,9 @@ export type WriterRequest =
       readonly payload: Promise<SerializedPut>;
     }
   | { readonly type: 'put_writes'; readonly ns: string; readonly checkpointId: string; readonly writes: Promise<readonly SerializedWrite[]> }
-  | { readonly type: 'delete_thread' };
+  | { readonly type: 'delete_thread' }
+  /** A read found the namespace empty (see the header). */
+  | { readonly type: 'saw_empty'; readonly ns: string };
 
 export interface WriterDeps {
   readonly tables: CheckpointTables;
@@ -85,12 +91,14 @@ interface WriterState {
   heads: Map<string, Head>;
   /** Latest stored value per `ns \0 channel`. */
   values: Map<string, StoredValue & { readonly version: Version }>;
+  /** Namespaces a reader was told were empty. */
+  readonly emptySeen: Set<string>;
 }
 
 export function threadWriter() {
   return genServer<WriterState, { threadId: string; deps: WriterDeps }, WriterRequest>({
     init: ({ threadId, deps }, self) => {
-      const state: WriterState = { threadId, deps, self, timer: undefined, heads: new Map(), values: new Map() };
+      const state: WriterState = { threadId, deps, self, timer: undefined, heads: new Map(), values: new Map(), emptySeen: new Set() };
       arm(state);
       return state;
     },
@@ -99,6 +107,7 @@ export function threadWriter() {
       try {
         if (request.type === 'put') from.reply(await put(state, request));
         else if (request.type === 'put_writes') from.reply(await putWrites(state, request));
+        else if (request.type === 'saw_empty') from.reply(void state.emptySeen.add(request.ns));
         else from.reply(await deleteThread(state));
       } catch (error) {
         if (!(error instanceof CheckpointConflictError)) {
@@ -156,7 +165,7 @@ async function put(state: WriterState, request: Extract<WriterRequest, { type: '
           ? existing.p === row.p
             ? undefined
             : ('exists' as const)
-          : parentId === headId || parentId === undefined || fork
+          : parentId === headId || fork || (parentId === undefined && !state.emptySeen.has(ns))
             ? undefined
             : ('stale_parent' as const);
       if (conflict !== undefined) return { conflict, headId };
@@ -221,6 +230,7 @@ async function deleteThread(state: WriterState): Promise<void> {
   const { tables } = state.deps;
   state.heads.clear();
   state.values.clear();
+  state.emptySeen.clear();
   await tables.source.durable(
     tables.source.root.transaction(() => {
       for (const { db, key } of [...tables.threadKeys(state.threadId)]) void db.remove(key);
