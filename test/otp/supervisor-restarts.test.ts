@@ -144,6 +144,23 @@ describe('restart intensity', () => {
     expect(log.filter((l) => l === 'start_failed w')).toHaveLength(3);
   });
 
+  it('a shutdown request is handled between retries of a start that keeps failing', async () => {
+    const log: string[] = [];
+    let failing = false;
+    let t = 0;
+    // Restarts 10 s apart never exhaust intensity, so only the shutdown can end the retries.
+    const sup = await startSupervisor(
+      { children: [{ id: 'w', start: worker(log, 'w', { failStart: () => failing }) }] },
+      { clock: { now: () => (t += 10_000) } },
+    );
+    failing = true;
+    cast((await childPid(sup, 'w')) as Pid, { type: 'crash' });
+    await waitFor(() => log.filter((l) => l === 'start_failed w').length >= 3, 'a few retries');
+    const supExit = exitOf(sup);
+    exit(sup, 'shutdown');
+    expect(await supExit).toBe('shutdown');
+  });
+
   it('a retried start that succeeds brings the child back', async () => {
     const log: string[] = [];
     let failures = 2;
