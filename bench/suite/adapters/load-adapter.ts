@@ -1,0 +1,24 @@
+import type { AdapterFactory, AdapterId } from '../types.ts';
+
+/**
+ * Imports one adapter's module only, so a child process that measures startup pays for the
+ * store it uses and nothing else.
+ */
+export async function loadAdapter(id: AdapterId): Promise<AdapterFactory> {
+  switch (id) {
+    case 'raw-lmdb':
+      return (await import('./raw-lmdb.ts')).rawLmdb;
+    case 'mnemo-lmdb':
+      return (await import('./mnemo.ts')).mnemoLmdb;
+    case 'mnemo-memory':
+      return (await import('./mnemo.ts')).mnemoMemory;
+    case 'jsonl':
+      return (await import('./jsonl.ts')).jsonl;
+    case 'sqlite':
+      return (await import('./sqlite.ts')).sqlite;
+    case 'langgraph-memory':
+      return (await import('./langgraph.ts')).langgraphMemory;
+    case 'langgraph-sqlite':
+      return (await import('./langgraph.ts')).langgraphSqlite;
+  }
+}

@@ -1,0 +1,98 @@
+import { createRecall, createSearchPool, type Recall, type SearchPool } from '../../../src/recall/index.ts';
+import { startRuntime, type Runtime } from '../../../src/runtime.ts';
+import type { AdapterFactory, AdapterInfo, BenchMessage, LogAdapter } from '../types.ts';
+import { BENCH_USER, lmdbKeyOf } from './lmdb-layout.ts';
+
+/**
+ * Mnemo as a user runs it: `startRuntime` (the supervision tree), `runtime.memory` (writes go
+ * through one actor per conversation, group-committed; `add` resolves once committed and
+ * flushed), and for keyword search the recall service on the same LMDB environment with its
+ * search pool (large scans on worker threads), wired the way the runtime is to own it.
+ *
+ * Conversation keys are recall's session ids (`session/bench/<c>`), so search reads what the
+ * other workloads wrote.
+ */
+let runtimes = 0;
+
+const lmdbInfo: AdapterInfo = {
+  id: 'mnemo-lmdb',
+  label: 'Mnemo (LMDB)',
+  durable: true,
+  durability: 'LMDB commit + fdatasync via runtime.memory.add (per-conversation actor, group commit; ack after `flushed`)',
+  notes: 'startRuntime({storage: "lmdb"}): the product path, through the per-conversation actors',
+};
+
+const memoryInfo: AdapterInfo = {
+  id: 'mnemo-memory',
+  label: 'Mnemo (in-memory)',
+  durable: false,
+  durability: 'none (in-memory store owned by the store actor)',
+  notes: 'startRuntime({storage: "memory"}): same actors, no disk',
+};
+
+export interface MnemoHandle {
+  runtime: Runtime;
+  recall: Recall | undefined;
+}
+
+/** Starts a runtime on `dir`; with LMDB, also the recall service and its search pool. */
+export async function startMnemo(dir: string, storage: 'lmdb' | 'memory'): Promise<MnemoHandle & { stop(): Promise<void> }> {
+  const runtime = await startRuntime({ name: `bench${++runtimes}`, dataDir: dir, storage });
+  let recall: Recall | undefined;
+  let pool: SearchPool | undefined;
+  if (runtime.storage.kind === 'lmdb') {
+    pool = createSearchPool();
+    recall = createRecall({
+      memory: runtime.memory,
+      env: { root: runtime.storage.root, path: runtime.storage.path },
+      memoryInEnv: true,
+      pool,
+    });
+  }
+  return {
+    runtime,
+    recall,
+    async stop() {
+      await recall?.close();
+      await pool?.close();
+      await runtime.stop();
+    },
+  };
+}
+
+function mnemoFactory(info: AdapterInfo, storage: 'lmdb' | 'memory'): AdapterFactory {
+  return {
+    info,
+    async open(dir) {
+      const mnemo = await startMnemo(dir, storage);
+      const memory = mnemo.runtime.memory;
+      const recall = mnemo.recall;
+      const adapter: LogAdapter = {
+        info,
+        async append(c, message) {
+          await memory.add(lmdbKeyOf(c), [message]);
+        },
+        async load(c, messages) {
+          const key = lmdbKeyOf(c);
+          for (let i = 0; i < messages.length; i += 10_000) await memory.add(key, messages.slice(i, i + 10_000));
+        },
+        async tail(c, n) {
+          return (await memory.tail(lmdbKeyOf(c), n)).map((r) => r.message as BenchMessage);
+        },
+        ...(recall === undefined
+          ? {}
+          : {
+              async search(c: string, keyword: string, limit: number) {
+                const rows = await recall.searchSession({ userId: BENCH_USER, sessionId: c, keyword, limit });
+                return rows.map((r) => ({ role: r.role as BenchMessage['role'], content: r.content }));
+              },
+            }),
+        close: () => mnemo.stop(),
+      };
+      return adapter;
+    },
+  };
+}
+
+export const mnemoLmdb = mnemoFactory(lmdbInfo, 'lmdb');
+export const mnemoMemory = mnemoFactory(memoryInfo, 'memory');

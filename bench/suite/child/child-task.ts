@@ -1,0 +1,30 @@
+import type { AdapterId } from '../types.ts';
+
+/** What the parent asks a child process to measure, and what it answers (one JSON line). */
+export type ChildTask =
+  | { kind: 'restart'; adapter: AdapterId; dir: string; conversation: string; window: number }
+  | { kind: 'rss'; adapter: AdapterId; dir: string; touched: number; concurrency: number };
+
+export interface RestartAnswer {
+  kind: 'restart';
+  /** Importing the adapter's modules (the store's library and Mnemo's code). */
+  importMs: number;
+  /** Opening the store on the existing data. */
+  openMs: number;
+  /** Open + the first tail read returning. */
+  firstReadMs: number;
+  /** Process start (time origin) to the first read returning: node, tsx, imports, open, read. */
+  sinceProcessStartMs: number;
+  messagesRead: number;
+}
+
+export interface RssAnswer {
+  kind: 'rss';
+  baselineRss: number;
+  rss: number;
+  baselineHeap: number;
+  heapUsed: number;
+  external: number;
+}
+
+export type ChildAnswer = RestartAnswer | RssAnswer;

@@ -1,0 +1,53 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunResult } from '../result-types.ts';
+import { renderMarkdownTable } from './table.ts';
+import { renderChart } from './svg-chart.ts';
+
+/**
+ * Writes one run into `dir`: `run-<iso>.json` and `latest.json` (the whole RunResult),
+ * `latest.md` (every workload's table with its meaning and notes), and each workload's charts
+ * as `<name>.svg`. Returns the paths written.
+ */
+export function writeResults(dir: string, run: RunResult): string[] {
+  mkdirSync(dir, { recursive: true });
+  const written: string[] = [];
+  const put = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    written.push(path);
+  };
+  const json = `${JSON.stringify(run, null, 2)}\n`;
+  put(`run-${run.startedAt.replace(/[:.]/g, '-')}.json`, json);
+  put('latest.json', json);
+  put('latest.md', renderMarkdown(run));
+  for (const w of run.workloads) for (const chart of w.charts) put(chart.file, renderChart(chart, w, run.adapters));
+  return written;
+}
+
+export function renderMarkdown(run: RunResult): string {
+  const m = run.machine;
+  const out: string[] = [
+    `# Mnemo benchmark (${run.mode} mode)`,
+    '',
+    `Run ${run.startedAt} → ${run.finishedAt}. Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.platform}, Node ${m.node}; ` +
+      Object.entries(m.versions)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') +
+      '.',
+    '',
+    '## Stores and their durability',
+    '',
+    '| store | durable | what an append waits for | notes |',
+    '| --- | --- | --- | --- |',
+    ...run.adapters.map((a) => `| ${a.label} | ${a.durable ? 'yes' : 'no'} | ${a.durability} | ${a.notes ?? ''} |`),
+    '',
+  ];
+  for (const w of run.workloads) {
+    out.push(`## ${w.title}`, '', w.description, '', renderMarkdownTable(w, run.adapters), '');
+    for (const n of w.notes) out.push(`- ${n}`);
+    if (w.notes.length > 0) out.push('');
+    if (w.charts.length > 0) out.push(`Charts: ${w.charts.map((c) => `[${c.file}](${c.file})`).join(', ')}`, '');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,79 @@
+import type { AdapterId, AdapterInfo } from './types.ts';
+
+/**
+ * What a run produces, as written to `bench/results/*.json`. A workload's rows are one per
+ * (adapter, x): x is what varies along the workload (concurrency, conversation length, corpus
+ * size, ...); `metrics` are its measured values (null when not measured, with a `note`).
+ */
+export type WorkloadId = 'append' | 'tail' | 'chat' | 'restart' | 'rss' | 'search' | 'disk';
+
+export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'search', 'disk'];
+
+export interface ResultRow {
+  adapter: AdapterId;
+  x: number;
+  metrics: Record<string, number | null>;
+  note?: string;
+}
+
+export interface Column {
+  key: string;
+  label: string;
+  /** Fraction digits in tables. */
+  digits: number;
+}
+
+/** A ratio column: `metric` of the row divided by the same metric of `baseline` at the same x. */
+export interface RatioColumn {
+  metric: string;
+  baseline: AdapterId;
+  label: string;
+}
+
+export interface ChartSpec {
+  /** File name under the results dir. */
+  file: string;
+  kind: 'bars' | 'lines';
+  title: string;
+  metric: string;
+  yLabel: string;
+  logY: boolean;
+  /** Lines only. */
+  logX?: boolean;
+}
+
+export interface WorkloadResult {
+  id: WorkloadId;
+  title: string;
+  /** What the figure means, one paragraph. */
+  description: string;
+  /** What x is, for table headers and axes. */
+  xLabel: string;
+  params: Record<string, number | string | boolean | number[]>;
+  columns: Column[];
+  ratios: RatioColumn[];
+  rows: ResultRow[];
+  charts: ChartSpec[];
+  notes: string[];
+  seconds: number;
+}
+
+export interface MachineInfo {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+  tmpdir: string;
+  versions: Record<string, string>;
+}
+
+export interface RunResult {
+  schema: 1;
+  mode: 'quick' | 'full';
+  startedAt: string;
+  finishedAt: string;
+  machine: MachineInfo;
+  adapters: AdapterInfo[];
+  workloads: WorkloadResult[];
+}

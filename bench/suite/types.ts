@@ -1,0 +1,59 @@
+/**
+ * The contract every storage adapter of the suite implements, so each workload runs the same
+ * records through each store the same way.
+ *
+ * - `append` resolves only when the record is durable for that adapter (see `info.durability`:
+ *   which fsync it waits for); adapters with `durable: false` keep data in memory only.
+ * - `load` fills a conversation fast, for setting up a read workload; it is never timed and may
+ *   use a store's bulk path (one transaction, no per-record fsync), but leaves the same layout
+ *   a sequence of `append`s would (for LangGraph: only the latest checkpoint, see langgraph.ts).
+ * - `tail(c, n)` returns the last `n` records of `c`, oldest first, the way the store's users
+ *   read them.
+ * - `search` (optional) returns the most recent `limit` records of `c` whose content contains
+ *   `keyword` (case-insensitive substring), oldest first: the demo's keyword recall.
+ */
+export type Role = 'user' | 'assistant';
+
+export interface BenchMessage {
+  role: Role;
+  content: string;
+}
+
+export const ADAPTER_IDS = [
+  'raw-lmdb',
+  'mnemo-lmdb',
+  'mnemo-memory',
+  'jsonl',
+  'sqlite',
+  'langgraph-memory',
+  'langgraph-sqlite',
+] as const;
+
+export type AdapterId = (typeof ADAPTER_IDS)[number];
+
+export interface AdapterInfo {
+  id: AdapterId;
+  /** Short name for tables and charts. */
+  label: string;
+  /** True when `append` waits for stable storage. */
+  durable: boolean;
+  /** What `append` waits for, in plain words (which fsync). */
+  durability: string;
+  /** Anything a reader must know to read its figures. */
+  notes?: string;
+}
+
+export interface LogAdapter {
+  readonly info: AdapterInfo;
+  append(conversationId: string, message: BenchMessage): Promise<void>;
+  load(conversationId: string, messages: readonly BenchMessage[]): Promise<void>;
+  tail(conversationId: string, n: number): Promise<BenchMessage[]>;
+  search?(conversationId: string, keyword: string, limit: number): Promise<BenchMessage[]>;
+  close(): Promise<void>;
+}
+
+export interface AdapterFactory {
+  readonly info: AdapterInfo;
+  /** Opens the store in `dir` (an existing store is reopened: the restart workload relies on it). */
+  open(dir: string): Promise<LogAdapter>;
+}

@@ -1,0 +1,78 @@
+import { conversationName, messageAt } from '../records.ts';
+import { diskUsage, withTempDir } from '../temp-dir.ts';
+import type { ResultRow } from '../result-types.ts';
+import type { Workload } from '../workload.ts';
+
+/**
+ * Bytes on disk per message: C conversations of M messages appended through each durable
+ * store's normal append path (so LangGraph writes its checkpoint per message), then the store is
+ * closed and its directory measured: allocated blocks (what `du` reports) and apparent size,
+ * divided by the message count. The payload column is the UTF-8 size of the contents alone.
+ */
+export const diskWorkload: Workload = {
+  id: 'disk',
+  title: 'Bytes on disk per message',
+  async run(ctx) {
+    const started = performance.now();
+    const { conversations, perConversation } = ctx.sizes.disk;
+    const total = conversations * perConversation;
+    let payload = 0;
+    for (let c = 0; c < conversations; c++) {
+      for (let i = 0; i < perConversation; i++) payload += Buffer.byteLength(messageAt(c, i).content);
+    }
+    const rows: ResultRow[] = [];
+    for (const factory of ctx.adapters.filter((a) => a.info.durable)) {
+      const step = ctx.progress.step(`disk ${factory.info.label} @ ${total} msgs`, total);
+      const usage = await withTempDir(factory.info.id, async (dir) => {
+        const adapter = await factory.open(dir);
+        try {
+          await Promise.all(
+            Array.from({ length: conversations }, async (_, c) => {
+              for (let i = 0; i < perConversation; i++) {
+                await adapter.append(conversationName('conv', c), messageAt(c, i));
+                step.tick();
+              }
+            }),
+          );
+        } finally {
+          await adapter.close();
+        }
+        return diskUsage(dir);
+      });
+      step.done();
+      rows.push({
+        adapter: factory.info.id,
+        x: total,
+        metrics: {
+          bytesPerMessage: usage.allocatedBytes / total,
+          apparentPerMessage: usage.apparentBytes / total,
+          payloadPerMessage: payload / total,
+          overhead: usage.allocatedBytes / payload,
+          files: usage.files,
+        },
+      });
+    }
+    return {
+      id: 'disk',
+      title: this.title,
+      description: `Disk space per message after ${conversations} conversations × ${perConversation} messages were appended one by one and the store was closed. Lower is better.`,
+      xLabel: 'messages',
+      params: { conversations, perConversation },
+      columns: [
+        { key: 'bytesPerMessage', label: 'allocated B/msg', digits: 0 },
+        { key: 'apparentPerMessage', label: 'apparent B/msg', digits: 0 },
+        { key: 'payloadPerMessage', label: 'payload B/msg', digits: 0 },
+        { key: 'overhead', label: 'allocated ÷ payload', digits: 2 },
+        { key: 'files', label: 'files', digits: 0 },
+      ],
+      ratios: [{ metric: 'bytesPerMessage', baseline: 'mnemo-lmdb', label: 'size ÷ Mnemo' }],
+      rows,
+      charts: [{ file: 'disk-bytes.svg', kind: 'bars', title: 'Allocated bytes on disk per message', metric: 'bytesPerMessage', yLabel: 'bytes/message (log)', logY: true }],
+      notes: [
+        'LangGraph stores the whole history in every checkpoint, so its bytes per message grow with the conversation length (here ' + `${perConversation}` + ' messages per conversation).',
+        'In-memory stores are not measured.',
+      ],
+      seconds: (performance.now() - started) / 1000,
+    };
+  },
+};
