@@ -7,7 +7,8 @@
  *   shell state and xstate snapshot, without sending messages, so it works while a
  *   supervisor is busy restarting.
  * - `events` carries the tree's supervisor decisions (start, exit, restart, start_error,
- *   escalate) and `fatal` when the root exits on its own. Per-message traffic is not traced.
+ *   escalate) from the moment `startApplication` resolves (the initial tree is what
+ *   `inspect()` shows), and `fatal` when the root exits on its own.
  * - `trace(listener)` follows messages and machine states of the tree's processes through
  *   xstate's inspection API; nothing is traced (or paid for) until it is called.
  * - `stop()` asks the root to shut down (`shutdown`): children stop right to left, each per
