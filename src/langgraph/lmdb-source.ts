@@ -1,7 +1,7 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import { InvalidInputError } from '../errors.ts';
 import { acquireEnvironment, commitFailure, type LmdbEnvironmentOptions } from '../memory/lmdb-environment.ts';
-import type { StorageError } from '../memory/storage-error.ts';
+import { StorageError } from '../memory/storage-error.ts';
 import type { Runtime } from '../runtime.ts';
 
 /**
@@ -25,6 +25,8 @@ export interface OpenedSource {
   /** The runtime's name when the source is a runtime (its tree adopts the saver's writers). */
   readonly runtimeName: string | undefined;
   openDB<V, K extends Key>(name: string, options?: DatabaseOptions): Database<V, K>;
+  /** Throws `store_closed` once the environment was released (or the runtime stopped). */
+  checkOpen(): void;
   /** Await a commit, then the flush: what resolves survives a crash. Failures become StorageErrors. */
   durable<T>(write: Promise<T>): Promise<T>;
   release(): Promise<void>;
@@ -39,16 +41,30 @@ export function openSource(source: LmdbSource): OpenedSource {
     if (storage.kind !== 'lmdb') {
       throw new InvalidInputError('invalid_option', `the runtime's storage is '${storage.kind}': LangGraph persistence needs its LMDB storage`);
     }
-    return opened(storage.root, storage.path, source.runtime.name, (name, options) => storage.openDB(name, options ?? {}), async () => {});
+    // `storage.root` throws `store_closed` once the runtime stopped.
+    return opened(storage.root, storage.path, source.runtime.name, (name, options) => storage.openDB(name, options ?? {}), async () => {}, () => void storage.root);
   }
   if ('path' in source) {
     if (typeof source.path !== 'string' || source.path === '') throw new InvalidInputError('invalid_option', 'path must be a directory name');
     const lease = acquireEnvironment(source.path, source.lmdb ?? {});
-    return opened(lease.root, lease.path, undefined, (name, options) => lease.root.openDB(name, options ?? {}), () => lease.release());
+    let released = false;
+    return opened(
+      lease.root,
+      lease.path,
+      undefined,
+      (name, options) => lease.root.openDB(name, options ?? {}),
+      () => {
+        released = true;
+        return lease.release();
+      },
+      () => {
+        if (released) throw new StorageError('store_closed', 'the LangGraph saver or store is closed');
+      },
+    );
   }
   if ('root' in source) {
     const root = source.root;
-    return opened(root, String((root as { path?: unknown }).path ?? ''), undefined, (name, options) => root.openDB(name, options ?? {}), async () => {});
+    return opened(root, String((root as { path?: unknown }).path ?? ''), undefined, (name, options) => root.openDB(name, options ?? {}), async () => {}, () => {});
   }
   throw new InvalidInputError('invalid_option', 'pass { runtime }, { path } or { root }');
 }
@@ -59,12 +75,14 @@ function opened(
   runtimeName: string | undefined,
   openDB: (name: string, options?: DatabaseOptions) => Database<unknown, Key>,
   release: () => Promise<void>,
+  checkOpen: () => void,
 ): OpenedSource {
   let guardQueued = false;
   return {
     root,
     path,
     runtimeName,
+    checkOpen,
     openDB: <V, K extends Key>(name: string, options?: DatabaseOptions) => openDB(name, options) as unknown as Database<V, K>,
     durable: async <T>(write: Promise<T>) => {
       // lmdb 3.5.6 leaves the batch's own commit promise unhandled when a commit fails (see

@@ -68,6 +68,7 @@ export class MnemoSaver extends BaseCheckpointSaver {
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     if (config.configurable?.['thread_id'] === undefined) return undefined;
+    this.source.checkOpen();
     const { threadId, checkpointNs, checkpointId } = addressOf(config);
     const id = checkpointId ?? this.tables.latestId(threadId, checkpointNs);
     if (id === undefined) {
@@ -90,6 +91,7 @@ export class MnemoSaver extends BaseCheckpointSaver {
     const filter = Object.entries(options.filter ?? {}).filter(([, value]) => value !== undefined);
     let remaining = options.limit ?? Infinity;
     if (remaining <= 0) return;
+    this.source.checkOpen();
     for (const key of this.tables.keys({ threadId, ns, before })) {
       const [t, n, id] = key;
       if (typeof onlyId === 'string' && onlyId !== '' && id !== onlyId) continue;

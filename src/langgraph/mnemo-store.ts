@@ -65,6 +65,7 @@ export class MnemoStore extends BaseStore {
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     if (!Array.isArray(operations)) throw new InvalidInputError('invalid_batch', 'batch takes an array of operations');
+    this.source.checkOpen();
     const results: unknown[] = [];
     const puts = new Map<string, { path: string; key: string; value: Record<string, unknown> | null; index: false | string[] | undefined }>();
     const searches: { at: number; op: SearchOperation; path: string }[] = [];
