@@ -1,49 +1,18 @@
 /**
- * The `mnemo` command (`npm start`, `bin/mnemo.js`): starts the runtime with LMDB under the
- * data dir and the HTTP API and chat page on it; `--help` lists the options.
+ * The `mnemo` command (`npm start`, `bin/mnemo.js`): reads its options (`--help` lists them),
+ * then serves the HTTP API and chat page over the runtime (see `server/serve.ts`).
+ * Exit codes: 0 after a clean stop, 1 when the start or the stop failed, 2 for bad options.
  *
- * Logs are JSON lines (pino, through fastify) on stdout; the first line after startup says
- * where it listens and what it uses. On SIGINT/SIGTERM/SIGHUP it stops accepting, lets turns in
- * flight finish, then stops the runtime (which flushes and closes LMDB) and exits 0; a second
- * signal exits at once with 1. Bad options exit 2, a failed start exits 1.
+ * The server and everything under it load only after the options are read, so `--help` and a
+ * bad option answer at once instead of after loading storage, the LLM client and fastify.
  */
-import { hostname } from 'node:os';
-import { openAICompatible, type LlmService } from './llm/index.ts';
-import { startRuntime } from './runtime.ts';
-import {
-  ConfigError,
-  describeLlm,
-  HELP_TEXT,
-  loadLlmSettings,
-  parseCliOptions,
-  recallOnRuntime,
-  startServer,
-  type LlmSettings,
-  type RunningServer,
-} from './server/index.ts';
-
-type Level = 'info' | 'warn' | 'error';
-const LEVELS: Record<Level, number> = { info: 30, warn: 40, error: 50 };
-
-/** Lines written before fastify's logger exists, in the same shape as pino's. */
-function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), ...fields, msg });
-  (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
-}
-
-/** `undefined` for the offline mode: the recall service then uses the demo's fallback replies and titles. */
-function llmService(settings: LlmSettings): LlmService | undefined {
-  if (settings.kind === 'fallback') return undefined;
-  return openAICompatible({
-    apiKey: settings.apiKey,
-    model: settings.model,
-    ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
-  });
-}
+import { HELP_TEXT, parseCliOptions } from './server/cli-options.ts';
+import { ConfigError } from './server/config-error.ts';
+import { loadLlmSettings } from './server/llm-config.ts';
 
 async function main(): Promise<void> {
   let options;
-  let llm: LlmSettings;
+  let llm;
   try {
     options = parseCliOptions(process.argv.slice(2), process.env, process.cwd());
     if (options.help) {
@@ -57,86 +26,15 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-
-  // Signals count from here: one that arrives while starting stops the server right after.
-  let pending: NodeJS.Signals | null = null;
-  let onSignal = (signal: NodeJS.Signals): void => {
-    if (pending !== null) {
-      log('warn', 'second signal: exiting without a clean stop', { signal });
-      process.exit(1);
-    }
-    pending = signal;
-  };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, (s) => onSignal(s));
-
-  const runtime = await startRuntime({ dataDir: options.dataDir, storage: 'lmdb' });
-  const model = llmService(llm);
-  const recall = recallOnRuntime(runtime, model === undefined ? {} : { llm: model });
-  let server: RunningServer;
+  const { serve, logLine } = await import('./server/serve.ts');
   try {
-    server = await startServer({
-      recall,
-      runtime,
-      token: options.token,
-      host: options.host,
-      port: options.port,
-      logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
-    });
+    await serve(options, llm);
   } catch (err) {
-    log('error', `cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
-    await recall.close();
-    await runtime.stop();
+    logLine('error', `mnemo failed to start: ${err instanceof Error ? err.message : String(err)}`, {
+      err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,
+    });
     process.exitCode = 1;
-    return;
   }
-
-  const logger = server.app.log;
-  logger.info(
-    {
-      url: server.url,
-      dataDir: options.dataDir,
-      storage: 'lmdb',
-      llm: describeLlm(llm),
-      auth: options.token === null ? 'none' : 'bearer token',
-      hostCheck: server.loopbackOnly ? 'loopback names only' : 'off',
-    },
-    `mnemo listening on ${server.url}`,
-  );
-  if (options.token === null && !server.loopbackOnly) {
-    logger.warn('listening beyond loopback without a token: anyone who can reach this port can read every conversation');
-  }
-
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting without a clean stop');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'stopping: no new requests, finishing turns in flight');
-    void (async () => {
-      try {
-        await server.close();
-        await recall.close();
-        await runtime.stop();
-        logger.info('stopped cleanly');
-        process.exitCode = 0;
-      } catch (err) {
-        logger.error({ err }, 'stop failed');
-        process.exitCode = 1;
-      }
-      // Anything still holding the loop (a stuck socket, a timer) must not keep a stopped
-      // server alive.
-      setImmediate(() => process.exit());
-    })();
-  };
-  onSignal = stop;
-  if (pending !== null) stop(pending);
 }
 
-main().catch((err: unknown) => {
-  log('error', `mnemo failed to start: ${err instanceof Error ? err.message : String(err)}`, {
-    err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,
-  });
-  process.exitCode = 1;
-});
+void main();

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -37,7 +38,8 @@ async function stop(p: CliProcess, signal: NodeJS.Signals): Promise<number | str
   return p.exited;
 }
 
-describe('mnemo command', () => {
+// Each start loads the whole tree through tsx in a fresh process: seconds on a busy machine.
+describe('mnemo command', { timeout: 120_000 }, () => {
   it('prints its help and exits 0', async () => {
     const p = runCli(['--help'], { cwd: dir });
     running.push(p);
@@ -50,6 +52,22 @@ describe('mnemo command', () => {
     running.push(p);
     expect(await p.exited).toBe(2);
     expect(p.stderr()).toMatch(/invalid port/);
+  });
+
+  it('exits 1 with a JSON error line when it cannot listen', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = blocker.address() as AddressInfo;
+      const p = runCli(['--port', String(port), '--data-dir', join(dir, 'data')], { cwd: dir });
+      running.push(p);
+      expect(await p.exited).toBe(1);
+      const line = JSON.parse(p.stderr().trim().split('\n').pop() ?? '{}') as { level: number; msg: string };
+      expect(line.level).toBe(50);
+      expect(line.msg).toMatch(/EADDRINUSE/);
+    } finally {
+      blocker.close();
+    }
   });
 
   it('logs JSON lines saying where it listens, its data dir, storage and LLM', async () => {
