@@ -26,6 +26,7 @@ export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow): n
   const id = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get([userId, 'daily-high', day]) ?? 0) + 1;
   dbs.daily.put([userId, day, id], value);
   if (value.session_id !== null) dbs.dailyBySession.put([userId, value.session_id, day, id], true);
+  dbs.counters.put([userId, 'daily-rows'], (dbs.counters.get([userId, 'daily-rows']) ?? 0) + 1);
   return id;
 }
 
@@ -50,10 +51,12 @@ export function listDays(dbs: RecallDbs, userId: string): string[] {
   }
 }
 
-/** An upper bound of the rows in scope (ids minus holes), to pick inline or pooled search. */
+/**
+ * The rows in scope, to pick inline or pooled search: the user's row count (kept beside the
+ * rows, in the same transactions), or for one day its last id (an upper bound: holes count).
+ */
 export function dailyRowBound(dbs: RecallDbs, userId: string, day: string | null): number {
-  const days = day === null ? listDays(dbs, userId) : [day];
-  return days.reduce((sum, d) => sum + lastDailyId(dbs, userId, d), 0);
+  return day === null ? (dbs.counters.get([userId, 'daily-rows']) ?? 0) : lastDailyId(dbs, userId, day);
 }
 
 export function toDailyRow(key: readonly [string, string, number], value: DailyValue): DailyRow {
@@ -127,6 +130,9 @@ export function removeSessionDailyRows(dbs: RecallDbs, userId: string, sessionId
     const [, , day, id] = key;
     dbs.daily.remove([userId, day, id]);
     dbs.dailyBySession.remove(key);
+  }
+  if (keys.length > 0) {
+    dbs.counters.put([userId, 'daily-rows'], Math.max(0, (dbs.counters.get([userId, 'daily-rows']) ?? 0) - keys.length));
   }
   return keys.length;
 }

@@ -17,6 +17,7 @@ import type { RowError, ToolCallView } from './memory-row.ts';
  * | recall.log              | [userId, sessionId or '', seq]       | LogValue       |
  * | recall.counters         | [userId, 'session-order' / 'log-seq'] | number        |
  * |                         | [userId, 'daily-high', day]          | number         |
+ * |                         | [userId, 'daily-rows']               | number         |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
