@@ -80,15 +80,22 @@ describe('createPostgresStore', () => {
     expect(await second.get('c')).toEqual([user('a'), user('b'), user('c')]);
   });
 
-  it('commits appends queued behind a running one together, in issue order (group commit)', async () => {
+  it('commits the appends of one event turn as one statement, across conversations, each in issue order (group commit)', async () => {
     const schema = useSchema('group');
     let readings = 0;
     const store = open(schema, { clock: { now: () => (readings++, Date.now()) } });
     await store.migrate();
-    const batches = await Promise.all(Array.from({ length: 50 }, (_, i) => store.append('c', [{ message: user(`m${i}`) }])));
-    expect(batches.map((b) => b[0]!.message_id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
-    // One clock reading per statement: the first append alone, the 49 queued behind it in one.
-    expect(readings).toBe(2);
+    const conversations = ['a', 'b', 'c', 'd', 'e'];
+    const batches = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.append(conversations[i % 5]!, [{ message: user(`m${i}`) }, { message: user(`m${i}'`) }])),
+    );
+    // One clock reading per statement.
+    expect(readings).toBe(1);
+    for (const [k, c] of conversations.entries()) {
+      const own = batches.filter((_, i) => i % 5 === k);
+      expect(own.flat().map((r) => r.message_id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect((await store.get(c)).map((m) => m.content)).toEqual(own.flat().map((r) => r.message.content));
+    }
   });
 
   it('keeps the numbering contiguous from 1 when another store clears the conversation between appends', async () => {

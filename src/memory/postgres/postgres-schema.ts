@@ -85,19 +85,32 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
       'tables_exist',
       `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok`,
     ),
-    // $1 conversation, $2 batch size, $3 ts, $4 messages (json text), $5 metas (json text).
+    // One statement appends a batch spanning any number of conversations. Per entry:
+    // $1 conversation, $2 message (json text), $3 meta (json text); $4 the batch's ts.
+    // Counter rows are locked in conversation order, so two processes whose batches share
+    // conversations queue on each other instead of deadlocking. Within a conversation the
+    // entries are numbered in array order. Returns each conversation's id base (first id - 1).
     append: named(
       'append',
-      `WITH counter AS (
-         INSERT INTO ${s}.conversations AS c (conversation_id, last_id) VALUES ($1, $2)
+      `WITH batch AS (
+         SELECT b.conversation_id COLLATE "C" AS conversation_id, b.message, b.meta, b.ord
+         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS b(conversation_id, message, meta, ord)
+       ), sizes AS (
+         SELECT conversation_id, count(*) AS n FROM batch GROUP BY conversation_id
+       ), counter AS (
+         INSERT INTO ${s}.conversations AS c (conversation_id, last_id)
+         SELECT conversation_id, n FROM sizes ORDER BY conversation_id
          ON CONFLICT (conversation_id) DO UPDATE SET last_id = c.last_id + EXCLUDED.last_id
-         RETURNING c.last_id - $2 AS base
+         RETURNING c.conversation_id, c.last_id
+       ), bases AS (
+         SELECT conversation_id, counter.last_id - sizes.n AS base FROM counter JOIN sizes USING (conversation_id)
        ), inserted AS (
          INSERT INTO ${s}.messages (conversation_id, message_id, ts, meta, message)
-         SELECT $1, counter.base + m.ord, $3, m.meta::json, m.message::json
-         FROM counter, unnest($4::text[], $5::text[]) WITH ORDINALITY AS m(message, meta, ord)
+         SELECT b.conversation_id, bases.base + row_number() OVER (PARTITION BY b.conversation_id ORDER BY b.ord),
+                $4, b.meta::json, b.message::json
+         FROM batch b JOIN bases USING (conversation_id)
        )
-       SELECT base FROM counter`,
+       SELECT conversation_id, base FROM bases`,
     ),
     clearCounter: named('clear_counter', `DELETE FROM ${s}.conversations WHERE conversation_id = $1`),
     clearMessages: named('clear_messages', `DELETE FROM ${s}.messages WHERE conversation_id = $1`),

@@ -10,11 +10,10 @@ import {
   validateMessages,
   validateRangeQuery,
   validateTailCount,
-  type CheckedEntry,
 } from '../validate-input.ts';
 import { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';
-import { takeStep, type PendingOp, type Settle } from '../write-queue.ts';
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
+import { createWritePath, type AppendItem } from './postgres-write-path.ts';
 import { toStorageError, type PostgresOperation } from './storage-unavailable-error.ts';
 
 /**
@@ -24,10 +23,9 @@ import { toStorageError, type PostgresOperation } from './storage-unavailable-er
  *   bumps the conversation's counter row and inserts the batch, so appenders in every process
  *   get 1, 2, 3, ... with no gap and no duplicate, and `clear` restarts the numbering at 1.
  *   Between processes, appends to one conversation are ordered by commit.
- * - Within this process each conversation has a lane, as in the other stores: its writes run
- *   one step at a time in the order they were issued, and appends queued behind a running
- *   step share the next statement (group commit). Different conversations write in parallel,
- *   one pooled connection each.
+ * - Within this process each conversation's writes run one at a time in the order they were
+ *   issued, and the appends of every conversation that are ready together go out as one
+ *   statement (group commit across conversations, see postgres-write-path.ts).
  * - Durability: `add`/`append`/`clear` resolve once PostgreSQL acknowledged the commit, i.e.
  *   the WAL is flushed when `synchronous_commit` is on (the server's default).
  * - Read-your-writes: after a write resolves, every read, from any process, sees it.
@@ -69,10 +67,6 @@ export type PostgresConnectionOption =
       connectionString?: never;
     };
 
-interface Lane {
-  queue: PendingOp[];
-}
-
 const ignore = () => {};
 
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
@@ -89,7 +83,6 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   // pool; the pool has already dropped it, and without a listener Node would crash the process.
   pool.on('error', ignore);
 
-  const lanes = new Map<string, Lane>();
   const running = new Set<Promise<unknown>>();
   let migrated: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -156,17 +149,29 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return migrated;
   }
 
-  async function appendNow(c: string, entries: readonly CheckedEntry[]): Promise<StoredMessage[]> {
+  async function appendBatch(items: readonly AppendItem[]): Promise<StoredMessage[][]> {
     await migrate();
     const ts = isoWithOffset(clock.now());
-    const messages = entries.map((e) => JSON.stringify(e.message));
-    const metas = entries.map((e) => JSON.stringify(e.meta));
-    const result = await withClient('append', c, (client, sent) => {
+    const conversations: string[] = [];
+    const messages: string[] = [];
+    const metas: string[] = [];
+    for (const { conversationId, entries } of items) {
+      for (const e of entries) {
+        conversations.push(conversationId);
+        messages.push(JSON.stringify(e.message));
+        metas.push(JSON.stringify(e.meta));
+      }
+    }
+    const where = items.length === 1 ? items[0]!.conversationId : `${items.length} conversations`;
+    const result = await withClient('append', where, (client, sent) => {
       sent();
-      return run(client, sql.append, [c, entries.length, ts, messages, metas]);
+      return run(client, sql.append, [conversations, messages, metas, ts]);
     });
-    const base = Number(result.rows[0]?.base);
-    return entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message }));
+    const bases = new Map<string, number>(result.rows.map((row: { conversation_id: string; base: string | number }) => [row.conversation_id, Number(row.base)]));
+    return items.map(({ conversationId, entries }) => {
+      const base = bases.get(conversationId)!;
+      return entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message }));
+    });
   }
 
   async function clearNow(c: string): Promise<void> {
@@ -187,43 +192,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     });
   }
 
-  async function drain(c: string, lane: Lane): Promise<void> {
-    for (;;) {
-      const next = takeStep(lane.queue);
-      if (next === undefined) break;
-      lane.queue = next.rest;
-      const { step } = next;
-      if (step.kind === 'clear') {
-        await clearNow(c).then(() => step.op.done.resolve(), (error: unknown) => step.op.done.reject(error));
-        continue;
-      }
-      try {
-        const records = await appendNow(c, step.ops.flatMap((op) => op.entries));
-        let at = 0;
-        for (const op of step.ops) {
-          op.done.resolve(records.slice(at, at + op.entries.length));
-          at += op.entries.length;
-        }
-      } catch (error) {
-        for (const op of step.ops) op.done.reject(error);
-      }
-    }
-    lanes.delete(c);
-  }
-
-  function submit<T>(c: string, make: (done: Settle<T>) => PendingOp): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const op = make({ resolve, reject });
-      const lane = lanes.get(c);
-      if (lane !== undefined) {
-        lane.queue.push(op);
-        return;
-      }
-      const fresh: Lane = { queue: [op] };
-      lanes.set(c, fresh);
-      void track(drain(c, fresh));
-    });
-  }
+  const writes = createWritePath({ append: appendBatch, clear: clearNow }, track);
 
   async function read<R>(c: string, statement: Statement, values: unknown[]): Promise<R[]> {
     await migrate();
@@ -255,19 +224,19 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const entries = validateMessages(messages).map((message) => ({ message, meta: {} }));
       ensureOpen();
       if (entries.length === 0) return;
-      await submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
+      await writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
     },
     async append(conversationId: string, newEntries: readonly NewEntry[]): Promise<StoredMessage[]> {
       const c = validateConversationId(conversationId);
       const entries = validateEntries(newEntries);
       ensureOpen();
       if (entries.length === 0) return [];
-      return submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
+      return writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
     },
     async clear(conversationId: string): Promise<void> {
       const c = validateConversationId(conversationId);
       ensureOpen();
-      return submit<void>(c, (done) => ({ kind: 'clear', done }));
+      return writes.submit<void>(c, (done) => ({ kind: 'clear', done }));
     },
     async range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]> {
       const c = validateConversationId(conversationId);

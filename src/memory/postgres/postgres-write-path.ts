@@ -1,0 +1,142 @@
+import type { StoredMessage } from '../message.ts';
+import type { CheckedEntry } from '../validate-input.ts';
+import { takeStep, type PendingOp, type Settle, type Step } from '../write-queue.ts';
+
+/**
+ * The PostgreSQL store's write path inside one process: group commit across conversations,
+ * as lmdb-js gives the LMDB store.
+ *
+ * - Each conversation has a lane: its writes run one step at a time in the order they were
+ *   issued (write-queue.ts: a `clear` alone, or every `append` queued at the head together).
+ * - Every conversation with a step ready and none in flight joins the next batch: all of the
+ *   batch's append steps go to the database as ONE statement (one transaction, one WAL
+ *   flush); each clear runs in its own transaction beside it.
+ * - A batch leaves on `setImmediate`, so what one event turn issued shares it, and at most
+ *   `MAX_APPEND_BATCHES_IN_FLIGHT` append statements run at once: while one commits, the next
+ *   fills. Work for a conversation that is in flight waits for its batch, not for the others.
+ * - A failed statement rejects every operation in it with the same error; the lanes go on.
+ */
+export interface WriteBackend {
+  /** Appends every item in one transaction; per item, its records as stored. */
+  append(items: readonly AppendItem[]): Promise<StoredMessage[][]>;
+  clear(conversationId: string): Promise<void>;
+}
+
+export interface AppendItem {
+  conversationId: string;
+  entries: readonly CheckedEntry[];
+}
+
+export interface WritePath {
+  submit<T>(conversationId: string, make: (done: Settle<T>) => PendingOp): Promise<T>;
+}
+
+/** Two: one statement committing while the next one fills. More would only split batches. */
+export const MAX_APPEND_BATCHES_IN_FLIGHT = 2;
+
+interface Lane {
+  queue: PendingOp[];
+  busy: boolean;
+}
+
+type AppendStep = Extract<Step, { kind: 'append' }>;
+
+/** `track` is told about every piece of work in flight, so `close()` can wait for it. */
+export function createWritePath(backend: WriteBackend, track: (work: Promise<unknown>) => void): WritePath {
+  const lanes = new Map<string, Lane>();
+  /** Conversations with a step ready and none in flight, in the order they became ready. */
+  const ready = new Set<string>();
+  let batchesInFlight = 0;
+  let scheduled = false;
+
+  function schedule(): void {
+    if (scheduled || ready.size === 0) return;
+    scheduled = true;
+    track(
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          scheduled = false;
+          flush();
+          resolve();
+        }),
+      ),
+    );
+  }
+
+  function flush(): void {
+    const appends: Array<{ conversationId: string; step: AppendStep }> = [];
+    for (const conversationId of ready) {
+      const lane = lanes.get(conversationId)!;
+      const head = lane.queue[0];
+      if (head === undefined) continue;
+      if (head.kind === 'append' && batchesInFlight >= MAX_APPEND_BATCHES_IN_FLIGHT) continue;
+      const next = takeStep(lane.queue)!;
+      lane.queue = next.rest;
+      lane.busy = true;
+      ready.delete(conversationId);
+      if (next.step.kind === 'clear') track(runClear(conversationId, next.step.op.done));
+      else appends.push({ conversationId, step: next.step });
+    }
+    if (appends.length > 0) {
+      batchesInFlight++;
+      track(runAppends(appends));
+    }
+  }
+
+  async function runClear(conversationId: string, done: Settle<void>): Promise<void> {
+    try {
+      await backend.clear(conversationId);
+      done.resolve();
+    } catch (error) {
+      done.reject(error);
+    } finally {
+      release(conversationId);
+    }
+  }
+
+  async function runAppends(batch: ReadonlyArray<{ conversationId: string; step: AppendStep }>): Promise<void> {
+    try {
+      const stored = await backend.append(batch.map(({ conversationId, step }) => ({ conversationId, entries: step.ops.flatMap((op) => op.entries) })));
+      batch.forEach(({ step }, i) => {
+        const records = stored[i]!;
+        let at = 0;
+        for (const op of step.ops) {
+          op.done.resolve(records.slice(at, at + op.entries.length));
+          at += op.entries.length;
+        }
+      });
+    } catch (error) {
+      for (const { step } of batch) for (const op of step.ops) op.done.reject(error);
+    } finally {
+      batchesInFlight--;
+      for (const { conversationId } of batch) release(conversationId);
+      schedule(); // appends held back by the in-flight limit
+    }
+  }
+
+  function release(conversationId: string): void {
+    const lane = lanes.get(conversationId)!;
+    lane.busy = false;
+    if (lane.queue.length === 0) {
+      lanes.delete(conversationId);
+      return;
+    }
+    ready.add(conversationId);
+    schedule();
+  }
+
+  return {
+    submit<T>(conversationId: string, make: (done: Settle<T>) => PendingOp): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const op = make({ resolve, reject });
+        let lane = lanes.get(conversationId);
+        if (lane === undefined) lanes.set(conversationId, (lane = { queue: [], busy: false }));
+        lane.queue.push(op);
+        if (!lane.busy) {
+          ready.add(conversationId);
+          schedule();
+        }
+      });
+    },
+  };
+}
