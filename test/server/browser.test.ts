@@ -8,12 +8,23 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 // The chat page in headless Chromium against a real server and runtime. The model is a real
 // OpenAI-compatible endpoint on loopback that calls a memory tool, so tool-call panels are real.
 
-let browser: Browser;
+let launched: Browser | undefined;
+let launchError: unknown;
 let stub: ChatStub;
 let t: TestServer;
 
+/** The browser, or the launch error (e.g. Chromium missing), failing every test that needs it. */
+function browser(): Browser {
+  if (launched === undefined) throw launchError;
+  return launched;
+}
+
 beforeAll(async () => {
-  browser = await launchChromium();
+  try {
+    launched = await launchChromium();
+  } catch (err) {
+    launchError = err;
+  }
   stub = await startChatStub({
     answer: (user, results) =>
       user.includes('markdown')
@@ -24,14 +35,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await launched?.close();
   await t?.close();
   await stub?.close();
 });
 
 /** A fresh browser context whose page starts as `user` (the page remembers its user). */
 async function openPage(user: string, url = t.url): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  const context = await browser().newContext({ viewport: { width: 1200, height: 800 } });
   await context.addInitScript(
     `if (!localStorage.getItem('mnemo.user')) localStorage.setItem('mnemo.user', ${JSON.stringify(user)});`,
   );
@@ -138,7 +149,7 @@ describe('chat page with a bearer token', () => {
   });
 
   it('asks for the token on 401 and works once it is saved', async () => {
-    const context = await browser.newContext();
+    const context = await browser().newContext();
     const page = await context.newPage();
     await page.goto(guarded.url);
     await page.locator('.msg.error .bubble', { hasText: '错误: missing bearer token' }).waitFor();
@@ -152,7 +163,7 @@ describe('chat page with a bearer token', () => {
   });
 
   it('takes the token from the #token= fragment and removes it from the address bar', async () => {
-    const context = await browser.newContext();
+    const context = await browser().newContext();
     const page = await context.newPage();
     await page.goto(`${guarded.url}/#token=page-token`);
     await page.locator('.conv').first().waitFor();
