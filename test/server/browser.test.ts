@@ -129,6 +129,21 @@ describe('chat page', () => {
     await page.context().close();
   });
 
+  it('deletes a conversation after confirmation, and it stays gone after a reload', async () => {
+    const page = await openPage('deleting-user');
+    await send(page, 'short lived');
+    await page.locator('.msg.assistant .bubble', { hasText: 'short lived' }).waitFor();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.locator('.conv.active .conv-delete').click();
+    await page.locator('.empty').waitFor(); // the bootstrap opened a fresh conversation
+    await page.reload();
+    await page.locator('.conv').first().waitFor();
+    expect(await page.locator('.conv-title').allInnerTexts()).toEqual(['新对话']);
+    const listed = await t.request('GET', '/api/conversations?user_id=deleting-user');
+    expect(listed.json).toEqual({ items: [] });
+    await page.context().close();
+  });
+
   it('shows the live supervision tree with restart counts', async () => {
     const page = await openPage('runtime-user');
     await page.click('#toggle-runtime');

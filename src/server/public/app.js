@@ -331,7 +331,7 @@ function switchUser(next) {
     return;
   }
   el.userId.setCustomValidity('');
-  if (next === state.userId && state.sessionId) return;
+  if (next === state.userId) return; // Enter fires both change and submit
   state.userId = next;
   state.sessionId = null;
   state.conversations = [];
