@@ -82,6 +82,9 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
 
   // The index first, in conversations.json order, then the session files it did not name.
   await commit(dbs, () => {
+    // High-water marks left by deleted sessions would shift the imported days' numbering.
+    const stale = [...dbs.counters.getKeys({ start: [u, 'daily-high'], end: [u, 'daily-high', HIGH] })];
+    for (const key of stale) dbs.counters.remove(key);
     const named = new Set<string>();
     for (const [sessionId, raw] of user.conversations) {
       named.add(sessionId);

@@ -173,6 +173,17 @@ describe('import of the demo folder layout', () => {
     expect(result.memoryHits).toBe(1);
     expect((await fx.recall.getSessionMessages('demo-user', 's1')).map((x) => x.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
   });
+
+  test('a user whose sessions were all deleted imports with the demo numbering again', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    fx = openRecall();
+    fx.clock.set('2026-04-08T12:00:00+08:00');
+    await fx.recall.chat({ userId: 'demo-user', sessionId: 'gone', message: 'soon deleted' });
+    await fx.recall.deleteConversation('demo-user', 'gone');
+    await fx.recall.importDemoFolder(src);
+    expect((await fx.recall.dailyMessages('demo-user', '2026-04-08')).map((x) => x.message_id)).toEqual([1, 2]);
+  });
 });
 
 describe('round trip', () => {
