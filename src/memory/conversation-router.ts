@@ -81,13 +81,16 @@ export class ConversationRouter implements RouterPort {
     }
   }
 
-  /** A conversation supervisor (re)started: start the conversations waiting for one. */
+  /**
+   * A conversation supervisor (re)started. Incarnations of the previous one are gone and will
+   * not be restarted: start the conversations that have writes waiting, forget the others.
+   */
   supervisorStarted(): void {
     for (const [id, route] of this.routes) {
-      const waiting = route.state === 'idle' || route.state === 'restarting';
-      if (waiting && route.buffer.length > 0 && whereis(conversationActorName(this.options.runtime, id)) === undefined) {
-        this.start(id, route);
-      }
+      if (route.state !== 'idle' && route.state !== 'restarting') continue;
+      if (whereis(conversationActorName(this.options.runtime, id)) !== undefined) continue;
+      if (route.buffer.length > 0) this.start(id, route);
+      else this.routes.delete(id);
     }
   }
 
