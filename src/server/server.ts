@@ -13,10 +13,10 @@
  * requests in flight (a chat turn finishes and is stored) before it resolves.
  */
 import type { AddressInfo } from 'node:net';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerTokenHook } from './bearer-token.ts';
-import { installErrorHandlers } from './http-errors.ts';
+import { errorResponse, installErrorHandlers } from './http-errors.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
 import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
@@ -56,6 +56,12 @@ export function createServer(options: ServerOptions): FastifyInstance {
     requestIdHeader: false,
     // One line per request from our own hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors found while routing (a malformed URL, a path parameter over 100 characters)
+    // get the same `{detail}` bodies as everything else.
+    frameworkErrors: (err, _request, reply) => {
+      const { status, body } = errorResponse(err, bodyLimit);
+      void (reply as FastifyReply).headers(SECURITY_HEADERS).code(status).send(body);
+    },
   });
 
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.

@@ -86,6 +86,15 @@ describe('request limits', () => {
     expect(res.status).toBe(415);
   });
 
+  it('answers a malformed URL or an overlong path parameter with a JSON detail', async () => {
+    const bad = await t.request('GET', '/api/conversations/%E0%A4%A/messages?user_id=u');
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ detail: expect.stringContaining('not a valid url component') });
+    const long = await t.request('GET', `/api/conversations/${'a'.repeat(200)}/messages?user_id=u`);
+    expect(long.status).toBe(414);
+    expect(long.json).toEqual({ detail: expect.stringContaining('max param length') });
+  });
+
   it('answers an unknown route with 404 and a JSON detail', async () => {
     const res = await t.request('GET', '/api/nothing');
     expect(res.status).toBe(404);
