@@ -17,8 +17,9 @@
  * A PostgreSQL-only row: the same 4 processes all appending to ONE conversation, the case
  * only the PostgreSQL store numbers correctly across processes.
  *
- * The machine is shared with other work: each cell runs `ROUNDS` times and the best round
- * (highest throughput) counts; the load average is saved with the figures.
+ * The machine is shared with other work: the cells run in interleaved rounds (3, or 1 with
+ * --quick) and each cell's best round (highest throughput) counts; the load average is saved
+ * with the figures.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -171,25 +172,28 @@ async function main(quick: boolean): Promise<void> {
     { backend: 'postgres', processes: 4, shared: false },
     { backend: 'postgres', processes: 4, shared: true },
   ];
-  for (const { backend, processes, shared } of plan) {
-    let best: Awaited<ReturnType<typeof round>> | undefined;
-    for (let r = 0; r < rounds; r++) {
-      const schema = `bench_${process.pid}_${r}_${processes}_${shared ? 's' : 'o'}`;
+  // Rounds interleave the cells, so a burst of load elsewhere on the machine hits all of them.
+  const best = new Map<number, Awaited<ReturnType<typeof round>>>();
+  for (let r = 0; r < rounds; r++) {
+    for (const [i, { backend, processes, shared }] of plan.entries()) {
+      const schema = `bench_${process.pid}_${r}_${i}`;
       const dir = backend === 'lmdb' ? mkdtempSync(join(tmpdir(), 'mnemo-bench-pg-lmdb-')) : '';
       try {
         const result = await round(backend, backend === 'postgres' ? url : dir, schema, processes, writers, appends, shared);
-        if (best === undefined || result.appendsPerSecond > best.appendsPerSecond) best = result;
+        const previous = best.get(i);
+        if (previous === undefined || result.appendsPerSecond > previous.appendsPerSecond) best.set(i, result);
+        process.stderr.write(
+          `round ${r + 1}/${rounds} ${backend.padEnd(8)} ${processes} proc${shared ? ' (one shared conversation)' : ''}: ` +
+            `${result.appendsPerSecond.toFixed(0)} appends/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms\n`,
+        );
       } finally {
         if (backend === 'lmdb') rmSync(dir, { recursive: true, force: true });
         else await dropSchema(url, schema);
       }
     }
-    const cell: Cell = { backend, processes, writersPerProcess: writers, appendsPerWriter: appends, shared, rounds, ...best! };
-    cells.push(cell);
-    process.stderr.write(
-      `${backend.padEnd(8)} ${processes} proc${shared ? ' (one shared conversation)' : ''}: ` +
-        `${cell.appendsPerSecond.toFixed(0)} appends/s, p50 ${cell.p50Ms.toFixed(2)} ms, p99 ${cell.p99Ms.toFixed(2)} ms\n`,
-    );
+  }
+  for (const [i, { backend, processes, shared }] of plan.entries()) {
+    cells.push({ backend, processes, writersPerProcess: writers, appendsPerWriter: appends, shared, rounds, ...best.get(i)! });
   }
 
   const find = (b: Backend, p: number) => cells.find((c) => c.backend === b && c.processes === p && !c.shared)!;
