@@ -28,7 +28,8 @@ import { toStorageError, type PostgresOperation } from './storage-unavailable-er
  *   statement (group commit across conversations, see postgres-write-path.ts).
  * - Durability: `add`/`append`/`clear` resolve once PostgreSQL acknowledged the commit, i.e.
  *   the WAL is flushed when `synchronous_commit` is on (the server's default).
- * - Read-your-writes: after a write resolves, every read, from any process, sees it.
+ * - Read-your-writes: after a write resolves, every read of the same server (the primary, not
+ *   a streaming replica), from any process, sees it.
  * - Messages round-trip exactly (`json` columns keep the text as written); `ts` is stamped from
  *   `clock` in the writer's process.
  * - Validation is the other backends' (`InvalidInputError`, nothing sent to the database).
