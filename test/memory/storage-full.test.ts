@@ -1,0 +1,121 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLmdbStore, StorageError } from '../../src/memory/index.ts';
+import { startRuntime } from '../../src/runtime.ts';
+
+// lmdb-js grows the memory map by itself (a patch in its bundled LMDB), so MDB_MAP_FULL does not
+// happen: `mapSize` is a starting size. The limits that exist are the disk and the file size
+// limit; LMDB reports the short page write they cause as EIO.
+
+const kib = (n: number) => 'k'.repeat(n * 1024);
+
+describe('map size', () => {
+  it('is only a starting size: a tiny map grows as data arrives', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-map-'));
+    const store = createLmdbStore({ path: dir, mapSize: 64 * 1024 });
+    try {
+      for (let i = 0; i < 40; i++) await store.append('c', Array.from({ length: 10 }, () => ({ message: { role: 'user' as const, content: kib(5) } })));
+      expect(await store.lastId('c')).toBe(400);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A 2 MiB tmpfs, when this process may mount one (root with CAP_SYS_ADMIN); else skipped. */
+const mountPoint = mkdtempSync(join(tmpdir(), 'mnemo-tmpfs-'));
+const canMount = (() => {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint], { stdio: 'ignore' });
+    execFileSync('umount', [mountPoint], { stdio: 'ignore' });
+    return true;
+  } catch {
+    rmSync(mountPoint, { recursive: true, force: true });
+    return false;
+  }
+})();
+
+// A fresh file system per test: opening an LMDB environment on a disk that is already full
+// kills the process with SIGBUS (LMDB maps its lock file), so no test starts on a full disk.
+describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
+  beforeEach(() => void execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]));
+  afterEach(() => void execFileSync('umount', [mountPoint]));
+  afterAll(() => rmSync(mountPoint, { recursive: true, force: true }));
+
+  it('rejects the batch with storage_full, stores none of it, and takes writes again after a clear', async () => {
+    const dir = join(mountPoint, 'store');
+    mkdirSync(dir);
+    const store = createLmdbStore({ path: dir });
+    let acked = 0;
+    let error: unknown;
+    for (let batch = 0; error === undefined && batch < 1000; batch++) {
+      await store.append('big', Array.from({ length: 10 }, (_, i) => ({ message: { role: 'user' as const, content: `${batch}.${i} ${kib(1)}` } }))).then(
+        (records) => void (acked = records[9]!.message_id),
+        (e: unknown) => void (error = e),
+      );
+    }
+    expect(error).toBeInstanceOf(StorageError);
+    expect((error as StorageError).code).toBe('storage_full');
+    expect(await store.lastId('big')).toBe(acked);
+    expect((await store.tail('big', 1))[0]!.message_id).toBe(acked);
+    await store.clear('big');
+    const [record] = await store.append('big', [{ message: { role: 'user', content: 'room again' } }]);
+    expect(record!.message_id).toBe(1);
+    await store.close();
+  });
+
+  it('through the runtime: the conversation actor reports storage_full and keeps serving', async () => {
+    const dir = join(mountPoint, 'runtime');
+    mkdirSync(dir);
+    const runtime = await startRuntime({ dataDir: dir, name: 'full' });
+    const exits: string[] = [];
+    runtime.events.subscribe((e) => void (e.type === 'exit' && exits.push(JSON.stringify(e.reason))));
+    let error: unknown;
+    let acked = 0;
+    for (let batch = 0; error === undefined && batch < 1000; batch++) {
+      await runtime.memory.append('big', Array.from({ length: 10 }, () => ({ message: { role: 'user' as const, content: kib(1) } }))).then(
+        (records) => void (acked = records[9]!.message_id),
+        (e: unknown) => void (error = e),
+      );
+    }
+    expect((error as StorageError).code).toBe('storage_full');
+    expect(exits).toEqual([]); // a full disk is an answer, not a crash
+    await runtime.memory.clear('big');
+    const [record] = await runtime.memory.append('big', [{ message: { role: 'user', content: 'room again' } }]);
+    expect(record!.message_id).toBe(1);
+    expect(acked).toBeGreaterThan(0);
+    await runtime.stop();
+  });
+});
+
+describe('a file size limit (ulimit -f, in a child process)', () => {
+  it('fails the commit with a typed error, stores none of the batch, and takes writes again after a clear', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-fsize-'));
+    try {
+      const fixture = join(import.meta.dirname, '../fixtures/file-size-limit-writer.ts');
+      const tsx = join(import.meta.dirname, '../../node_modules/.bin/tsx');
+      // 4096 blocks of 1 KiB: LMDB's data file may not grow past 4 MiB.
+      const run = spawnSync('bash', ['-c', `ulimit -f 4096; exec "${tsx}" "${fixture}" "${dir}"`], { encoding: 'utf8', timeout: 60_000 });
+      const line = run.stdout.trim().split('\n').pop()!;
+      const result = JSON.parse(line) as {
+        acked: number;
+        failure: { code: string } | undefined;
+        lastIdAfterFailure: number;
+        failedBatchStored: boolean;
+        afterClear: number | string;
+      };
+      expect(result.failure?.code).toMatch(/^storage_(full|failed)$/);
+      expect(result.acked).toBeGreaterThan(0);
+      expect(result.lastIdAfterFailure).toBe(result.acked);
+      expect(result.failedBatchStored).toBe(false);
+      expect(result.afterClear).toBe(1);
+      expect(run.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
