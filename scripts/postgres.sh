@@ -117,7 +117,8 @@ stop() {
 }
 
 # Serialize against concurrent invocations for the same port (parallel test files).
-exec 9>"${TMPDIR:-/tmp}/mnemo-pg-$port.lock"
+lock="${TMPDIR:-/tmp}/mnemo-pg-$port.lock"
+exec 9>"$lock"
 flock 9
 
 case "$cmd" in
@@ -129,6 +130,6 @@ case "$cmd" in
     log "restarted 127.0.0.1:$port" ;;
   status) BIN="$(bindir)"; [ -n "$BIN" ] && ready ;;
   url) echo "$url" ;;
-  destroy) stop; rm -rf "$dir"; log "removed $dir" ;;
+  destroy) stop; rm -rf "$dir" "$lock"; log "removed $dir" ;;
   *) echo "usage: $0 start|stop|restart|status|url|destroy" >&2; exit 2 ;;
 esac
