@@ -2,13 +2,15 @@
  * Sizes of each workload in the two modes. Quick: small, the whole suite in well under two
  * minutes (CI smoke runs). Full: the issue's sizes. `capSeconds` bounds one adapter at one size:
  * a store whose cost grows with the data (JSONL, LangGraph) stops there, and its row says so.
+ * `repeats`: the machine is shared and fsync latency is noisy, so append and chat run each
+ * store several times, interleaved (store A, B, C, A, B, C, ...), and report the median run.
  */
 export interface Sizes {
-  append: { levels: { conversations: number; perConversation: number }[]; capSeconds: number; warmup: number };
+  append: { levels: { conversations: number; perConversation: number }[]; capSeconds: number; warmup: number; repeats: number };
   tail: { lengths: number[]; window: number; reads: number; capSeconds: number };
-  chat: { levels: { sessions: number; turnsPerSession: number }[]; capSeconds: number };
+  chat: { levels: { sessions: number; turnsPerSession: number }[]; capSeconds: number; repeats: number };
   restart: { totals: number[]; perConversation: number; repeats: number };
-  rss: { touched: number[]; concurrency: number };
+  rss: { touched: number[]; concurrency: number; capSeconds: number };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
   disk: { conversations: number; perConversation: number };
 }
@@ -16,24 +18,26 @@ export interface Sizes {
 export const QUICK: Sizes = {
   append: {
     levels: [
-      { conversations: 1, perConversation: 200 },
-      { conversations: 100, perConversation: 10 },
-      { conversations: 1000, perConversation: 2 },
+      { conversations: 1, perConversation: 100 },
+      { conversations: 100, perConversation: 5 },
+      { conversations: 1000, perConversation: 1 },
     ],
-    capSeconds: 3,
-    warmup: 50,
+    capSeconds: 1.5,
+    warmup: 20,
+    repeats: 1,
   },
-  tail: { lengths: [100, 1000], window: 50, reads: 200, capSeconds: 1 },
+  tail: { lengths: [100, 1000], window: 50, reads: 200, capSeconds: 0.5 },
   chat: {
     levels: [
       { sessions: 1, turnsPerSession: 20 },
       { sessions: 10, turnsPerSession: 3 },
     ],
-    capSeconds: 5,
+    capSeconds: 3,
+    repeats: 1,
   },
-  restart: { totals: [1000, 10_000], perConversation: 100, repeats: 1 },
-  rss: { touched: [100, 1000], concurrency: 100 },
-  search: { lengths: [1000, 10_000], limit: 20, searches: 20, capSeconds: 1 },
+  restart: { totals: [2000], perConversation: 100, repeats: 1 },
+  rss: { touched: [500], concurrency: 100, capSeconds: 10 },
+  search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
   disk: { conversations: 10, perConversation: 20 },
 };
 
@@ -46,6 +50,7 @@ export const FULL: Sizes = {
     ],
     capSeconds: 20,
     warmup: 300,
+    repeats: 3,
   },
   tail: { lengths: [100, 1000, 10_000, 100_000], window: 50, reads: 2000, capSeconds: 3 },
   chat: {
@@ -54,9 +59,10 @@ export const FULL: Sizes = {
       { sessions: 100, turnsPerSession: 10 },
     ],
     capSeconds: 20,
+    repeats: 3,
   },
   restart: { totals: [10_000, 100_000, 1_000_000], perConversation: 100, repeats: 3 },
-  rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100 },
+  rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
   disk: { conversations: 100, perConversation: 100 },
 };

@@ -37,7 +37,13 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
   try {
     for (const workload of selected) {
       progress.log(`[${workload.id}] ${workload.title}`);
-      const result = await workload.run({ mode: options.mode, sizes, adapters, progress });
+      const result = await workload.run({
+        mode: options.mode,
+        sizes,
+        adapters: adapters.filter((a) => a.info.diagnostic !== true),
+        withDiagnostics: adapters,
+        progress,
+      });
       results.push(result);
       if (options.verbose ?? true) progress.print(renderConsole(result, adapters.map((a) => a.info)));
     }

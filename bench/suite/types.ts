@@ -22,6 +22,7 @@ export interface BenchMessage {
 export const ADAPTER_IDS = [
   'raw-lmdb',
   'mnemo-lmdb',
+  'mnemo-store',
   'mnemo-memory',
   'jsonl',
   'sqlite',
@@ -41,6 +42,8 @@ export interface AdapterInfo {
   durability: string;
   /** Anything a reader must know to read its figures. */
   notes?: string;
+  /** Shown only where it explains a cost (the append workload), not as a peer. */
+  diagnostic?: boolean;
 }
 
 export interface LogAdapter {

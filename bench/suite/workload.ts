@@ -7,8 +7,10 @@ import type { AdapterFactory } from './types.ts';
 export interface WorkloadContext {
   mode: 'quick' | 'full';
   sizes: Sizes;
-  /** The adapters selected for this run, in table order (a workload uses those it applies to). */
+  /** The stores compared (selected for this run, diagnostics left out), in table order. */
   adapters: readonly AdapterFactory[];
+  /** `adapters` plus the diagnostic ones (for the workload they explain). */
+  withDiagnostics: readonly AdapterFactory[];
   progress: Progress;
 }
 

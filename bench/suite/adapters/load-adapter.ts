@@ -10,6 +10,8 @@ export async function loadAdapter(id: AdapterId): Promise<AdapterFactory> {
       return (await import('./raw-lmdb.ts')).rawLmdb;
     case 'mnemo-lmdb':
       return (await import('./mnemo.ts')).mnemoLmdb;
+    case 'mnemo-store':
+      return (await import('./mnemo.ts')).mnemoStore;
     case 'mnemo-memory':
       return (await import('./mnemo.ts')).mnemoMemory;
     case 'jsonl':

@@ -1,5 +1,6 @@
 import { createRecall, createSearchPool, type Recall, type SearchPool } from '../../../src/recall/index.ts';
 import { startRuntime, type Runtime } from '../../../src/runtime.ts';
+import { createLmdbStore } from '../../../src/memory/index.ts';
 import type { AdapterFactory, AdapterInfo, BenchMessage, LogAdapter } from '../types.ts';
 import { BENCH_USER, lmdbKeyOf } from './lmdb-layout.ts';
 
@@ -96,3 +97,35 @@ function mnemoFactory(info: AdapterInfo, storage: 'lmdb' | 'memory'): AdapterFac
 
 export const mnemoLmdb = mnemoFactory(lmdbInfo, 'lmdb');
 export const mnemoMemory = mnemoFactory(memoryInfo, 'memory');
+
+/**
+ * Diagnostic, for the append workload only: Mnemo's LMDB store used standalone
+ * (`createLmdbStore`, no runtime, no actors: a promise-chain lane per conversation), so the
+ * table shows what the per-conversation actors cost on top of the store.
+ */
+export const mnemoStore: AdapterFactory = {
+  info: {
+    id: 'mnemo-store',
+    label: 'Mnemo store, no actors',
+    durable: true,
+    durability: 'LMDB commit + fdatasync via createLmdbStore().add (ack after `flushed`)',
+    notes: 'diagnostic: the same store without the runtime (no xstate actors, no router)',
+    diagnostic: true,
+  },
+  async open(dir) {
+    const store = createLmdbStore({ path: dir });
+    return {
+      info: mnemoStore.info,
+      async append(c, message) {
+        await store.add(lmdbKeyOf(c), [message]);
+      },
+      async load(c, messages) {
+        await store.add(lmdbKeyOf(c), messages);
+      },
+      async tail(c, n) {
+        return (await store.tail(lmdbKeyOf(c), n)).map((r) => r.message as BenchMessage);
+      },
+      close: () => store.close(),
+    };
+  },
+};

@@ -39,13 +39,16 @@ async function main(): Promise<ChildAnswer> {
   collectGarbage();
   const base = process.memoryUsage();
   let next = 0;
+  let touched = 0;
+  const deadline = performance.now() + task.capSeconds * 1000;
   await Promise.all(
     Array.from({ length: Math.min(task.concurrency, task.touched) }, async () => {
-      for (let c = next++; c < task.touched; c = next++) {
+      for (let c = next++; c < task.touched && performance.now() < deadline; c = next++) {
         const id = conversationName('rss', c);
         await adapter.append(id, messageAt(c, 0));
         await adapter.append(id, messageAt(c, 1));
         await adapter.tail(id, 6);
+        touched++;
       }
     }),
   );
@@ -54,6 +57,7 @@ async function main(): Promise<ChildAnswer> {
   await adapter.close();
   return {
     kind: 'rss',
+    touched,
     baselineRss: base.rss,
     rss: after.rss,
     baselineHeap: base.heapUsed,

@@ -3,7 +3,7 @@ import type { AdapterId } from '../types.ts';
 /** What the parent asks a child process to measure, and what it answers (one JSON line). */
 export type ChildTask =
   | { kind: 'restart'; adapter: AdapterId; dir: string; conversation: string; window: number }
-  | { kind: 'rss'; adapter: AdapterId; dir: string; touched: number; concurrency: number };
+  | { kind: 'rss'; adapter: AdapterId; dir: string; touched: number; concurrency: number; capSeconds: number };
 
 export interface RestartAnswer {
   kind: 'restart';
@@ -20,6 +20,8 @@ export interface RestartAnswer {
 
 export interface RssAnswer {
   kind: 'rss';
+  /** Conversations actually touched (fewer than asked when the time cap hit). */
+  touched: number;
   baselineRss: number;
   rss: number;
   baselineHeap: number;

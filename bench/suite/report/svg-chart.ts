@@ -10,6 +10,7 @@ import type { ChartSpec, WorkloadResult } from '../result-types.ts';
 const COLORS: Record<AdapterId, string> = {
   'raw-lmdb': '#666666',
   'mnemo-lmdb': '#0072B2',
+  'mnemo-store': '#9ecae1',
   'mnemo-memory': '#56B4E9',
   jsonl: '#E69F00',
   sqlite: '#009E73',
@@ -19,7 +20,9 @@ const COLORS: Record<AdapterId, string> = {
 
 const W = 960;
 const H = 520;
-const M = { top: 64, right: 24, bottom: 84, left: 84 };
+const M = { top: 96, right: 64, bottom: 64, left: 84 };
+/** Legend entries per row. */
+const LEGEND_COLUMNS = 3;
 const PW = W - M.left - M.right;
 const PH = H - M.top - M.bottom;
 
@@ -106,12 +109,12 @@ ${legend}
 }
 
 function legendOf(adapters: readonly AdapterInfo[], line: boolean): string {
-  const per = Math.ceil(adapters.length / 2);
+  const per = LEGEND_COLUMNS;
   const colW = PW / per;
   return adapters
     .map((a, i) => {
       const x = M.left + (i % per) * colW;
-      const y = 40 + Math.floor(i / per) * 16;
+      const y = 42 + Math.floor(i / per) * 17;
       const color = COLORS[a.id];
       const mark = line
         ? `<line x1="${x}" x2="${x + 18}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="2.5"${a.durable ? '' : ' stroke-dasharray="5 3"'}/>`
@@ -168,6 +171,7 @@ function lines(spec: ChartSpec, result: WorkloadResult, all: readonly AdapterInf
     body.push(`<line x1="${x(v).toFixed(1)}" x2="${x(v).toFixed(1)}" y1="${M.top + PH}" y2="${M.top + PH + 5}" stroke="#888"/>`);
     body.push(`<text x="${x(v).toFixed(1)}" y="${M.top + PH + 22}" class="axis" text-anchor="middle">${esc(shortNumber(v))}</text>`);
   }
+  const endLabels: number[] = [];
   for (const a of adapters) {
     const pts = xs
       .map((xv) => ({ xv, v: result.rows.find((r) => r.adapter === a.id && r.x === xv)?.metrics[spec.metric] }))
@@ -179,7 +183,9 @@ function lines(spec: ChartSpec, result: WorkloadResult, all: readonly AdapterInf
       body.push(`<circle cx="${x(p.xv).toFixed(1)}" cy="${y(p.v).toFixed(1)}" r="4" fill="${color}"><title>${esc(`${a.label} @ ${p.xv}: ${p.v}`)}</title></circle>`);
     }
     const lastPt = pts[pts.length - 1];
-    if (lastPt !== undefined) {
+    // An end label only where it does not overlap another (values stay in the tooltips).
+    if (lastPt !== undefined && endLabels.every((yy) => Math.abs(yy - y(lastPt.v)) >= 12)) {
+      endLabels.push(y(lastPt.v));
       body.push(`<text x="${(x(lastPt.xv) + 7).toFixed(1)}" y="${y(lastPt.v).toFixed(1)}" class="value" dominant-baseline="middle" fill="${color}">${esc(shortNumber(lastPt.v))}</text>`);
     }
   }

@@ -17,13 +17,13 @@ export const rssWorkload: Workload = {
   title: 'Resident memory vs conversations touched',
   async run(ctx) {
     const started = performance.now();
-    const { touched, concurrency } = ctx.sizes.rss;
+    const { touched, concurrency, capSeconds } = ctx.sizes.rss;
     const rows: ResultRow[] = [];
     for (const n of touched) {
       for (const factory of ctx.adapters) {
         const step = ctx.progress.step(`rss ${factory.info.label} @ ${n.toLocaleString('en-US')} conversations`, 1);
         const answer = await withTempDir(factory.info.id, (dir) =>
-          runChild<RssAnswer>({ kind: 'rss', adapter: factory.info.id, dir, touched: n, concurrency }),
+          runChild<RssAnswer>({ kind: 'rss', adapter: factory.info.id, dir, touched: n, concurrency, capSeconds }),
         );
         step.tick();
         step.done();
@@ -33,9 +33,11 @@ export const rssWorkload: Workload = {
           metrics: {
             rssMiB: answer.rss / MiB,
             growthMiB: (answer.rss - answer.baselineRss) / MiB,
-            bytesPerConversation: (answer.rss - answer.baselineRss) / n,
+            bytesPerConversation: (answer.rss - answer.baselineRss) / Math.max(1, answer.touched),
             heapGrowthMiB: (answer.heapUsed - answer.baselineHeap) / MiB,
+            touched: answer.touched,
           },
+          ...(answer.touched < n ? { note: `capped at ${capSeconds} s after ${answer.touched.toLocaleString('en-US')} conversations` } : {}),
         });
       }
     }
@@ -45,7 +47,7 @@ export const rssWorkload: Workload = {
       description:
         'Process resident memory after N conversations were each touched (2 appends + a tail read), and its growth over the store just opened (after GC). Lower is better.',
       xLabel: 'conversations touched',
-      params: { touched, concurrency },
+      params: { touched, concurrency, capSeconds },
       columns: [
         { key: 'rssMiB', label: 'RSS MiB', digits: 1 },
         { key: 'growthMiB', label: 'RSS growth MiB', digits: 1 },
