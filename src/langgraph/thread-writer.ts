@@ -19,16 +19,23 @@
  * - `putWrites` checks "already stored?" and writes in the same serialized step, so concurrent
  *   writes of one task cannot lose one another (LangGraph#8115): a regular write (idx >= 0)
  *   already stored is kept, a special one (error, interrupt, ...) replaces its predecessor.
- * - Every request resolves once its transaction is committed and flushed.
+ * - Every request resolves once its transaction is committed and flushed. Requests are
+ *   pipelined: the writer issues a request's transaction and takes the next request without
+ *   waiting for the commit (lmdb-js runs transaction callbacks in issue order, each seeing the
+ *   ones before), so what arrives together (a step's writes and its checkpoint) shares one
+ *   commit and one flush: group commit per thread.
  *
  * State is a cache, rebuilt from LMDB on demand: per namespace the head and its channel
- * versions, per channel the bytes of its latest value (the base of the next delta). Any failure
- * drops it. The writer passivates after `idleMs` without requests: it tells its router first
- * (synchronously, so no request can reach it after), then stops `normal`.
+ * versions, per channel the bytes of its latest value (the base of the next delta). It is set
+ * when a request is issued, as if it will succeed, and dropped by any failure; the checks that
+ * matter run inside the transaction (the head, and that a delta's base version is stored: if
+ * not, the value is written whole). The writer passivates after `idleMs` without requests and
+ * with nothing in flight: it tells its router first (synchronously, so no request can reach it
+ * after), then stops `normal`. A graceful stop waits for the writes in flight.
  */
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { genServer, noReply, type From, type Pid, type ServerSelf } from '../otp/index.ts';
-import { encodeBlob, type BlobRow, type StoredValue } from './channel-blob.ts';
+import { encodeBlob, isWholeRow, type BlobRow, type StoredValue } from './channel-blob.ts';
 import { CheckpointConflictError } from './checkpoint-conflict-error.ts';
 import type { BlobKey, CheckpointRow, CheckpointTables, Version, WriteRow } from './checkpoint-tables.ts';
 
@@ -83,44 +90,69 @@ interface Head {
   readonly versions: Readonly<Record<string, Version>>;
 }
 
+type CachedValue = StoredValue & { readonly version: Version };
+
 interface WriterState {
   readonly threadId: string;
   readonly deps: WriterDeps;
   readonly self: ServerSelf;
   timer: ReturnType<typeof setTimeout> | undefined;
-  heads: Map<string, Head>;
+  readonly heads: Map<string, Head>;
   /** Latest stored value per `ns \0 channel`. */
-  values: Map<string, StoredValue & { readonly version: Version }>;
+  readonly values: Map<string, CachedValue>;
   /** Namespaces a reader was told were empty. */
   readonly emptySeen: Set<string>;
+  /** Writes issued and not yet durable. */
+  readonly inFlight: Set<Promise<void>>;
 }
 
 export function threadWriter() {
   return genServer<WriterState, { threadId: string; deps: WriterDeps }, WriterRequest>({
     init: ({ threadId, deps }, self) => {
-      const state: WriterState = { threadId, deps, self, timer: undefined, heads: new Map(), values: new Map(), emptySeen: new Set() };
+      const state: WriterState = {
+        threadId,
+        deps,
+        self,
+        timer: undefined,
+        heads: new Map(),
+        values: new Map(),
+        emptySeen: new Set(),
+        inFlight: new Set(),
+      };
       arm(state);
       return state;
     },
     handleCall: async (request, from: From, state) => {
       if (state.timer !== undefined) clearTimeout(state.timer);
+      state.timer = undefined;
+      let durable: Promise<void>;
       try {
-        if (request.type === 'put') from.reply(await put(state, request));
-        else if (request.type === 'put_writes') from.reply(await putWrites(state, request));
-        else if (request.type === 'saw_empty') from.reply(void state.emptySeen.add(request.ns));
-        else from.reply(await deleteThread(state));
+        ({ durable } = await issue(state, request));
       } catch (error) {
-        if (!(error instanceof CheckpointConflictError)) {
-          state.heads.clear();
-          state.values.clear();
-        }
+        forget(state, error);
         from.fail(error);
+        if (state.inFlight.size === 0) arm(state);
+        return noReply;
       }
-      arm(state);
+      const tracked: Promise<void> = durable
+        .then(
+          () => from.reply(undefined),
+          (error: unknown) => {
+            forget(state, error);
+            from.fail(error);
+          },
+        )
+        .finally(() => {
+          state.inFlight.delete(tracked);
+          if (state.inFlight.size === 0 && state.timer === undefined) arm(state);
+        });
+      state.inFlight.add(tracked);
       return noReply;
     },
-    terminate: (_reason, state) => {
+    terminate: async (_reason, state) => {
       if (state.timer !== undefined) clearTimeout(state.timer);
+      state.timer = -1 as unknown as ReturnType<typeof setTimeout>; // never re-armed
+      await Promise.allSettled([...state.inFlight]);
     },
   });
 }
@@ -133,64 +165,112 @@ function arm(state: WriterState): void {
   state.timer.unref();
 }
 
+/** Drop the cache after a failure (a conflict leaves it right: nothing was written). */
+function forget(state: WriterState, error: unknown): void {
+  if (error instanceof CheckpointConflictError) return;
+  state.heads.clear();
+  state.values.clear();
+}
+
+/**
+ * Start the request's write; resolves once it is issued, with the promise of its durable
+ * completion (wrapped: an async function would otherwise adopt that promise and wait for it).
+ */
+interface Issued {
+  readonly durable: Promise<void>;
+}
+
+async function issue(state: WriterState, request: WriterRequest): Promise<Issued> {
+  switch (request.type) {
+    case 'put':
+      return issuePut(state, request);
+    case 'put_writes':
+      return issuePutWrites(state, request);
+    case 'delete_thread':
+      return issueDelete(state);
+    case 'saw_empty':
+      state.emptySeen.add(request.ns);
+      return { durable: Promise.resolve() };
+  }
+}
+
 const valueKey = (ns: string, channel: string) => `${ns}\u0000${channel}`;
 
-async function put(state: WriterState, request: Extract<WriterRequest, { type: 'put' }>): Promise<void> {
+async function issuePut(state: WriterState, request: Extract<WriterRequest, { type: 'put' }>): Promise<Issued> {
   const { tables } = state.deps;
   const { threadId } = state;
   const { ns, checkpointId, parentId, fork } = request;
   const payload = await request.payload;
   const parentVersions = parentId === undefined ? undefined : await versionsOf(state, ns, parentId);
 
-  const blobs: { key: BlobKey; row: BlobRow; stored: (StoredValue & { version: Version }) | undefined }[] = [];
+  const blobs: { key: BlobKey; row: BlobRow; whole: BlobRow; cached: CachedValue | undefined }[] = [];
   for (const { channel, version, value } of payload.channels) {
     const key: BlobKey = [threadId, ns, channel, version];
     if (value === undefined) {
-      blobs.push({ key, row: { e: 1 }, stored: undefined });
+      blobs.push({ key, row: { e: 1 }, whole: { e: 1 }, cached: undefined });
       continue;
     }
     const baseVersion = parentVersions?.[channel];
     const base = baseVersion === undefined || baseVersion === version ? undefined : baseValue(state, ns, channel, baseVersion);
     const { row, stored } = encodeBlob(value, base);
-    blobs.push({ key, row, stored: { ...stored, version } });
+    blobs.push({ key, row, whole: { t: value.type, b: value.bytes }, cached: { ...stored, version } });
   }
   const row: CheckpointRow = { p: parentId ?? null, t: payload.type, c: payload.checkpoint, m: payload.metadata };
+  const emptySeen = state.emptySeen.has(ns);
 
-  const outcome = await tables.source.durable(
-    tables.source.root.transaction(() => {
-      const headId = tables.latestId(threadId, ns);
-      const existing = tables.checkpoint(threadId, ns, checkpointId);
-      const conflict =
-        existing !== undefined
-          ? existing.p === row.p
-            ? undefined
-            : ('exists' as const)
-          : parentId === headId || fork || (parentId === undefined && !state.emptySeen.has(ns))
-            ? undefined
-            : ('stale_parent' as const);
-      if (conflict !== undefined) return { conflict, headId };
-      void tables.checkpoints.put([threadId, ns, checkpointId], row);
-      const kept: boolean[] = [];
-      for (const blob of blobs) {
-        // A version names one value: never rewrite one that later deltas may stand on.
-        const exists = tables.channels.doesExist(blob.key);
-        if (!exists) void tables.channels.put(blob.key, blob.row);
-        kept.push(!exists);
+  const txn = tables.source.root.transaction(() => {
+    const headId = tables.latestId(threadId, ns);
+    const existing = tables.checkpoint(threadId, ns, checkpointId);
+    const conflict =
+      existing !== undefined
+        ? existing.p === row.p
+          ? undefined
+          : ('exists' as const)
+        : parentId === headId || fork || (parentId === undefined && !emptySeen)
+          ? undefined
+          : ('stale_parent' as const);
+    if (conflict !== undefined) return { conflict, headId, exact: [] as boolean[], latest: false };
+    void tables.checkpoints.put([threadId, ns, checkpointId], row);
+    // exact[i]: blob i is stored as encoded (so the cached chain position holds).
+    const exact = blobs.map((blob) => {
+      // A version names one value: never rewrite one that later deltas may stand on.
+      if (tables.channels.doesExist(blob.key)) return false;
+      const base = isDelta(blob.row) ? ([blob.key[0], blob.key[1], blob.key[2], blob.row.base] as BlobKey) : undefined;
+      if (base !== undefined && !tables.channels.doesExist(base)) {
+        void tables.channels.put(blob.key, blob.whole);
+        return false;
       }
-      const latest = headId === undefined || checkpointId > headId;
-      return { conflict: undefined, headId, kept, latest };
-    }),
-  );
-  if (outcome.conflict !== undefined) {
-    throw new CheckpointConflictError({ threadId, checkpointNs: ns, checkpointId, parentId, headId: outcome.headId, reason: outcome.conflict });
-  }
-  if (outcome.latest) state.heads.set(ns, { id: checkpointId, versions: payload.versions });
-  else state.heads.delete(ns);
-  blobs.forEach((blob, i) => {
-    const key = valueKey(ns, blob.key[2]);
-    if (outcome.kept[i] === true && blob.stored !== undefined) state.values.set(key, blob.stored);
-    else state.values.delete(key);
+      void tables.channels.put(blob.key, blob.row);
+      return true;
+    });
+    return { conflict: undefined, headId, exact, latest: headId === undefined || checkpointId > headId };
   });
+
+  // Optimistic: the next request (perhaps in this same commit) builds on this one.
+  const head: Head = { id: checkpointId, versions: payload.versions };
+  state.heads.set(ns, head);
+  for (const blob of blobs) {
+    if (blob.cached !== undefined) state.values.set(valueKey(ns, blob.key[2]), blob.cached);
+    else state.values.delete(valueKey(ns, blob.key[2]));
+  }
+
+  const durable = tables.source.durable(txn).then((outcome) => {
+    if (outcome.conflict !== undefined || !outcome.latest) {
+      if (state.heads.get(ns) === head) state.heads.delete(ns);
+    }
+    blobs.forEach((blob, i) => {
+      const key = valueKey(ns, blob.key[2]);
+      if (outcome.exact[i] !== true && blob.cached !== undefined && state.values.get(key) === blob.cached) state.values.delete(key);
+    });
+    if (outcome.conflict !== undefined) {
+      throw new CheckpointConflictError({ threadId, checkpointNs: ns, checkpointId, parentId, headId: outcome.headId, reason: outcome.conflict });
+    }
+  });
+  return { durable };
+}
+
+function isDelta(row: BlobRow): row is Extract<BlobRow, { base: Version }> {
+  return 'base' in row;
 }
 
 /** The channel versions of a checkpoint: the cached head's, or read from its row. */
@@ -203,37 +283,35 @@ async function versionsOf(state: WriterState, ns: string, checkpointId: string):
   return checkpoint.channel_versions ?? {};
 }
 
-function baseValue(state: WriterState, ns: string, channel: string, version: Version): (StoredValue & { version: Version }) | undefined {
+function baseValue(state: WriterState, ns: string, channel: string, version: Version): CachedValue | undefined {
   const cached = state.values.get(valueKey(ns, channel));
   if (cached?.version === version) return cached;
   const stored = state.deps.tables.channelValue(state.threadId, ns, channel, version);
   return stored === undefined || stored === 'empty' ? undefined : { ...stored, version };
 }
 
-async function putWrites(state: WriterState, request: Extract<WriterRequest, { type: 'put_writes' }>): Promise<void> {
+async function issuePutWrites(state: WriterState, request: Extract<WriterRequest, { type: 'put_writes' }>): Promise<Issued> {
   const { tables } = state.deps;
   const writes = await request.writes;
-  if (writes.length === 0) return;
-  await tables.source.durable(
-    tables.source.root.transaction(() => {
-      for (const w of writes) {
-        const key: [string, string, string, string, number] = [state.threadId, request.ns, request.checkpointId, w.taskId, w.idx];
-        if (w.idx >= 0 && tables.writes.doesExist(key)) continue;
-        const row: WriteRow = { c: w.channel, t: w.value.type, v: w.value.bytes, p: w.taskPath };
-        void tables.writes.put(key, row);
-      }
-    }),
-  );
+  if (writes.length === 0) return { durable: Promise.resolve() };
+  const txn = tables.source.root.transaction(() => {
+    for (const w of writes) {
+      const key: [string, string, string, string, number] = [state.threadId, request.ns, request.checkpointId, w.taskId, w.idx];
+      if (w.idx >= 0 && tables.writes.doesExist(key)) continue;
+      const row: WriteRow = { c: w.channel, t: w.value.type, v: w.value.bytes, p: w.taskPath };
+      void tables.writes.put(key, row);
+    }
+  });
+  return { durable: tables.source.durable(txn) };
 }
 
-async function deleteThread(state: WriterState): Promise<void> {
+function issueDelete(state: WriterState): Issued {
   const { tables } = state.deps;
   state.heads.clear();
   state.values.clear();
   state.emptySeen.clear();
-  await tables.source.durable(
-    tables.source.root.transaction(() => {
-      for (const { db, key } of [...tables.threadKeys(state.threadId)]) void db.remove(key);
-    }),
-  );
+  const txn = tables.source.root.transaction(() => {
+    for (const { db, key } of [...tables.threadKeys(state.threadId)]) void db.remove(key);
+  });
+  return { durable: tables.source.durable(txn) };
 }
