@@ -9,7 +9,7 @@ export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.t
 
 // The runtime and its supervision tree.
 export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS } from './runtime.ts';
-export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeStorage } from './runtime.ts';
+export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeStorage } from './runtime.ts';
 
 // OTP: processes, calls, monitors, registry, supervisors, applications.
 export {
@@ -44,6 +44,7 @@ export {
   countChildren,
   startApplication,
   installShutdownHandlers,
+  ServiceSlot,
   isNormalExit,
   isCrash,
   formatExitReason,
@@ -115,6 +116,7 @@ export {
   buildPromptContext,
   newSessionId,
   RecallClosedError,
+  RecallUnavailableError,
   SearchPoolClosedError,
   MEMORY_TOOL_NAMES,
   RECALL_DB_NAMES,
@@ -123,6 +125,7 @@ export {
 export type {
   Recall,
   RecallOptions,
+  SupervisedRecall,
   ChatInput,
   ChatResult,
   MemoryRow,

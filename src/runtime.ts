@@ -29,6 +29,7 @@ import { StorageSlot } from './memory/storage-slot.ts';
 import type { StorageKind } from './memory/store-actor.ts';
 import { systemWallClock, type WallClock } from './memory/wall-clock.ts';
 import {
+  ServiceSlot,
   startApplication,
   type ChildSpec,
   type Clock,
@@ -39,6 +40,9 @@ import {
 } from './otp/index.ts';
 import { conversationSupName } from '../supervisors/conversation-sup.ts';
 import { rootName, rootSpec } from '../supervisors/root.ts';
+import { recallChildren } from '../supervisors/recall.ts';
+import type { Recall, RecallOptions, SearchPoolOptions } from './recall/index.ts';
+import { RecallUnavailableError, supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
 
 export interface RuntimeOptions {
   /**
@@ -69,8 +73,21 @@ export interface RuntimeOptions {
   wallClock?: WallClock;
   /** Deliberate failures, for tests (`createFaultInjector` from `mnemo/testing`). */
   faults?: FaultInjector;
-  /** More children for the root, after the memory (search pool, HTTP server, ...). */
+  /**
+   * The layered memory (`runtime.recall`), supervised under the root after the memory: a
+   * piscina search pool and the recall service. LMDB storage only. Default `{}`: on, offline
+   * (no `llm`: the Agent Memory Demo's fallback replies and titles), system clock and time
+   * zone, a pool of half the cores. `pool: false` runs every scan inline; `false` leaves the
+   * layered memory out.
+   */
+  recall?: RuntimeRecallOptions | false;
+  /** More children for the root, after the memory and recall (HTTP server, ...). */
   children?: (runtime: RuntimeParts) => readonly ChildSpec[];
+}
+
+export interface RuntimeRecallOptions
+  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations'> {
+  pool?: SearchPoolOptions | false;
 }
 
 /** What extra children may use. */
@@ -102,6 +119,12 @@ export type RuntimeStorage =
   | { readonly kind: 'custom'; readonly store: MessageLog };
 
 export interface Runtime extends RuntimeParts {
+  /**
+   * The Agent Memory Demo's layered memory (sessions, daily view, long-term memory, dialogue
+   * log, search and windows, the chat turn). Calls wait while its process restarts; with
+   * storage other than LMDB (or `recall: false`) they reject with `recall_unavailable`.
+   */
+  readonly recall: SupervisedRecall;
   /** A snapshot of the live supervision tree. */
   inspect(): TreeNode;
   readonly events: EventStream<TreeEvent>;
@@ -134,6 +157,22 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   const memory = createRoutedLog(router, slot);
   const storage = describeStorage(kind, slot);
   const parts: RuntimeParts = { name, memory, storage };
+  const recallSlot = new ServiceSlot<Recall>();
+  const recallOptions = options.recall ?? {};
+  const recall =
+    storage.kind === 'lmdb' && recallOptions !== false
+      ? recallChildren({
+          runtime: name,
+          memory,
+          environment: () => ({ root: storage.root, path: storage.path }),
+          service: recallOptions,
+          pool: recallOptions.pool ?? {},
+          recallSlot,
+        })
+      : [];
+  if (recall.length === 0) {
+    recallSlot.close(new RecallUnavailableError(recallOptions === false ? 'the runtime was started with recall: false' : 'the layered memory needs LMDB storage'));
+  }
 
   const spec = rootSpec(
     {
@@ -152,12 +191,13 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         onStarted: () => router.supervisorStarted(),
       },
     },
-    options.children?.(parts) ?? [],
+    [...recall, ...(options.children?.(parts) ?? [])],
   );
 
   const closed = new StorageError('store_closed', `runtime ${name} is stopped`);
   let unbind: () => void = () => {};
   const shutDown = async () => {
+    recallSlot.close(closed);
     router.close(closed);
     slot.close(closed);
     unbind();
@@ -177,6 +217,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   let stopping: Promise<void> | undefined;
   return {
     ...parts,
+    recall: supervisedRecall(recallSlot),
     inspect: () => app.inspect(),
     events: app.events,
     exited: app.exited,

@@ -77,4 +77,5 @@ export { traceProcess } from './trace.ts';
 export type { ProcessTraceEvent } from './trace.ts';
 
 export { startApplication, installShutdownHandlers } from './application.ts';
+export { ServiceSlot } from './service-slot.ts';
 export type { Application, ApplicationOptions, TreeNode, ShutdownHandlerOptions } from './application.ts';

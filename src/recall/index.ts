@@ -26,3 +26,4 @@ export { buildSystemPrompt } from './system-prompt.ts';
 export { buildPromptContext, type MemoryContext } from './prompt-context.ts';
 export { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './conversation-title.ts';
+export { supervisedRecall, RecallUnavailableError, type SupervisedRecall } from './supervised-recall.ts';

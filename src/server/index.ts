@@ -14,4 +14,3 @@ export { HttpError, RequestValidationError, type ValidationIssue } from './http-
 export { ConfigError } from './config-error.ts';
 export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from './llm-config.ts';
 export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';
-export { recallOnRuntime } from './runtime-recall.ts';

@@ -4,18 +4,16 @@
  *
  * - The first log line after startup says where it listens and what it uses (data dir,
  *   storage, LLM or offline fallback, auth, host check); the API key is never logged.
- * - Stop: the server stops accepting and answers the turns in flight, the recall service waits
- *   for its running calls, the runtime stops (conversation actors commit, LMDB is flushed and
+ * - Stop: the server stops accepting and answers the turns in flight, the runtime stops (the
+ *   recall service waits for its running calls first) (conversation actors commit, LMDB is flushed and
  *   closed); then exit 0. A second signal exits at once with 1. A signal that arrives while
  *   starting stops right after the start.
  */
 import { hostname } from 'node:os';
 import { openAICompatible, type LlmService } from '../llm/index.ts';
-import type { Recall } from '../recall/index.ts';
 import { startRuntime } from '../runtime.ts';
 import type { CliOptions } from './cli-options.ts';
 import { describeLlm, type LlmSettings } from './llm-config.ts';
-import { recallOnRuntime } from './runtime-recall.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 type Level = 'info' | 'warn' | 'error';
@@ -50,14 +48,12 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
   };
   for (const signal of STOP_SIGNALS) process.on(signal, (s) => onSignal(s));
 
-  const runtime = await startRuntime({ dataDir: options.dataDir, storage: 'lmdb' });
-  let recall: Recall | undefined;
+  const model = llmService(llm);
+  const runtime = await startRuntime({ dataDir: options.dataDir, storage: 'lmdb', recall: model === undefined ? {} : { llm: model } });
   let server: RunningServer;
   try {
-    const model = llmService(llm);
-    recall = recallOnRuntime(runtime, model === undefined ? {} : { llm: model });
     server = await startServer({
-      recall,
+      recall: runtime.recall,
       runtime,
       token: options.token,
       host: options.host,
@@ -65,11 +61,9 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
     });
   } catch (err) {
-    await recall?.close();
     await runtime.stop();
     throw err;
   }
-  const running = recall;
 
   const logger = server.app.log;
   logger.info(
@@ -98,7 +92,6 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
     void (async () => {
       try {
         await server.close();
-        await running.close();
         await runtime.stop();
         logger.info('stopped cleanly');
         process.exitCode = 0;

@@ -9,7 +9,6 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 let stub: ChatStub;
 let t: TestServer;
 afterEach(async () => {
-  await t?.recall.close();
   await t?.runtime.stop();
   await stub?.close();
 });

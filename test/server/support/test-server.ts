@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../../src/runtime.ts';
-import type { Recall, WallClock } from '../../../src/recall/index.ts';
-import { recallOnRuntime, startServer, type RunningServer } from '../../../src/server/index.ts';
+import type { SupervisedRecall, WallClock } from '../../../src/recall/index.ts';
+import { startServer, type RunningServer } from '../../../src/server/index.ts';
 import { http, type HttpOptions, type HttpResponse } from './http.ts';
 
 /** A real runtime on a temp LMDB dir and a real server on 127.0.0.1:0 in front of it. */
@@ -12,7 +12,7 @@ export interface TestServer {
   url: string;
   dataDir: string;
   runtime: Runtime;
-  recall: Recall;
+  recall: SupervisedRecall;
   server: RunningServer;
   request(method: string, path: string, options?: HttpOptions): Promise<HttpResponse>;
   /** Closes the server and the runtime; `keepData` leaves the dir for a restart. */
@@ -34,12 +34,17 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
   // Runtimes register their names process-wide: each test server gets its own.
-  const runtime = await startRuntime({ name: options.name ?? `mnemo_test_${++started}`, dataDir, storage: 'lmdb' });
   // No LLM: the recall service's own offline mode (the demo's fallback replies and titles).
-  const recall = recallOnRuntime(runtime, {
-    ...(options.llm === undefined ? {} : { llm: options.llm }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  const runtime = await startRuntime({
+    name: options.name ?? `mnemo_test_${++started}`,
+    dataDir,
+    storage: 'lmdb',
+    recall: {
+      ...(options.llm === undefined ? {} : { llm: options.llm }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    },
   });
+  const recall = runtime.recall;
   const server = await startServer({
     recall,
     runtime,
@@ -57,7 +62,6 @@ export async function startTestServer(
     request: (method, path, requestOptions) => http(server.url, method, path, requestOptions),
     async close({ keepData = false } = {}) {
       await server.close();
-      await recall.close();
       await runtime.stop();
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,0 +1,49 @@
+import type { ServiceSlot } from '../otp/index.ts';
+import { MnemoError } from '../errors.ts';
+import { RecallClosedError, type Recall } from './recall.ts';
+
+/** The runtime's layered memory, minus `close`: the runtime closes it on `stop()`. */
+export type SupervisedRecall = Omit<Recall, 'close'>;
+
+/** The runtime has no layered memory (it needs LMDB storage). */
+export class RecallUnavailableError extends MnemoError {
+  readonly code = 'recall_unavailable';
+}
+
+type Forwarded = Exclude<keyof Recall, 'memoryTools' | 'close'>;
+
+/**
+ * The runtime's `recall`: every call goes to the service that the supervised `recall` process
+ * currently publishes, waiting while it restarts, so a caller never holds a dead incarnation.
+ */
+export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
+  const forward = <K extends Forwarded>(key: K): Recall[K] =>
+    (async (...args: unknown[]) => {
+      const service = await slot.get();
+      return (service[key] as (...a: unknown[]) => Promise<unknown>)(...args);
+    }) as Recall[K];
+  return {
+    chat: forward('chat'),
+    listConversations: forward('listConversations'),
+    createConversation: forward('createConversation'),
+    getSessionMessages: forward('getSessionMessages'),
+    deleteConversation: forward('deleteConversation'),
+    searchSession: forward('searchSession'),
+    searchDaily: forward('searchDaily'),
+    sessionWindow: forward('sessionWindow'),
+    dailyWindow: forward('dailyWindow'),
+    dailyMessages: forward('dailyMessages'),
+    getLongTerm: forward('getLongTerm'),
+    setLongTerm: forward('setLongTerm'),
+    undoLongTerm: forward('undoLongTerm'),
+    longTermHistory: forward('longTermHistory'),
+    dialogueLog: forward('dialogueLog'),
+    importDemoFolder: forward('importDemoFolder'),
+    exportDemoFolder: forward('exportDemoFolder'),
+    memoryTools: (userId, sessionId) => {
+      const service = slot.current();
+      if (service === undefined) throw new RecallClosedError();
+      return service.memoryTools(userId, sessionId);
+    },
+  };
+}
