@@ -66,6 +66,8 @@ export interface MachineInfo {
   platform: string;
   tmpdir: string;
   versions: Record<string, string>;
+  /** 1-minute load average when the run started and when it ended (the machine may be shared). */
+  loadAverage: { start: number; end: number };
 }
 
 export interface RunResult {

@@ -1,4 +1,4 @@
-import { cpus, totalmem, tmpdir } from 'node:os';
+import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ADAPTERS } from './adapters/registry.ts';
@@ -29,6 +29,7 @@ export interface SuiteOptions {
 
 export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult; files: string[] }> {
   const startedAt = new Date().toISOString();
+  const loadAtStart = loadavg()[0] ?? 0;
   const sizes = options.mode === 'quick' ? QUICK : FULL;
   const adapters = ADAPTERS.filter((a) => options.adapters === undefined || options.adapters.includes(a.info.id));
   const selected: Workload[] = WORKLOADS.filter((w) => options.only === undefined || options.only.includes(w.id));
@@ -55,7 +56,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
     mode: options.mode,
     startedAt,
     finishedAt: new Date().toISOString(),
-    machine: machineInfo(),
+    machine: machineInfo(loadAtStart),
     adapters: adapters.map((a) => a.info),
     workloads: results,
   };
@@ -63,7 +64,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
   return { run, files };
 }
 
-function machineInfo(): MachineInfo {
+function machineInfo(loadAtStart: number): MachineInfo {
   const version = (pkg: string): string => {
     try {
       const file = new URL(`../../node_modules/${pkg}/package.json`, import.meta.url);
@@ -82,6 +83,7 @@ function machineInfo(): MachineInfo {
     node: process.versions.node,
     platform: `${process.platform} ${process.arch}`,
     tmpdir: tmpdir(),
+    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
     versions: {
       lmdb: version('lmdb'),
       'better-sqlite3': version('better-sqlite3'),

@@ -1,4 +1,3 @@
-import { createRecall, createSearchPool, type Recall, type SearchPool } from '../../../src/recall/index.ts';
 import { startRuntime, type Runtime } from '../../../src/runtime.ts';
 import { createLmdbStore } from '../../../src/memory/index.ts';
 import type { AdapterFactory, AdapterInfo, BenchMessage, LogAdapter } from '../types.ts';
@@ -7,8 +6,8 @@ import { BENCH_USER, lmdbKeyOf } from './lmdb-layout.ts';
 /**
  * Mnemo as a user runs it: `startRuntime` (the supervision tree), `runtime.memory` (writes go
  * through one actor per conversation, group-committed; `add` resolves once committed and
- * flushed), and for keyword search the recall service on the same LMDB environment with its
- * search pool (large scans on worker threads), wired the way the runtime is to own it.
+ * flushed), and `runtime.recall` (the layered memory, supervised with its search pool: large
+ * scans on worker threads) for keyword search and chat turns.
  *
  * Conversation keys are recall's session ids (`session/bench/<c>`), so search reads what the
  * other workloads wrote.
@@ -31,43 +30,18 @@ const memoryInfo: AdapterInfo = {
   notes: 'startRuntime({storage: "memory"}): same actors, no disk',
 };
 
-export interface MnemoHandle {
-  runtime: Runtime;
-  recall: Recall | undefined;
-}
-
-/** Starts a runtime on `dir`; with LMDB, also the recall service and its search pool. */
-export async function startMnemo(dir: string, storage: 'lmdb' | 'memory'): Promise<MnemoHandle & { stop(): Promise<void> }> {
-  const runtime = await startRuntime({ name: `bench${++runtimes}`, dataDir: dir, storage });
-  let recall: Recall | undefined;
-  let pool: SearchPool | undefined;
-  if (runtime.storage.kind === 'lmdb') {
-    pool = createSearchPool();
-    recall = createRecall({
-      memory: runtime.memory,
-      env: { root: runtime.storage.root, path: runtime.storage.path },
-      memoryInEnv: true,
-      pool,
-    });
-  }
-  return {
-    runtime,
-    recall,
-    async stop() {
-      await recall?.close();
-      await pool?.close();
-      await runtime.stop();
-    },
-  };
+/** Starts a runtime on `dir` (with LMDB, `runtime.recall` comes with it). */
+export function startMnemo(dir: string, storage: 'lmdb' | 'memory'): Promise<Runtime> {
+  return startRuntime({ name: `bench${++runtimes}`, dataDir: dir, storage });
 }
 
 function mnemoFactory(info: AdapterInfo, storage: 'lmdb' | 'memory'): AdapterFactory {
   return {
     info,
     async open(dir) {
-      const mnemo = await startMnemo(dir, storage);
-      const memory = mnemo.runtime.memory;
-      const recall = mnemo.recall;
+      const runtime = await startMnemo(dir, storage);
+      const memory = runtime.memory;
+      const recall = runtime.storage.kind === 'lmdb' ? runtime.recall : undefined;
       const adapter: LogAdapter = {
         info,
         async append(c, message) {
@@ -88,7 +62,7 @@ function mnemoFactory(info: AdapterInfo, storage: 'lmdb' | 'memory'): AdapterFac
                 return rows.map((r) => ({ role: r.role as BenchMessage['role'], content: r.content }));
               },
             }),
-        close: () => mnemo.stop(),
+        close: () => runtime.stop(),
       };
       return adapter;
     },

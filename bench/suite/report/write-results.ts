@@ -34,7 +34,10 @@ export function renderMarkdown(run: RunResult): string {
       Object.entries(m.versions)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ') +
-      '.',
+      `. Load average (1 min) ${m.loadAverage.start.toFixed(1)} at start, ${m.loadAverage.end.toFixed(1)} at end, on ${m.cpus} cores: ` +
+      (m.loadAverage.start > m.cpus || m.loadAverage.end > m.cpus
+        ? 'the machine was shared with other work, so absolute figures are low and noisy; read the ratios.'
+        : 'the machine was otherwise quiet.'),
     '',
     '## Stores and their durability',
     '',
