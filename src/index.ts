@@ -101,6 +101,16 @@ export type {
 // Store layer (beamai's ChatMemory).
 export * from './memory/index.ts';
 
+export {
+  createPostgresStore,
+  StorageUnavailableError,
+  DEFAULT_POSTGRES_SCHEMA,
+  type PostgresStore,
+  type PostgresStoreOptions,
+  type PostgresConnectionOption,
+  type PostgresOperation,
+} from './memory/postgres/index.ts';
+
 // Policy layer, kernel, agent, LLM services.
 export * from './provider/index.ts';
 export * from './kernel/index.ts';

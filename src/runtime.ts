@@ -23,7 +23,9 @@ import { bindDefaultMemory } from './memory/default-memory.ts';
 import type { FaultInjector } from './memory/fault-injector.ts';
 import type { LmdbEnvironmentOptions } from './memory/lmdb-environment.ts';
 import { MESSAGES_DB } from './memory/lmdb-table.ts';
+import { createPostgresStore } from './memory/postgres/index.ts';
 import { createRoutedLog } from './memory/routed-log.ts';
+import type { ClosableLog } from './memory/serial-log.ts';
 import { StorageError } from './memory/storage-error.ts';
 import { StorageSlot } from './memory/storage-slot.ts';
 import type { StorageKind } from './memory/store-actor.ts';
@@ -56,9 +58,11 @@ export interface RuntimeOptions {
    * - `'lmdb'` (default): durable, in `dataDir`;
    * - `'memory'`: in process memory, owned by the store actor (lost when it restarts, like
    *   beamai's ETS store);
-   * - `{ store }`: your own `MessageLog`, still behind the per-conversation actors.
+   * - `{ store }`: your own `MessageLog`, still behind the per-conversation actors;
+   * - `{ postgres: url }`: the PostgreSQL store (`createPostgresStore`), shared by every
+   *   process pointed at the same database; the runtime closes its pool on `stop()`.
    */
-  storage?: 'lmdb' | 'memory' | { store: MessageLog };
+  storage?: 'lmdb' | 'memory' | { store: MessageLog } | { postgres: string };
   /** LMDB environment options (see `LmdbEnvironmentOptions`: each with its default and cost). */
   lmdb?: LmdbEnvironmentOptions;
   /**
@@ -141,6 +145,8 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   if (!Number.isFinite(idleMs) || idleMs < 0) throw new InvalidInputError('invalid_option', 'idleMs must be a non-negative number of ms');
   const storageOption = options.storage ?? 'lmdb';
+  /** A store the runtime made (from `{ postgres }`), so closes after the tree. */
+  let ownedStore: ClosableLog | undefined;
   const kind: StorageKind =
     storageOption === 'lmdb'
       ? { kind: 'lmdb' }
@@ -148,7 +154,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         ? { kind: 'memory' }
         : typeof storageOption === 'object' && storageOption !== null && 'store' in storageOption
           ? { kind: 'custom', store: storageOption.store }
-          : invalidStorage();
+          : typeof storageOption === 'object' && storageOption !== null && typeof storageOption.postgres === 'string'
+            ? { kind: 'custom', store: (ownedStore = createPostgresStore({ connectionString: storageOption.postgres })) }
+            : invalidStorage();
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   const wallClock = options.wallClock ?? systemWallClock;
 
@@ -202,6 +210,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
     slot.close(closed);
     unbind();
     await slot.releaseEnvironment();
+    await ownedStore?.close();
   };
 
   let app;
@@ -234,7 +243,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
 }
 
 function invalidStorage(): never {
-  throw new InvalidInputError('invalid_option', "storage must be 'lmdb', 'memory' or { store: MessageLog }");
+  throw new InvalidInputError('invalid_option', "storage must be 'lmdb', 'memory', { store: MessageLog } or { postgres: url }");
 }
 
 function describeStorage(kind: StorageKind, slot: StorageSlot): RuntimeStorage {

@@ -13,8 +13,10 @@ import { MnemoError } from '../errors.ts';
  * - `write_aborted`: the conversation's actor crashed before the batch was written. Nothing of
  *   the batch was stored; retrying is safe.
  * - `store_closed`: the store (or its runtime) was closed or stopped before the operation ran.
+ * - `storage_unavailable`: a storage server (PostgreSQL) could not be reached; `details` says
+ *   whether the write may have been stored after all. The store recovers by itself.
  */
-export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'store_closed';
+export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'store_closed' | 'storage_unavailable';
 
 export class StorageError extends MnemoError {
   constructor(

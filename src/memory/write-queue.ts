@@ -87,11 +87,14 @@ export async function runStep(step: Step, ctx: StepContext): Promise<number> {
       op.done.resolve(rows.slice(at, at + op.entries.length));
       at += op.entries.length;
     }
-    return ctx.lastId + rows.length;
+    // The table's ids are the truth (a shared custom store numbers across processes).
+    return rows.at(-1)?.message_id ?? ctx.lastId;
   } catch (error) {
     if (error instanceof StorageError) {
       for (const op of ops) op.done.reject(error);
-      return ctx.table.lastId(ctx.conversationId);
+      // Re-read: a batch stored despite the error must not be numbered twice. If storage is
+      // still unreachable, keep the old id; a table that numbers by itself corrects it.
+      return ctx.table.lastId(ctx.conversationId).catch(() => ctx.lastId);
     }
     const aborted = new StorageError('write_aborted', `write to ${ctx.conversationId} failed before it was stored`, {}, { cause: error });
     for (const op of ops) op.done.reject(aborted);

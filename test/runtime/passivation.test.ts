@@ -99,7 +99,7 @@ describe('the runtime', () => {
     expect(defaultMemory()).toBe(runtime.memory);
   });
 
-  it('shows its tree: environment holder, store singleton, conversation supervisor', async () => {
+  it('shows its tree: environment holder, store singleton, conversation supervisor, search pool, recall', async () => {
     const runtime = await runtimeFor(60_000);
     const tree = runtime.inspect();
     expect(tree.name).toBe('mnemo_root');
@@ -107,6 +107,8 @@ describe('the runtime', () => {
       ['lmdb_environment', 'mnemo_lmdb_environment', 'worker'],
       ['default_memory', 'mnemo_default_memory', 'worker'],
       ['conversations', 'mnemo_conversation_sup', 'supervisor'],
+      ['search_pool', 'mnemo_search_pool', 'worker'],
+      ['recall', 'mnemo_recall', 'worker'],
     ]);
   });
 

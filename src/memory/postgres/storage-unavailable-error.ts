@@ -17,15 +17,12 @@ import { StorageError } from '../storage-error.ts';
  * - `StorageError('storage_failed')`: the server refused the statement for another reason
  *   (permissions, a missing database, ...); nothing stored.
  */
-export class StorageUnavailableError extends MnemoError {
-  readonly code = 'storage_unavailable' as const;
+export class StorageUnavailableError extends StorageError {
+  declare readonly code: 'storage_unavailable';
+  declare readonly details: Readonly<{ maybeStored: boolean; operation: PostgresOperation }>;
 
-  constructor(
-    message: string,
-    readonly details: Readonly<{ maybeStored: boolean; operation: PostgresOperation }>,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(message: string, details: Readonly<{ maybeStored: boolean; operation: PostgresOperation }>, options?: { cause?: unknown }) {
+    super('storage_unavailable', message, details, options);
   }
 }
 
