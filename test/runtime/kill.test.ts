@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLmdbStore } from '../../src/memory/index.ts';
+import { tempDir } from './helpers.ts';
+
+// SIGKILL a writer at random moments, many times over one data directory. Every write that
+// was acknowledged must be there, at the id it was acknowledged with, and each conversation's
+// ids must be exactly 1..max: no gap, no duplicate, across every crash.
+
+const ROUNDS = Math.min(1000, Number(process.env['MNEMO_KILL_ROUNDS'] ?? 20));
+const CONVERSATIONS = 40;
+const writer = join(import.meta.dirname, '../fixtures/kill-writer.ts');
+const dir = tempDir('mnemo-kill-');
+afterAll(() => dir.remove());
+
+interface Round {
+  acks: Array<{ conversation: string; id: number; tag: string }>;
+}
+
+function runAndKill(round: number, killAfterMs: number): Promise<Round> {
+  return new Promise((resolve, reject) => {
+    // tsx as a loader in one process: the tsx CLI would run the script in a grandchild that a
+    // SIGKILL of its parent leaves running.
+    const child = spawn(process.execPath, ['--import', 'tsx', writer, dir.path, String(round), String(CONVERSATIONS)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    let killed = false;
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (!killed && out.startsWith('ready\n')) {
+        killed = true;
+        setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    child.on('exit', (code, signal) => {
+      if (signal !== 'SIGKILL') return reject(new Error(`writer exited by itself (${code}): ${err}`));
+      // Only complete lines count: the kill may cut the last one.
+      const lines = out.slice(0, out.lastIndexOf('\n') + 1).split('\n');
+      const acks = lines
+        .filter((l) => l.startsWith('ack '))
+        .map((l) => {
+          const [, conversation, id, tag] = l.split(' ');
+          return { conversation: conversation!, id: Number(id), tag: tag! };
+        });
+      resolve({ acks });
+    });
+  });
+}
+
+describe(`SIGKILL of a writer, ${ROUNDS} rounds`, () => {
+  it(
+    'keeps every acknowledged write, at its id, with ids 1..max per conversation',
+    async () => {
+      const acked = new Map<string, { conversation: string; id: number }>();
+      for (let round = 0; round < ROUNDS; round++) {
+        const killAfterMs = 20 + Math.floor(Math.random() * 400);
+        const { acks } = await runAndKill(round, killAfterMs);
+        for (const a of acks) acked.set(a.tag, a);
+
+        const store = createLmdbStore({ path: dir.path });
+        try {
+          const seen = new Set<string>();
+          const where = new Map<string, number>();
+          for (let c = 0; c < CONVERSATIONS; c++) {
+            const records = await store.range(`conv-${c}`);
+            records.forEach((r, i) => {
+              expect(r.message_id, `conv-${c} position ${i}`).toBe(i + 1);
+              const tag = r.message.content as string;
+              expect(seen.has(tag), `${tag} stored twice`).toBe(false);
+              seen.add(tag);
+              where.set(tag, r.message_id);
+            });
+          }
+          for (const [tag, a] of acked) expect(where.get(tag), `acknowledged ${tag} (round ${round}, kill after ${killAfterMs} ms)`).toBe(a.id);
+        } finally {
+          await store.close();
+        }
+      }
+      expect(acked.size).toBeGreaterThan(ROUNDS);
+    },
+    ROUNDS * 15_000,
+  );
+});
