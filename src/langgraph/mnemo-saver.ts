@@ -42,8 +42,13 @@ export const FORK_KEY = 'fork';
  * A LangGraph checkpointer on Mnemo's LMDB environment.
  *
  * - Writes of a thread go through that thread's writer process (thread-writer.ts): serialized,
- *   a stale parent refused with `CheckpointConflictError` (no silent fork), durable when the
- *   promise resolves (committed and flushed).
+ *   durable when the promise resolves (committed and flushed). A put whose parent is no longer
+ *   the head of its namespace is refused with `CheckpointConflictError` and writes nothing: of
+ *   two runs that read the same state, the second is told instead of silently forking the
+ *   history. Re-parenting it onto the head instead would be wrong: its state was computed from
+ *   the old head, so the other run's messages would vanish from the new head. To branch on
+ *   purpose (time travel, `updateState` on an old checkpoint), pass `configurable.fork = true`;
+ *   LangGraph's own forks (`metadata.source === 'fork'`) are branches already.
  * - Channel values are stored once per version, as deltas on their previous version when the
  *   new value extends it (a message list grows by its new messages, not by a full copy).
  * - Reads go straight to LMDB (synchronous lookups) and see every write that resolved.

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'lmdb';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireEnvironment, type EnvironmentLease } from '../../src/memory/lmdb-environment.ts';
@@ -116,5 +118,21 @@ describe('MnemoSaver: incremental storage', () => {
     const c1 = await put({ configurable: { thread_id: 't' } }, 0, ['a'.repeat(500)]);
     await put(c1, 1, ['b'.repeat(500)]);
     expect(rowsOf('t', 'messages').every((r) => 'b' in r)).toBe(true);
+  });
+
+  it("LangGraph's own DeltaChannel (beta) messages work on it, across a restart", async () => {
+    const State = new StateSchema({ messages: MessagesDeltaValue });
+    const build = (s: MnemoSaver) =>
+      new StateGraph(State)
+        .addNode('agent', async (state: { messages: BaseMessage[] }) => ({ messages: [new AIMessage(`r${state.messages.length}`)] }))
+        .addEdge(START, 'agent')
+        .addEdge('agent', END)
+        .compile({ checkpointer: s });
+    const config = { configurable: { thread_id: 'delta' } };
+    for (let i = 0; i < 3; i++) await build(saver).invoke({ messages: [new HumanMessage(`q${i}`)] }, config);
+    await saver.close();
+    saver = new MnemoSaver({ path: dir });
+    const result = await build(saver).invoke({ messages: [new HumanMessage('q3')] }, config);
+    expect(result.messages.map((m: BaseMessage) => m.content)).toEqual(['q0', 'r1', 'q1', 'r3', 'q2', 'r5', 'q3', 'r7']);
   });
 });
