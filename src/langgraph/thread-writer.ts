@@ -35,7 +35,7 @@
  */
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { genServer, noReply, type From, type Pid, type ServerSelf } from '../otp/index.ts';
-import { encodeBlob, isWholeRow, type BlobRow, type StoredValue } from './channel-blob.ts';
+import { encodeBlob, type BlobRow, type StoredValue } from './channel-blob.ts';
 import { CheckpointConflictError } from './checkpoint-conflict-error.ts';
 import type { BlobKey, CheckpointRow, CheckpointTables, Version, WriteRow } from './checkpoint-tables.ts';
 
@@ -104,6 +104,7 @@ interface WriterState {
   readonly emptySeen: Set<string>;
   /** Writes issued and not yet durable. */
   readonly inFlight: Set<Promise<void>>;
+  stopping: boolean;
 }
 
 export function threadWriter() {
@@ -118,6 +119,7 @@ export function threadWriter() {
         values: new Map(),
         emptySeen: new Set(),
         inFlight: new Set(),
+        stopping: false,
       };
       arm(state);
       return state;
@@ -144,14 +146,14 @@ export function threadWriter() {
         )
         .finally(() => {
           state.inFlight.delete(tracked);
-          if (state.inFlight.size === 0 && state.timer === undefined) arm(state);
+          if (state.inFlight.size === 0 && state.timer === undefined && !state.stopping) arm(state);
         });
       state.inFlight.add(tracked);
       return noReply;
     },
     terminate: async (_reason, state) => {
+      state.stopping = true;
       if (state.timer !== undefined) clearTimeout(state.timer);
-      state.timer = -1 as unknown as ReturnType<typeof setTimeout>; // never re-armed
       await Promise.allSettled([...state.inFlight]);
     },
   });
