@@ -66,9 +66,10 @@ export interface RuntimeOptions {
   /** LMDB environment options (see `LmdbEnvironmentOptions`: each with its default and cost). */
   lmdb?: LmdbEnvironmentOptions;
   /**
-   * How long a conversation actor stays without writes before it passivates. Default 60 000
-   * ms. Shorter frees memory sooner; a passivated conversation costs one last-id read (a
-   * one-row reverse scan) when it is used again.
+   * How long a conversation actor stays without writes before it passivates (checked by a
+   * sweep every `idleMs / 2`, so it happens within 1.5 × idleMs). Default 60 000 ms. Shorter
+   * frees memory sooner; a passivated conversation costs one last-id read (a one-row reverse
+   * scan) when it is used again.
    */
   idleMs?: number;
   /** Time for restart intensity (monotonic ms). Default `performance.now()`. */
@@ -161,7 +162,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   const wallClock = options.wallClock ?? systemWallClock;
 
   const slot = new StorageSlot();
-  const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name) });
+  const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name), idleMs });
   const memory = createRoutedLog(router, slot);
   const storage = describeStorage(kind, slot);
   const parts: RuntimeParts = { name, memory, storage };
@@ -193,7 +194,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         deps: () => {
           const table = slot.current();
           if (table === undefined) throw new StorageError('store_closed', 'the store is not running');
-          return { table, clock: wallClock, idleMs, router, faults: options.faults };
+          return { table, clock: wallClock, router, faults: options.faults };
         },
         ...(options.clock ? { clock: options.clock } : {}),
         onStarted: () => router.supervisorStarted(),

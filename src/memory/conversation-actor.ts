@@ -1,7 +1,7 @@
 /**
  * The conversation actor: one process per active conversation, the only writer of it.
  *
- *   hydrating ──lastId read──▶ ready ──write──▶ committing ──done──▶ ready ──idle──▶ passivating ─▶ (exit normal)
+ *   hydrating ──lastId read──▶ ready ──write──▶ committing ──committed──▶ ready ──idle──▶ passivating ─▶ (exit normal)
  *                                 ▲                  │ queue not empty: next step
  *                                 └──────────────────┘
  *
@@ -9,17 +9,19 @@
  *   conversation's last id from the table (a reverse scan of one row, not a replay).
  * - committing: runs one step of the write queue (write-queue.ts): every append that queued
  *   meanwhile goes into the next commit together (group commit per actor); ids continue from
- *   the last id, so they are 1, 2, 3, ... with no gap and no duplicate.
- * - ready: after `idleMs` without a write the actor passivates: it tells the router first (so
- *   writes sent from then on wait for the next incarnation), then exits `normal`, which its
- *   transient child spec does not restart.
+ *   the last id, so they are 1, 2, 3, ... with no gap and no duplicate. The step runs as a
+ *   plain promise that reports back with an event (`committed` / `failed`), not as an invoked
+ *   child actor: this is the hot path, and a child actor per commit costs more than the commit.
+ * - ready: on `idle` (the router's idle sweep: no write delivered for `idleMs`) the actor
+ *   passivates: it tells the router first (so writes sent from then on wait for the next
+ *   incarnation), then exits `normal`, which its transient child spec does not restart.
  * - A graceful stop (`otp.terminate`, e.g. the runtime stopping) finishes the queued writes
  *   first, then exits with the stop reason.
  * - A failure other than a storage error (an injected fault, a broken invariant) crashes the
  *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
  *   which hydrates again from storage.
  */
-import { assign, fromPromise, setup } from 'xstate';
+import { fromPromise, setup } from 'xstate';
 import { spawn, TERMINATE, pidOf, type Pid, type TerminateEvent } from '../otp/index.ts';
 import type { FaultInjector } from './fault-injector.ts';
 import { InjectedFault } from './fault-injector.ts';
@@ -42,7 +44,6 @@ export interface RouterPort {
 export interface ConversationDeps {
   table: MessageTable;
   clock: WallClock;
-  idleMs: number;
   router: RouterPort;
   faults: FaultInjector | undefined;
 }
@@ -57,10 +58,18 @@ export interface WriteEvent {
   readonly op: PendingOp;
 }
 
+/** Sent by the router when no write was delivered for `idleMs`. */
+export interface IdleEvent {
+  readonly type: 'idle';
+}
+
+type CommitEvent = { readonly type: 'committed'; readonly lastId: number } | { readonly type: 'failed'; readonly error: unknown };
+
 interface Context {
   conversationId: string;
   deps: ConversationDeps;
   lastId: number;
+  /** Writes waiting for the next step (mutated in place: it can grow long under load). */
   queue: PendingOp[];
   step: Step | undefined;
   stopping: boolean;
@@ -70,14 +79,36 @@ export const conversationMachine = setup({
   types: {} as {
     context: Context;
     input: ConversationInput;
-    events: WriteEvent | TerminateEvent;
+    events: WriteEvent | IdleEvent | TerminateEvent | CommitEvent;
   },
   actors: {
     hydrate: fromPromise<number, { conversationId: string; deps: ConversationDeps }>(async ({ input }) => {
       await input.deps.router.settled(input.conversationId);
       return input.deps.table.lastId(input.conversationId);
     }),
-    commit: fromPromise<number, { step: Step; context: Context }>(({ input: { step, context } }) =>
+  },
+  guards: {
+    hasWork: ({ context }) => context.queue.length > 0,
+    stopping: ({ context }) => context.stopping,
+  },
+  actions: {
+    // Context is updated in place: the queue can grow long under load, and a copy per event
+    // would make group commit quadratic.
+    enqueue: ({ context, event }) => {
+      if (event.type === 'write') context.queue.push(event.op);
+    },
+    markStopping: ({ context }) => {
+      context.stopping = true;
+    },
+    setLastId: ({ context, event }) => {
+      if (event.type === 'committed') context.lastId = event.lastId;
+      else if ('output' in event) context.lastId = event.output as number;
+    },
+    commit: ({ context, self }) => {
+      const next = takeStep(context.queue)!;
+      const step = next.step;
+      context.queue = next.rest;
+      context.step = step;
       runStep(step, {
         table: context.deps.table,
         conversationId: context.conversationId,
@@ -89,19 +120,17 @@ export const conversationMachine = setup({
           }
         },
         onWrite: (write) => context.deps.router.writing(context.conversationId, step.kind === 'clear' ? [step.op] : step.ops, write),
-      }),
-    ),
-  },
-  guards: {
-    hasWork: ({ context }) => context.queue.length > 0,
-    stopping: ({ context }) => context.stopping,
-  },
-  delays: {
-    idle: ({ context }) => context.deps.idleMs,
-  },
-  actions: {
-    enqueue: assign({ queue: ({ context, event }) => (event.type === 'write' ? [...context.queue, event.op] : context.queue) }),
-    markStopping: assign({ stopping: true }),
+      }).then(
+        (lastId) => {
+          context.step = undefined;
+          self.send({ type: 'committed', lastId });
+        },
+        (error: unknown) => self.send({ type: 'failed', error }),
+      );
+    },
+    crash: ({ event }) => {
+      throw (event as Extract<CommitEvent, { type: 'failed' }>).error;
+    },
   },
 }).createMachine({
   id: 'conversation',
@@ -119,31 +148,36 @@ export const conversationMachine = setup({
     [TERMINATE]: { actions: 'markStopping' },
   },
   initial: 'hydrating',
+  // No eventless transitions: each event picks its target with guards, which keeps the
+  // per-write cost to two plain transitions (write, committed).
   states: {
     hydrating: {
       invoke: {
         src: 'hydrate',
         input: ({ context }) => ({ conversationId: context.conversationId, deps: context.deps }),
-        onDone: { target: 'ready', actions: assign({ lastId: ({ event }) => event.output }) },
+        onDone: [
+          { guard: 'hasWork', target: 'committing', actions: 'setLastId' },
+          { guard: 'stopping', target: 'stopped', actions: 'setLastId' },
+          { target: 'ready', actions: 'setLastId' },
+        ],
       },
     },
     ready: {
-      always: [
-        { guard: 'hasWork', target: 'committing' },
-        { guard: 'stopping', target: 'stopped' },
-      ],
-      on: { write: { target: 'committing', actions: 'enqueue' } },
-      after: { idle: 'passivating' },
+      on: {
+        write: { target: 'committing', actions: 'enqueue' },
+        idle: 'passivating',
+        [TERMINATE]: { target: 'stopped', actions: 'markStopping' },
+      },
     },
     committing: {
-      entry: assign(({ context }) => {
-        const next = takeStep(context.queue)!;
-        return { step: next.step, queue: next.rest };
-      }),
-      invoke: {
-        src: 'commit',
-        input: ({ context }) => ({ step: context.step!, context }),
-        onDone: { target: 'ready', actions: assign({ lastId: ({ event }) => event.output, step: undefined }) },
+      entry: 'commit',
+      on: {
+        committed: [
+          { guard: 'hasWork', target: 'committing', reenter: true, actions: 'setLastId' },
+          { guard: 'stopping', target: 'stopped', actions: 'setLastId' },
+          { target: 'ready', actions: 'setLastId' },
+        ],
+        failed: { actions: 'crash' },
       },
     },
     passivating: {

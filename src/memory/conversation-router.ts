@@ -18,9 +18,15 @@
  *
  * Writes in flight are also the fence between incarnations: a new incarnation hydrates only
  * after the previous one's last write settled, so it reads the true last id.
+ *
+ * Passivation is driven from here too: an idle sweep, every `idleMs / 2`, sends `idle` to each
+ * live actor that has had no write delivered for `idleMs` (an actor still committing ignores
+ * it). So an actor passivates between `idleMs` and `1.5 × idleMs` after its last write, and a
+ * write costs no timer of its own (one sweep timer serves every conversation, as Orleans'
+ * activation collector does).
  */
 import { cast, isAlive, isNormalExit, monitor, startChild, whereis, type ExitReason, type Pid } from '../otp/index.ts';
-import type { RouterPort, WriteEvent } from './conversation-actor.ts';
+import type { IdleEvent, RouterPort, WriteEvent } from './conversation-actor.ts';
 import { conversationActorName } from './conversation-actor.ts';
 import { StorageError } from './storage-error.ts';
 import type { PendingOp } from './write-queue.ts';
@@ -28,12 +34,14 @@ import type { PendingOp } from './write-queue.ts';
 interface Incarnation {
   readonly pid: Pid;
   /** Writes handed to this incarnation and not settled yet. */
-  readonly held: Set<PendingOp>;
+  readonly held: Set<Tracked>;
 }
 
 interface Route {
   state: 'live' | 'passivating' | 'restarting' | 'starting' | 'idle';
   current: Incarnation | undefined;
+  /** When a write was last delivered (performance.now()). */
+  lastActive: number;
   /** Writes waiting for an incarnation, in arrival order. */
   buffer: PendingOp[];
 }
@@ -43,17 +51,21 @@ export interface RouterOptions {
   runtime: string;
   /** The registered name of the conversation supervisor. */
   supervisorName: string;
+  /** A live actor with no write delivered for this long passivates. */
+  idleMs: number;
 }
 
 export class ConversationRouter implements RouterPort {
   private readonly routes = new Map<string, Route>();
-  /** Ops whose write was issued to storage: they settle with the storage outcome. */
-  private readonly issued = new WeakSet<PendingOp>();
-  private readonly heldBy = new WeakMap<PendingOp, Set<PendingOp>>();
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Per conversation, its last write issued to storage (for the hydration fence). */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
   private closedWith: StorageError | undefined;
+  private readonly sweeper: ReturnType<typeof setInterval>;
 
-  constructor(private readonly options: RouterOptions) {}
+  constructor(private readonly options: RouterOptions) {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(1, options.idleMs / 2));
+    this.sweeper.unref();
+  }
 
   /** Route one write; `op.done` settles it. */
   submit(conversationId: string, op: PendingOp): void {
@@ -62,7 +74,7 @@ export class ConversationRouter implements RouterPort {
     const route = this.route(conversationId);
     const current = route.current;
     if (route.state === 'live' && current !== undefined && route.buffer.length === 0 && isAlive(current.pid)) {
-      return this.deliver(current, tracked);
+      return this.deliver(route, current, tracked);
     }
     route.buffer.push(tracked);
     if (route.state === 'idle') this.start(conversationId, route);
@@ -76,6 +88,7 @@ export class ConversationRouter implements RouterPort {
   /** Stop routing: reject waiting writes, and every later one, with `error`. */
   close(error: StorageError): void {
     this.closedWith ??= error;
+    clearInterval(this.sweeper);
     for (const route of this.routes.values()) {
       for (const op of route.buffer.splice(0)) op.done.reject(error);
     }
@@ -112,19 +125,17 @@ export class ConversationRouter implements RouterPort {
   }
 
   writing(conversationId: string, ops: readonly PendingOp[], write: Promise<unknown>): void {
-    for (const op of ops) this.issued.add(op);
-    const fence = write.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inFlight.set(conversationId, fence);
-    void fence.then(() => {
-      if (this.inFlight.get(conversationId) === fence) this.inFlight.delete(conversationId);
-    });
+    for (const op of ops) (op.done as Tracked).issued = true;
+    this.inFlight.set(conversationId, write);
   }
 
   settled(conversationId: string): Promise<void> {
-    return this.inFlight.get(conversationId) ?? Promise.resolve();
+    const write = this.inFlight.get(conversationId);
+    if (write === undefined) return Promise.resolve();
+    const forget = () => {
+      if (this.inFlight.get(conversationId) === write) this.inFlight.delete(conversationId);
+    };
+    return write.then(forget, forget);
   }
 
   // --- internals ---
@@ -132,36 +143,38 @@ export class ConversationRouter implements RouterPort {
   private route(conversationId: string): Route {
     let route = this.routes.get(conversationId);
     if (route === undefined) {
-      route = { state: 'idle', current: undefined, buffer: [] };
+      route = { state: 'idle', current: undefined, lastActive: performance.now(), buffer: [] };
       this.routes.set(conversationId, route);
     }
     return route;
   }
 
-  /** Wrap `op` so that settling it also forgets it (and settles at most once). */
+  /** Wrap `op` so that it settles at most once and knows where it is held. */
   private track(op: PendingOp): PendingOp {
-    const heldBy = this.heldBy;
-    const finish = () => {
-      heldBy.get(wrapped)?.delete(wrapped);
-      heldBy.delete(wrapped);
-    };
-    const wrapped: PendingOp =
-      op.kind === 'append'
-        ? { kind: 'append', entries: op.entries, done: settleOnce(op.done, finish) }
-        : { kind: 'clear', done: settleOnce(op.done, finish) };
-    return wrapped;
+    return op.kind === 'append' ? { kind: 'append', entries: op.entries, done: tracked(op.done) } : { kind: 'clear', done: tracked(op.done) };
   }
 
-  private deliver(incarnation: Incarnation, op: PendingOp): void {
-    incarnation.held.add(op);
-    this.heldBy.set(op, incarnation.held);
+  private sweep(): void {
+    const cutoff = performance.now() - this.options.idleMs;
+    for (const route of this.routes.values()) {
+      if (route.state === 'live' && route.lastActive <= cutoff && route.current !== undefined) {
+        cast(route.current.pid, { type: 'idle' } satisfies IdleEvent);
+      }
+    }
+  }
+
+  private deliver(route: Route, incarnation: Incarnation, op: PendingOp): void {
+    route.lastActive = performance.now();
+    const done = op.done as Tracked;
+    incarnation.held.add(done);
+    done.held = incarnation.held;
     cast(incarnation.pid, { type: 'write', op } satisfies WriteEvent);
   }
 
   private flush(route: Route): void {
     const current = route.current;
     if (route.state !== 'live' || current === undefined || !isAlive(current.pid)) return;
-    for (const op of route.buffer.splice(0)) this.deliver(current, op);
+    for (const op of route.buffer.splice(0)) this.deliver(route, current, op);
   }
 
   private start(conversationId: string, route: Route): void {
@@ -180,9 +193,9 @@ export class ConversationRouter implements RouterPort {
     const abort =
       this.closedWith ??
       new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
-    for (const op of [...incarnation.held]) {
+    for (const done of [...incarnation.held]) {
       // An issued write settles with its storage outcome; the others never reached storage.
-      if (!this.issued.has(op)) op.done.reject(abort);
+      if (!done.issued) done.reject(abort);
     }
     const route = this.routes.get(conversationId);
     if (route === undefined || route.current !== incarnation) return;
@@ -197,25 +210,42 @@ export class ConversationRouter implements RouterPort {
       this.start(conversationId, route);
     } else {
       this.routes.delete(conversationId);
+      this.inFlight.delete(conversationId); // it passivated idle: nothing of it is in flight
     }
   }
 }
-function settleOnce<T>(done: { resolve(v: T): void; reject(e: unknown): void }, after: () => void) {
+/** An op's settle functions, settling at most once, with the router's bookkeeping. */
+interface Tracked {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** Its write was issued to storage: it settles with the storage outcome, whatever happens to the actor. */
+  issued: boolean;
+  /** The held set of the incarnation it was delivered to. */
+  held: Set<Tracked> | undefined;
+}
+
+function tracked<T>(done: { resolve(v: T): void; reject(e: unknown): void }): { resolve(v: T): void; reject(e: unknown): void } {
   let settled = false;
-  return {
-    resolve(value: T) {
+  const self: Tracked = {
+    issued: false,
+    held: undefined,
+    resolve(value) {
       if (settled) return;
       settled = true;
-      after();
-      done.resolve(value);
+      forget();
+      done.resolve(value as T);
     },
-    reject(error: unknown) {
+    reject(error) {
       if (settled) return;
       settled = true;
-      after();
+      forget();
       done.reject(error);
     },
   };
+  function forget() {
+    self.held?.delete(self);
+  }
+  return self;
 }
 
 function describe(reason: ExitReason): string {

@@ -15,70 +15,71 @@ export type JsonCheck = { ok: true; value: JsonValue } | { ok: false; path: stri
 export const MAX_JSON_DEPTH = 1000;
 
 export function copyJson(value: unknown, path = '$'): JsonCheck {
-  const ancestors = new Set<object>();
-  let failure: { path: string; reason: string } | undefined;
+  const walk: Walk = { ancestors: new Set<object>(), keys: [], failure: undefined };
+  const copied = visit(walk, value, 0);
+  if (copied !== undefined) return { ok: true, value: copied };
+  const failure = walk.failure ?? { keys: [], reason: 'not JSON' };
+  const at = failure.keys.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${k}`), path);
+  return { ok: false, path: at, reason: failure.reason };
+}
 
-  const visit = (v: unknown, at: string, depth: number): JsonValue | undefined => {
-    switch (typeof v) {
-      case 'string':
-      case 'boolean':
-        return v;
-      case 'number':
-        if (Number.isFinite(v)) return v;
-        failure = { path: at, reason: `${v} is not a JSON number` };
-        return undefined;
-      case 'object':
-        break;
-      default:
-        failure = { path: at, reason: `${typeof v} is not a JSON value` };
-        return undefined;
-    }
-    if (v === null) return null;
-    if (depth >= MAX_JSON_DEPTH) {
-      failure = { path: at, reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
-      return undefined;
-    }
-    if (ancestors.has(v)) {
-      failure = { path: at, reason: 'cycle' };
-      return undefined;
-    }
-    ancestors.add(v);
-    try {
-      if (Array.isArray(v)) {
-        const out: JsonValue[] = new Array<JsonValue>(v.length);
-        for (let i = 0; i < v.length; i++) {
-          if (!(i in v)) {
-            failure = { path: `${at}[${i}]`, reason: 'hole in array' };
-            return undefined;
-          }
-          const item = visit(v[i], `${at}[${i}]`, depth + 1);
-          if (item === undefined) return undefined;
-          out[i] = item;
-        }
-        return out;
-      }
-      const proto = Object.getPrototypeOf(v) as unknown;
-      if (proto !== Object.prototype && proto !== null) {
-        failure = { path: at, reason: 'not a plain object' };
-        return undefined;
-      }
-      if (Object.getOwnPropertySymbols(v).length > 0) {
-        failure = { path: at, reason: 'symbol keys' };
-        return undefined;
-      }
-      const out: { [key: string]: JsonValue } = {};
-      for (const key of Object.keys(v)) {
-        const item = visit((v as Record<string, unknown>)[key], `${at}.${key}`, depth + 1);
+interface Walk {
+  ancestors: Set<object>;
+  /** Where the walk is (keys and indexes from the root); formatted only on failure. */
+  keys: Array<string | number>;
+  failure: { keys: Array<string | number>; reason: string } | undefined;
+}
+
+function fail(walk: Walk, reason: string): undefined {
+  walk.failure = { keys: walk.keys.slice(), reason };
+  return undefined;
+}
+
+/** The copy of `v`, or undefined after recording why it is not JSON. (Top level and without
+ * per-call strings: this runs for every message written.) */
+function visit(walk: Walk, v: unknown, depth: number): JsonValue | undefined {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return Number.isFinite(v) ? v : fail(walk, `${v} is not a JSON number`);
+    case 'object':
+      break;
+    default:
+      return fail(walk, `${typeof v} is not a JSON value`);
+  }
+  if (v === null) return null;
+  if (depth >= MAX_JSON_DEPTH) return fail(walk, `nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (walk.ancestors.has(v)) return fail(walk, 'cycle');
+  walk.ancestors.add(v);
+  try {
+    if (Array.isArray(v)) {
+      const out: JsonValue[] = new Array<JsonValue>(v.length);
+      for (let i = 0; i < v.length; i++) {
+        walk.keys.push(i);
+        if (!(i in v)) return fail(walk, 'hole in array');
+        const item = visit(walk, v[i], depth + 1);
         if (item === undefined) return undefined;
-        if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
-        else out[key] = item;
+        walk.keys.pop();
+        out[i] = item;
       }
       return out;
-    } finally {
-      ancestors.delete(v);
     }
-  };
-
-  const copied = visit(value, path, 0);
-  return copied === undefined ? { ok: false, ...(failure ?? { path, reason: 'not JSON' }) } : { ok: true, value: copied };
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) return fail(walk, 'not a plain object');
+    if (Object.getOwnPropertySymbols(v).length > 0) return fail(walk, 'symbol keys');
+    const out: { [key: string]: JsonValue } = {};
+    for (const key of Object.keys(v)) {
+      walk.keys.push(key);
+      const item = visit(walk, (v as Record<string, unknown>)[key], depth + 1);
+      if (item === undefined) return undefined;
+      walk.keys.pop();
+      if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+      else out[key] = item;
+    }
+    return out;
+  } finally {
+    walk.ancestors.delete(v);
+  }
 }

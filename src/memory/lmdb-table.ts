@@ -86,9 +86,10 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       ensureOpen();
       const first = records[0];
       if (first === undefined) return [];
-      const expected = lastIdSync(c) + 1;
-      if (first.message_id !== expected) {
-        throw new Error(`LMDB table: ${c} expects id ${expected}, got ${first.message_id}`);
+      // The caller numbers from the last id it read; a record already at that id means a
+      // second writer numbered from the same last id. Refuse rather than overwrite it.
+      if (db.doesExist([c, first.message_id])) {
+        throw new Error(`LMDB table: ${c} already has id ${first.message_id} (two writers for one conversation?)`);
       }
       const puts = records.map((r) => db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message }));
       lease.guardFailedCommits();

@@ -16,8 +16,10 @@ import { runStep, takeStep, type PendingOp, type Step } from './write-queue.ts';
  * A `MessageLog` over a `MessageTable` for use outside a runtime: each conversation gets a
  * lane (its write queue, run one step at a time, see write-queue.ts) that lives only while the
  * conversation has writes pending, so an idle conversation costs nothing. Ids are numbered in
- * the lane from the table's last id, so two `add`s racing on one conversation never collide,
- * and the writes of many conversations issued in one event turn share one LMDB commit.
+ * the lane from the conversation's last id, so two `add`s racing on one conversation never
+ * collide, and the writes of many conversations issued in one event turn share one LMDB
+ * commit. The last ids of the most recently written conversations are remembered (at most
+ * `LAST_ID_CACHE` of them), so a conversation written again soon needs no read to number.
  *
  * Every method validates its arguments first (`InvalidInputError`, nothing stored). `close`
  * refuses new work (`store_closed`), lets pending writes finish, then closes the table.
@@ -25,6 +27,9 @@ import { runStep, takeStep, type PendingOp, type Step } from './write-queue.ts';
 export interface ClosableLog extends MessageLog {
   close(): Promise<void>;
 }
+
+/** How many conversations' last ids a log remembers between writes. */
+export const LAST_ID_CACHE = 10_000;
 
 interface Lane {
   lastId: number | undefined;
@@ -37,6 +42,14 @@ export function createSerialLog(
 ): ClosableLog {
   const clock = options.clock ?? systemWallClock;
   const lanes = new Map<string, Lane>();
+  /** Last ids of recently written conversations, oldest first (a Map keeps insertion order). */
+  const known = new Map<string, number>();
+  const remember = (c: string, lastId: number | undefined) => {
+    known.delete(c);
+    if (lastId === undefined) return;
+    known.set(c, lastId);
+    if (known.size > LAST_ID_CACHE) known.delete(known.keys().next().value!);
+  };
   const draining = new Set<Promise<void>>();
   let closing: Promise<void> | undefined;
 
@@ -52,7 +65,7 @@ export function createSerialLog(
         lane.queue.push(op);
         return;
       }
-      const fresh: Lane = { lastId: undefined, queue: [op] };
+      const fresh: Lane = { lastId: known.get(c), queue: [op] };
       lanes.set(c, fresh);
       const run = drain(c, fresh).finally(() => draining.delete(run));
       draining.add(run);
@@ -73,6 +86,7 @@ export function createSerialLog(
       }
     }
     lanes.delete(c);
+    remember(c, lane.lastId);
   }
 
   const log: ClosableLog = {

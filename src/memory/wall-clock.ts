@@ -13,6 +13,16 @@ export const systemWallClock: WallClock = { now: () => Date.now() };
 /** ISO 8601 in the process's local time with its numeric offset: `2026-04-08T19:09:28.123+08:00`.
  * Local, so a day boundary in the daily view is the user's day; the offset makes it absolute. */
 export function isoWithOffset(epochMs: number): string {
+  // Many records of one event turn share a millisecond: format it once.
+  if (epochMs === lastFormatted.ms) return lastFormatted.text;
+  const text = format(epochMs);
+  lastFormatted = { ms: epochMs, text };
+  return text;
+}
+
+let lastFormatted = { ms: Number.NaN, text: '' };
+
+function format(epochMs: number): string {
   const d = new Date(epochMs);
   const offsetMin = -d.getTimezoneOffset();
   const sign = offsetMin >= 0 ? '+' : '-';
