@@ -18,6 +18,7 @@
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import { InvalidInputError } from './errors.ts';
 import type { MessageLog } from './memory/chat-memory.ts';
+import { conversationHooks } from './memory/conversation-actor.ts';
 import { ConversationRouter } from './memory/conversation-router.ts';
 import { bindDefaultMemory } from './memory/default-memory.ts';
 import type { FaultInjector } from './memory/fault-injector.ts';
@@ -163,6 +164,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
 
   const slot = new StorageSlot();
   const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name), idleMs });
+  const hooks = conversationHooks(router, options.faults);
   const memory = createRoutedLog(router, slot);
   const storage = describeStorage(kind, slot);
   const parts: RuntimeParts = { name, memory, storage };
@@ -194,7 +196,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         deps: () => {
           const table = slot.current();
           if (table === undefined) throw new StorageError('store_closed', 'the store is not running');
-          return { table, clock: wallClock, router, faults: options.faults };
+          return { table, clock: wallClock, router, hooks };
         },
         ...(options.clock ? { clock: options.clock } : {}),
         onStarted: () => router.supervisorStarted(),

@@ -27,7 +27,7 @@ import type { FaultInjector } from './fault-injector.ts';
 import { InjectedFault } from './fault-injector.ts';
 import type { MessageTable } from './message-table.ts';
 import type { WallClock } from './wall-clock.ts';
-import { runStep, takeStep, type PendingOp, type Step } from './write-queue.ts';
+import { runStep, takeStep, type PendingOp, type Step, type StepHooks } from './write-queue.ts';
 
 /** What an actor tells the router about itself. */
 export interface RouterPort {
@@ -45,7 +45,20 @@ export interface ConversationDeps {
   table: MessageTable;
   clock: WallClock;
   router: RouterPort;
-  faults: FaultInjector | undefined;
+  /** Built once per runtime by `conversationHooks`. */
+  hooks: StepHooks;
+}
+
+/** The step hooks every conversation actor of a runtime shares: fault injection, the fence. */
+export function conversationHooks(router: RouterPort, faults: FaultInjector | undefined): StepHooks {
+  return {
+    beforeWrite(conversationId) {
+      if (faults?.takeCommitFault(conversationId)) throw new InjectedFault(`commit of conversation ${conversationId}`);
+    },
+    onWrite(conversationId, ops, write) {
+      router.writing(conversationId, ops, write);
+    },
+  };
 }
 
 export interface ConversationInput {
@@ -68,6 +81,9 @@ type CommitEvent = { readonly type: 'committed'; readonly lastId: number } | { r
 interface Context {
   conversationId: string;
   deps: ConversationDeps;
+  /** The commit's outcome as an event to this actor (bound once per incarnation). */
+  committed: (lastId: number) => void;
+  failed: (error: unknown) => void;
   lastId: number;
   /** Writes waiting for the next step (mutated in place: it can grow long under load). */
   queue: PendingOp[];
@@ -101,32 +117,16 @@ export const conversationMachine = setup({
       context.stopping = true;
     },
     setLastId: ({ context, event }) => {
+      context.step = undefined;
       if (event.type === 'committed') context.lastId = event.lastId;
       else if ('output' in event) context.lastId = event.output as number;
     },
-    commit: ({ context, self }) => {
+    commit: ({ context }) => {
       const next = takeStep(context.queue)!;
-      const step = next.step;
       context.queue = next.rest;
-      context.step = step;
-      runStep(step, {
-        table: context.deps.table,
-        conversationId: context.conversationId,
-        lastId: context.lastId,
-        clock: context.deps.clock,
-        beforeWrite: () => {
-          if (context.deps.faults?.takeCommitFault(context.conversationId)) {
-            throw new InjectedFault(`commit of conversation ${context.conversationId}`);
-          }
-        },
-        onWrite: (write) => context.deps.router.writing(context.conversationId, step.kind === 'clear' ? [step.op] : step.ops, write),
-      }).then(
-        (lastId) => {
-          context.step = undefined;
-          self.send({ type: 'committed', lastId });
-        },
-        (error: unknown) => self.send({ type: 'failed', error }),
-      );
+      context.step = next.step;
+      const { table, clock, hooks } = context.deps;
+      runStep(next.step, { table, conversationId: context.conversationId, lastId: context.lastId, clock, hooks }).then(context.committed, context.failed);
     },
     crash: ({ event }) => {
       throw (event as Extract<CommitEvent, { type: 'failed' }>).error;
@@ -134,9 +134,11 @@ export const conversationMachine = setup({
   },
 }).createMachine({
   id: 'conversation',
-  context: ({ input }) => ({
+  context: ({ input, self }) => ({
     conversationId: input.conversationId,
     deps: input.deps,
+    committed: (lastId: number) => self.send({ type: 'committed', lastId }),
+    failed: (error: unknown) => self.send({ type: 'failed', error }),
     lastId: 0,
     queue: [],
     step: undefined,

@@ -214,38 +214,34 @@ export class ConversationRouter implements RouterPort {
     }
   }
 }
-/** An op's settle functions, settling at most once, with the router's bookkeeping. */
-interface Tracked {
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
+/** An op's settle functions, settling at most once, with the router's bookkeeping. (A class,
+ * not closures: one is made per write.) */
+class Tracked {
+  private settled = false;
   /** Its write was issued to storage: it settles with the storage outcome, whatever happens to the actor. */
-  issued: boolean;
+  issued = false;
   /** The held set of the incarnation it was delivered to. */
-  held: Set<Tracked> | undefined;
+  held: Set<Tracked> | undefined = undefined;
+
+  constructor(private readonly done: { resolve(v: never): void; reject(e: unknown): void }) {}
+
+  resolve(value: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.held?.delete(this);
+    this.done.resolve(value as never);
+  }
+
+  reject(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.held?.delete(this);
+    this.done.reject(error);
+  }
 }
 
 function tracked<T>(done: { resolve(v: T): void; reject(e: unknown): void }): { resolve(v: T): void; reject(e: unknown): void } {
-  let settled = false;
-  const self: Tracked = {
-    issued: false,
-    held: undefined,
-    resolve(value) {
-      if (settled) return;
-      settled = true;
-      forget();
-      done.resolve(value as T);
-    },
-    reject(error) {
-      if (settled) return;
-      settled = true;
-      forget();
-      done.reject(error);
-    },
-  };
-  function forget() {
-    self.held?.delete(self);
-  }
-  return self;
+  return new Tracked(done as { resolve(v: never): void; reject(e: unknown): void });
 }
 
 function describe(reason: ExitReason): string {

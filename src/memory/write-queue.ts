@@ -48,10 +48,15 @@ export interface StepContext {
   /** The conversation's last id before the step. */
   lastId: number;
   clock: WallClock;
+  hooks?: StepHooks;
+}
+
+/** What the owner of a write path wants to know (one object per owner, not per step). */
+export interface StepHooks {
   /** Called just before the write is issued; throwing here aborts the step (fault injection). */
-  beforeWrite?: () => void;
+  beforeWrite(conversationId: string): void;
   /** Told about the write while it is in flight, so a successor can wait for it. */
-  onWrite?: (write: Promise<unknown>) => void;
+  onWrite(conversationId: string, ops: readonly PendingOp[], write: Promise<unknown>): void;
 }
 
 /** Runs one step and returns the conversation's last id after it. */
@@ -60,13 +65,15 @@ export async function runStep(step: Step, ctx: StepContext): Promise<number> {
   let write: Promise<unknown>;
   let records: StoredMessage[] = [];
   try {
-    ctx.beforeWrite?.();
+    ctx.hooks?.beforeWrite(ctx.conversationId);
     if (step.kind === 'clear') {
       write = ctx.table.clear(ctx.conversationId);
     } else {
       const ts = isoWithOffset(ctx.clock.now());
       let id = ctx.lastId;
-      records = step.ops.flatMap((op) => op.entries.map((e) => ({ message_id: ++id, ts, meta: e.meta, message: e.message })));
+      for (const op of step.ops) {
+        for (const e of op.entries) records.push({ message_id: ++id, ts, meta: e.meta, message: e.message });
+      }
       write = records.length === 0 ? Promise.resolve(records) : ctx.table.write(ctx.conversationId, records);
     }
   } catch (error) {
@@ -74,7 +81,7 @@ export async function runStep(step: Step, ctx: StepContext): Promise<number> {
     for (const op of ops) op.done.reject(aborted);
     throw error;
   }
-  ctx.onWrite?.(write);
+  ctx.hooks?.onWrite(ctx.conversationId, ops, write);
   try {
     const stored = await write;
     if (step.kind === 'clear') {
