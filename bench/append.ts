@@ -15,9 +15,11 @@
  *   within each repeat; the median repeat is reported;
  * - tail: `runtime.memory.tail(c, 50)` on conversations of 100, 10k and 100k messages;
  * - restart: from `startRuntime` to the first read answered, with 1M messages on disk;
- * - rss: the process RSS after 100k conversations were touched and have passivated.
+ * - rss: the process RSS after 100k conversations were touched and have passivated (in a
+ *   fresh child process, from just after `startRuntime` to after the passivation).
  * Figures are printed with ratios and targets, and written to bench/results/append.json.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -28,6 +30,8 @@ import { createLmdbStore, isoWithOffset, type Message } from '../src/memory/inde
 import { startRuntime } from '../src/runtime.ts';
 
 const quick = process.argv.includes('--quick');
+/** `--rss-child`: measure only RSS, in a fresh process, and print it as JSON (see `rssInChild`). */
+const rssChild = process.argv.includes('--rss-child');
 const sizes = quick
   ? { append: [[1, 300], [100, 20], [1000, 5]], repeats: 1, tail: [100, 10_000, 100_000], tailReads: 2000, restart: 100_000, rss: 10_000 }
   : { append: [[1, 2000], [100, 100], [1000, 30]], repeats: 3, tail: [100, 10_000, 100_000], tailReads: 10_000, restart: 1_000_000, rss: 100_000 };
@@ -172,6 +176,22 @@ async function restart(): Promise<{ messages: number; conversations: number; fir
 
 const mb = (bytes: number) => bytes / (1024 * 1024);
 
+interface RssFigures {
+  conversations: number;
+  beforeMB: number;
+  afterMB: number;
+  growthMB: number;
+  heapBeforeMB: number;
+  heapAfterMB: number;
+}
+
+/** RSS is measured in a fresh process, so what the other rows left behind is not counted. */
+function rssInChild(): RssFigures {
+  const script = new URL(import.meta.url).pathname;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script, '--rss-child', ...(quick ? ['--quick'] : [])], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop()!) as RssFigures;
+}
+
 async function rss(): Promise<{
   conversations: number;
   beforeMB: number;
@@ -214,6 +234,12 @@ async function rss(): Promise<{
   };
 }
 
+if (rssChild) {
+  process.stdout.write(JSON.stringify(await rss()) + '\n');
+  rmSync(scratch, { recursive: true, force: true });
+  process.exit(0);
+}
+
 const line = (s: string) => process.stdout.write(`${s}\n`);
 const f0 = (n: number) => n.toFixed(0);
 const f2 = (n: number) => n.toFixed(2);
@@ -251,7 +277,7 @@ line('');
 const restarted = await restart();
 line(`restart: ${restarted.messages} messages in ${restarted.conversations} conversations on disk; startRuntime to first read ${f2(restarted.firstReadMs)} ms, then first write ${f2(restarted.firstWriteMs)} ms`);
 line('');
-const memory = await rss();
+const memory = rssInChild();
 line(`rss: ${memory.conversations} conversations touched and passivated: ${f0(memory.beforeMB)} MB -> ${f0(memory.afterMB)} MB (+${f0(memory.growthMB)} MB; heap ${f0(memory.heapBeforeMB)} -> ${f0(memory.heapAfterMB)} MB)`);
 line('');
 
