@@ -137,8 +137,9 @@ export const conversationMachine = setup({
   context: ({ input, self }) => ({
     conversationId: input.conversationId,
     deps: input.deps,
-    committed: (lastId: number) => self.send({ type: 'committed', lastId }),
-    failed: (error: unknown) => self.send({ type: 'failed', error }),
+    // A killed incarnation's write still settles; its outcome then has no actor to go to.
+    committed: (lastId: number) => void (self.getSnapshot().status === 'active' && self.send({ type: 'committed', lastId })),
+    failed: (error: unknown) => void (self.getSnapshot().status === 'active' && self.send({ type: 'failed', error })),
     lastId: 0,
     queue: [],
     step: undefined,
