@@ -37,20 +37,32 @@ describe('activation and passivation', () => {
     expect(conversations(runtime)).toEqual([]);
   });
 
+  // Waits on the tree's events, subscribed before the write: never on elapsed time.
+  const passivated = (runtime: Runtime, c: string, pid: unknown = undefined) =>
+    nextEvent(runtime, (e) => {
+      if (e.type === 'start' && nameOf(e.pid) === actor(c)) pid = e.pid;
+      return e.type === 'exit' && e.reason === 'normal' && e.pid === pid;
+    });
+
   it('passivates an idle actor with a normal exit that is not restarted', async () => {
     const runtime = await runtimeFor(10);
+    const exited = passivated(runtime, 'a');
     await runtime.memory.add('a', [user('1')]);
-    const exited = await nextEvent(runtime, (e) => e.type === 'exit' && e.reason === 'normal');
-    expect(exited.type).toBe('exit');
-    await sleep(20);
+    expect((await exited).type).toBe('exit');
+    const restartedOrNot = await Promise.race([
+      nextEvent(runtime, (e) => e.type === 'restart' || (e.type === 'start' && nameOf(e.pid) === actor('a'))).then(() => 'restarted'),
+      sleep(50).then(() => 'not restarted'),
+    ]);
+    expect(restartedOrNot).toBe('not restarted');
     expect(conversations(runtime)).toEqual([]);
     expect(whereis(actor('a'))).toBeUndefined();
   });
 
   it('continues the numbering in the next incarnation', async () => {
     const runtime = await runtimeFor(5);
+    const exited = passivated(runtime, 'a');
     await runtime.memory.add('a', [user('1'), user('2')]);
-    await sleep(30);
+    await exited;
     expect(whereis(actor('a'))).toBeUndefined();
     const [record] = await runtime.memory.append('a', [{ message: user('3') }]);
     expect(record!.message_id).toBe(3);
@@ -70,7 +82,7 @@ describe('activation and passivation', () => {
       }
     });
     const restarted = nextEvent(runtime, (e) => e.type === 'start' && nameOf(e.pid) === actor('a'));
-    await sleep(40);
+    await passivated(runtime, 'a', whereis(actor('a')));
     off();
     expect(liveAtSend).toBeUndefined();
     expect((await duringPassivation!).map((r) => r.message_id)).toEqual([2]);
