@@ -18,7 +18,9 @@ try {
     process.stdout.write(USAGE);
   } else {
     const { runSuite } = await import('./suite/suite.ts');
-    const { files } = await runSuite(options);
+    const argv = process.argv.slice(2);
+    const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
+    const { files } = await runSuite({ ...options, command });
     process.stderr.write(`wrote ${files.length} files to ${options.outDir}\n`);
   }
 } catch (error) {

@@ -73,6 +73,8 @@ export interface MachineInfo {
 export interface RunResult {
   schema: 1;
   mode: 'quick' | 'full';
+  /** How the run was started (e.g. `npm run bench -- --quick`). */
+  command: string;
   startedAt: string;
   finishedAt: string;
   machine: MachineInfo;

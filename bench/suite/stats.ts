@@ -51,15 +51,3 @@ export function median(values: readonly number[]): number {
   const mid = Math.floor(v.length / 2);
   return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
-
-/** Yield to the event loop (lets lmdb-js end its batch, timers fire, GC breathe). */
-export const nextTurn = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
-
-/** Runs `gc()` when the process was started with --expose-gc. */
-export function collectGarbage(): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc !== undefined) {
-    gc();
-    gc();
-  }
-}

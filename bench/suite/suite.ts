@@ -25,6 +25,8 @@ export interface SuiteOptions {
   outDir: string;
   /** Progress bars and tables (default true). */
   verbose?: boolean;
+  /** How the run was started, recorded with it. Default `npm run bench`. */
+  command?: string;
 }
 
 export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult; files: string[] }> {
@@ -54,6 +56,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
   const run: RunResult = {
     schema: 1,
     mode: options.mode,
+    command: options.command ?? 'npm run bench',
     startedAt,
     finishedAt: new Date().toISOString(),
     machine: machineInfo(loadAtStart),

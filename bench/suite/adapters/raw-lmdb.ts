@@ -1,6 +1,6 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { isoWithOffset } from '../../../src/memory/index.ts';
-import { nextTurn } from '../stats.ts';
+import { nextTurn } from '../event-loop.ts';
 import type { AdapterFactory, BenchMessage, LogAdapter } from '../types.ts';
 import { lmdbKeyOf } from './lmdb-layout.ts';
 

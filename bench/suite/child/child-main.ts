@@ -30,7 +30,7 @@ async function main(): Promise<ChildAnswer> {
       messagesRead: rows.length,
     };
   }
-  const { collectGarbage } = await import('../stats.ts');
+  const { collectGarbage } = await import('../event-loop.ts');
   const { conversationName, messageAt } = await import('../records.ts');
   const adapter = await factory.open(task.dir);
   // Warm the code paths on one conversation, so the baseline holds the code, not the data.

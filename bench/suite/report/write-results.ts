@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunResult } from '../result-types.ts';
-import { renderMarkdownTable } from './table.ts';
+import type { RunResult, WorkloadResult } from '../result-types.ts';
+import { formatNumber, formatRatio, renderMarkdownTable } from './table.ts';
 import { renderChart } from './svg-chart.ts';
 
 /**
@@ -30,6 +30,8 @@ export function renderMarkdown(run: RunResult): string {
   const out: string[] = [
     `# Mnemo benchmark (${run.mode} mode)`,
     '',
+    `Command: \`${run.command}\``,
+    '',
     `Run ${run.startedAt} → ${run.finishedAt}. Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.platform}, Node ${m.node}; ` +
       Object.entries(m.versions)
         .map(([k, v]) => `${k} ${v}`)
@@ -50,7 +52,38 @@ export function renderMarkdown(run: RunResult): string {
     out.push(`## ${w.title}`, '', w.description, '', renderMarkdownTable(w, run.adapters), '');
     for (const n of w.notes) out.push(`- ${n}`);
     if (w.notes.length > 0) out.push('');
+    const growth = renderGrowth(w, run);
+    if (growth !== '') out.push(growth, '');
     if (w.charts.length > 0) out.push(`Charts: ${w.charts.map((c) => `[${c.file}](${c.file})`).join(', ')}`, '');
   }
   return out.join('\n');
+}
+
+/**
+ * For workloads drawn as lines (cost against size): each store's first metric at the smallest
+ * and the largest size, and the factor between them, so flat and growing costs read at a glance.
+ */
+function renderGrowth(w: WorkloadResult, run: RunResult): string {
+  const chart = w.charts.find((c) => c.kind === 'lines');
+  if (chart === undefined) return '';
+  const xs = [...new Set(w.rows.map((r) => r.x))].sort((a, b) => a - b);
+  const lo = xs[0];
+  const hi = xs[xs.length - 1];
+  if (lo === undefined || hi === undefined || lo === hi) return '';
+  const label = w.columns.find((c) => c.key === chart.metric)?.label ?? chart.metric;
+  const lines = [
+    `Growth of ${label} from ${lo.toLocaleString('en-US')} to ${hi.toLocaleString('en-US')} (${w.xLabel}, ×${formatNumber(hi / lo, 0)}):`,
+    '',
+    `| store | at ${lo.toLocaleString('en-US')} | at ${hi.toLocaleString('en-US')} | factor |`,
+    '| --- | ---: | ---: | ---: |',
+  ];
+  for (const a of run.adapters) {
+    const at = (x: number) => w.rows.find((r) => r.adapter === a.id && r.x === x)?.metrics[chart.metric];
+    const first = at(lo);
+    const last = at(hi);
+    if (first === undefined || last === undefined) continue;
+    const factor = first !== null && last !== null && first !== 0 ? formatRatio(last / first) : '—';
+    lines.push(`| ${a.label} | ${formatNumber(first, 3)} | ${formatNumber(last, 3)} | ${factor} |`);
+  }
+  return lines.join('\n');
 }

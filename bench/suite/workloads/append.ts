@@ -1,5 +1,6 @@
 import { conversationName, messageAt } from '../records.ts';
-import { nextTurn, Samples, type LatencySummary } from '../stats.ts';
+import { nextTurn } from '../event-loop.ts';
+import { Samples, type LatencySummary } from '../stats.ts';
 import { withTempDir } from '../temp-dir.ts';
 import type { AdapterId, LogAdapter } from '../types.ts';
 import type { ResultRow } from '../result-types.ts';

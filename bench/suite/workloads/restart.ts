@@ -1,7 +1,8 @@
 import { runChild } from '../child/spawn-child.ts';
 import type { RestartAnswer } from '../child/child-task.ts';
 import { conversationName, messagesOf } from '../records.ts';
-import { median, nextTurn } from '../stats.ts';
+import { nextTurn } from '../event-loop.ts';
+import { median } from '../stats.ts';
 import { withTempDir } from '../temp-dir.ts';
 import type { ResultRow } from '../result-types.ts';
 import type { AdapterFactory } from '../types.ts';

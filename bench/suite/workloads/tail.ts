@@ -1,5 +1,6 @@
 import { messagesOf } from '../records.ts';
-import { nextTurn, Samples } from '../stats.ts';
+import { nextTurn } from '../event-loop.ts';
+import { Samples } from '../stats.ts';
 import { withTempDir } from '../temp-dir.ts';
 import type { ResultRow } from '../result-types.ts';
 import type { LogAdapter } from '../types.ts';
