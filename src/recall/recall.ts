@@ -9,7 +9,7 @@ import { readDay, removeSessionDailyRows } from './daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-import.ts';
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './dialogue-log.ts';
-import { localTimeIn, systemClock, systemTimeZone, type WallClock } from './local-time.ts';
+import { localTimeIn, systemClock, systemLocalTime, type WallClock } from './local-time.ts';
 import {
   currentLongTerm,
   longTermHistory,
@@ -148,7 +148,7 @@ export class RecallClosedError extends MnemoError {
 export const DEFAULT_POOL_THRESHOLD = 20_000;
 
 export function createRecall(options: RecallOptions): Recall {
-  const localTime = localTimeIn(options.timeZone ?? systemTimeZone());
+  const localTime = options.timeZone === undefined ? systemLocalTime() : localTimeIn(options.timeZone);
   const maxToolIterations = options.maxToolIterations ?? 10;
   const poolThreshold = options.poolThreshold ?? DEFAULT_POOL_THRESHOLD;
   if (!Number.isFinite(poolThreshold) || poolThreshold < 0) {
