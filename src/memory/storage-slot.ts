@@ -1,8 +1,8 @@
 import type { Pid } from '../otp/index.ts';
-import { isAlive } from '../otp/index.ts';
+import { ServiceSlot } from '../otp/index.ts';
 import type { EnvironmentLease } from './lmdb-environment.ts';
 import type { MessageTable } from './message-table.ts';
-import { StorageError } from './storage-error.ts';
+import type { StorageError } from './storage-error.ts';
 
 /**
  * A runtime's storage, as its processes hand it over: the LMDB environment (placed here by
@@ -12,38 +12,27 @@ import { StorageError } from './storage-error.ts';
  */
 export class StorageSlot {
   lease: EnvironmentLease | undefined;
-  private table: MessageTable | undefined;
-  private owner: Pid | undefined;
-  private waiters: Array<{ resolve(t: MessageTable): void; reject(e: unknown): void }> = [];
-  private closedWith: StorageError | undefined;
+  private readonly table = new ServiceSlot<MessageTable>();
 
   current(): MessageTable | undefined {
-    return this.table !== undefined && this.owner !== undefined && isAlive(this.owner) ? this.table : undefined;
+    return this.table.current();
   }
 
   /** The live table, waiting while the store restarts; rejects `store_closed` once closed. */
   whenTable(): Promise<MessageTable> {
-    if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
-    const table = this.current();
-    if (table !== undefined) return Promise.resolve(table);
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    return this.table.get();
   }
 
   publish(table: MessageTable, owner: Pid): void {
-    this.table = table;
-    this.owner = owner;
-    for (const waiter of this.waiters.splice(0)) waiter.resolve(table);
+    this.table.publish(table, owner);
   }
 
   retract(owner: Pid): void {
-    if (this.owner !== owner) return;
-    this.table = undefined;
-    this.owner = undefined;
+    this.table.retract(owner);
   }
 
   close(error: StorageError): void {
-    this.closedWith ??= error;
-    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+    this.table.close(error);
   }
 
   /** Release the LMDB environment (idempotent): flush, yield a turn, close. */
