@@ -1,25 +1,25 @@
 /**
  * The conversation actor: one process per active conversation, the only writer of it.
  *
- *   hydrating ──lastId read──▶ ready ──write──▶ committing ──committed──▶ ready ──idle──▶ passivating ─▶ (exit normal)
- *                                 ▲                  │ queue not empty: next step
- *                                 └──────────────────┘
+ *   hydrating ──lastId read──▶ ready ──idle──▶ passivating ─▶ (exit normal)
+ *       │                        │
+ *       └──────── stop ──────────┴──▶ draining ──lane idle──▶ (exit with the stop reason)
+ *
+ * The machine is the actor's lifecycle; its writes go to its lane (write-lane.ts), the
+ * actor's write mailbox, which the router pushes to directly: a write costs no state
+ * transition, and the writes that queue while one commits share the next commit.
  *
  * - hydrating: waits until any write of an earlier incarnation is settled, then reads the
- *   conversation's last id from the table (a reverse scan of one row, not a replay).
- * - committing: runs one step of the write queue (write-queue.ts): every append that queued
- *   meanwhile goes into the next commit together (group commit per actor); ids continue from
- *   the last id, so they are 1, 2, 3, ... with no gap and no duplicate. The step runs as a
- *   plain promise that reports back with an event (`committed` / `failed`), not as an invoked
- *   child actor: this is the hot path, and a child actor per commit costs more than the commit.
- * - ready: on `idle` (the router's idle sweep: no write delivered for `idleMs`) the actor
- *   passivates: it tells the router first (so writes sent from then on wait for the next
- *   incarnation), then exits `normal`, which its transient child spec does not restart.
- * - A graceful stop (`otp.terminate`, e.g. the runtime stopping) finishes the queued writes
- *   first, then exits with the stop reason.
+ *   conversation's last id from the table (a reverse scan of one row, not a replay) and opens
+ *   the lane, which numbers on from it: 1, 2, 3, ... with no gap and no duplicate.
+ * - ready: on `idle` (the router's idle sweep: no write delivered for `idleMs`) an actor whose
+ *   lane is idle passivates: it tells the router first (so writes sent from then on wait for
+ *   the next incarnation), then exits `normal`, which its transient child spec does not restart.
+ * - A graceful stop (`otp.terminate`, e.g. the runtime stopping) lets the lane finish the
+ *   writes it holds, then exits with the stop reason.
  * - A failure other than a storage error (an injected fault, a broken invariant) crashes the
  *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
- *   which hydrates again from storage.
+ *   which hydrates again from storage. A killed actor's lane issues nothing more.
  */
 import { fromPromise, setup } from 'xstate';
 import { spawn, TERMINATE, pidOf, type Pid, type TerminateEvent } from '../otp/index.ts';
@@ -27,12 +27,14 @@ import type { FaultInjector } from './fault-injector.ts';
 import { InjectedFault } from './fault-injector.ts';
 import type { MessageTable } from './message-table.ts';
 import type { WallClock } from './wall-clock.ts';
-import { runStep, takeStep, type PendingOp, type Step, type StepHooks } from './write-queue.ts';
+import { WriteLane } from './write-lane.ts';
+import type { PendingOp, StepHooks } from './write-queue.ts';
 
 /** What an actor tells the router about itself. */
 export interface RouterPort {
-  /** A new incarnation of `conversationId` started (first use, or a supervisor restart). */
-  incarnated(conversationId: string, pid: Pid): void;
+  /** A new incarnation of `conversationId` started (first use, or a supervisor restart);
+   * writes for it go to `lane`. */
+  incarnated(conversationId: string, pid: Pid, lane: WriteLane): void;
   /** The actor is about to exit idle; route new writes to the next incarnation. */
   passivating(conversationId: string, pid: Pid): void;
   /** A write of `ops` is in flight; a successor must wait for it before hydrating. */
@@ -66,28 +68,21 @@ export interface ConversationInput {
   deps: ConversationDeps;
 }
 
-export interface WriteEvent {
-  readonly type: 'write';
-  readonly op: PendingOp;
-}
-
 /** Sent by the router when no write was delivered for `idleMs`. */
 export interface IdleEvent {
   readonly type: 'idle';
 }
 
-type CommitEvent = { readonly type: 'committed'; readonly lastId: number } | { readonly type: 'failed'; readonly error: unknown };
+/** The lane failed other than with a storage error: the actor crashes with it. */
+interface FaultEvent {
+  readonly type: 'fault';
+  readonly error: unknown;
+}
 
 interface Context {
   conversationId: string;
   deps: ConversationDeps;
-  /** The commit's outcome as an event to this actor (bound once per incarnation). */
-  committed: (lastId: number) => void;
-  failed: (error: unknown) => void;
-  lastId: number;
-  /** Writes waiting for the next step (mutated in place: it can grow long under load). */
-  queue: PendingOp[];
-  step: Step | undefined;
+  lane: WriteLane;
   stopping: boolean;
 }
 
@@ -95,93 +90,65 @@ export const conversationMachine = setup({
   types: {} as {
     context: Context;
     input: ConversationInput;
-    events: WriteEvent | IdleEvent | TerminateEvent | CommitEvent;
+    events: IdleEvent | TerminateEvent | FaultEvent;
   },
   actors: {
     hydrate: fromPromise<number, { conversationId: string; deps: ConversationDeps }>(async ({ input }) => {
       await input.deps.router.settled(input.conversationId);
       return input.deps.table.lastId(input.conversationId);
     }),
+    drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
   },
   guards: {
-    hasWork: ({ context }) => context.queue.length > 0,
+    laneIdle: ({ context }) => context.lane.idle,
     stopping: ({ context }) => context.stopping,
   },
   actions: {
-    // Context is updated in place: the queue can grow long under load, and a copy per event
-    // would make group commit quadratic.
-    enqueue: ({ context, event }) => {
-      if (event.type === 'write') context.queue.push(event.op);
-    },
     markStopping: ({ context }) => {
       context.stopping = true;
     },
-    setLastId: ({ context, event }) => {
-      context.step = undefined;
-      if (event.type === 'committed') context.lastId = event.lastId;
-      else if ('output' in event) context.lastId = event.output as number;
-    },
-    commit: ({ context }) => {
-      const next = takeStep(context.queue)!;
-      context.queue = next.rest;
-      context.step = next.step;
-      const { table, clock, hooks } = context.deps;
-      runStep(next.step, { table, conversationId: context.conversationId, lastId: context.lastId, clock, hooks }).then(context.committed, context.failed);
+    openLane: ({ context, event }) => {
+      if ('output' in event) context.lane.open(event.output as number);
     },
     crash: ({ event }) => {
-      throw (event as Extract<CommitEvent, { type: 'failed' }>).error;
+      throw (event as FaultEvent).error;
     },
   },
 }).createMachine({
   id: 'conversation',
-  context: ({ input, self }) => ({
-    conversationId: input.conversationId,
-    deps: input.deps,
-    // A killed incarnation's write still settles; its outcome then has no actor to go to.
-    committed: (lastId: number) => void (self.getSnapshot().status === 'active' && self.send({ type: 'committed', lastId })),
-    failed: (error: unknown) => void (self.getSnapshot().status === 'active' && self.send({ type: 'failed', error })),
-    lastId: 0,
-    queue: [],
-    step: undefined,
-    stopping: false,
-  }),
-  entry: ({ context, self }) => context.deps.router.incarnated(context.conversationId, pidOf(self)!),
+  context: ({ input, self }) => {
+    const live = () => self.getSnapshot().status === 'active';
+    const { table, clock, hooks } = input.deps;
+    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks }, live, (error) => {
+      if (live()) self.send({ type: 'fault', error });
+    });
+    return { conversationId: input.conversationId, deps: input.deps, lane, stopping: false };
+  },
+  entry: ({ context, self }) => context.deps.router.incarnated(context.conversationId, pidOf(self)!, context.lane),
   on: {
-    write: { actions: 'enqueue' },
     [TERMINATE]: { actions: 'markStopping' },
+    fault: { actions: 'crash' },
   },
   initial: 'hydrating',
-  // No eventless transitions: each event picks its target with guards, which keeps the
-  // per-write cost to two plain transitions (write, committed).
   states: {
     hydrating: {
       invoke: {
         src: 'hydrate',
         input: ({ context }) => ({ conversationId: context.conversationId, deps: context.deps }),
         onDone: [
-          { guard: 'hasWork', target: 'committing', actions: 'setLastId' },
-          { guard: 'stopping', target: 'stopped', actions: 'setLastId' },
-          { target: 'ready', actions: 'setLastId' },
+          { guard: 'stopping', target: 'draining', actions: 'openLane' },
+          { target: 'ready', actions: 'openLane' },
         ],
       },
     },
     ready: {
       on: {
-        write: { target: 'committing', actions: 'enqueue' },
-        idle: 'passivating',
-        [TERMINATE]: { target: 'stopped', actions: 'markStopping' },
+        idle: { guard: 'laneIdle', target: 'passivating' },
+        [TERMINATE]: { target: 'draining', actions: 'markStopping' },
       },
     },
-    committing: {
-      entry: 'commit',
-      on: {
-        committed: [
-          { guard: 'hasWork', target: 'committing', reenter: true, actions: 'setLastId' },
-          { guard: 'stopping', target: 'stopped', actions: 'setLastId' },
-          { target: 'ready', actions: 'setLastId' },
-        ],
-        failed: { actions: 'crash' },
-      },
+    draining: {
+      invoke: { src: 'drain', input: ({ context }) => context.lane, onDone: 'stopped' },
     },
     passivating: {
       entry: ({ context, self }) => context.deps.router.passivating(context.conversationId, pidOf(self)!),
@@ -191,12 +158,9 @@ export const conversationMachine = setup({
   },
 });
 
-/** Pending writes held by an actor (its queue and the step in flight), for inspection. */
+/** Pending writes held by an actor (queued in its lane and in the commit in flight), for inspection. */
 export function conversationBacklog(snapshot: unknown): number {
-  const context = (snapshot as { context?: Context }).context;
-  if (context === undefined) return 0;
-  const inStep = context.step === undefined ? 0 : context.step.kind === 'clear' ? 1 : context.step.ops.length;
-  return context.queue.length + inStep;
+  return (snapshot as { context?: Context }).context?.lane.backlog ?? 0;
 }
 
 /** The registered name of a conversation's actor within a runtime named `runtime`. */

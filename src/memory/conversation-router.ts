@@ -19,6 +19,9 @@
  * Writes in flight are also the fence between incarnations: a new incarnation hydrates only
  * after the previous one's last write settled, so it reads the true last id.
  *
+ * Writes go straight into the live incarnation's lane (its write mailbox), not through its
+ * event mailbox: see conversation-actor.ts.
+ *
  * Passivation is driven from here too: an idle sweep, every `idleMs / 2`, sends `idle` to each
  * live actor that has had no write delivered for `idleMs` (an actor still committing ignores
  * it). So an actor passivates between `idleMs` and `1.5 × idleMs` after its last write, and a
@@ -26,13 +29,16 @@
  * activation collector does).
  */
 import { cast, isAlive, isNormalExit, monitor, startChild, whereis, type ExitReason, type Pid } from '../otp/index.ts';
-import type { IdleEvent, RouterPort, WriteEvent } from './conversation-actor.ts';
+import type { IdleEvent, RouterPort } from './conversation-actor.ts';
 import { conversationActorName } from './conversation-actor.ts';
 import { StorageError } from './storage-error.ts';
+import type { WriteLane } from './write-lane.ts';
 import type { PendingOp } from './write-queue.ts';
 
 interface Incarnation {
   readonly pid: Pid;
+  /** Its write mailbox. */
+  readonly lane: WriteLane;
   /** Writes handed to this incarnation and not settled yet. */
   readonly held: Set<Tracked>;
 }
@@ -109,9 +115,9 @@ export class ConversationRouter implements RouterPort {
 
   // --- RouterPort (called by conversation actors) ---
 
-  incarnated(conversationId: string, pid: Pid): void {
+  incarnated(conversationId: string, pid: Pid, lane: WriteLane): void {
     const route = this.route(conversationId);
-    const incarnation: Incarnation = { pid, held: new Set() };
+    const incarnation: Incarnation = { pid, lane, held: new Set() };
     route.current = incarnation;
     route.state = 'live';
     monitor(pid, (down) => this.down(conversationId, incarnation, down.reason));
@@ -168,7 +174,7 @@ export class ConversationRouter implements RouterPort {
     const done = op.done as Tracked;
     incarnation.held.add(done);
     done.held = incarnation.held;
-    cast(incarnation.pid, { type: 'write', op } satisfies WriteEvent);
+    incarnation.lane.push(op);
   }
 
   private flush(route: Route): void {

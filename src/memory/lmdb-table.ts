@@ -87,18 +87,20 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       const first = records[0];
       if (first === undefined) return [];
       // The caller numbers from the last id it read; a record already at that id means a
-      // second writer numbered from the same last id. Refuse rather than overwrite it.
-      if (db.doesExist([c, first.message_id])) {
-        throw new Error(`LMDB table: ${c} already has id ${first.message_id} (two writers for one conversation?)`);
-      }
-      const puts = records.map((r) => db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message }));
+      // second writer (another store or process on this environment) numbered from the same
+      // last id. The puts are conditional on that id being free, checked inside the commit.
+      const stored = db.ifNoExists([c, first.message_id], () => {
+        for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+      });
       lease.guardFailedCommits();
+      let written: boolean;
       try {
-        await Promise.all(puts);
+        written = await stored;
         await db.flushed;
       } catch (error) {
         throw await commitFailure(error, lease.path);
       }
+      if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
       return records.slice();
     },
     clear: async (c) => {

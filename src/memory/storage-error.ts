@@ -12,11 +12,14 @@ import { MnemoError } from '../errors.ts';
  *   Nothing of the batch was stored.
  * - `write_aborted`: the conversation's actor crashed before the batch was written. Nothing of
  *   the batch was stored; retrying is safe.
+ * - `write_conflict`: another writer (a second store or process on the same LMDB environment)
+ *   already stored a message under an id this batch was numbered with. Nothing of the batch
+ *   was stored; the next write numbers after what is stored, so retrying is safe.
  * - `store_closed`: the store (or its runtime) was closed or stopped before the operation ran.
  * - `storage_unavailable`: a storage server (PostgreSQL) could not be reached; `details` says
  *   whether the write may have been stored after all. The store recovers by itself.
  */
-export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'store_closed' | 'storage_unavailable';
+export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'write_conflict' | 'store_closed' | 'storage_unavailable';
 
 export class StorageError extends MnemoError {
   constructor(

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInMemoryStore, createLmdbStore } from '../../src/memory/index.ts';
+import { describe, expect, it } from 'vitest';
+import { createInMemoryStore, createLmdbStore, StorageError } from '../../src/memory/index.ts';
 import { describeMessageLogContract } from '../../src/testing.ts';
 
 describeMessageLogContract('createInMemoryStore', async ({ clock }) => {
@@ -19,4 +20,30 @@ describeMessageLogContract('createLmdbStore', async ({ clock }) => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('two writers on one LMDB environment', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+
+  it('refuses a batch numbered onto a stored id with write_conflict, stores none of it, and numbers on after', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+    // Each store remembers the last ids it wrote, so each believes it is the only writer.
+    const first = createLmdbStore({ path: dir });
+    const second = createLmdbStore({ path: dir });
+    try {
+      await first.add('c', [user('1')]);
+      await second.add('c', [user('2')]);
+      const conflict = await first.append('c', [{ message: user('lost a') }, { message: user('lost b') }]).catch((e: unknown) => e);
+      expect(conflict).toBeInstanceOf(StorageError);
+      expect((conflict as StorageError).code).toBe('write_conflict');
+      expect(await second.get('c')).toEqual([user('1'), user('2')]);
+      const [record] = await first.append('c', [{ message: user('3') }]);
+      expect(record!.message_id).toBe(3);
+      expect((await second.range('c')).map((r) => r.message_id)).toEqual([1, 2, 3]);
+    } finally {
+      await first.close();
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
