@@ -164,7 +164,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
 
   const slot = new StorageSlot();
   const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name), idleMs });
-  const hooks = conversationHooks(router, options.faults);
+  const hooks = conversationHooks(options.faults);
   const memory = createRoutedLog(router, slot);
   const storage = describeStorage(kind, slot);
   const parts: RuntimeParts = { name, memory, storage };

@@ -28,7 +28,7 @@ import { InjectedFault } from './fault-injector.ts';
 import type { MessageTable } from './message-table.ts';
 import type { WallClock } from './wall-clock.ts';
 import { WriteLane } from './write-lane.ts';
-import type { PendingOp, StepHooks } from './write-queue.ts';
+import type { StepHooks } from './write-queue.ts';
 
 /** What an actor tells the router about itself. */
 export interface RouterPort {
@@ -37,9 +37,7 @@ export interface RouterPort {
   incarnated(conversationId: string, pid: Pid, lane: WriteLane): void;
   /** The actor is about to exit idle; route new writes to the next incarnation. */
   passivating(conversationId: string, pid: Pid): void;
-  /** A write of `ops` is in flight; a successor must wait for it before hydrating. */
-  writing(conversationId: string, ops: readonly PendingOp[], write: Promise<unknown>): void;
-  /** Settles when every write of the conversation that is in flight has settled. */
+  /** Settles when the write the previous incarnation had in flight, if any, has settled. */
   settled(conversationId: string): Promise<void>;
 }
 
@@ -48,19 +46,18 @@ export interface ConversationDeps {
   clock: WallClock;
   router: RouterPort;
   /** Built once per runtime by `conversationHooks`. */
-  hooks: StepHooks;
+  hooks: StepHooks | undefined;
 }
 
-/** The step hooks every conversation actor of a runtime shares: fault injection, the fence. */
-export function conversationHooks(router: RouterPort, faults: FaultInjector | undefined): StepHooks {
-  return {
-    beforeWrite(conversationId) {
-      if (faults?.takeCommitFault(conversationId)) throw new InjectedFault(`commit of conversation ${conversationId}`);
-    },
-    onWrite(conversationId, ops, write) {
-      router.writing(conversationId, ops, write);
-    },
-  };
+/** The commit faults of a runtime's conversation actors, if it was given an injector. */
+export function conversationHooks(faults: FaultInjector | undefined): StepHooks | undefined {
+  return (
+    faults && {
+      beforeWrite(conversationId) {
+        if (faults.takeCommitFault(conversationId)) throw new InjectedFault(`commit of conversation ${conversationId}`);
+      },
+    }
+  );
 }
 
 export interface ConversationInput {

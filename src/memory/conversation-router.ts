@@ -4,7 +4,8 @@
  * buffer). It is the registry's memory of which incarnation serves which conversation.
  *
  * Per conversation it knows one of:
- * - `live`: an incarnation is running; writes are cast to it at once;
+ * - `live`: an incarnation is running; writes go into its lane (its write mailbox, see
+ *   conversation-actor.ts) at once;
  * - `passivating`: the incarnation announced it is exiting idle; writes wait in the buffer
  *   and go to the next incarnation, which the router starts when the old one is down;
  * - `restarting`: the incarnation crashed (or was killed); its supervisor restarts it and the
@@ -12,15 +13,12 @@
  *   the router starts the conversation again under the next conversation supervisor.
  *
  * A write is never answered `noproc`. What an incarnation held when it died is settled as
- * what happened to it: a write already issued to storage settles with the storage outcome;
- * one that was not is rejected with `write_aborted` (nothing of it was stored), or
- * `store_closed` if the runtime is stopping.
+ * what happened to it: the write it had issued to storage settles with the storage outcome;
+ * those still queued in its lane are rejected with `write_aborted` (nothing of them was
+ * stored), or `store_closed` if the runtime is stopping.
  *
- * Writes in flight are also the fence between incarnations: a new incarnation hydrates only
- * after the previous one's last write settled, so it reads the true last id.
- *
- * Writes go straight into the live incarnation's lane (its write mailbox), not through its
- * event mailbox: see conversation-actor.ts.
+ * The previous incarnation's lane is also the fence between incarnations: a new incarnation
+ * hydrates only after the write that lane had in flight settled, so it reads the true last id.
  *
  * Passivation is driven from here too: an idle sweep, every `idleMs / 2`, sends `idle` to each
  * live actor that has had no write delivered for `idleMs` (an actor still committing ignores
@@ -33,19 +31,23 @@ import type { IdleEvent, RouterPort } from './conversation-actor.ts';
 import { conversationActorName } from './conversation-actor.ts';
 import { StorageError } from './storage-error.ts';
 import type { WriteLane } from './write-lane.ts';
+import type { StoredMessage } from './message.ts';
+import type { CheckedEntry } from './validate-input.ts';
 import type { PendingOp } from './write-queue.ts';
 
 interface Incarnation {
   readonly pid: Pid;
   /** Its write mailbox. */
   readonly lane: WriteLane;
-  /** Writes handed to this incarnation and not settled yet. */
-  readonly held: Set<Tracked>;
 }
 
 interface Route {
   state: 'live' | 'passivating' | 'restarting' | 'starting' | 'idle';
   current: Incarnation | undefined;
+  /** The lane of the latest incarnation, live or not (a successor waits for its write in flight). */
+  lastLane: WriteLane | undefined;
+  /** What the current incarnation waits for before hydrating. */
+  fence: Promise<void> | undefined;
   /** When a write was last delivered (performance.now()). */
   lastActive: number;
   /** Writes waiting for an incarnation, in arrival order. */
@@ -63,8 +65,6 @@ export interface RouterOptions {
 
 export class ConversationRouter implements RouterPort {
   private readonly routes = new Map<string, Route>();
-  /** Per conversation, its last write issued to storage (for the hydration fence). */
-  private readonly inFlight = new Map<string, Promise<unknown>>();
   private closedWith: StorageError | undefined;
   private readonly sweeper: ReturnType<typeof setInterval>;
 
@@ -73,16 +73,23 @@ export class ConversationRouter implements RouterPort {
     this.sweeper.unref();
   }
 
-  /** Route one write; `op.done` settles it. */
-  submit(conversationId: string, op: PendingOp): void {
+  /** Appends `entries` to `conversationId`; resolves with the stored records. */
+  append(conversationId: string, entries: readonly CheckedEntry[]): Promise<StoredMessage[]> {
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, done: { resolve, reject } }));
+  }
+
+  clear(conversationId: string): Promise<void> {
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'clear', done: { resolve, reject } }));
+  }
+
+  private submit(conversationId: string, op: PendingOp): void {
     if (this.closedWith !== undefined) return op.done.reject(this.closedWith);
-    const tracked = this.track(op);
     const route = this.route(conversationId);
     const current = route.current;
     if (route.state === 'live' && current !== undefined && route.buffer.length === 0 && isAlive(current.pid)) {
-      return this.deliver(route, current, tracked);
+      return this.deliver(route, current, op);
     }
-    route.buffer.push(tracked);
+    route.buffer.push(op);
     if (route.state === 'idle') this.start(conversationId, route);
   }
 
@@ -109,7 +116,7 @@ export class ConversationRouter implements RouterPort {
       if (route.state !== 'idle' && route.state !== 'restarting') continue;
       if (whereis(conversationActorName(this.options.runtime, id)) !== undefined) continue;
       if (route.buffer.length > 0) this.start(id, route);
-      else this.routes.delete(id);
+      else if (route.lastLane?.idle !== false) this.routes.delete(id);
     }
   }
 
@@ -117,7 +124,11 @@ export class ConversationRouter implements RouterPort {
 
   incarnated(conversationId: string, pid: Pid, lane: WriteLane): void {
     const route = this.route(conversationId);
-    const incarnation: Incarnation = { pid, lane, held: new Set() };
+    const incarnation: Incarnation = { pid, lane };
+    // The previous incarnation exited before this one could take its name: its lane issues
+    // nothing more, and what it has in flight is all there is to wait for.
+    route.fence = route.lastLane?.settled();
+    route.lastLane = lane;
     route.current = incarnation;
     route.state = 'live';
     monitor(pid, (down) => this.down(conversationId, incarnation, down.reason));
@@ -130,18 +141,8 @@ export class ConversationRouter implements RouterPort {
     if (route?.current?.pid === pid) route.state = 'passivating';
   }
 
-  writing(conversationId: string, ops: readonly PendingOp[], write: Promise<unknown>): void {
-    for (const op of ops) (op.done as Tracked).issued = true;
-    this.inFlight.set(conversationId, write);
-  }
-
   settled(conversationId: string): Promise<void> {
-    const write = this.inFlight.get(conversationId);
-    if (write === undefined) return Promise.resolve();
-    const forget = () => {
-      if (this.inFlight.get(conversationId) === write) this.inFlight.delete(conversationId);
-    };
-    return write.then(forget, forget);
+    return this.routes.get(conversationId)?.fence ?? Promise.resolve();
   }
 
   // --- internals ---
@@ -149,15 +150,10 @@ export class ConversationRouter implements RouterPort {
   private route(conversationId: string): Route {
     let route = this.routes.get(conversationId);
     if (route === undefined) {
-      route = { state: 'idle', current: undefined, lastActive: performance.now(), buffer: [] };
+      route = { state: 'idle', current: undefined, lastLane: undefined, fence: undefined, lastActive: performance.now(), buffer: [] };
       this.routes.set(conversationId, route);
     }
     return route;
-  }
-
-  /** Wrap `op` so that it settles at most once and knows where it is held. */
-  private track(op: PendingOp): PendingOp {
-    return op.kind === 'append' ? { kind: 'append', entries: op.entries, done: tracked(op.done) } : { kind: 'clear', done: tracked(op.done) };
   }
 
   private sweep(): void {
@@ -171,9 +167,6 @@ export class ConversationRouter implements RouterPort {
 
   private deliver(route: Route, incarnation: Incarnation, op: PendingOp): void {
     route.lastActive = performance.now();
-    const done = op.done as Tracked;
-    incarnation.held.add(done);
-    done.held = incarnation.held;
     incarnation.lane.push(op);
   }
 
@@ -199,10 +192,8 @@ export class ConversationRouter implements RouterPort {
     const abort =
       this.closedWith ??
       new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
-    for (const done of [...incarnation.held]) {
-      // An issued write settles with its storage outcome; the others never reached storage.
-      if (!done.issued) done.reject(abort);
-    }
+    // Its write in flight settles with the storage outcome; the queued ones never reached storage.
+    for (const op of incarnation.lane.takeQueued()) op.done.reject(abort);
     const route = this.routes.get(conversationId);
     if (route === undefined || route.current !== incarnation) return;
     route.current = undefined;
@@ -215,41 +206,10 @@ export class ConversationRouter implements RouterPort {
     } else if (route.buffer.length > 0) {
       this.start(conversationId, route);
     } else {
-      this.routes.delete(conversationId);
-      this.inFlight.delete(conversationId); // it passivated idle: nothing of it is in flight
+      this.routes.delete(conversationId); // it passivated idle or drained: nothing of it is in flight
     }
   }
 }
-/** An op's settle functions, settling at most once, with the router's bookkeeping. (A class,
- * not closures: one is made per write.) */
-class Tracked {
-  private settled = false;
-  /** Its write was issued to storage: it settles with the storage outcome, whatever happens to the actor. */
-  issued = false;
-  /** The held set of the incarnation it was delivered to. */
-  held: Set<Tracked> | undefined = undefined;
-
-  constructor(private readonly done: { resolve(v: never): void; reject(e: unknown): void }) {}
-
-  resolve(value: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.held?.delete(this);
-    this.done.resolve(value as never);
-  }
-
-  reject(error: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.held?.delete(this);
-    this.done.reject(error);
-  }
-}
-
-function tracked<T>(done: { resolve(v: T): void; reject(e: unknown): void }): { resolve(v: T): void; reject(e: unknown): void } {
-  return new Tracked(done as { resolve(v: never): void; reject(e: unknown): void });
-}
-
 function describe(reason: ExitReason): string {
   return typeof reason === 'string' ? reason : 'shutdown' in reason ? 'shutdown' : 'crashed';
 }

@@ -15,7 +15,7 @@ export type JsonCheck = { ok: true; value: JsonValue } | { ok: false; path: stri
 export const MAX_JSON_DEPTH = 1000;
 
 export function copyJson(value: unknown, path = '$'): JsonCheck {
-  const walk: Walk = { ancestors: new Set<object>(), keys: [], failure: undefined };
+  const walk: Walk = { ancestors: [], keys: [], failure: undefined };
   const copied = visit(walk, value, 0);
   if (copied !== undefined) return { ok: true, value: copied };
   const failure = walk.failure ?? { keys: [], reason: 'not JSON' };
@@ -24,7 +24,9 @@ export function copyJson(value: unknown, path = '$'): JsonCheck {
 }
 
 interface Walk {
-  ancestors: Set<object>;
+  /** The containers above the value being visited (a stack: messages are shallow, so a scan
+   * of it is cheaper than a Set made per message). */
+  ancestors: object[];
   /** Where the walk is (keys and indexes from the root); formatted only on failure. */
   keys: Array<string | number>;
   failure: { keys: Array<string | number>; reason: string } | undefined;
@@ -51,8 +53,8 @@ function visit(walk: Walk, v: unknown, depth: number): JsonValue | undefined {
   }
   if (v === null) return null;
   if (depth >= MAX_JSON_DEPTH) return fail(walk, `nested deeper than ${MAX_JSON_DEPTH} levels`);
-  if (walk.ancestors.has(v)) return fail(walk, 'cycle');
-  walk.ancestors.add(v);
+  if (walk.ancestors.includes(v)) return fail(walk, 'cycle');
+  walk.ancestors.push(v);
   try {
     if (Array.isArray(v)) {
       const out: JsonValue[] = new Array<JsonValue>(v.length);
@@ -80,6 +82,6 @@ function visit(walk: Walk, v: unknown, depth: number): JsonValue | undefined {
     }
     return out;
   } finally {
-    walk.ancestors.delete(v);
+    walk.ancestors.pop();
   }
 }

@@ -47,8 +47,12 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     meta: row.meta,
     message: row.message,
   });
+  const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
-    if (closed) throw new StorageError('store_closed', 'the LMDB store is closed');
+    if (closed) throw closedError();
+  };
+  const failedCommit = async (error: unknown): Promise<never> => {
+    throw await commitFailure(error, lease.path);
   };
 
   return {
@@ -82,26 +86,24 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       }
       return out.reverse();
     },
-    write: async (c, records) => {
-      ensureOpen();
+    write: (c, records) => {
+      if (closed) return Promise.reject(closedError());
       const first = records[0];
-      if (first === undefined) return [];
+      if (first === undefined) return Promise.resolve(records);
       // The caller numbers from the last id it read; a record already at that id means a
       // second writer (another store or process on this environment) numbered from the same
       // last id. The puts are conditional on that id being free, checked inside the commit.
-      const stored = db.ifNoExists([c, first.message_id], () => {
+      const committed = db.ifNoExists([c, first.message_id], () => {
         for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
       });
       lease.guardFailedCommits();
-      let written: boolean;
-      try {
-        written = await stored;
-        await db.flushed;
-      } catch (error) {
-        throw await commitFailure(error, lease.path);
-      }
-      if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
-      return records.slice();
+      return committed.then(
+        (written) => {
+          if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
+          return db.flushed.then(() => records, failedCommit);
+        },
+        failedCommit,
+      );
     },
     clear: async (c) => {
       ensureOpen();

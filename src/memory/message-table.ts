@@ -20,6 +20,7 @@ export interface MessageTable {
   range(conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
   /** The last `n`, ascending. */
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
-  write(conversationId: string, records: readonly StoredMessage[]): Promise<StoredMessage[]>;
+  /** Takes ownership of `records` (the writer keeps no reference) and may return them. */
+  write(conversationId: string, records: StoredMessage[]): Promise<StoredMessage[]>;
   clear(conversationId: string): Promise<void>;
 }

@@ -9,7 +9,6 @@ import {
   validateRangeQuery,
   validateTailCount,
 } from './validate-input.ts';
-import type { PendingOp } from './write-queue.ts';
 
 /**
  * `runtime.memory`: the runtime's store as a `MessageLog`. Arguments are validated here, at
@@ -18,8 +17,6 @@ import type { PendingOp } from './write-queue.ts';
  * (waiting only while the store itself restarts), and see every write that has resolved.
  */
 export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): MessageLog {
-  const write = <T>(c: string, make: (done: { resolve(v: T): void; reject(e: unknown): void }) => PendingOp) =>
-    new Promise<T>((resolve, reject) => router.submit(c, make({ resolve, reject })));
   const table = () => slot.current() ?? slot.whenTable();
 
   return {
@@ -29,19 +26,19 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     },
     async add(conversationId: string, messages: readonly Message[]): Promise<void> {
       const c = validateConversationId(conversationId);
-      const entries = validateMessages(messages).map((message) => ({ message, meta: {} }));
+      const entries = validateMessages(messages);
       if (entries.length === 0) return;
-      await write<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
+      await router.append(c, entries);
     },
     async append(conversationId: string, newEntries: readonly NewEntry[]): Promise<StoredMessage[]> {
       const c = validateConversationId(conversationId);
       const entries = validateEntries(newEntries);
       if (entries.length === 0) return [];
-      return write<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
+      return router.append(c, entries);
     },
     async clear(conversationId: string): Promise<void> {
       const c = validateConversationId(conversationId);
-      return write<void>(c, (done) => ({ kind: 'clear', done }));
+      return router.clear(c);
     },
     async range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]> {
       const c = validateConversationId(conversationId);

@@ -97,7 +97,7 @@ export function createSerialLog(
     },
     async add(conversationId: string, messages: readonly Message[]): Promise<void> {
       const c = validateConversationId(conversationId);
-      const entries = validateMessages(messages).map((message) => ({ message, meta: {} }));
+      const entries = validateMessages(messages);
       ensureOpen();
       if (entries.length === 0) return;
       await submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
@@ -143,5 +143,5 @@ export function createSerialLog(
 }
 
 function rejectStep(step: Step, error: unknown): void {
-  for (const op of step.kind === 'clear' ? [step.op] : step.ops) op.done.reject(error);
+  for (const op of step.ops) op.done.reject(error);
 }

@@ -23,23 +23,30 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** Non-empty, at most 512 UTF-8 bytes, no NUL, well-formed Unicode (a lone surrogate would be
  * stored as U+FFFD, making two different ids the same key). */
 export function validateConversationId(id: unknown): string {
-  const fail = (reason: string): never => {
-    throw new InvalidInputError('invalid_id', `conversation id ${reason}`, { reason });
-  };
-  if (typeof id !== 'string') return fail('must be a string');
-  if (id === '') fail('must not be empty');
-  if (id.includes('\u0000')) fail('must not contain NUL');
-  if (LONE_SURROGATE.test(id)) fail('must be well-formed Unicode (lone surrogate)');
-  const bytes = Buffer.byteLength(id, 'utf8');
-  if (bytes > MAX_CONVERSATION_ID_BYTES) fail(`is ${bytes} UTF-8 bytes; the limit is ${MAX_CONVERSATION_ID_BYTES}`);
+  if (typeof id !== 'string') return invalidId('must be a string');
+  if (id === '') invalidId('must not be empty');
+  if (id.includes('\u0000')) invalidId('must not contain NUL');
+  if (LONE_SURROGATE.test(id)) invalidId('must be well-formed Unicode (lone surrogate)');
+  // A UTF-8 character takes at most 3 bytes per UTF-16 unit: short ids need no count.
+  if (id.length * 3 > MAX_CONVERSATION_ID_BYTES) {
+    const bytes = Buffer.byteLength(id, 'utf8');
+    if (bytes > MAX_CONVERSATION_ID_BYTES) invalidId(`is ${bytes} UTF-8 bytes; the limit is ${MAX_CONVERSATION_ID_BYTES}`);
+  }
   return id;
 }
 
-export function validateMessages(messages: unknown): Message[] {
+function invalidId(reason: string): never {
+  throw new InvalidInputError('invalid_id', `conversation id ${reason}`, { reason });
+}
+
+/** The messages of an `add`, as entries with no metadata. */
+export function validateMessages(messages: unknown): CheckedEntry[] {
   if (!Array.isArray(messages)) {
     throw new InvalidInputError('invalid_batch', 'messages must be an array', { reason: 'not an array' });
   }
-  return messages.map((m, i) => validateMessage(m, i));
+  const entries = new Array<CheckedEntry>(messages.length);
+  for (let i = 0; i < messages.length; i++) entries[i] = { message: validateMessage(messages[i], i), meta: {} };
+  return entries;
 }
 
 /** A validated entry: its meta is always present (`{}` when none was given). */

@@ -21,58 +21,59 @@ import type { JsonObject, Message, Role } from './message.ts';
 const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant', 'tool']);
 
 export function validateMessage(value: unknown, index: number): Message {
-  const fail = (field: string, reason: string): never => {
-    throw new InvalidInputError('invalid_message', `message ${index}: ${field} ${reason}`, { index, field, reason });
-  };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('message', 'is not an object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) invalid(index, 'message', 'is not an object');
   const copy = copyJson(value, 'message');
-  if (!copy.ok) return fail(copy.path, `is not JSON: ${copy.reason}`);
+  if (!copy.ok) return invalid(index, copy.path, `is not JSON: ${copy.reason}`);
   const m = copy.value as JsonObject;
 
   const role = m['role'];
-  if (typeof role !== 'string' || !ROLES.has(role)) fail('role', 'must be one of system, user, assistant, tool');
-  if (!('content' in m)) fail('content', 'is missing');
+  if (typeof role !== 'string' || !ROLES.has(role)) invalid(index, 'role', 'must be one of system, user, assistant, tool');
+  if (!('content' in m)) invalid(index, 'content', 'is missing');
   const content = m['content'];
   switch (role as Role) {
     case 'system':
     case 'tool':
-      if (typeof content !== 'string') fail('content', 'must be a string');
+      if (typeof content !== 'string') invalid(index, 'content', 'must be a string');
       break;
     case 'user':
-      if (typeof content !== 'string' && !isTypedList(content)) fail('content', 'must be a string or a list of {type} parts');
+      if (typeof content !== 'string' && !isTypedList(content)) invalid(index, 'content', 'must be a string or a list of {type} parts');
       break;
     case 'assistant':
-      if (typeof content !== 'string' && content !== null) fail('content', 'must be a string or null');
+      if (typeof content !== 'string' && content !== null) invalid(index, 'content', 'must be a string or null');
       break;
   }
 
   if ('tool_calls' in m) {
-    if (role !== 'assistant') fail('tool_calls', 'is only allowed on assistant messages');
+    if (role !== 'assistant') invalid(index, 'tool_calls', 'is only allowed on assistant messages');
     const calls = m['tool_calls'];
-    if (!Array.isArray(calls)) return fail('tool_calls', 'must be a list');
+    if (!Array.isArray(calls)) return invalid(index, 'tool_calls', 'must be a list');
     calls.forEach((call, i) => {
       const at = `tool_calls[${i}]`;
-      if (!isObject(call)) return fail(at, 'is not an object');
-      if (typeof call['id'] !== 'string') fail(`${at}.id`, 'must be a string');
-      if (call['type'] !== 'function') fail(`${at}.type`, "must be 'function'");
+      if (!isObject(call)) return invalid(index, at, 'is not an object');
+      if (typeof call['id'] !== 'string') invalid(index, `${at}.id`, 'must be a string');
+      if (call['type'] !== 'function') invalid(index, `${at}.type`, "must be 'function'");
       const fn = call['function'];
-      if (!isObject(fn)) return fail(`${at}.function`, 'must be an object');
-      if (typeof fn['name'] !== 'string') fail(`${at}.function.name`, 'must be a string');
-      if (typeof fn['arguments'] !== 'string') fail(`${at}.function.arguments`, 'must be a string (JSON text)');
+      if (!isObject(fn)) return invalid(index, `${at}.function`, 'must be an object');
+      if (typeof fn['name'] !== 'string') invalid(index, `${at}.function.name`, 'must be a string');
+      if (typeof fn['arguments'] !== 'string') invalid(index, `${at}.function.arguments`, 'must be a string (JSON text)');
     });
   }
   if ('content_blocks' in m) {
-    if (role !== 'assistant') fail('content_blocks', 'is only allowed on assistant messages');
-    if (!isTypedList(m['content_blocks'])) fail('content_blocks', 'must be a list of {type} blocks');
+    if (role !== 'assistant') invalid(index, 'content_blocks', 'is only allowed on assistant messages');
+    if (!isTypedList(m['content_blocks'])) invalid(index, 'content_blocks', 'must be a list of {type} blocks');
   }
   if (role === 'tool') {
     const id = m['tool_call_id'];
-    if (typeof id !== 'string' || id === '') fail('tool_call_id', 'must be a non-empty string on a tool message');
+    if (typeof id !== 'string' || id === '') invalid(index, 'tool_call_id', 'must be a non-empty string on a tool message');
   } else if ('tool_call_id' in m) {
-    fail('tool_call_id', 'is only allowed on tool messages');
+    invalid(index, 'tool_call_id', 'is only allowed on tool messages');
   }
-  if ('name' in m && typeof m['name'] !== 'string') fail('name', 'must be a string');
+  if ('name' in m && typeof m['name'] !== 'string') invalid(index, 'name', 'must be a string');
   return m as unknown as Message;
+}
+
+function invalid(index: number, field: string, reason: string): never {
+  throw new InvalidInputError('invalid_message', `message ${index}: ${field} ${reason}`, { index, field, reason });
 }
 
 function isObject(v: unknown): v is JsonObject {

@@ -1,12 +1,12 @@
 import type { MessageTable } from './message-table.ts';
 import type { WallClock } from './wall-clock.ts';
-import { runStep, takeStep, type PendingOp, type Step, type StepHooks } from './write-queue.ts';
+import { runStep, takeStep, type PendingOp, type Step, type StepContext, type StepHooks } from './write-queue.ts';
 
 export interface LaneContext {
   table: MessageTable;
   conversationId: string;
   clock: WallClock;
-  hooks?: StepHooks;
+  hooks: StepHooks | undefined;
 }
 
 /**
@@ -15,7 +15,7 @@ export interface LaneContext {
  * into the next commit together (group commit per conversation).
  *
  * It is a plain object, not events to a state machine, because it is the hot path: a write
- * costs an array push, and a commit one loop turn. Its owner decides when it runs: writes
+ * costs an array push, and a commit one callback. Its owner decides when it runs: writes
  * queue until `open(lastId)`, and `isLive` is asked before every step, so a lane whose owner
  * died issues nothing more (what it still holds was never issued; the owner's supervisor
  * settles it). A failure that is not a storage error halts the lane and goes to `onFault`.
@@ -23,37 +23,54 @@ export interface LaneContext {
 export class WriteLane {
   private queue: PendingOp[] = [];
   private step: Step | undefined = undefined;
-  private lastId: number | undefined = undefined;
-  private running = false;
+  /** The step in flight, settling once its ops are settled. */
+  private inFlight: Promise<unknown> | undefined = undefined;
+  private opened = false;
   private halted = false;
   private waiters: Array<() => void> = [];
+  /** Reused for every step: its `lastId` is the lane's. */
+  private readonly context: StepContext;
 
   constructor(
-    private readonly context: LaneContext,
+    context: LaneContext,
     private readonly isLive: () => boolean,
     private readonly onFault: (error: unknown) => void,
-  ) {}
+  ) {
+    this.context = { ...context, lastId: 0 };
+  }
 
   push(op: PendingOp): void {
     this.queue.push(op);
-    if (!this.running && this.lastId !== undefined) void this.drain();
+    if (this.opened && this.step === undefined) this.next();
   }
 
   /** Start committing, numbering after `lastId`. */
   open(lastId: number): void {
-    this.lastId = lastId;
-    if (this.queue.length > 0) void this.drain();
+    this.context.lastId = lastId;
+    this.opened = true;
+    this.next();
   }
 
-  /** Nothing queued and no step in flight. */
+  /** Nothing queued and no step in flight (or halted). */
   get idle(): boolean {
-    return !this.running && (this.queue.length === 0 || this.halted);
+    return this.halted || (this.step === undefined && this.queue.length === 0);
   }
 
   /** Writes held: queued, and in the step in flight. */
   get backlog(): number {
-    const inStep = this.step === undefined ? 0 : this.step.kind === 'clear' ? 1 : this.step.ops.length;
-    return this.queue.length + inStep;
+    return this.queue.length + (this.step?.ops.length ?? 0);
+  }
+
+  /** Removes and returns the writes not issued yet (its owner died: they never will be). */
+  takeQueued(): PendingOp[] {
+    const queued = this.queue;
+    this.queue = [];
+    return queued;
+  }
+
+  /** Settles once the step in flight, if any, has settled. */
+  settled(): Promise<void> {
+    return this.inFlight === undefined ? Promise.resolve() : this.inFlight.then(noop, noop);
   }
 
   /** Settles when the lane is idle (at once if it is); never, if it halts on a fault. */
@@ -61,26 +78,31 @@ export class WriteLane {
     return this.idle ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  private async drain(): Promise<void> {
-    this.running = true;
-    try {
-      while (!this.halted && this.isLive()) {
-        const next = takeStep(this.queue);
-        if (next === undefined) break;
-        this.queue = next.rest;
-        this.step = next.step;
-        this.lastId = await runStep(next.step, { ...this.context, lastId: this.lastId! });
-        this.step = undefined;
-      }
-    } catch (error) {
-      // The owner crashes with it; whoever waits for idle goes with the owner.
-      this.halted = true;
-      this.step = undefined;
-      this.running = false;
-      this.onFault(error);
+  private next(): void {
+    const next = this.halted || !this.isLive() ? undefined : takeStep(this.queue);
+    if (next === undefined) {
+      if (this.queue.length === 0) for (const wake of this.waiters.splice(0)) wake();
       return;
     }
-    this.running = false;
-    if (this.idle) for (const wake of this.waiters.splice(0)) wake();
+    this.queue = next.rest;
+    this.step = next.step;
+    this.inFlight = runStep(next.step, this.context).then(this.committed, this.failed);
   }
+
+  private readonly committed = (lastId: number): void => {
+    this.context.lastId = lastId;
+    this.step = undefined;
+    this.inFlight = undefined;
+    this.next();
+  };
+
+  // The owner crashes with it; whoever waits for idle goes with the owner.
+  private readonly failed = (error: unknown): void => {
+    this.halted = true;
+    this.step = undefined;
+    this.inFlight = undefined;
+    this.onFault(error);
+  };
 }
+
+const noop = () => undefined;

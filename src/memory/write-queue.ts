@@ -25,21 +25,20 @@ export type PendingOp =
   | { readonly kind: 'append'; readonly entries: readonly CheckedEntry[]; readonly done: Settle<StoredMessage[]> }
   | { readonly kind: 'clear'; readonly done: Settle<void> };
 
-export type Step =
-  | { readonly kind: 'append'; readonly ops: readonly Extract<PendingOp, { kind: 'append' }>[] }
-  | { readonly kind: 'clear'; readonly op: Extract<PendingOp, { kind: 'clear' }> };
+export type AppendOp = Extract<PendingOp, { kind: 'append' }>;
+export type ClearOp = Extract<PendingOp, { kind: 'clear' }>;
+
+export type Step = { readonly kind: 'append'; readonly ops: readonly AppendOp[] } | { readonly kind: 'clear'; readonly ops: readonly [ClearOp] };
 
 /** Splits the next step off the queue. */
 export function takeStep(queue: readonly PendingOp[]): { step: Step; rest: PendingOp[] } | undefined {
   const head = queue[0];
   if (head === undefined) return undefined;
-  if (head.kind === 'clear') return { step: { kind: 'clear', op: head }, rest: queue.slice(1) };
-  let end = 0;
+  if (head.kind === 'clear') return { step: { kind: 'clear', ops: [head] }, rest: queue.slice(1) };
+  let end = 1;
   while (end < queue.length && queue[end]!.kind === 'append') end++;
-  return {
-    step: { kind: 'append', ops: queue.slice(0, end) as Extract<PendingOp, { kind: 'append' }>[] },
-    rest: queue.slice(end),
-  };
+  if (end === queue.length) return { step: { kind: 'append', ops: queue as AppendOp[] }, rest: [] };
+  return { step: { kind: 'append', ops: queue.slice(0, end) as AppendOp[] }, rest: queue.slice(end) };
 }
 
 export interface StepContext {
@@ -48,63 +47,59 @@ export interface StepContext {
   /** The conversation's last id before the step. */
   lastId: number;
   clock: WallClock;
-  hooks?: StepHooks;
+  hooks?: StepHooks | undefined;
 }
 
-/** What the owner of a write path wants to know (one object per owner, not per step). */
+/** Fault injection into a write path (one object per owner, not per step). */
 export interface StepHooks {
-  /** Called just before the write is issued; throwing here aborts the step (fault injection). */
+  /** Called just before the write is issued; throwing here aborts the step. */
   beforeWrite(conversationId: string): void;
-  /** Told about the write while it is in flight, so a successor can wait for it. */
-  onWrite(conversationId: string, ops: readonly PendingOp[], write: Promise<unknown>): void;
 }
 
-/** Runs one step and returns the conversation's last id after it. */
-export async function runStep(step: Step, ctx: StepContext): Promise<number> {
-  const ops = step.kind === 'clear' ? [step.op] : step.ops;
+/** Runs one step and settles its ops; resolves with the conversation's last id after it. */
+export function runStep(step: Step, ctx: StepContext): Promise<number> {
+  const { conversationId: c, lastId } = ctx;
   let write: Promise<unknown>;
-  let records: StoredMessage[] = [];
   try {
-    ctx.hooks?.beforeWrite(ctx.conversationId);
-    if (step.kind === 'clear') {
-      write = ctx.table.clear(ctx.conversationId);
-    } else {
-      const ts = isoWithOffset(ctx.clock.now());
-      let id = ctx.lastId;
-      for (const op of step.ops) {
-        for (const e of op.entries) records.push({ message_id: ++id, ts, meta: e.meta, message: e.message });
-      }
-      write = records.length === 0 ? Promise.resolve(records) : ctx.table.write(ctx.conversationId, records);
-    }
+    ctx.hooks?.beforeWrite(c);
+    write = step.kind === 'clear' ? ctx.table.clear(c) : ctx.table.write(c, numbered(step.ops, lastId, ctx.clock));
   } catch (error) {
-    const aborted = new StorageError('write_aborted', `write to ${ctx.conversationId} aborted before it was stored`, {}, { cause: error });
-    for (const op of ops) op.done.reject(aborted);
-    throw error;
+    return abort(step, c, 'aborted before it was stored', error);
   }
-  ctx.hooks?.onWrite(ctx.conversationId, ops, write);
-  try {
-    const stored = await write;
-    if (step.kind === 'clear') {
-      step.op.done.resolve();
-      return 0;
-    }
-    const rows = stored as StoredMessage[];
-    let at = 0;
-    for (const op of step.ops) {
-      op.done.resolve(rows.slice(at, at + op.entries.length));
-      at += op.entries.length;
-    }
-    // The table's ids are the truth (a shared custom store numbers across processes).
-    return rows.at(-1)?.message_id ?? ctx.lastId;
-  } catch (error) {
-    if (error instanceof StorageError) {
-      for (const op of ops) op.done.reject(error);
+  return write.then(
+    (stored) => (step.kind === 'clear' ? (step.ops[0].done.resolve(), 0) : settleAppends(step.ops, stored as StoredMessage[], lastId)),
+    (error: unknown) => {
+      if (!(error instanceof StorageError)) return abort(step, c, 'failed before it was stored', error);
+      for (const op of step.ops) op.done.reject(error);
       // Re-read: a batch stored despite the error must not be numbered twice. If storage is
       // still unreachable, keep the old id; a table that numbers by itself corrects it.
-      return ctx.table.lastId(ctx.conversationId).catch(() => ctx.lastId);
-    }
-    const aborted = new StorageError('write_aborted', `write to ${ctx.conversationId} failed before it was stored`, {}, { cause: error });
-    for (const op of ops) op.done.reject(aborted);
-    throw error;
+      return ctx.table.lastId(c).catch(() => lastId);
+    },
+  );
+}
+
+function numbered(ops: readonly AppendOp[], lastId: number, clock: WallClock): StoredMessage[] {
+  const ts = isoWithOffset(clock.now());
+  const records: StoredMessage[] = [];
+  let id = lastId;
+  for (const op of ops) for (const e of op.entries) records.push({ message_id: ++id, ts, meta: e.meta, message: e.message });
+  return records;
+}
+
+function settleAppends(ops: readonly AppendOp[], rows: StoredMessage[], lastId: number): number {
+  if (ops.length === 1) ops[0]!.done.resolve(rows);
+  else {
+    let at = 0;
+    for (const op of ops) op.done.resolve(rows.slice(at, (at += op.entries.length)));
   }
+  // The table's ids are the truth (a shared custom store numbers across processes).
+  return rows.at(-1)?.message_id ?? lastId;
+}
+
+/** Rejects the step's ops with `write_aborted` (nothing was stored), and fails with `error`
+ * itself, so the owner crashes. */
+function abort(step: Step, c: string, what: string, error: unknown): Promise<never> {
+  const aborted = new StorageError('write_aborted', `write to ${c} ${what}`, {}, { cause: error });
+  for (const op of step.ops) op.done.reject(aborted);
+  return Promise.reject(error);
 }

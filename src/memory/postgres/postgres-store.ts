@@ -222,7 +222,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
     async add(conversationId: string, messages: readonly Message[]): Promise<void> {
       const c = validateConversationId(conversationId);
-      const entries = validateMessages(messages).map((message) => ({ message, meta: {} }));
+      const entries = validateMessages(messages);
       ensureOpen();
       if (entries.length === 0) return;
       await writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));

@@ -74,7 +74,7 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
       lane.queue = next.rest;
       lane.busy = true;
       ready.delete(conversationId);
-      if (next.step.kind === 'clear') track(runClear(conversationId, next.step.op.done));
+      if (next.step.kind === 'clear') track(runClear(conversationId, next.step.ops[0].done));
       else appends.push({ conversationId, step: next.step });
     }
     if (appends.length > 0) {
