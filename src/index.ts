@@ -8,7 +8,7 @@
 export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.ts';
 
 // The runtime and its supervision tree.
-export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS } from './runtime.ts';
+export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';
 export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeStorage } from './runtime.ts';
 
 // OTP: processes, calls, monitors, registry, supervisors, applications. (Its `Message`, a

@@ -73,6 +73,13 @@ export interface RuntimeOptions {
    * scan) when it is used again.
    */
   idleMs?: number;
+  /**
+   * Most conversation actors alive at once. Default 10 000. Beyond it, the least recently
+   * written idle actors passivate before `idleMs` (each live actor holds ~10-18 KB), so memory
+   * stays bounded however many conversations are touched at once; a passivated conversation
+   * costs one last-id read when it is used again.
+   */
+  maxLiveConversations?: number;
   /** Time for restart intensity (monotonic ms). Default `performance.now()`. */
   clock?: Clock;
   /** Time stamped on records (`ts`). Default `Date.now()`. */
@@ -141,11 +148,14 @@ export interface Runtime extends RuntimeParts {
 
 export const DEFAULT_DATA_DIR = './data';
 export const DEFAULT_IDLE_MS = 60_000;
+export const DEFAULT_MAX_LIVE_CONVERSATIONS = 10_000;
 
 export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const name = options.name ?? 'mnemo';
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   if (!Number.isFinite(idleMs) || idleMs < 0) throw new InvalidInputError('invalid_option', 'idleMs must be a non-negative number of ms');
+  const maxLive = options.maxLiveConversations ?? DEFAULT_MAX_LIVE_CONVERSATIONS;
+  if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw new InvalidInputError('invalid_option', 'maxLiveConversations must be a positive integer');
   const storageOption = options.storage ?? 'lmdb';
   /** A store the runtime made (from `{ postgres }`), so closes after the tree. */
   let ownedStore: ClosableLog | undefined;
@@ -163,7 +173,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   const wallClock = options.wallClock ?? systemWallClock;
 
   const slot = new StorageSlot();
-  const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name), idleMs });
+  const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name), idleMs, maxLive });
   const hooks = conversationHooks(options.faults);
   const memory = createRoutedLog(router, slot);
   const storage = describeStorage(kind, slot);

@@ -24,7 +24,9 @@
  * live actor that has had no write delivered for `idleMs` (an actor still committing ignores
  * it). So an actor passivates between `idleMs` and `1.5 × idleMs` after its last write, and a
  * write costs no timer of its own (one sweep timer serves every conversation, as Orleans'
- * activation collector does).
+ * activation collector does). Above `maxLive` live actors, the least recently written idle
+ * ones are asked to passivate at once (LRU passivation, as Akka's active-entity-limit does), so
+ * memory stays bounded however many conversations are touched within `idleMs`.
  */
 import { cast, isAlive, isNormalExit, monitor, startChild, whereis, type ExitReason, type Pid } from '../otp/index.ts';
 import type { IdleEvent, RouterPort } from './conversation-actor.ts';
@@ -61,12 +63,17 @@ export interface RouterOptions {
   supervisorName: string;
   /** A live actor with no write delivered for this long passivates. */
   idleMs: number;
+  /** Above this many live actors, the least recently written idle ones passivate early. */
+  maxLive: number;
 }
 
 export class ConversationRouter implements RouterPort {
   private readonly routes = new Map<string, Route>();
   private closedWith: StorageError | undefined;
   private readonly sweeper: ReturnType<typeof setInterval>;
+  /** Incarnations started and not down yet. */
+  private live = 0;
+  private evictionQueued = false;
 
   constructor(private readonly options: RouterOptions) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(1, options.idleMs / 2));
@@ -131,7 +138,13 @@ export class ConversationRouter implements RouterPort {
     route.lastLane = lane;
     route.current = incarnation;
     route.state = 'live';
+    this.live++;
     monitor(pid, (down) => this.down(conversationId, incarnation, down.reason));
+    if (this.live > this.options.maxLive && !this.evictionQueued) {
+      // Once per event turn: by then the actors asked to passivate in the last pass are down.
+      this.evictionQueued = true;
+      setImmediate(() => this.evict());
+    }
     // The actor is still starting (this runs in its entry action): deliver afterwards.
     queueMicrotask(() => this.flush(route));
   }
@@ -165,6 +178,22 @@ export class ConversationRouter implements RouterPort {
     }
   }
 
+  /**
+   * Passivates the least recently written idle actors: the excess over `maxLive` and a tenth
+   * of `maxLive` more, so a pass (a sort of the live routes) runs once per that many activations.
+   */
+  private evict(): void {
+    this.evictionQueued = false;
+    const excess = this.live - this.options.maxLive;
+    if (excess <= 0 || this.closedWith !== undefined) return;
+    const idle: Route[] = [];
+    for (const route of this.routes.values()) if (route.state === 'live' && route.current?.lane.idle) idle.push(route);
+    idle.sort((a, b) => a.lastActive - b.lastActive);
+    for (const route of idle.slice(0, excess + Math.ceil(this.options.maxLive / 10))) {
+      cast(route.current!.pid, { type: 'idle' } satisfies IdleEvent);
+    }
+  }
+
   private deliver(route: Route, incarnation: Incarnation, op: PendingOp): void {
     route.lastActive = performance.now();
     incarnation.lane.push(op);
@@ -194,6 +223,7 @@ export class ConversationRouter implements RouterPort {
       new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
     // Its write in flight settles with the storage outcome; the queued ones never reached storage.
     for (const op of incarnation.lane.takeQueued()) op.done.reject(abort);
+    this.live--;
     const route = this.routes.get(conversationId);
     if (route === undefined || route.current !== incarnation) return;
     route.current = undefined;

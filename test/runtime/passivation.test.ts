@@ -90,6 +90,26 @@ describe('activation and passivation', () => {
     expect(await runtime.memory.get('a')).toEqual([user('1'), user('2')]);
   });
 
+  it('keeps at most maxLiveConversations actors, passivating the least recently written first', async () => {
+    const dir = tempDir();
+    const runtime = await startRuntime({ dataDir: dir.path, idleMs: 60_000, maxLiveConversations: 10 });
+    cleanup.push(dir.remove, () => runtime.stop());
+    for (let i = 0; i < 30; i++) await runtime.memory.add(`c${i}`, [user(`${i}`)]);
+    while (conversations(runtime).length > 10) await nextEvent(runtime, (e) => e.type === 'exit');
+    const live = conversations(runtime).map((c) => c.name);
+    // idleMs is a minute: only the cap can have passivated them, oldest first.
+    expect(live).toContain(actor('c29'));
+    expect(live).not.toContain(actor('c0'));
+    const [record] = await runtime.memory.append('c0', [{ message: user('again') }]);
+    expect(record!.message_id).toBe(2);
+    expect(await runtime.memory.get('c0')).toEqual([user('0'), user('again')]);
+  });
+
+  it('refuses a maxLiveConversations that is not a positive integer', async () => {
+    await expect(startRuntime({ maxLiveConversations: 0 })).rejects.toMatchObject({ code: 'invalid_option' });
+    await expect(startRuntime({ maxLiveConversations: 2.5 })).rejects.toMatchObject({ code: 'invalid_option' });
+  });
+
   it('groups the writes that queue while a commit runs into the next commit', async () => {
     const dir = tempDir();
     let t = Date.UTC(2026, 0, 1);
