@@ -27,7 +27,7 @@ import { createLmdbStore } from '../src/memory/lmdb-store.ts';
 import { MESSAGES_DB } from '../src/memory/lmdb-table.ts';
 import { putDailyRow } from '../src/recall/daily-store.ts';
 import { commit, openRecallDbs } from '../src/recall/recall-dbs.ts';
-import { runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search-scan.ts';
+import { openRawText, runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search-scan.ts';
 import { createRecall, createSearchPool, type Recall } from '../src/recall/index.ts';
 
 const quick = process.argv.includes('--quick');
@@ -146,12 +146,15 @@ async function benchSize(n: number): Promise<Figure[]> {
     const inline: Recall = createRecall({ memory: store, env, memoryInEnv: true });
     const pooled: Recall = createRecall({ memory: store, env, memoryInEnv: true, pool, poolThreshold: 0 });
     const dbs = openRecallDbs(env);
-    const messages = env.root.openDB<RawSessionRecord, [string, number]>(MESSAGES_DB, { encoding: 'json' });
+    const messages = {
+      json: env.root.openDB<RawSessionRecord, [string, number]>(MESSAGES_DB, { encoding: 'json' }),
+      text: openRawText<[string, number]>(env.root, MESSAGES_DB),
+    };
     const conversationId = `session/${USER}/${SESSION}`;
 
     for (const q of QUERIES) {
       const daily: Record<Mode, () => Promise<number>> = {
-        blocking: async () => runThrough(scanDaily(dbs.daily, USER, null, q.keyword, 20)).length,
+        blocking: async () => runThrough(scanDaily({ json: dbs.daily, text: dbs.dailyText }, USER, null, q.keyword, 20)).length,
         inline: async () => (await inline.searchDaily({ userId: USER, keyword: q.keyword, limit: 20 })).length,
         pooled: async () => (await pooled.searchDaily({ userId: USER, keyword: q.keyword, limit: 20 })).length,
       };

@@ -2,6 +2,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import { commitFailure } from '../memory/lmdb-environment.ts';
 import type { JsonObject } from '../memory/message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
+import { openRawText } from './search-scan.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -91,6 +92,8 @@ export interface RecallDbs {
   /** The environment's directory (pool workers open it by path). */
   path: string;
   daily: Database<DailyValue, [string, string, number]>;
+  /** `daily` as raw JSON text, for the keyword scan's prefilter (search-scan.ts). */
+  dailyText: Database<string, [string, string, number]>;
   dailyBySession: Database<true, [string, string, string, number]>;
   sessions: Database<SessionEntry, [string, string]>;
   longTerm: Database<LongTermValue, [string, number]>;
@@ -119,6 +122,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     path: environment.path,
     guard: () => environment.guardFailedCommits?.(),
     daily: env.openDB(DB_NAMES.daily, JSON_DB),
+    dailyText: openRawText(env, DB_NAMES.daily),
     dailyBySession: env.openDB(DB_NAMES.dailyBySession, JSON_DB),
     sessions: env.openDB(DB_NAMES.sessions, JSON_DB),
     longTerm: env.openDB(DB_NAMES.longTerm, JSON_DB),

@@ -3,6 +3,7 @@ import type { MessageLog } from '../memory/chat-memory.ts';
 import type { LocalTime, WallClock } from './local-time.ts';
 import type { RecallDbs } from './recall-dbs.ts';
 import type { SearchPool } from './search-pool.ts';
+import type { RawSessionRecord, ScanSource } from './search-scan.ts';
 
 /** What the parts of the layered memory share: its stores, its time, its helpers. */
 export interface RecallDeps {
@@ -17,8 +18,9 @@ export interface RecallDeps {
   pool: SearchPool | undefined;
   /** Scans over more rows than this go to the pool (when there is one). */
   poolThreshold: number;
-  /** Whether `memory` keeps its records in this environment's `messages` db, so workers can scan sessions. */
-  memoryInEnv: boolean;
+  /** `memory`'s own `messages` db, when it lives in this environment: session scans read it
+   * directly (and so can the pool's workers). Undefined: scans go through `memory`. */
+  sessionScan: ScanSource<[string, number], RawSessionRecord> | undefined;
   /** LLM calls per turn. */
   maxToolIterations: number;
 }

@@ -6,7 +6,10 @@ import type { DailyRow, MemoryRow } from './memory-row.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { sessionConversationId } from './recall-ids.ts';
 import { windowSpec } from './row-window.ts';
-import { runThrough, runYielding, scanDaily, SCAN_CHUNK } from './search-scan.ts';
+import type { Key } from 'lmdb';
+import { HIGH } from './recall-dbs.ts';
+import type { DailyKey } from './search-job.ts';
+import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from './search-scan.ts';
 import { textContent, toSessionRow } from './session-row.ts';
 
 /**
@@ -41,20 +44,31 @@ export async function searchSessionRows(
   const conversationId = sessionConversationId(userId, sessionId);
   const last = await deps.memory.lastId(conversationId);
   if (last === 0) return [];
-  if (deps.pool && deps.memoryInEnv && last > deps.poolThreshold) {
-    return deps.pool.run({ kind: 'session', path: deps.dbs.path, conversationId, keyword, limit });
+  const { sessionScan: source, pool } = deps;
+  if (source !== undefined) {
+    const position: ScanPosition<Key> = { key: [conversationId, Infinity], exclusive: true };
+    const job = scanSession(source, conversationId, keyword, limit, Infinity, position);
+    return runScan(job, last, pool !== undefined && last > deps.poolThreshold, (wanted) =>
+      pool!.run({ kind: 'session', path: deps.dbs.path, conversationId, keyword, limit: wanted, before: (position.key as [string, number])[1] }),
+      limit,
+    );
   }
-  // Inline: newest chunk first through the MessageLog (ids are contiguous: a chunk is an id
-  // range). A range read materializes its rows, so chunks start small (a common keyword is
-  // answered by the newest rows) and double up to SCAN_CHUNK.
+  // Another store: newest chunk first through the MessageLog (ids are contiguous: a chunk is an
+  // id range). A range read materializes its rows, so chunks start small (a common keyword is
+  // answered by the newest rows) and double up to SCAN_CHUNK; the event loop turns between them.
   const key = normalizeKeyword(keyword);
   const want = clampLimit(limit);
   const found: MemoryRow[] = [];
   let size = Math.min(SCAN_CHUNK, want * 4);
+  let unyielded = 0;
   for (let to = last; to >= 1 && found.length < want; to -= size, size = Math.min(SCAN_CHUNK, size * 2)) {
-    // A store's reads may resolve without a macrotask in between: yield so timers and I/O run.
-    if (to !== last) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (unyielded >= SCAN_CHUNK) {
+      // A store's reads may resolve without a macrotask in between: yield so timers and I/O run.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      unyielded = 0;
+    }
     const chunk = await deps.memory.range(conversationId, { from: Math.max(1, to - size + 1), to });
+    unyielded += chunk.length;
     for (let i = chunk.length - 1; i >= 0 && found.length < want; i--) {
       const record = chunk[i]!;
       if (key === null || textContent(record.message).toLowerCase().includes(key)) found.push(toSessionRow(record));
@@ -98,11 +112,14 @@ export async function searchDailyRows(
   const only = isCalendarDay(trimmed) ? trimmed : null;
   const bound = dailyRowBound(deps.dbs, userId, only);
   if (bound === 0) return [];
-  if (deps.pool && bound > deps.poolThreshold) {
-    return deps.pool.run({ kind: 'daily', path: deps.dbs.path, userId, day: only, keyword, limit });
-  }
-  const job = scanDaily(deps.dbs.daily, userId, only, keyword, limit);
-  return bound <= SCAN_CHUNK ? runThrough(job) : runYielding(job);
+  const position: ScanPosition<Key> = { key: only === null ? [userId, HIGH] : [userId, only, HIGH], exclusive: false };
+  const job = scanDaily({ json: deps.dbs.daily, text: deps.dbs.dailyText }, userId, only, keyword, limit, position);
+  const { pool } = deps;
+  return runScan(job, bound, pool !== undefined && bound > deps.poolThreshold, (wanted) =>
+    // A chunk was seen before the pool is asked: the position is a row's key.
+    pool!.run({ kind: 'daily', path: deps.dbs.path, userId, day: only, keyword, limit: wanted, after: position.key as DailyKey }),
+    limit,
+  );
 }
 
 /** Rows around an anchor of one day; an empty day means today, an invalid one matches nothing. */

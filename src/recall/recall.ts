@@ -3,6 +3,7 @@ import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/chat-memory.ts';
 import type { JsonValue } from '../memory/message.ts';
+import { MESSAGES_DB } from '../memory/lmdb-table.ts';
 import { isCalendarDay } from './calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat-service.ts';
 import { readDay, removeSessionDailyRows } from './daily-store.ts';
@@ -29,6 +30,7 @@ import {
   sessionWindowRows,
 } from './recall-queries.ts';
 import type { SearchPool } from './search-pool.ts';
+import { openRawText } from './search-scan.ts';
 import { listSessions, sessionEntry, type ConversationSummary } from './sessions-index.ts';
 
 /**
@@ -162,7 +164,9 @@ export function createRecall(options: RecallOptions): Recall {
     localTime,
     pool: options.pool,
     poolThreshold,
-    memoryInEnv: options.memoryInEnv ?? false,
+    sessionScan: options.memoryInEnv
+      ? { json: options.env.root.openDB(MESSAGES_DB, { encoding: 'json' }), text: openRawText(options.env.root, MESSAGES_DB) }
+      : undefined,
     maxToolIterations,
   };
   const { dbs } = deps;

@@ -1,9 +1,9 @@
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { MESSAGES_DB } from '../memory/lmdb-table.ts';
 import type { DailyRow, MemoryRow } from './memory-row.ts';
 import { DB_NAMES, type DailyValue } from './recall-dbs.ts';
 import type { SearchJob } from './search-job.ts';
-import { runThrough, scanDaily, scanSession, type RawSessionRecord } from './search-scan.ts';
+import { openRawText, runThrough, scanDaily, scanSession, type RawSessionRecord, type ScanSource } from './search-scan.ts';
 
 /**
  * The pool worker: runs one keyword scan against the LMDB environment, read-only, and returns
@@ -13,8 +13,8 @@ import { runThrough, scanDaily, scanSession, type RawSessionRecord } from './sea
  */
 interface Opened {
   env: RootDatabase;
-  daily: Database<DailyValue, [string, string, number]>;
-  messages: Database<RawSessionRecord, [string, number]>;
+  daily: ScanSource<[string, string, number], DailyValue>;
+  messages: ScanSource<[string, number], RawSessionRecord>;
 }
 
 const opened = new Map<string, Opened>();
@@ -25,8 +25,8 @@ function attach(path: string): Opened {
     const env = open({ path, readOnly: true, maxDbs: 32 });
     o = {
       env,
-      daily: env.openDB<DailyValue, [string, string, number]>(DB_NAMES.daily, { encoding: 'json' }),
-      messages: env.openDB<RawSessionRecord, [string, number]>(MESSAGES_DB, { encoding: 'json' }),
+      daily: { json: env.openDB(DB_NAMES.daily, { encoding: 'json' }), text: openRawText(env, DB_NAMES.daily) },
+      messages: { json: env.openDB(MESSAGES_DB, { encoding: 'json' }), text: openRawText(env, MESSAGES_DB) },
     };
     opened.set(path, o);
   }
@@ -39,6 +39,6 @@ export default function search(job: SearchJob): DailyRow[] | MemoryRow[] {
   // since the main thread's last commit, so start every job from the latest snapshot.
   o.env.resetReadTxn();
   return job.kind === 'daily'
-    ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit))
-    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit));
+    ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit, job.after && { key: job.after, exclusive: true }))
+    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit, job.before));
 }

@@ -11,6 +11,7 @@ import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
  */
 let fx: RecallFixture;
 let pooled: RecallFixture;
+let throughLog: RecallFixture;
 let pool: SearchPool;
 
 const U = 'u';
@@ -33,12 +34,14 @@ beforeAll(async () => {
   }
   pool = createSearchPool({ maxThreads: 1 });
   pooled = openRecall({ dir: fx.dir, pool, poolThreshold: 0 });
+  throughLog = openRecall({ dir: fx.dir, memoryInEnv: false });
 });
 
 afterAll(async () => {
   await pooled.recall.close();
   await pool.close();
   await pooled.close();
+  await throughLog.close();
   await fx.close();
 });
 
@@ -64,6 +67,15 @@ describe('the search pool', () => {
       const onPool = await pooled.recall.searchSession({ userId: U, sessionId: 's', ...q });
       expect(onPool, JSON.stringify(q)).toEqual(inline);
     }
+  });
+
+  test('a session search through the MessageLog (a store outside the environment) returns the same rows', async () => {
+    for (const q of [{ keyword: 'needle' }, { keyword: 'NEEDLE 5', limit: 1 }, { keyword: '', limit: 7 }, { keyword: 'nothing' }]) {
+      const direct = await fx.recall.searchSession({ userId: U, sessionId: 's', ...q });
+      const viaLog = await throughLog.recall.searchSession({ userId: U, sessionId: 's', ...q });
+      expect(viaLog, JSON.stringify(q)).toEqual(direct);
+    }
+    expect((await throughLog.recall.searchSession({ userId: U, sessionId: 's', keyword: 'needle' })).map((r) => r.message_id)).toHaveLength(12);
   });
 
   test('workers see rows committed after they opened the environment', async () => {
