@@ -62,6 +62,8 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
   if (held === undefined || held.closing !== undefined) {
     const root = open({
       path: key,
+      // A directory always: lmdb-js would take a path with a dot in its name for a file.
+      noSubdir: false,
       maxDbs: options.maxDbs ?? 32,
       ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
       ...(options.commitDelay !== undefined ? { commitDelay: options.commitDelay } : {}),

@@ -22,7 +22,7 @@ const opened = new Map<string, Opened>();
 function attach(path: string): Opened {
   let o = opened.get(path);
   if (!o) {
-    const env = open({ path, readOnly: true, maxDbs: 32 });
+    const env = open({ path, noSubdir: false, readOnly: true, maxDbs: 32 });
     o = {
       env,
       daily: { json: env.openDB(DB_NAMES.daily, { encoding: 'json' }), text: openRawText(env, DB_NAMES.daily) },

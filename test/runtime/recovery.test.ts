@@ -1,3 +1,5 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLmdbStore, StorageError, type StoredMessage } from '../../src/memory/index.ts';
 import { exit, whereis } from '../../src/otp/index.ts';
@@ -202,6 +204,19 @@ describe('whole runtime restart', () => {
     for (const c of ['a', 'b', 'c']) expect(await second.memory.get(c)).toEqual([user(`${c}1`), user(`${c}2`)]);
     const [record] = await second.memory.append('b', [{ message: user('b3') }]);
     expect(record!.message_id).toBe(3);
+  });
+
+  it('takes a data directory whose name has a dot as a directory, with search on the pool', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.remove);
+    const dataDir = join(dir.path, 'chat.data');
+    const runtime = await startRuntime({ dataDir, recall: { poolThreshold: 0 } });
+    cleanup.push(() => runtime.stop());
+    const sessionId = 's1';
+    await runtime.recall.chat({ userId: 'u', sessionId, message: 'remember the dotted directory' });
+    expect(statSync(dataDir).isDirectory()).toBe(true);
+    expect(readdirSync(dataDir).sort()).toEqual(['data.mdb', 'lock.mdb']);
+    expect((await runtime.recall.searchSession({ userId: 'u', sessionId, keyword: 'dotted' })).map((r) => r.message_id)).toEqual([1, 2]);
   });
 
   it('stop() commits what the actors hold; writes after it reject with store_closed', async () => {
