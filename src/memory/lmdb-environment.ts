@@ -1,5 +1,5 @@
-import { resolve } from 'node:path';
-import { statfsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { existsSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { StorageError } from './storage-error.ts';
 
@@ -60,6 +60,7 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
   const key = resolve(path);
   let held = environments.get(key);
   if (held === undefined || held.closing !== undefined) {
+    assertRoomToOpen(key);
     const root = open({
       path: key,
       // A directory always: lmdb-js would take a path with a dot in its name for a file.
@@ -148,6 +149,30 @@ export async function commitFailure(error: unknown, path: string): Promise<Stora
   return full
     ? new StorageError('storage_full', `storage full: the batch was not stored (${message})`, { errno }, { cause })
     : new StorageError('storage_failed', `commit failed: the batch was not stored (${message})`, { errno }, { cause });
+}
+
+/** What opening a new environment writes: the lock file's reader table and the first pages. */
+const OPEN_BYTES = 256 * 1024;
+
+/**
+ * LMDB maps its lock file and touches it through the map: on a file system with no room for it,
+ * that touch is a SIGBUS, which kills the process. A new environment (no lock file yet) on a
+ * file system without room for it is refused with `storage_full` instead.
+ */
+function assertRoomToOpen(path: string): void {
+  if (existsSync(join(path, 'lock.mdb'))) return;
+  let dir = path;
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  let free: number;
+  try {
+    const s = statfsSync(dir);
+    free = s.bavail * s.bsize;
+  } catch {
+    return; // let LMDB report it
+  }
+  if (free < OPEN_BYTES) {
+    throw new StorageError('storage_full', `no room to open an LMDB environment in ${path}: ${free} bytes free`, { path, free });
+  }
 }
 
 function lowOnSpace(path: string): boolean {

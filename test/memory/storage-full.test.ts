@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -39,8 +39,8 @@ const canMount = (() => {
   }
 })();
 
-// A fresh file system per test: opening an LMDB environment on a disk that is already full
-// kills the process with SIGBUS (LMDB maps its lock file), so no test starts on a full disk.
+// A fresh file system per test. (LMDB maps its lock file: opening an environment on a disk that
+// is already full would kill the process with SIGBUS; acquireEnvironment refuses first.)
 describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
   beforeEach(() => void execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]));
   afterEach(() => void execFileSync('umount', [mountPoint]));
@@ -90,7 +90,33 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     expect(acked).toBeGreaterThan(0);
     await runtime.stop();
   });
+
+  it('refuses to open a new environment on a full disk with storage_full instead of dying of SIGBUS', async () => {
+    const filler = join(mountPoint, 'filler');
+    try {
+      for (;;) appendFileSync(filler, Buffer.alloc(64 * 1024));
+    } catch (e) {
+      expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    }
+    const opening = (() => {
+      try {
+        return createLmdbStore({ path: join(mountPoint, 'store') });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(opening).toBeInstanceOf(StorageError);
+    expect((opening as StorageError).code).toBe('storage_full');
+    const started = await startRuntime({ dataDir: join(mountPoint, 'runtime'), name: 'full-at-start' }).catch((e: unknown) => e);
+    expect(causes(started).some((c) => c instanceof StorageError && c.code === 'storage_full')).toBe(true);
+  });
 });
+
+function causes(error: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = error; e !== undefined && out.length < 10; e = (e as { cause?: unknown }).cause) out.push(e);
+  return out;
+}
 
 describe('a file size limit (ulimit -f, in a child process)', () => {
   it('fails the commit with a typed error, stores none of the batch, and takes writes again after a clear', () => {
