@@ -171,9 +171,11 @@ export class ConversationRouter implements RouterPort {
 
   private sweep(): void {
     const cutoff = performance.now() - this.options.idleMs;
-    for (const route of this.routes.values()) {
+    for (const [id, route] of this.routes) {
       if (route.state === 'live' && route.lastActive <= cutoff && route.current !== undefined) {
         cast(route.current.pid, { type: 'idle' } satisfies IdleEvent);
+      } else if (route.state === 'idle' && route.buffer.length === 0 && route.lastLane?.idle !== false) {
+        this.routes.delete(id); // kept after a supervisor restart only to fence a write that has settled since
       }
     }
   }
