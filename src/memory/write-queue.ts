@@ -5,8 +5,8 @@ import type { CheckedEntry } from './validate-input.ts';
 import { isoWithOffset, type WallClock } from './wall-clock.ts';
 
 /**
- * The write path of one conversation, shared by the standalone `SerialLog` and the
- * conversation actor: a queue of pending operations, taken a step at a time. A step is either
+ * The write path of one conversation, shared by the standalone `SerialLog`, the conversation
+ * actor's lane (write-lane.ts) and the PostgreSQL write path: a queue of pending operations, taken a step at a time. A step is either
  * one `clear`, or every `append` at the head of the queue committed as ONE batch (group
  * commit: appends that arrived while the previous step was committing share the next commit).
  *
@@ -15,6 +15,8 @@ import { isoWithOffset, type WallClock } from './wall-clock.ts';
  * - a `StorageError` from the table: rejected with it (nothing of the batch was stored);
  * - any other failure before the write was issued (an injected fault, a broken invariant):
  *   rejected with `write_aborted`, and the failure is rethrown so the owner crashes.
+ * (Each op is settled once by construction; the promise functions behind `Settle` would ignore
+ * a second call anyway.)
  */
 export interface Settle<T> {
   resolve(value: T): void;
