@@ -4,7 +4,7 @@ import { fallbackReply } from '../llm/fallback-llm.ts';
 import type { JsonObject, Message } from '../memory/message.ts';
 import type { ToolCallRecord } from '../kernel/tool-call.ts';
 import { generateTitle, offlineTitle } from './conversation-title.ts';
-import { putDailyRow } from './daily-store.ts';
+import { catchUpDaily, mirrorSessionRow, startMirror } from './daily-mirror.ts';
 import { putLogRow } from './dialogue-log.ts';
 import { currentLongTerm, writeLongTerm } from './long-term-store.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
@@ -34,7 +34,7 @@ import { projectToolCalls } from './tool-call-projection.ts';
  *    stored as an empty user row, the offline reply is `收到：。我已经记录到记忆中。`, and the
  *    title of a session it opens is `新对话` for good. (The chat page never sends one.)
  * 2. Store the user row in the session (its MessageLog conversation), then in today's daily
- *    view with its session id. A new session is registered, unlisted, just before its first
+ *    view with its session id (first mirroring any row a crash left out of it: daily-mirror.ts). A new session is registered, unlisted, just before its first
  *    row, so every session with rows can be found, exported and deleted.
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
  *    the demo's "3 rounds") and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
@@ -91,7 +91,13 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   const dbs = deps.dbs;
 
   const asked = localNow(deps);
-  if (!sessionEntry(dbs, userId, sessionId)) await commit(dbs, () => registerSession(dbs, userId, sessionId, asked.ts));
+  if (!sessionEntry(dbs, userId, sessionId)) {
+    await commit(dbs, () => {
+      registerSession(dbs, userId, sessionId, asked.ts);
+      startMirror(dbs, userId, sessionId);
+    });
+  }
+  await catchUpDaily(deps, userId, sessionId);
   const [userRecord] = await deps.memory.append(conversationId, [
     { message: { role: 'user', content: message }, meta: { ts: asked.ts } },
   ]);
@@ -101,7 +107,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   let replied = false;
   try {
     await commit(dbs, () =>
-      putDailyRow(dbs, userId, {
+      mirrorSessionRow(dbs, userId, sessionId, {
         day: asked.day,
         ts: asked.ts,
         role: 'user',
@@ -143,7 +149,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     ]);
     replied = true;
     await commit(dbs, () => {
-      putDailyRow(dbs, userId, {
+      mirrorSessionRow(dbs, userId, sessionId, {
         day: answered.day,
         ts: answered.ts,
         role: 'assistant',
@@ -206,7 +212,7 @@ async function recordFailure(
     { message: { role: 'assistant', content: '' }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } },
   ]);
   await commit(dbs, () => {
-    putDailyRow(dbs, userId, {
+    mirrorSessionRow(dbs, userId, sessionId, {
       day: at.day,
       ts: at.ts,
       role: 'assistant',

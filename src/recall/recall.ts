@@ -6,6 +6,7 @@ import type { JsonValue } from '../memory/message.ts';
 import { MESSAGES_DB } from '../memory/lmdb-table.ts';
 import { isCalendarDay } from './calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat-service.ts';
+import { forgetMirror } from './daily-mirror.ts';
 import { readDay, removeSessionDailyRows } from './daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-import.ts';
@@ -210,6 +211,7 @@ export function createRecall(options: RecallOptions): Recall {
         await deps.memory.clear(conversationId);
         const removedRows = await commit(dbs, () => {
           const n = removeSessionDailyRows(dbs, u, s);
+          forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);
           dbs.sessions.remove([u, s]);
           return n;

@@ -26,6 +26,8 @@ export interface SearchPool {
   run(job: Extract<SearchJob, { kind: 'session' }>): Promise<MemoryRow[]>;
   /** Scans running or queued now. */
   readonly pending: number;
+  /** Scans finished so far (successfully or not). */
+  readonly completed: number;
   readonly closed: boolean;
   close(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   });
   let closed = false;
   let closing: Promise<void> | undefined;
+  let completed = 0;
   const inFlight = new Set<Promise<unknown>>();
   const pool = {
     run(job: SearchJob): Promise<DailyRow[] | MemoryRow[]> {
@@ -58,11 +61,17 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
         () => undefined,
       );
       inFlight.add(settled);
-      void settled.then(() => inFlight.delete(settled));
+      void settled.then(() => {
+        inFlight.delete(settled);
+        completed++;
+      });
       return result;
     },
     get pending() {
       return inFlight.size;
+    },
+    get completed() {
+      return completed;
     },
     get closed() {
       return closed;

@@ -168,7 +168,11 @@ describe('import of the demo folder layout', () => {
     writeDemoFolder(src);
     fx = openRecall();
     await fx.recall.importDemoFolder(src);
+    const dailyOfS1 = async () => (await fx!.recall.searchDaily({ userId: 'demo-user', keyword: '', limit: 200 })).filter((r) => r.session_id === 's1').map((r) => r.content);
+    const imported = await dailyOfS1();
     const result = await fx.recall.chat({ userId: 'demo-user', sessionId: 's1', message: 'hi again' });
+    // The imported rows came with their own daily files: the turn adds its two rows, nothing more.
+    expect(await dailyOfS1()).toEqual([...imported, 'hi again', result.reply]);
     expect(result.title).toBe('生日');
     expect(result.memoryHits).toBe(1);
     expect((await fx.recall.getSessionMessages('demo-user', 's1')).map((x) => x.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
