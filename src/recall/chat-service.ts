@@ -49,7 +49,8 @@ import { projectToolCalls } from './tool-call-projection.ts';
  *    dialogue-log row (message, reply, the exact context sent, tool calls).
  * 6. Title: kept if the session has one; else made from this turn (offline: the first 12
  *    code points of the message; with an LLM: asked of it, falling back on error). Then the
- *    index entry is listed and its `updated_at` refreshed.
+ *    index entry is listed and its `updated_at` refreshed, in the commit of step 5 whenever the
+ *    title is known by then (every turn but an LLM session's first).
  * 7. Answer `{reply, memoryHits (1 when the long-term document is non-empty, else 0), title,
  *    toolCalls}`.
  *
@@ -148,7 +149,11 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
       { message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) },
     ]);
     replied = true;
-    await commit(dbs, () => {
+    // The title is known after a session's first turn (and offline, always): then the index
+    // update rides in the commit of the daily and log rows. Only a first turn with an LLM asks
+    // for its title after that commit, so a slow title call holds back nothing durable.
+    const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message) : '');
+    let entry = await commit(dbs, () => {
       mirrorSessionRow(dbs, userId, sessionId, {
         day: answered.day,
         ts: answered.ts,
@@ -166,10 +171,12 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         memory_context: memoryContext,
         tool_calls: toolCalls,
       });
+      return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
     });
-
-    const title = sessionEntry(dbs, userId, sessionId)?.title || (await generateTitle(deps.llm, message, reply));
-    const entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
+    if (entry === undefined) {
+      const title = await generateTitle(deps.llm, message, reply);
+      entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
+    }
     return { reply, memoryHits: longTerm === '' ? 0 : 1, title: entry.title, toolCalls };
   } catch (err) {
     if (!replied) {
