@@ -192,14 +192,7 @@ function rssInChild(): RssFigures {
   return JSON.parse(out.trim().split('\n').pop()!) as RssFigures;
 }
 
-async function rss(): Promise<{
-  conversations: number;
-  beforeMB: number;
-  afterMB: number;
-  growthMB: number;
-  heapBeforeMB: number;
-  heapAfterMB: number;
-}> {
+async function rss(): Promise<RssFigures> {
   const idleMs = 500;
   const runtime = await startRuntime({ name: 'bench-rss', dataDir: freshDir(), idleMs });
   await runtime.memory.add('warm-up', [messageOf(0, 0)]);

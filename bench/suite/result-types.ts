@@ -24,6 +24,25 @@ export interface Column {
 }
 
 /** A ratio column: `metric` of the row divided by the same metric of `baseline` at the same x. */
+/**
+ * The columns of a rate measured over `repeats` interleaved runs: the rate (`key`), its min and
+ * max when there are repeats (`min<Key>`, `max<Key>`), and the p50/p99 latency.
+ */
+export function rateColumns(key: string, label: string, repeats: number): Column[] {
+  const Key = key[0]!.toUpperCase() + key.slice(1);
+  return [
+    { key, label, digits: 0 },
+    ...(repeats > 1
+      ? [
+          { key: `min${Key}`, label: 'min', digits: 0 },
+          { key: `max${Key}`, label: 'max', digits: 0 },
+        ]
+      : []),
+    { key: 'p50Ms', label: 'p50 ms', digits: 2 },
+    { key: 'p99Ms', label: 'p99 ms', digits: 2 },
+  ];
+}
+
 export interface RatioColumn {
   metric: string;
   baseline: AdapterId;

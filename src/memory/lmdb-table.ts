@@ -111,12 +111,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) removes.push(db.remove(key));
       if (removes.length === 0) return;
       lease.guardFailedCommits();
-      try {
-        await Promise.all(removes);
-        await db.flushed;
-      } catch (error) {
-        throw await commitFailure(error, lease.path);
-      }
+      await Promise.all(removes).then(() => db.flushed).catch(failedCommit);
     },
     close: () => {
       closed = true;

@@ -1,13 +1,7 @@
-import type { MessageTable } from './message-table.ts';
-import type { WallClock } from './wall-clock.ts';
-import { runStep, takeStep, type PendingOp, type Step, type StepContext, type StepHooks } from './write-queue.ts';
+import { runStep, takeStep, type PendingOp, type Step, type StepContext } from './write-queue.ts';
 
-export interface LaneContext {
-  table: MessageTable;
-  conversationId: string;
-  clock: WallClock;
-  hooks: StepHooks | undefined;
-}
+/** What every step of the lane runs with; the lane keeps the last id. */
+export type LaneContext = Omit<StepContext, 'lastId'>;
 
 /**
  * The write mailbox of one conversation: pending writes, committed a step at a time

@@ -28,12 +28,14 @@ const MARK = 'daily-mirrored';
 
 const markKey = (userId: string, sessionId: string) => [userId, MARK, sessionId];
 
-/** Inside a write transaction: the daily row of session row `row.session_message_id`, unless mirrored already. */
-export function mirrorSessionRow(dbs: RecallDbs, userId: string, sessionId: string, row: NewDailyRow & { session_message_id: number }): void {
+/** Inside a write transaction: the daily row of session row `row.session_message_id`, unless
+ * mirrored already; says whether it wrote one. */
+export function mirrorSessionRow(dbs: RecallDbs, userId: string, sessionId: string, row: NewDailyRow & { session_message_id: number }): boolean {
   const mark = dbs.counters.get(markKey(userId, sessionId)) ?? 0;
-  if (row.session_message_id <= mark) return;
+  if (row.session_message_id <= mark) return false;
   putDailyRow(dbs, userId, row);
   dbs.counters.put(markKey(userId, sessionId), row.session_message_id);
+  return true;
 }
 
 /** Inside a write transaction: a new session, with nothing mirrored yet. */
@@ -60,15 +62,8 @@ export async function catchUpDaily(deps: RecallDeps, userId: string, sessionId: 
     return 0;
   }
   const missing = await deps.memory.range(conversationId, { from: mark + 1, to: last });
-  return commit(dbs, () => {
-    let mirrored = 0;
-    for (const record of missing) {
-      if (record.message_id <= (dbs.counters.get(markKey(userId, sessionId)) ?? 0)) continue;
-      mirrorSessionRow(dbs, userId, sessionId, dailyRowOf(record, sessionId));
-      mirrored++;
-    }
-    return mirrored;
-  });
+  // A parallel turn may have mirrored some of them since: mirrorSessionRow skips those.
+  return commit(dbs, () => missing.filter((record) => mirrorSessionRow(dbs, userId, sessionId, dailyRowOf(record, sessionId))).length);
 }
 
 /** The daily row a turn writes for a session record (see chat-service.ts). */

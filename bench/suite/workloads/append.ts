@@ -3,7 +3,7 @@ import { nextTurn } from '../event-loop.ts';
 import { Samples, type LatencySummary } from '../stats.ts';
 import { withTempDir } from '../temp-dir.ts';
 import type { AdapterId, LogAdapter } from '../types.ts';
-import type { ResultRow } from '../result-types.ts';
+import { rateColumns, type ResultRow } from '../result-types.ts';
 import type { Workload } from '../workload.ts';
 
 /**
@@ -80,17 +80,7 @@ export const appendWorkload: Workload = {
         warmup,
         repeats,
       },
-      columns: [
-        { key: 'opsPerSec', label: 'appends/s', digits: 0 },
-        ...(repeats > 1
-          ? [
-              { key: 'minOpsPerSec', label: 'min', digits: 0 },
-              { key: 'maxOpsPerSec', label: 'max', digits: 0 },
-            ]
-          : []),
-        { key: 'p50Ms', label: 'p50 ms', digits: 2 },
-        { key: 'p99Ms', label: 'p99 ms', digits: 2 },
-      ],
+      columns: rateColumns('opsPerSec', 'appends/s', repeats),
       ratios: [
         { metric: 'opsPerSec', baseline: 'raw-lmdb', label: '÷ raw lmdb-js' },
         { metric: 'opsPerSec', baseline: 'mnemo-lmdb', label: '÷ Mnemo' },

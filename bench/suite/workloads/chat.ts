@@ -5,7 +5,7 @@ import { messageAt } from '../records.ts';
 import { nextTurn } from '../event-loop.ts';
 import { Samples, type LatencySummary } from '../stats.ts';
 import { withTempDir } from '../temp-dir.ts';
-import type { ResultRow } from '../result-types.ts';
+import { rateColumns, type ResultRow } from '../result-types.ts';
 import type { Workload } from '../workload.ts';
 
 /**
@@ -65,17 +65,7 @@ export const chatWorkload: Workload = {
         'Complete chat turns per second (store the user row in session and daily views, read the context, reply offline, store the reply, log the turn, update the session index), with N sessions chatting at once. Higher is better.',
       xLabel: 'concurrent sessions',
       params: { sessions: levels.map((l) => l.sessions), turnsPerSession: levels.map((l) => l.turnsPerSession), capSeconds, repeats },
-      columns: [
-        { key: 'turnsPerSec', label: 'turns/s', digits: 0 },
-        ...(repeats > 1
-          ? [
-              { key: 'minTurnsPerSec', label: 'min', digits: 0 },
-              { key: 'maxTurnsPerSec', label: 'max', digits: 0 },
-            ]
-          : []),
-        { key: 'p50Ms', label: 'p50 ms', digits: 2 },
-        { key: 'p99Ms', label: 'p99 ms', digits: 2 },
-      ],
+      columns: rateColumns('turnsPerSec', 'turns/s', repeats),
       ratios: [{ metric: 'turnsPerSec', baseline: 'mnemo-lmdb', label: '÷ Mnemo' }],
       rows,
       charts: [{ file: 'chat-turns.svg', kind: 'bars', title: 'Chat turns/s (offline reply) by concurrent sessions', metric: 'turnsPerSec', yLabel: 'turns/s (log)', logY: true }],
