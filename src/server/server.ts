@@ -17,6 +17,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerTokenHook } from './bearer-token.ts';
 import { errorResponse, installErrorHandlers } from './http-errors.ts';
+import { trackIdleSockets } from './idle-sockets.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
 import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
@@ -67,12 +68,15 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
   app.removeContentTypeParser('text/plain');
   installErrorHandlers(app, bodyLimit);
-  // Once closing, every answer ends its connection: Node only closes connections that are
-  // idle when close() starts, so a keep-alive socket whose turn was in flight would otherwise
-  // hold close() open until the client dropped it.
+  // Once closing, idle sockets are destroyed and every answer ends its connection: Node only
+  // closes connections that are idle when close() starts, so a keep-alive socket whose turn
+  // was in flight, or a preconnected one, would otherwise hold close() open until the client
+  // dropped it.
+  const idleSockets = trackIdleSockets(app.server);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    idleSockets.closeAll();
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);

@@ -1,10 +1,13 @@
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { afterEach, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
 import { startChatStub, type ChatStub } from './support/chat-completions-stub.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 // close() of a running server: it stops accepting, answers the turn in flight, and resolves
-// even when that answer went over a keep-alive connection (as browsers and fetch use).
+// even when that answer went over a keep-alive connection (as browsers and fetch use), or a
+// client holds a connection it has not sent anything on (as browsers preconnect).
 
 let stub: ChatStub;
 let t: TestServer;
@@ -42,4 +45,16 @@ it('answers a turn in flight on a keep-alive connection, then finishes closing',
 
   const rows = await t.recall.getSessionMessages('u', 's');
   expect(rows.map((r) => r.role)).toEqual(['user', 'assistant']);
+});
+
+it('closes a connection that never sent a request instead of waiting for the client to drop it', async () => {
+  t = await startTestServer();
+  const preconnect = connect(t.server.port, '127.0.0.1');
+  await once(preconnect, 'connect');
+  const droppedByServer = once(preconnect, 'close');
+
+  await t.server.close();
+  await droppedByServer; // the client never closes it: only the server can have
+  expect(preconnect.destroyed).toBe(true);
+  expect((await fetch(`${t.url}/api/conversations?user_id=u`).catch((err: Error) => err)) instanceof Error).toBe(true);
 });
