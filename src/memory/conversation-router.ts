@@ -41,6 +41,8 @@ interface Incarnation {
   readonly pid: Pid;
   /** Its write mailbox. */
   readonly lane: WriteLane;
+  /** It announced it is passivating: counted live until down, but no longer over the cap. */
+  leaving: boolean;
 }
 
 interface Route {
@@ -73,6 +75,8 @@ export class ConversationRouter implements RouterPort {
   private readonly sweeper: ReturnType<typeof setInterval>;
   /** Incarnations started and not down yet. */
   private live = 0;
+  /** Of those, the ones passivating. */
+  private leaving = 0;
   private evictionQueued = false;
 
   constructor(private readonly options: RouterOptions) {
@@ -131,7 +135,7 @@ export class ConversationRouter implements RouterPort {
 
   incarnated(conversationId: string, pid: Pid, lane: WriteLane): void {
     const route = this.route(conversationId);
-    const incarnation: Incarnation = { pid, lane };
+    const incarnation: Incarnation = { pid, lane, leaving: false };
     // The previous incarnation exited before this one could take its name: its lane issues
     // nothing more, and what it has in flight is all there is to wait for.
     route.fence = route.lastLane?.settled();
@@ -140,10 +144,11 @@ export class ConversationRouter implements RouterPort {
     route.state = 'live';
     this.live++;
     monitor(pid, (down) => this.down(conversationId, incarnation, down.reason));
-    if (this.live > this.options.maxLive && !this.evictionQueued) {
-      // Once per event turn: by then the actors asked to passivate in the last pass are down.
+    if (this.live - this.leaving > this.options.maxLive && !this.evictionQueued) {
+      // A microtask, not a later event turn: a loop over an in-memory store never yields to
+      // the event loop, and eviction must keep up with it.
       this.evictionQueued = true;
-      setImmediate(() => this.evict());
+      queueMicrotask(() => this.evict());
     }
     // The actor is still starting (this runs in its entry action): deliver afterwards.
     queueMicrotask(() => this.flush(route));
@@ -151,7 +156,10 @@ export class ConversationRouter implements RouterPort {
 
   passivating(conversationId: string, pid: Pid): void {
     const route = this.routes.get(conversationId);
-    if (route?.current?.pid === pid) route.state = 'passivating';
+    if (route?.current?.pid !== pid || route.current.leaving) return;
+    route.state = 'passivating';
+    route.current.leaving = true;
+    this.leaving++;
   }
 
   settled(conversationId: string): Promise<void> {
@@ -186,7 +194,7 @@ export class ConversationRouter implements RouterPort {
    */
   private evict(): void {
     this.evictionQueued = false;
-    const excess = this.live - this.options.maxLive;
+    const excess = this.live - this.leaving - this.options.maxLive;
     if (excess <= 0 || this.closedWith !== undefined) return;
     const idle: Route[] = [];
     for (const route of this.routes.values()) if (route.state === 'live' && route.current?.lane.idle) idle.push(route);
@@ -226,6 +234,7 @@ export class ConversationRouter implements RouterPort {
     // Its write in flight settles with the storage outcome; the queued ones never reached storage.
     for (const op of incarnation.lane.takeQueued()) op.done.reject(abort);
     this.live--;
+    if (incarnation.leaving) this.leaving--;
     const route = this.routes.get(conversationId);
     if (route === undefined || route.current !== incarnation) return;
     route.current = undefined;

@@ -105,6 +105,19 @@ describe('activation and passivation', () => {
     expect(await runtime.memory.get('c0')).toEqual([user('0'), user('again')]);
   });
 
+  it('keeps the cap under a loop that never yields to the event loop (in-memory storage)', async () => {
+    const runtime = await startRuntime({ name: 'capped_memory', storage: 'memory', idleMs: 60_000, maxLiveConversations: 10 });
+    cleanup.push(() => runtime.stop());
+    // In-memory writes settle in microtasks only: no timer or setImmediate runs until the loop ends.
+    let most = 0;
+    for (let i = 0; i < 200; i++) {
+      await runtime.memory.add(`m${i}`, [user(`${i}`)]);
+      most = Math.max(most, conversations(runtime).length);
+    }
+    expect(most).toBeLessThanOrEqual(11); // the cap, plus the actor that just started
+    expect(await runtime.memory.get('m0')).toEqual([user('0')]);
+  });
+
   it('refuses a maxLiveConversations that is not a positive integer', async () => {
     await expect(startRuntime({ maxLiveConversations: 0 })).rejects.toMatchObject({ code: 'invalid_option' });
     await expect(startRuntime({ maxLiveConversations: 2.5 })).rejects.toMatchObject({ code: 'invalid_option' });
