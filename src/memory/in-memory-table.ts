@@ -4,37 +4,38 @@ import type { MessageTable } from './message-table.ts';
 /**
  * A `MessageTable` in process memory, like beamai's ETS table: fast, and gone with its owner
  * (inside a runtime the store actor owns it, so a crash-restart of the store starts empty).
- * Records are copied in and out, so no caller can change what is stored by mutating objects.
+ * Records are kept as JSON text, as ETS copies terms in and out: no caller can change what is
+ * stored by mutating objects, a read decodes once, and a string weighs less than its objects.
  */
 export function createInMemoryTable(): MessageTable {
   /** Per conversation, records in id order; ids run 1..n, so record i has id i + 1. */
-  const conversations = new Map<string, StoredMessage[]>();
-  const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+  const conversations = new Map<string, string[]>();
+  const decode = (text: string) => JSON.parse(text) as StoredMessage;
 
   return {
     kind: 'memory',
     lastId: async (c) => conversations.get(c)?.length ?? 0,
-    messages: async (c) => (conversations.get(c) ?? []).map((r) => copy(r.message) as Message),
+    messages: async (c) => (conversations.get(c) ?? []).map((text) => decode(text).message as Message),
     range: async (c, from, to, limit) => {
       const all = conversations.get(c) ?? [];
       const start = Math.max(from, 1) - 1;
       const end = Math.min(to, all.length, start + limit);
-      return start < end ? all.slice(start, end).map(copy) : [];
+      return start < end ? all.slice(start, end).map(decode) : [];
     },
     tail: async (c, n) => {
       const all = conversations.get(c) ?? [];
-      return n === 0 ? [] : all.slice(-n).map(copy);
+      return n === 0 ? [] : all.slice(-n).map(decode);
     },
     write: async (c, records) => {
-      const stored = records.map(copy);
+      const stored = records.map((r) => JSON.stringify(r));
       let all = conversations.get(c);
       if (all === undefined) conversations.set(c, (all = []));
-      const first = stored[0];
+      const first = records[0];
       if (first !== undefined && first.message_id !== all.length + 1) {
         throw new Error(`in-memory table: ${c} expects id ${all.length + 1}, got ${first.message_id}`);
       }
-      for (const r of stored) all.push(r);
-      return records.map(copy);
+      for (const text of stored) all.push(text);
+      return records;
     },
     clear: async (c) => {
       conversations.delete(c);
