@@ -41,13 +41,17 @@ export class SearchPoolClosedError extends MnemoError {
 
 export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   const maxThreads = options.maxThreads ?? Math.max(1, Math.floor(availableParallelism() / 2));
-  const piscina = new Piscina({
-    filename: new URL('./search-worker.ts', import.meta.url).href,
-    minThreads: 0,
-    maxThreads,
-    idleTimeout: options.idleTimeout ?? 30_000,
-    execArgv: workerExecArgv(),
-  });
+  // Built on the first scan: a runtime that never searches a large session (most restarts,
+  // every CLI call that only reads) does not pay piscina's setup (~3 ms) at start.
+  let piscina: Piscina | undefined;
+  const threads = () =>
+    (piscina ??= new Piscina({
+      filename: new URL('./search-worker.ts', import.meta.url).href,
+      minThreads: 0,
+      maxThreads,
+      idleTimeout: options.idleTimeout ?? 30_000,
+      execArgv: workerExecArgv(),
+    }));
   let closed = false;
   let closing: Promise<void> | undefined;
   let completed = 0;
@@ -55,7 +59,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   const pool = {
     run(job: SearchJob): Promise<DailyRow[] | MemoryRow[]> {
       if (closed) return Promise.reject(new SearchPoolClosedError());
-      const result = piscina.run(job) as Promise<DailyRow[] | MemoryRow[]>;
+      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[]>;
       const settled = result.then(
         () => undefined,
         () => undefined,
@@ -79,7 +83,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
     close() {
       closed = true;
       // piscina's own close can cut off a job still waiting for its thread to start.
-      closing ??= Promise.all(inFlight).then(() => piscina.close());
+      closing ??= Promise.all(inFlight).then(() => piscina?.close());
       return closing;
     },
   };
