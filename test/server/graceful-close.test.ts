@@ -56,5 +56,4 @@ it('closes a connection that never sent a request instead of waiting for the cli
   await t.server.close();
   await droppedByServer; // the client never closes it: only the server can have
   expect(preconnect.destroyed).toBe(true);
-  expect((await fetch(`${t.url}/api/conversations?user_id=u`).catch((err: Error) => err)) instanceof Error).toBe(true);
 });
