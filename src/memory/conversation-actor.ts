@@ -21,7 +21,7 @@
  *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
  *   which hydrates again from storage. A killed actor's lane issues nothing more.
  */
-import { fromPromise, setup } from 'xstate';
+import { fromPromise, setup, type AnyActorRef } from 'xstate';
 import { spawn, TERMINATE, pidOf, type Pid, type TerminateEvent } from '../otp/index.ts';
 import type { FaultInjector } from './fault-injector.ts';
 import { InjectedFault } from './fault-injector.ts';
@@ -70,6 +70,12 @@ export interface IdleEvent {
   readonly type: 'idle';
 }
 
+/** The last id is read: the lane opens. */
+interface HydratedEvent {
+  readonly type: 'hydrated';
+  readonly lastId: number;
+}
+
 /** The lane failed other than with a storage error: the actor crashes with it. */
 interface FaultEvent {
   readonly type: 'fault';
@@ -87,13 +93,9 @@ export const conversationMachine = setup({
   types: {} as {
     context: Context;
     input: ConversationInput;
-    events: IdleEvent | TerminateEvent | FaultEvent;
+    events: IdleEvent | TerminateEvent | FaultEvent | HydratedEvent;
   },
   actors: {
-    hydrate: fromPromise<number, { conversationId: string; deps: ConversationDeps }>(async ({ input }) => {
-      await input.deps.router.settled(input.conversationId);
-      return input.deps.table.lastId(input.conversationId);
-    }),
     drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
   },
   guards: {
@@ -105,7 +107,7 @@ export const conversationMachine = setup({
       context.stopping = true;
     },
     openLane: ({ context, event }) => {
-      if ('output' in event) context.lane.open(event.output as number);
+      context.lane.open((event as HydratedEvent).lastId);
     },
     crash: ({ event }) => {
       throw (event as FaultEvent).error;
@@ -114,14 +116,22 @@ export const conversationMachine = setup({
 }).createMachine({
   id: 'conversation',
   context: ({ input, self }) => {
-    const live = () => self.getSnapshot().status === 'active';
     const { table, clock, hooks } = input.deps;
-    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks }, live, (error) => {
-      if (live()) self.send({ type: 'fault', error });
+    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks }, () => isActive(self), (error) => {
+      if (isActive(self)) self.send({ type: 'fault', error });
     });
     return { conversationId: input.conversationId, deps: input.deps, lane, stopping: false };
   },
-  entry: ({ context, self }) => context.deps.router.incarnated(context.conversationId, pidOf(self)!, context.lane),
+  entry: ({ context, self }) => {
+    const { conversationId, deps } = context;
+    deps.router.incarnated(conversationId, pidOf(self)!, context.lane);
+    // A promise and an event rather than an invoked promise actor: activation is on the path of
+    // every first write to a conversation, and an invoked actor cost a third of it.
+    hydrate(conversationId, deps).then(
+      (lastId) => isActive(self) && self.send({ type: 'hydrated', lastId }),
+      (error: unknown) => isActive(self) && self.send({ type: 'fault', error }),
+    );
+  },
   on: {
     [TERMINATE]: { actions: 'markStopping' },
     fault: { actions: 'crash' },
@@ -129,10 +139,8 @@ export const conversationMachine = setup({
   initial: 'hydrating',
   states: {
     hydrating: {
-      invoke: {
-        src: 'hydrate',
-        input: ({ context }) => ({ conversationId: context.conversationId, deps: context.deps }),
-        onDone: [
+      on: {
+        hydrated: [
           { guard: 'stopping', target: 'draining', actions: 'openLane' },
           { target: 'ready', actions: 'openLane' },
         ],
@@ -154,6 +162,16 @@ export const conversationMachine = setup({
     stopped: { type: 'final' },
   },
 });
+
+/** Waits until the previous incarnation's write in flight is settled, then reads the last id. */
+async function hydrate(conversationId: string, deps: ConversationDeps): Promise<number> {
+  await deps.router.settled(conversationId);
+  return deps.table.lastId(conversationId);
+}
+
+function isActive(self: AnyActorRef): boolean {
+  return self.getSnapshot().status === 'active';
+}
 
 /** Pending writes held by an actor (queued in its lane and in the commit in flight), for inspection. */
 export function conversationBacklog(snapshot: unknown): number {
