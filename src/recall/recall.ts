@@ -32,7 +32,14 @@ import {
 } from './recall-queries.ts';
 import type { SearchPool } from './search-pool.ts';
 import { openRawText } from './search-scan.ts';
-import { listSessions, sessionEntry, type ConversationSummary } from './sessions-index.ts';
+import {
+  cutShortSessions,
+  listCutShortSessions,
+  listSessions,
+  removeSession,
+  sessionEntry,
+  type ConversationSummary,
+} from './sessions-index.ts';
 
 /**
  * The layered memory of the Agent Memory Demo on Mnemo's storage: per-user sessions (titles,
@@ -185,12 +192,21 @@ export function createRecall(options: RecallOptions): Recall {
     void tracked.then(() => running.delete(tracked));
     return p;
   };
+  // A previous process may have died in a session's first turn (read now, before a turn of this
+  // one can register a session): list those sessions. Best effort: a failure leaves the marks
+  // for the next start.
+  const cutShort = cutShortSessions(dbs);
+  const repaired = cutShort.length === 0 ? undefined : guarded(() => listCutShortSessions(deps, cutShort)).catch(() => undefined);
 
   return {
     chat: (input) => guarded(() => chatTurn(deps, input)),
 
     listConversations: (userId) =>
-      guarded(async () => listSessions(dbs, assertUserId(userId), localNow(deps).ts)),
+      guarded(async () => {
+        const u = assertUserId(userId);
+        await repaired;
+        return listSessions(dbs, u, localNow(deps).ts);
+      }),
 
     createConversation: (userId) =>
       guarded(async () => {
@@ -213,7 +229,7 @@ export function createRecall(options: RecallOptions): Recall {
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);
-          dbs.sessions.remove([u, s]);
+          removeSession(dbs, u, s);
           return n;
         });
         return existed || removedRows > 0;

@@ -1,5 +1,8 @@
-import { UNTITLED } from './conversation-title.ts';
-import { HIGH, nextCounter, type RecallDbs, type SessionEntry } from './recall-dbs.ts';
+import { offlineTitle, UNTITLED } from './conversation-title.ts';
+import { commit, HIGH, nextCounter, type RecallDbs, type SessionEntry } from './recall-dbs.ts';
+import type { RecallDeps } from './recall-deps.ts';
+import { sessionConversationId } from './recall-ids.ts';
+import { toSessionRow } from './session-row.ts';
 
 /**
  * The sessions index (the demo's `conversations.json`), one LMDB key per session, so turns of
@@ -14,12 +17,22 @@ export interface ConversationSummary {
   updated_at: string;
 }
 
+/**
+ * A session whose first turn has not finished: registered, not listed yet. A process that dies
+ * in that turn leaves the mark behind, and the next start lists the session
+ * (`listCutShortSessions`), which would otherwise stay out of the list with its rows. Counters
+ * keys outside every user's range (ids never start with `~`), so the start reads only these.
+ */
+const FIRST_TURN = '~first-turn';
+const firstTurnKey = (userId: string, sessionId: string) => [FIRST_TURN, userId, sessionId];
+
 /** Inside a write transaction: registers the session (unlisted) unless it is known. */
 export function registerSession(dbs: RecallDbs, userId: string, sessionId: string, now: string): SessionEntry {
   const existing = dbs.sessions.get([userId, sessionId]);
   if (existing) return existing;
   const entry: SessionEntry = { title: '', updated_at: now, order: nextCounter(dbs, 'session-order', userId), listed: false };
   dbs.sessions.put([userId, sessionId], entry);
+  dbs.counters.put(firstTurnKey(userId, sessionId), 0);
   return entry;
 }
 
@@ -37,7 +50,44 @@ export function touchSession(
   const existing = registerSession(dbs, userId, sessionId, updatedAt);
   const entry: SessionEntry = { ...existing, title: existing.title || title, updated_at: updatedAt, listed: true };
   dbs.sessions.put([userId, sessionId], entry);
+  if (!existing.listed) dbs.counters.remove(firstTurnKey(userId, sessionId));
   return entry;
+}
+
+/** Inside a write transaction: the session is deleted. */
+export function removeSession(dbs: RecallDbs, userId: string, sessionId: string): void {
+  dbs.sessions.remove([userId, sessionId]);
+  dbs.counters.remove(firstTurnKey(userId, sessionId));
+}
+
+/** The sessions whose first turn a previous process left unfinished. Read before any turn runs. */
+export function cutShortSessions(dbs: RecallDbs): Array<[userId: string, sessionId: string]> {
+  return [...dbs.counters.getKeys({ start: [FIRST_TURN], end: [FIRST_TURN, HIGH] })].map((key) => [key[1]!, key[2]!]);
+}
+
+/**
+ * Lists sessions whose first turn was cut short after it stored rows, titled from their first
+ * message (the offline title, as a failed turn gets) and dated by their last row; forgets the
+ * marks of those that stored none. Returns how many it listed.
+ */
+export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[string, string]>): Promise<number> {
+  const { dbs } = deps;
+  let listed = 0;
+  for (const [userId, sessionId] of sessions) {
+    const conversationId = sessionConversationId(userId, sessionId);
+    const unlisted = sessionEntry(dbs, userId, sessionId)?.listed === false;
+    const [first] = unlisted ? await deps.memory.range(conversationId, { limit: 1 }) : [];
+    const [last] = first === undefined ? [] : await deps.memory.tail(conversationId, 1);
+    await commit(dbs, () => {
+      // A turn that started since may have finished the session's first turn itself.
+      if (first === undefined || last === undefined || sessionEntry(dbs, userId, sessionId)?.listed !== false) {
+        return dbs.counters.remove(firstTurnKey(userId, sessionId));
+      }
+      touchSession(dbs, userId, sessionId, offlineTitle(toSessionRow(first).content), toSessionRow(last).ts);
+      listed++;
+    });
+  }
+  return listed;
 }
 
 export function sessionEntry(dbs: RecallDbs, userId: string, sessionId: string): SessionEntry | undefined {
