@@ -19,6 +19,8 @@ import { openRawText } from './search-scan.ts';
  * | recall.counters         | [userId, 'session-order' / 'log-seq'] | number        |
  * |                         | [userId, 'daily-high', day]          | number         |
  * |                         | [userId, 'daily-rows']               | number         |
+ * |                         | [userId, 'daily-mirrored', sessionId] | number        |
+ * |                         | ['~first-turn', userId, sessionId]   | 0              |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
