@@ -62,7 +62,7 @@ export class CallFrom implements From, PendingCall, Expirable {
   reply(value: unknown): void {
     if (!this.pending) return;
     this.pending = false;
-    this.target.pending.delete(this);
+    this.target.pending?.delete(this);
     this.timeouts?.settled();
     this.resolveCall(value);
   }
@@ -70,7 +70,7 @@ export class CallFrom implements From, PendingCall, Expirable {
   fail(error: unknown): void {
     if (!this.pending) return;
     this.pending = false;
-    this.target.pending.delete(this);
+    this.target.pending?.delete(this);
     this.timeouts?.settled();
     this.rejectCall(error);
   }
@@ -85,7 +85,7 @@ export class CallFrom implements From, PendingCall, Expirable {
   expire(): void {
     if (!this.pending) return;
     this.pending = false;
-    this.target.pending.delete(this);
+    this.target.pending?.delete(this);
     this.rejectCall(new ExitError('timeout', 'timeout', `call ${this.request.type} to ${this.target}: no reply within ${this.timeoutMs} ms`));
   }
 }
@@ -105,7 +105,7 @@ export function call<R = unknown, TRequest extends Message = Message>(ref: Proce
   }
   return new Promise<R>((resolveCall, rejectCall) => {
     const from = new CallFrom(target, resolveCall as (value: unknown) => void, rejectCall, request, timeoutMs);
-    target.pending.add(from);
+    (target.pending ??= new Set()).add(from);
     if (timeoutMs !== Infinity) from.timeouts = expireAfter(from, timeoutMs);
     // Object.assign, not a spread: measured faster through xstate's machine transition.
     target.deliver(target.kind === KIND_SERVER ? new CallEnvelope(request.type, request, from) : Object.assign({}, request, { from }));

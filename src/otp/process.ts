@@ -116,7 +116,8 @@ export class Process extends Pid {
   exitReason: ExitReason | undefined = undefined;
   terminateReason: ExitReason | undefined = undefined;
   trapExit: boolean;
-  readonly pending = new Set<PendingCall>();
+  /** Calls made to it and not answered yet (made on the first call). */
+  pending: Set<PendingCall> | undefined = undefined;
   links: Set<Process> | undefined = undefined;
   watchers: Set<ExitWatcher> | undefined = undefined;
   readyWaiters: Array<(error?: unknown) => void> | undefined = undefined;
@@ -184,8 +185,9 @@ export class Process extends Pid {
       for (const waiter of this.readyWaiters) waiter(new ExitError(codeOf(reason), reason, `process ${this} exited: ${formatExitReason(reason)}`));
       this.readyWaiters = undefined;
     }
-    for (const call of this.pending) call.settleExit(reason, this);
-    this.pending.clear();
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined) for (const call of pending) call.settleExit(reason, this);
     const links = this.links;
     const watchers = this.watchers;
     this.links = undefined;
@@ -385,7 +387,7 @@ export function processInfo(ref: ProcessRef): ProcessInfo | undefined {
     name: proc.name,
     status: proc.state === EXITING ? 'exiting' : 'running',
     mailboxDepth: proc.mailboxDepth(),
-    pendingCalls: proc.pending.size,
+    pendingCalls: proc.pending?.size ?? 0,
     state: proc.kind === KIND_MACHINE ? snapshot?.value : undefined,
     links: proc.links === undefined ? [] : [...proc.links],
     monitors: proc.watchers?.size ?? 0,
