@@ -80,11 +80,12 @@ export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[st
     const [last] = first === undefined ? [] : await deps.memory.tail(conversationId, 1);
     await commit(dbs, () => {
       // A turn that started since may have finished the session's first turn itself.
-      if (first === undefined || last === undefined || sessionEntry(dbs, userId, sessionId)?.listed !== false) {
-        return dbs.counters.remove(firstTurnKey(userId, sessionId));
+      if (first !== undefined && last !== undefined && sessionEntry(dbs, userId, sessionId)?.listed === false) {
+        touchSession(dbs, userId, sessionId, offlineTitle(toSessionRow(first).content), toSessionRow(last).ts);
+        listed++;
+      } else {
+        dbs.counters.remove(firstTurnKey(userId, sessionId));
       }
-      touchSession(dbs, userId, sessionId, offlineTitle(toSessionRow(first).content), toSessionRow(last).ts);
-      listed++;
     });
   }
   return listed;

@@ -11,6 +11,8 @@ export interface IdleSockets {
   /** Destroys every idle socket now and every socket that connects from now on; ends each
    *  busy one once its last answer is out. */
   closeAll(): void;
+  /** `closeAll` was called. */
+  readonly closing: boolean;
 }
 
 export function trackIdleSockets(server: Server): IdleSockets {
@@ -37,6 +39,9 @@ export function trackIdleSockets(server: Server): IdleSockets {
     closeAll() {
       closing = true;
       for (const [socket, count] of inFlight) if (count === 0) socket.destroy();
+    },
+    get closing() {
+      return closing;
     },
   };
 }

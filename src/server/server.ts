@@ -73,14 +73,10 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // was in flight, or a preconnected one, would otherwise hold close() open until the client
   // dropped it.
   const idleSockets = trackIdleSockets(app.server);
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-    idleSockets.closeAll();
-  });
+  app.addHook('preClose', async () => idleSockets.closeAll());
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
-    if (closing) reply.header('connection', 'close');
+    if (idleSockets.closing) reply.header('connection', 'close');
     return payload;
   });
   if (options.loopbackOnly) installLoopbackHostGuard(app);
