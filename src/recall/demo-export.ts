@@ -6,6 +6,7 @@ import type { JsonObject, JsonValue, StoredMessage } from '../memory/message.ts'
 import { UNTITLED } from './conversation-title.ts';
 import { listDays } from './daily-store.ts';
 import { readLog } from './dialogue-log.ts';
+import { checkNameLength, encodeFolderName } from './folder-name.ts';
 import { currentLongTermValue } from './long-term-store.ts';
 import type { ToolCallView } from './memory-row.ts';
 import { pythonJsonDumps } from './python-json.ts';
@@ -28,7 +29,10 @@ import { toSessionRow } from './session-row.ts';
  * followed by an export gives back the same JSON in every file (key order included), and the
  * same bytes wherever Python's number formatting agrees with JSON's.
  *
- * A user's folder must not exist yet or be empty (`invalid_option`): an export never merges.
+ * Folder and file names are the ids encoded by `folder-name.ts` (the demo's usual ids are
+ * their own names). An id whose name would exceed 255 bytes is refused (`invalid_id`) before
+ * anything is written. A user's folder must not exist yet or be empty (`invalid_option`): an
+ * export never merges.
  */
 export interface ExportOptions {
   /** Export only these users. Default: every user with memory here. */
@@ -42,9 +46,13 @@ export interface ExportReport {
 
 export async function exportDemoFolder(deps: RecallDeps, root: string, options: ExportOptions = {}): Promise<ExportReport> {
   const users = options.users ? options.users.map((u) => assertId('user_id', u)) : knownUsers(deps);
-  for (const u of users) await mustBeFresh(join(root, u));
+  const dirs = new Map(users.map((u) => [u, join(root, checkNameLength(encodeFolderName(u), u))]));
+  for (const u of users) {
+    for (const { key } of deps.dbs.sessions.getRange({ start: [u], end: [u, HIGH] })) sessionFileName(key[1]);
+  }
+  for (const dir of dirs.values()) await mustBeFresh(dir);
   let files = 0;
-  for (const u of users) files += await exportUser(deps, u, join(root, u));
+  for (const u of users) files += await exportUser(deps, u, dirs.get(u)!);
   return { users, files };
 }
 
@@ -74,7 +82,7 @@ async function exportUser(deps: RecallDeps, userId: string, dir: string): Promis
   for (const { key } of entries) {
     const records = await deps.memory.range(sessionConversationId(userId, key[1]));
     if (records.length === 0) continue;
-    await write(join(dir, 'sessions', `${key[1]}.jsonl`), lines(records.map(sessionLine)));
+    await write(join(dir, 'sessions', sessionFileName(key[1])), lines(records.map(sessionLine)));
   }
 
   for (const day of listDays(dbs, userId)) {
@@ -85,6 +93,10 @@ async function exportUser(deps: RecallDeps, userId: string, dir: string): Promis
   const log = readLog(dbs, userId);
   if (log.length > 0) await write(join(dir, 'logs', 'llm_dialogue.jsonl'), lines(log.map(logLine)));
   return files;
+}
+
+function sessionFileName(sessionId: string): string {
+  return checkNameLength(`${encodeFolderName(sessionId)}.jsonl`, sessionId);
 }
 
 /** An imported entry is written back as it was, with only what changed since replaced. */
@@ -168,7 +180,8 @@ function knownUsers(deps: RecallDeps): string[] {
       for (const key of db.getKeys({ start: from, limit: 1 })) next = key[0] as string;
       if (next === undefined) break;
       users.add(next);
-      from = [`${next}${HIGH}`];
+      // Past every key of this user, not past every id it prefixes (`alice` < `alice2`).
+      from = [next, HIGH];
     }
   }
   return [...users].sort();

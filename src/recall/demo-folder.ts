@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { InvalidInputError } from '../errors.ts';
 import type { JsonObject, JsonValue } from '../memory/message.ts';
 import { isCalendarDay } from './calendar-day.ts';
+import { decodeFolderName, encodeFolderName } from './folder-name.ts';
 import { assertId } from './recall-ids.ts';
 
 /**
@@ -17,8 +18,10 @@ import { assertId } from './recall-ids.ts';
  * ```
  *
  * Names become keys, so they are checked before anything is read: user folders and session
- * files (and `conversations.json` keys) must be `[A-Za-z0-9_-]{1,64}`, daily files real dates,
- * else `InvalidInputError('invalid_id')`. Symbolic links are refused anywhere (they could
+ * files are ids encoded as `folder-name.ts` writes them (the demo's own names are their own
+ * encoding) and `conversations.json` keys are ids (recall-ids.ts), daily files real dates, else
+ * `InvalidInputError('invalid_id')`. With `only`, the other folders under the root are not
+ * looked at at all (a folder Mnemo cannot take does not stop the import of another). Symbolic links are refused anywhere (they could
  * lead out of the folder). Hidden entries (`.DS_Store`, ...) and files of other kinds are
  * ignored. A row must be a JSON object whose `role` and `content`, when present, are strings
  * (`invalid_message`, naming the file and line); everything else in a row is kept as it is.
@@ -45,14 +48,14 @@ export interface DemoUser {
 export async function readDemoFolder(root: string, only?: readonly string[]): Promise<DemoUser[]> {
   await mustBeDirectory(root, root);
   const wanted = only ? new Set(only.map((u) => assertId('user_id', u))) : undefined;
+  const wantedNames = wanted ? new Set([...wanted].map(encodeFolderName)) : undefined;
   const users: DemoUser[] = [];
   for (const name of await visibleEntries(root)) {
+    if (wantedNames && !wantedNames.has(name)) continue;
     const path = join(root, name);
     const kind = await kindOf(path);
     if (kind !== 'directory') continue;
-    const userId = assertId('user_id', name);
-    if (wanted && !wanted.has(userId)) continue;
-    users.push(await readUser(userId, path));
+    users.push(await readUser(idOfName('user_id', name, path), path));
   }
   if (wanted) {
     for (const u of wanted) {
@@ -83,7 +86,7 @@ async function readUser(userId: string, dir: string): Promise<DemoUser> {
   }
   if (entries.has('sessions') && (await kindOf(join(dir, 'sessions'))) === 'directory') {
     for (const [stem, file] of await jsonlFiles(join(dir, 'sessions'))) {
-      user.sessions.set(assertId('session_id', stem), await readRows(file));
+      user.sessions.set(idOfName('session_id', stem, file), await readRows(file));
     }
   }
   if (entries.has('daily') && (await kindOf(join(dir, 'daily'))) === 'directory') {
@@ -165,6 +168,15 @@ async function mustBeDirectory(path: string, shown: string): Promise<void> {
     throw new InvalidInputError('invalid_option', `${shown} is not a readable folder`, { path });
   }
   if (kind !== 'directory') throw new InvalidInputError('invalid_option', `${shown} is not a folder`, { path });
+}
+
+/** The id a folder or file name encodes, else `invalid_id`. */
+function idOfName(kind: 'user_id' | 'session_id', name: string, path: string): string {
+  const id = decodeFolderName(name);
+  if (id === null) {
+    throw new InvalidInputError('invalid_id', `${path}: ${JSON.stringify(name)} is not a ${kind} Mnemo can take as a name`, { path });
+  }
+  return assertId(kind, id);
 }
 
 function bad(where: string, what: string): InvalidInputError {

@@ -8,7 +8,7 @@ import { backfillMessageIds } from './legacy-message-id.ts';
 import { writeLongTerm } from './long-term-store.ts';
 import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from './recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
-import { sessionConversationId } from './recall-ids.ts';
+import { isValidId, sessionConversationId } from './recall-ids.ts';
 import { demoToolCalls } from './demo-tool-calls.ts';
 
 /**
@@ -128,7 +128,7 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
       await commit(dbs, () => {
         for (const row of chunk) {
           const meta = row.raw['meta'];
-          const sid = isObject(meta) && typeof meta['session_id'] === 'string' && VALID.test(meta['session_id']) ? meta['session_id'] : null;
+          const sid = isObject(meta) && typeof meta['session_id'] === 'string' && isValidId(meta['session_id']) ? meta['session_id'] : null;
           const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
           putDailyRow(dbs, u, {
             day,
@@ -166,14 +166,12 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
           tool_calls: demoToolCalls(raw['tool_calls']),
           import: raw,
         };
-        putLogRow(dbs, u, VALID.test(sessionId) ? sessionId : '', value);
+        putLogRow(dbs, u, isValidId(sessionId) ? sessionId : '', value);
       }
     });
   }
   report.logRows += user.log.length;
 }
-
-const VALID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The row without its content (stored once, as the message), keeping the key's place. */
 function withoutContent(raw: JsonObject): JsonObject {

@@ -24,6 +24,6 @@ export type { ImportOptions, ImportReport } from './demo-import.ts';
 export { createMemoryTools, MEMORY_TOOL_NAMES, type MemoryToolBackend } from './memory-tools.ts';
 export { buildSystemPrompt } from './system-prompt.ts';
 export { buildPromptContext, type MemoryContext } from './prompt-context.ts';
-export { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
+export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './conversation-title.ts';
 export { supervisedRecall, RecallUnavailableError, type SupervisedRecall } from './supervised-recall.ts';

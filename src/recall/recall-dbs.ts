@@ -6,8 +6,11 @@ import { openRawText } from './search-scan.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
- * starts with the user id, so no range of one user's keys can reach another's; user and
- * session ids are `[A-Za-z0-9_-]{1,64}`, so `'\uffff'` closes any range of them.
+ * starts with the user id, so no range of one user's keys can reach another's: lmdb-js writes
+ * an array key's parts as UTF-8 separated by a 0 byte, ids hold no NUL (nor any control
+ * character, recall-ids.ts), so `[user, session]` is one key for one pair only, and a range
+ * `[user] .. [user, HIGH]` never reaches user `user2`. No id holds U+10FFFF (a noncharacter),
+ * so `HIGH` closes any range of them.
  *
  * | db                      | key                                  | value          |
  * |-------------------------|--------------------------------------|----------------|
@@ -20,7 +23,7 @@ import { openRawText } from './search-scan.ts';
  * |                         | [userId, 'daily-high', day]          | number         |
  * |                         | [userId, 'daily-rows']               | number         |
  * |                         | [userId, 'daily-mirrored', sessionId] | number        |
- * |                         | ['~first-turn', userId, sessionId]   | 0              |
+ * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
@@ -34,8 +37,8 @@ export const DB_NAMES = {
   counters: 'recall.counters',
 } as const;
 
-/** Closes a range over string components: ids are ASCII, so this sorts after all of them. */
-export const HIGH = '\uffff';
+/** Closes a range over string components: UTF-8 of U+10FFFF sorts after every id. */
+export const HIGH = '\u{10FFFF}';
 
 export interface DailyValue {
   ts: string;

@@ -21,9 +21,11 @@ export interface ConversationSummary {
  * A session whose first turn has not finished: registered, not listed yet. A process that dies
  * in that turn leaves the mark behind, and the next start lists the session
  * (`listCutShortSessions`), which would otherwise stay out of the list with its rows. Counters
- * keys outside every user's range (ids never start with `~`), so the start reads only these.
+ * keys outside every user's range (no id starts with a control character), so the start
+ * reads only these. (Before ids allowed `~`, the prefix was `'~first-turn'`; a mark an older
+ * version left there when it was killed in a first turn is not listed.)
  */
-const FIRST_TURN = '~first-turn';
+const FIRST_TURN = '\u0001first-turn';
 const firstTurnKey = (userId: string, sessionId: string) => [FIRST_TURN, userId, sessionId];
 
 /** Inside a write transaction: registers the session (unlisted) unless it is known. */

@@ -9,7 +9,7 @@ export type {
   ChatResult,
   ToolCallView,
 } from './services.ts';
-export { ID_PATTERN } from './request-validation.ts';
+export { ID_RULE, isValidId } from '../recall/index.ts';
 export { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
 export { ConfigError } from './config-error.ts';
 export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from './llm-config.ts';

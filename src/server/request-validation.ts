@@ -4,13 +4,11 @@
  * (`missing`, `string_type`, `int_parsing`, `model_attributes_type`), and ids that are present
  * but blank or malformed are a 400 with a plain `detail`.
  *
- * Ids are stricter than the demo's (which used them verbatim as file names): 1-64 characters of
- * `A-Z a-z 0-9 _ -`. Anything else never reaches the layers below.
+ * Ids follow the recall layer's one rule (`isValidId`, recall-ids.ts: 1-128 characters, no
+ * control characters, no leading or trailing space). Anything else never reaches the layers below.
  */
+import { ID_RULE, isValidId } from '../recall/index.ts';
 import { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
-
-/** The id alphabet: safe as a key part anywhere, and in a URL path segment. */
-export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 type Where = 'body' | 'query';
 
@@ -98,15 +96,15 @@ function parseInteger(raw: unknown): number | null {
 
 /**
  * Checks ids that passed the type check: blank is the demo's 400 ("user_id and session_id are
- * required"), anything outside `ID_PATTERN` is a 400 naming the field.
+ * required"), anything else `isValidId` refuses is a 400 naming the field.
  */
 export function requireIds(ids: Readonly<Record<string, string>>): void {
   for (const value of Object.values(ids)) {
     if (value.trim() === '') throw new HttpError(400, 'user_id and session_id are required');
   }
   for (const [name, value] of Object.entries(ids)) {
-    if (!ID_PATTERN.test(value)) {
-      throw new HttpError(400, `invalid ${name}: use 1-64 characters from A-Z a-z 0-9 _ -`);
+    if (!isValidId(value)) {
+      throw new HttpError(400, `invalid ${name}: use ${ID_RULE}`);
     }
   }
 }

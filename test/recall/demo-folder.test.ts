@@ -245,17 +245,17 @@ describe('refusals', () => {
     expect(await fx.recall.getLongTerm('demo-user')).toBe('');
   }
 
-  test('a user folder with an unsafe name refuses the whole import before anything is written', async () => {
+  test('a user folder whose name is not an encoded id refuses the whole import before anything is written', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
-    mkdirSync(join(src, 'bad name'));
+    mkdirSync(join(src, 'bad%2fname'));
     await refused(src, 'invalid_id');
   });
 
-  test('a session file with an unsafe name is refused', async () => {
+  test('a session file whose name is not an encoded id is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
-    put(join(src, 'demo-user', 'sessions', 'a..b.jsonl'), '');
+    put(join(src, 'demo-user', 'sessions', 'trailing .jsonl'), '');
     await refused(src, 'invalid_id');
   });
 
@@ -266,10 +266,10 @@ describe('refusals', () => {
     await refused(src, 'invalid_id');
   });
 
-  test('a conversations.json key that is not a safe id is refused', async () => {
+  test('a conversations.json key that is not an id is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
-    put(join(src, 'demo-user', 'conversations.json'), JSON.stringify({ '../../etc': { title: 'x', updated_at: 'y' } }));
+    put(join(src, 'demo-user', 'conversations.json'), JSON.stringify({ 'a\u0000b': { title: 'x', updated_at: 'y' } }));
     await refused(src, 'invalid_id');
   });
 
@@ -326,6 +326,100 @@ describe('refusals', () => {
     expect((await fx.recall.importDemoFolder(src, { users: ['other'] })).users).toEqual(['other']);
     expect(await fx.recall.listConversations('demo-user')).toEqual([]);
     await expect(fx.recall.importDemoFolder(src, { users: ['missing'] })).rejects.toMatchObject({ code: 'invalid_option' });
-    await expect(fx.recall.exportDemoFolder(join(work, 'x'), { users: ['../up'] })).rejects.toMatchObject({ code: 'invalid_id' });
+    await expect(fx.recall.exportDemoFolder(join(work, 'x'), { users: ['a\nb'] })).rejects.toMatchObject({ code: 'invalid_id' });
+  });
+
+  test('importing named users ignores the other folders, even ones Mnemo cannot take', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    mkdirSync(join(src, 'bad%2fname'));
+    mkdirSync(join(src, 'trailing '));
+    symlinkSync(join(work, 'nowhere'), join(src, 'linked'));
+    fx = openRecall();
+    const report = await fx.recall.importDemoFolder(src, { users: ['demo-user'] });
+    expect(report.users).toEqual(['demo-user']);
+    expect((await fx.recall.listConversations('demo-user')).map((c) => c.session_id)).toEqual(['s1', 's2']);
+  });
+});
+
+describe('ids as folder names', () => {
+  test('export without users writes every user, also one whose id starts with another user id', async () => {
+    fx = openRecall();
+    for (const u of ['alice', 'alice2', 'alice-b', 'bob']) await fx.recall.chat({ userId: u, sessionId: 's', message: `I am ${u}` });
+    const out = join(work, 'exported');
+    const report = await fx.recall.exportDemoFolder(out);
+    expect(report.users).toEqual(['alice', 'alice-b', 'alice2', 'bob']);
+    expect(readdirSync(out).sort()).toEqual(['alice', 'alice-b', 'alice2', 'bob']);
+  });
+
+  test('a demo folder of several users (prefixes, Chinese, dotted, email) round-trips byte for byte', async () => {
+    const src = join(work, 'memory');
+    writeDemoFolder(src);
+    for (const u of ['demo-user2', '张三', 'alice.smith', 'bob@example.com', 'a b']) {
+      put(join(src, u, 'memory.md'), `${u} 的记忆\n`);
+      put(join(src, u, 'sessions', '会话.jsonl'), jsonl([row('2026-04-08T10:00:00', 'user', `你好 ${u}`, 'session', { message_id: 1 })]));
+      put(join(src, u, 'conversations.json'), pythonJsonDumps({ 会话: { title: '你好', updated_at: '2026-04-08T10:00:00' } }, 2));
+    }
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const out = join(work, 'exported');
+    await fx.recall.exportDemoFolder(out);
+    expect(filesUnder(out)).toEqual(filesUnder(src));
+  });
+
+  test('a demo folder with Chinese user and session ids imports and chats', async () => {
+    const src = join(work, 'memory');
+    put(join(src, '张三', 'sessions', '生日.jsonl'), jsonl([row('2026-04-08T10:00:00', 'user', '我的生日是五月三号', 'session', { message_id: 1 }), row('2026-04-08T10:00:01', 'assistant', '记住了', 'session', { message_id: 2 })]));
+    put(join(src, '张三', 'conversations.json'), pythonJsonDumps({ 生日: { title: '生日', updated_at: '2026-04-08T10:00:01' } }, 2));
+    fx = openRecall();
+    expect((await fx.recall.importDemoFolder(src)).users).toEqual(['张三']);
+    const result = await fx.recall.chat({ userId: '张三', sessionId: '生日', message: '还记得吗' });
+    expect(result.title).toBe('生日');
+    expect((await fx.recall.getSessionMessages('张三', '生日')).map((m) => [m.message_id, m.content])).toEqual([
+      [1, '我的生日是五月三号'],
+      [2, '记住了'],
+      [3, '还记得吗'],
+      [4, result.reply],
+    ]);
+    expect(await fx.recall.listConversations('张三')).toHaveLength(1);
+  });
+
+  test('ids with .., / and \\ are encoded on export, never reach the file system as such, and import back', async () => {
+    fx = openRecall();
+    const pairs: [string, string][] = [['..', '../../escape'], ['a/b', 'c\\d'], ['.hidden', '50%']];
+    for (const [u, s] of pairs) await fx.recall.chat({ userId: u, sessionId: s, message: `${u} ${s}` });
+    const out = join(work, 'exported');
+    await fx.recall.exportDemoFolder(out);
+    expect(readdirSync(out).sort()).toEqual(['%2E.', '%2Ehidden', 'a%2Fb']);
+    expect(readdirSync(join(out, '%2E.', 'sessions'))).toEqual(['%2E.%2F..%2Fescape.jsonl']);
+    expect(readdirSync(join(out, 'a%2Fb', 'sessions'))).toEqual(['c%5Cd.jsonl']);
+    expect(readdirSync(work).sort()).toEqual(['exported']);
+    const again = openRecall();
+    try {
+      await again.recall.importDemoFolder(out);
+      for (const [u, s] of pairs) {
+        expect((await again.recall.getSessionMessages(u, s)).map((m) => m.content)[0]).toBe(`${u} ${s}`);
+      }
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('an id too long for a file name is refused on export before anything is written', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'u', sessionId: '长'.repeat(100), message: 'x' });
+    const out = join(work, 'exported');
+    await expect(fx.recall.exportDemoFolder(out)).rejects.toMatchObject({ code: 'invalid_id' });
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  test('users a/b and a keep their sessions apart (a/b + c is not a + b/c)', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'a/b', sessionId: 'c', message: 'from a/b' });
+    await fx.recall.chat({ userId: 'a', sessionId: 'b/c', message: 'from a' });
+    expect((await fx.recall.getSessionMessages('a/b', 'c')).map((m) => m.content)[0]).toBe('from a/b');
+    expect(await fx.recall.getSessionMessages('a/b', 'c')).toHaveLength(2);
+    expect((await fx.recall.getSessionMessages('a', 'b/c')).map((m) => m.content)[0]).toBe('from a');
+    expect(await fx.recall.getSessionMessages('a', 'b/c')).toHaveLength(2);
   });
 });

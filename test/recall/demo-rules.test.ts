@@ -7,7 +7,8 @@ import { backfillMessageIds, parseMessageId } from '../../src/recall/legacy-mess
 import { localTimeIn } from '../../src/recall/local-time.ts';
 import { buildPromptContext } from '../../src/recall/prompt-context.ts';
 import { pythonJsonDumps } from '../../src/recall/python-json.ts';
-import { assertSessionId, assertUserId, newSessionId } from '../../src/recall/recall-ids.ts';
+import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from '../../src/recall/recall-ids.ts';
+import { decodeFolderName, encodeFolderName } from '../../src/recall/folder-name.ts';
 import { formatDailyRow, formatRows } from '../../src/recall/row-format.ts';
 import { sliceWindow, windowSpec } from '../../src/recall/row-window.ts';
 import { buildSystemPrompt } from '../../src/recall/system-prompt.ts';
@@ -16,7 +17,7 @@ import { fallbackLlm } from '../../src/llm/fallback-llm.ts';
 import { scriptedLlm, says, toolCall } from './support/scripted-llm.ts';
 
 describe('ids', () => {
-  test.each(['../x', 'a/b', 'a\u0000b', '', 'x'.repeat(65), ' a', '..', 'a.b', 'é'])('%j is refused with invalid_id', (bad) => {
+  test.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe'])('%j is refused with invalid_id', (bad) => {
     expect(() => assertUserId(bad)).toThrow(InvalidInputError);
     try {
       assertSessionId(bad);
@@ -29,9 +30,35 @@ describe('ids', () => {
     expect(() => assertUserId(42)).toThrow(expect.objectContaining({ code: 'invalid_id' }));
   });
 
-  test('letters, digits, _ and - up to 64 are accepted', () => {
-    expect(assertUserId('demo-user_1')).toBe('demo-user_1');
-    expect(assertSessionId('x'.repeat(64))).toBe('x'.repeat(64));
+  test.each(['demo-user_1', 'alice.smith', 'alice@example.com', '张三', 'a b', 'a/b', '..', '../x', 'a\\b', 'é', '🙂', 'x'.repeat(128), '𠀀'.repeat(128)])(
+    '%j is an id (1-128 characters, no control character, no edge space)',
+    (good) => {
+      expect(assertUserId(good)).toBe(good);
+      expect(assertSessionId(good)).toBe(good);
+    },
+  );
+
+  test('a conversation id names one (user, session) pair only, even with slashes and percent signs', () => {
+    const pairs: [string, string][] = [['a/b', 'c'], ['a', 'b/c'], ['a%2Fb', 'c'], ['a', '%2Fb/c'], ['a%', '2Fb'], ['张', '三'.repeat(128)], ['𠀀'.repeat(128), '𠀀'.repeat(128)], ['𠀀'.repeat(128), '𠀀'.repeat(127) + '𠀁']];
+    const ids = pairs.map(([u, s]) => sessionConversationId(u, s));
+    expect(new Set(ids).size).toBe(pairs.length);
+    for (const id of ids) expect(Buffer.byteLength(id, 'utf8')).toBeLessThanOrEqual(512);
+    // Ids of the old alphabet keep the conversation ids they had.
+    expect(sessionConversationId('demo-user', 's1')).toBe('session/demo-user/s1');
+  });
+
+  test('a folder name encodes /, \\, %, a leading dot and the other unsafe characters, and decodes back', () => {
+    for (const id of ['demo-user', '张三', 'alice.smith', 'a b', 'a@b.com']) expect(encodeFolderName(id)).toBe(id);
+    expect(encodeFolderName('..')).toBe('%2E.');
+    expect(encodeFolderName('../x')).toBe('%2E.%2Fx');
+    expect(encodeFolderName('a\\b:c%')).toBe('a%5Cb%3Ac%25');
+    for (const id of ['..', '../x', '.hidden', 'a\\b', '50%', 'a/张/b', 'x<>|?*"']) {
+      const name = encodeFolderName(id);
+      expect(name).not.toMatch(/[/\\]|^\./);
+      expect(decodeFolderName(name)).toBe(id);
+    }
+    // Only canonical names decode, so two names never give one id.
+    for (const name of ['%2e.', '%41', '50%', '%zz', '%E4', '.x', 'a/b']) expect(decodeFolderName(name)).toBeNull();
   });
 
   test('a new session id is 12 lowercase hex digits', () => {

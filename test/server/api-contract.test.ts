@@ -80,12 +80,28 @@ describe('POST /api/chat', () => {
   });
 
   it('rejects ids that could escape a namespace with 400, and stores nothing', async () => {
-    for (const [user_id, session_id] of [['../x', 's'], ['u', 'a/b'], ['u', 'x'.repeat(65)], [' u', 's'], ['u', 'ü']]) {
+    for (const [user_id, session_id] of [['a\u0000b', 's'], ['u', 'a\nb'], ['u', 'x'.repeat(129)], [' u', 's'], ['u', 's ']]) {
       const res = await chat(user_id!, session_id!, 'x');
       expect(res.status).toBe(400);
       expect((res.json as { detail: string }).detail).toMatch(/invalid (user_id|session_id)/);
     }
     expect((await list('u')).json).toEqual({ items: [] });
+  });
+
+  it('takes real user ids (emails, dotted names, Chinese, spaces, slashes) and keeps them apart', async () => {
+    const e = encodeURIComponent;
+    for (const [user_id, session_id] of [['alice.smith@example.com', 's'], ['张三', '会话 1'], ['a/b', 'c'], ['a', 'b/c']]) {
+      const res = await chat(user_id!, session_id!, `hi from ${user_id}/${session_id}`);
+      expect(res.status).toBe(200);
+    }
+    for (const [user_id, session_id] of [['张三', '会话 1'], ['a/b', 'c'], ['a', 'b/c']]) {
+      const res = await t.request('GET', `/api/conversations/${e(session_id!)}/messages?user_id=${e(user_id!)}`);
+      expect(res.status).toBe(200);
+      const items = (res.json as { items: { content: string }[] }).items;
+      expect(items.map((i) => i.content)[0]).toBe(`hi from ${user_id}/${session_id}`);
+      expect(items).toHaveLength(2);
+    }
+    expect(((await t.request('GET', `/api/conversations?user_id=${e('张三')}`)).json as { items: { session_id: string }[] }).items.map((i) => i.session_id)).toEqual(['会话 1']);
   });
 
   it('answers 500 "server error: ..." when the turn fails', async () => {
@@ -190,8 +206,10 @@ describe('GET /api/conversations/:session_id/messages', () => {
 
   it('rejects a missing user_id with 422 and a malformed session id with 400', async () => {
     expect((await t.request('GET', '/api/conversations/s1/messages')).status).toBe(422);
-    expect((await t.request('GET', '/api/conversations/a.b/messages?user_id=u')).status).toBe(400);
-    expect((await t.request('GET', '/api/conversations/%2e%2e/messages?user_id=u')).status).toBe(400);
+    expect((await t.request('GET', '/api/conversations/%20s/messages?user_id=u')).status).toBe(400);
+    expect((await t.request('GET', '/api/conversations/a%0Ab/messages?user_id=u')).status).toBe(400);
+    // `..` is an id like any other (a key, never a path): an unknown, empty session.
+    expect((await t.request('GET', '/api/conversations/%2e%2e/messages?user_id=u')).json).toEqual({ items: [] });
   });
 });
 

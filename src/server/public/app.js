@@ -13,7 +13,9 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+// The server's id rule (src/recall/recall-ids.ts), checked here to explain a refusal early.
+const isId = (s) =>
+  s !== '' && [...s].length <= 128 && !/\p{Cc}/u.test(s) && !/^\s|\s$/u.test(s) && s.isWellFormed?.() !== false;
 const TOKEN_KEY = 'mnemo.token';
 const USER_KEY = 'mnemo.user';
 const RUNTIME_POLL_MS = 2000;
@@ -325,8 +327,8 @@ function autosize() {
 // User and token
 
 function switchUser(next) {
-  if (!ID_PATTERN.test(next)) {
-    el.userId.setCustomValidity('用户 ID：1-64 个字符，仅限 A-Z a-z 0-9 _ -');
+  if (!isId(next)) {
+    el.userId.setCustomValidity('用户 ID：1-128 个字符，不含控制字符，首尾不能是空格');
     el.userId.reportValidity();
     return;
   }
@@ -503,6 +505,6 @@ el.closeRuntime.addEventListener('click', () => setRuntimeOpen(false));
 takeTokenFromFragment();
 el.token.value = localStorage.getItem(TOKEN_KEY) || '';
 const savedUser = localStorage.getItem(USER_KEY);
-state.userId = savedUser && ID_PATTERN.test(savedUser) ? savedUser : 'demo-user';
+state.userId = savedUser && isId(savedUser) ? savedUser : 'demo-user';
 el.userId.value = state.userId;
 bootstrap();
