@@ -20,10 +20,13 @@ export interface NewDailyRow extends DailyValue {
   day: string;
 }
 
-/** Inside a write transaction: stores the row, returns its id. */
-export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow): number {
+/**
+ * Inside a write transaction: stores the row, returns its id: `id` when given (an import keeps
+ * the demo's ids; the caller makes them unique), else the next one.
+ */
+export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow, id?: number): number {
   const { day, ...value } = row;
-  const id = Math.max(lastDailyId(dbs, userId, day), dbs.counters.get([userId, 'daily-high', day]) ?? 0) + 1;
+  id ??= Math.max(lastDailyId(dbs, userId, day), dbs.counters.get([userId, 'daily-high', day]) ?? 0) + 1;
   dbs.daily.put([userId, day, id], value);
   if (value.session_id !== null) dbs.dailyBySession.put([userId, value.session_id, day, id], true);
   dbs.counters.put([userId, 'daily-rows'], (dbs.counters.get([userId, 'daily-rows']) ?? 0) + 1);

@@ -79,10 +79,11 @@ async function exportUser(deps: RecallDeps, userId: string, dir: string): Promis
     await write(join(dir, 'conversations.json'), pythonJsonDumps(index, 2));
   }
 
-  for (const { key } of entries) {
+  for (const { key, value } of entries) {
     const records = await deps.memory.range(sessionConversationId(userId, key[1]));
     if (records.length === 0) continue;
-    await write(join(dir, 'sessions', sessionFileName(key[1])), lines(records.map(sessionLine)));
+    const shift = value.demoIds?.shift ?? 0;
+    await write(join(dir, 'sessions', sessionFileName(key[1])), lines(records.map((r) => sessionLine(r, shift))));
   }
 
   for (const day of listDays(dbs, userId)) {
@@ -113,10 +114,10 @@ function stringOr(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v : '';
 }
 
-function sessionLine(record: StoredMessage): JsonObject {
+function sessionLine(record: StoredMessage, shift: number): JsonObject {
   const imported = record.meta['import'];
   if (isObject(imported)) return restore(imported, record.message.content);
-  const row = toSessionRow(record);
+  const row = toSessionRow(record, shift);
   return demoRow(row.ts, row.role, row.content, 'session', row.message_id, row.tool_calls, record.meta['error']);
 }
 

@@ -29,6 +29,8 @@ import { assertId } from './recall-ids.ts';
 export interface DemoRow {
   /** The row as its file held it. */
   raw: JsonObject;
+  /** Its line number in the file, from 1. */
+  line: number;
   role: string;
   content: string;
   ts: string;
@@ -123,7 +125,7 @@ async function readRows(file: string): Promise<DemoRow[]> {
     if (typeof role !== 'string') throw bad(file, `line ${line}: role is not a string`);
     if (typeof content !== 'string') throw bad(file, `line ${line}: content is not a string`);
     const ts = typeof raw['ts'] === 'string' ? raw['ts'] : '';
-    return { raw, role, content, ts };
+    return { raw, line, role, content, ts };
   });
 }
 

@@ -17,12 +17,15 @@ import { demoToolCalls } from './demo-tool-calls.ts';
  * - The whole folder is read and checked first; a bad name or row refuses the import before
  *   anything is written. A user who already has memory here is refused too (`invalid_option`):
  *   an import never merges into live data.
- * - Rows are stored in file order and numbered 1, 2, 3, ... per session and per day. That is
- *   the demo's own numbering whenever the file's ids were regular, which includes legacy rows
- *   without `message_id`: the demo back-fills those at read time (reference §3.1), and so the
- *   numbers match. Files whose effective ids were irregular (duplicates from the demo's
- *   unlocked appends, gaps, hand edits) are renumbered; the report lists them. Parsing mirrors
- *   Python's `int()` for integers and numeric strings; booleans and floats count as missing.
+ * - Every row keeps the id the demo derives for it at read time (reference §3.1: a row without
+ *   a valid `message_id` gets the next one, and the next is one above the highest so far), so
+ *   anchors quoted in logs and tool outputs still name the same rows: `"7"` then a row without
+ *   id are 7, 8; a session holding 3, 4 stays 3, 4; a day 2, 3, 5 keeps its hole. Only a row
+ *   whose derived id repeats an earlier one in its file (the demo's unlocked appends, `[none,
+ *   1]`) gets a new id after the file's highest; the report lists those rows. New rows continue
+ *   after the highest. Parsing mirrors Python's `int()` for integers and numeric strings;
+ *   booleans and floats count as missing. Session rows stay in file order; a day's rows are
+ *   kept in id order (a day whose ids are not ascending in its file comes back sorted).
  * - Each row keeps its original JSON (in `meta.import`), so an export writes it back as it was.
  * - Daily rows are linked to a session when their `meta.session_id` names one (the demo's later
  *   versions wrote it); older daily rows belong to no session and survive a session's deletion.
@@ -41,8 +44,8 @@ export interface ImportReport {
   dailyRows: number;
   logRows: number;
   longTermDocuments: number;
-  /** Files whose rows were numbered differently from the demo's effective ids. */
-  renumbered: { file: string; rows: number }[];
+  /** Rows whose demo id repeated an earlier row's in the same file, with the id each got. */
+  renumbered: { file: string; line: number; demoId: number; id: number }[];
 }
 
 const BATCH = 1_000;
@@ -94,6 +97,7 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
         order: nextCounter(dbs, 'session-order', u),
         listed: true,
         import: raw,
+        ...demoIdsOf(user.sessions.get(sessionId)),
       } satisfies SessionEntry);
     }
     for (const sessionId of user.sessions.keys()) {
@@ -103,18 +107,20 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
         updated_at: '',
         order: nextCounter(dbs, 'session-order', u),
         listed: false,
+        ...demoIdsOf(user.sessions.get(sessionId)),
       } satisfies SessionEntry);
     }
   });
   report.sessions += new Set([...user.conversations.map(([s]) => s), ...user.sessions.keys()]).size;
 
   for (const [sessionId, rows] of user.sessions) {
-    noteRenumbered(report, `${u}/sessions/${sessionId}.jsonl`, rows);
+    const ids = assignIds(report, `${u}/sessions/${sessionId}.jsonl`, rows);
+    const keepIds = !isOneToN(ids);
     const conversationId = sessionConversationId(u, sessionId);
     for (let i = 0; i < rows.length; i += BATCH) {
-      const entries: NewEntry[] = rows.slice(i, i + BATCH).map((row) => ({
+      const entries: NewEntry[] = rows.slice(i, i + BATCH).map((row, j) => ({
         message: { role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content },
-        meta: { ts: row.ts, import: withoutContent(row.raw) },
+        meta: { ts: row.ts, ...(keepIds ? { message_id: ids[i + j]! } : {}), import: withoutContent(row.raw) },
       }));
       await deps.memory.append(conversationId, entries);
     }
@@ -122,11 +128,11 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
   }
 
   for (const [day, rows] of user.daily) {
-    noteRenumbered(report, `${u}/daily/${day}.jsonl`, rows);
+    const ids = assignIds(report, `${u}/daily/${day}.jsonl`, rows);
     for (let i = 0; i < rows.length; i += BATCH) {
       const chunk = rows.slice(i, i + BATCH);
       await commit(dbs, () => {
-        for (const row of chunk) {
+        for (const [j, row] of chunk.entries()) {
           const meta = row.raw['meta'];
           const sid = isObject(meta) && typeof meta['session_id'] === 'string' && isValidId(meta['session_id']) ? meta['session_id'] : null;
           const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
@@ -139,7 +145,7 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
             session_message_id: null,
             ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
             import: withoutContent(row.raw),
-          });
+          }, ids[i + j]!);
         }
       });
     }
@@ -178,10 +184,39 @@ function withoutContent(raw: JsonObject): JsonObject {
   return 'content' in raw ? { ...raw, content: null } : { ...raw };
 }
 
-function noteRenumbered(report: ImportReport, file: string, rows: readonly DemoRow[]): void {
-  const effective = backfillMessageIds(rows.map((r) => r.raw['message_id']));
-  const differing = effective.filter((id, i) => id !== i + 1).length;
-  if (differing > 0) report.renumbered.push({ file, rows: differing });
+/** The demo's read-time ids, a repeated one replaced by the next after the file's highest. */
+function demoIds(rows: readonly DemoRow[]): { ids: number[]; repeats: { index: number; demoId: number }[] } {
+  const derived = backfillMessageIds(rows.map((r) => r.raw['message_id']));
+  let high = derived.reduce((a, b) => Math.max(a, b), 0);
+  const seen = new Set<number>();
+  const repeats: { index: number; demoId: number }[] = [];
+  const ids = derived.map((id, index) => {
+    if (!seen.has(id)) {
+      seen.add(id);
+      return id;
+    }
+    repeats.push({ index, demoId: id });
+    return ++high;
+  });
+  return { ids, repeats };
+}
+
+function assignIds(report: ImportReport, file: string, rows: readonly DemoRow[]): number[] {
+  const { ids, repeats } = demoIds(rows);
+  for (const { index, demoId } of repeats) report.renumbered.push({ file, line: rows[index]!.line, demoId, id: ids[index]! });
+  return ids;
+}
+
+function isOneToN(ids: readonly number[]): boolean {
+  return ids.every((id, i) => id === i + 1);
+}
+
+/** The session entry's `demoIds` when its file's ids are not 1..n. */
+function demoIdsOf(rows: readonly DemoRow[] | undefined): Pick<SessionEntry, 'demoIds'> {
+  if (rows === undefined) return {};
+  const { ids } = demoIds(rows);
+  if (isOneToN(ids)) return {};
+  return { demoIds: { rows: ids.length, shift: ids.reduce((a, b) => Math.max(a, b), 0) - ids.length } };
 }
 
 function text(v: unknown): string {

@@ -69,6 +69,12 @@ export interface SessionEntry {
   listed: boolean;
   /** The imported `conversations.json` entry, for a faithful export. */
   import?: JsonObject;
+  /**
+   * Set when an imported session's demo ids were not 1..n: its first `rows` records carry their
+   * demo id in `meta.message_id`, and every later record's id is its record id + `shift`
+   * (highest demo id − rows), so new ids continue after the highest.
+   */
+  demoIds?: { rows: number; shift: number };
 }
 
 export interface LongTermValue {

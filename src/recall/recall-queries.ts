@@ -11,6 +11,7 @@ import { HIGH } from './recall-dbs.ts';
 import type { DailyKey } from './search-job.ts';
 import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from './search-scan.ts';
 import { textContent, toSessionRow } from './session-row.ts';
+import { sessionEntry, sessionIdShift } from './sessions-index.ts';
 
 /**
  * The read side of the layered memory: session rows, recall by keyword, windows around an
@@ -25,13 +26,15 @@ import { textContent, toSessionRow } from './session-row.ts';
  * environment (the runtime's LMDB store), since workers read them straight from LMDB.
  */
 export async function sessionRows(deps: RecallDeps, userId: string, sessionId: string): Promise<MemoryRow[]> {
-  return (await deps.memory.range(sessionConversationId(userId, sessionId))).map(toSessionRow);
+  const shift = sessionIdShift(deps.dbs, userId, sessionId);
+  return (await deps.memory.range(sessionConversationId(userId, sessionId))).map((r) => toSessionRow(r, shift));
 }
 
 /** The last `max(1, rounds) * 2` rows (a round is about one user message and its reply). */
 export async function recentSessionRows(deps: RecallDeps, userId: string, sessionId: string, rounds: number): Promise<MemoryRow[]> {
   const n = Math.max(1, Math.trunc(Number.isFinite(rounds) ? rounds : 3)) * 2;
-  return (await deps.memory.tail(sessionConversationId(userId, sessionId), n)).map(toSessionRow);
+  const shift = sessionIdShift(deps.dbs, userId, sessionId);
+  return (await deps.memory.tail(sessionConversationId(userId, sessionId), n)).map((r) => toSessionRow(r, shift));
 }
 
 export async function searchSessionRows(
@@ -44,12 +47,13 @@ export async function searchSessionRows(
   const conversationId = sessionConversationId(userId, sessionId);
   const last = await deps.memory.lastId(conversationId);
   if (last === 0) return [];
+  const shift = sessionIdShift(deps.dbs, userId, sessionId);
   const { sessionScan: source, pool } = deps;
   if (source !== undefined) {
     const position: ScanPosition<Key> = { key: [conversationId, Infinity], exclusive: true };
-    const job = scanSession(source, conversationId, keyword, limit, Infinity, position);
+    const job = scanSession(source, conversationId, keyword, limit, Infinity, position, undefined, shift);
     return runScan(job, last, pool !== undefined && last > deps.poolThreshold, (wanted) =>
-      pool!.run({ kind: 'session', path: deps.dbs.path, conversationId, keyword, limit: wanted, before: (position.key as [string, number])[1] }),
+      pool!.run({ kind: 'session', path: deps.dbs.path, conversationId, keyword, limit: wanted, before: (position.key as [string, number])[1], shift }),
       limit,
     );
   }
@@ -71,13 +75,18 @@ export async function searchSessionRows(
     unyielded += chunk.length;
     for (let i = chunk.length - 1; i >= 0 && found.length < want; i--) {
       const record = chunk[i]!;
-      if (key === null || textContent(record.message).toLowerCase().includes(key)) found.push(toSessionRow(record));
+      if (key === null || textContent(record.message).toLowerCase().includes(key)) found.push(toSessionRow(record, shift));
     }
   }
   return found.reverse();
 }
 
-/** Rows around an anchor; ids are contiguous and one per row, so the window is one id range. */
+/**
+ * Rows around an anchor; record ids are contiguous and one per row, so the window is one
+ * record-id range. In an imported session that kept its demo ids (`demoIds`), an anchor up to
+ * the highest imported id is looked up among the imported rows (the first row with that id);
+ * a later one is `record id + shift`.
+ */
 export async function sessionWindowRows(
   deps: RecallDeps,
   userId: string,
@@ -89,12 +98,19 @@ export async function sessionWindowRows(
   const spec = windowSpec(messageId, before, after);
   if (spec === null) return [];
   const conversationId = sessionConversationId(userId, sessionId);
-  if (spec.anchor > (await deps.memory.lastId(conversationId))) return [];
+  const demoIds = sessionEntry(deps.dbs, userId, sessionId)?.demoIds;
+  const shift = demoIds?.shift ?? 0;
+  let at = spec.anchor - shift;
+  if (demoIds !== undefined && spec.anchor <= demoIds.rows + shift) {
+    const imported = await deps.memory.range(conversationId, { from: 1, to: demoIds.rows });
+    at = imported.find((r) => r.meta['message_id'] === spec.anchor)?.message_id ?? 0;
+  }
+  if (at < 1 || at > (await deps.memory.lastId(conversationId))) return [];
   const records = await deps.memory.range(conversationId, {
-    from: Math.max(1, spec.anchor - spec.before),
-    to: spec.anchor + spec.after,
+    from: Math.max(1, at - spec.before),
+    to: at + spec.after,
   });
-  return records.map(toSessionRow);
+  return records.map((r) => toSessionRow(r, shift));
 }
 
 /**

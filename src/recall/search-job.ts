@@ -5,7 +5,7 @@ export type SearchJob =
   /** `after`: resume newest-first after this key (what an inline scan already covered). */
   | { kind: 'daily'; path: string; userId: string; day: string | null; keyword: string; limit: number; after?: DailyKey }
   /** `before`: only ids below it (the newer ones were scanned inline). */
-  | { kind: 'session'; path: string; conversationId: string; keyword: string; limit: number; before?: number };
+  | { kind: 'session'; path: string; conversationId: string; keyword: string; limit: number; before?: number; shift?: number };
 
 export type DailyKey = [string, string, number];
 

@@ -142,13 +142,14 @@ export function scanSession(
   before = Infinity,
   position: ScanPosition<Key> = { key: [conversationId, before], exclusive: true },
   chunk = SCAN_CHUNK,
+  shift = 0,
 ): ScanJob<MemoryRow> {
   return scan(
     db,
     position,
     [conversationId],
     (v) => textContent(v.message),
-    (k, v) => toSessionRow({ message_id: k[1], ts: v.ts, meta: v.meta, message: v.message }),
+    (k, v) => toSessionRow({ message_id: k[1], ts: v.ts, meta: v.meta, message: v.message }, shift),
     keyword,
     limit,
     chunk,

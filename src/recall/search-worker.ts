@@ -40,5 +40,5 @@ export default function search(job: SearchJob): DailyRow[] | MemoryRow[] {
   o.env.resetReadTxn();
   return job.kind === 'daily'
     ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit, job.after && { key: job.after, exclusive: true }))
-    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit, job.before));
+    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit, job.before, undefined, undefined, job.shift));
 }

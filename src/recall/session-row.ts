@@ -14,7 +14,8 @@ import { projectToolCalls } from './tool-call-projection.ts';
  * view is projected (paired by `tool_call_id`). Keeping the transcript inside the row keeps the
  * anchors contiguous and free of tool messages, which the demo never numbered either.
  *
- * `meta.ts` is the demo's local wall time; `meta.error` marks the row recorded for a failed
+ * `meta.ts` is the demo's local wall time; `meta.message_id` is an imported row's demo id
+ * when its session's ids were not 1..n (the anchors then are not the record ids); `meta.error` marks the row recorded for a failed
  * turn; `meta.import` is an imported row as its file held it (content replaced by `null`),
  * kept for a faithful export (its `role` and `meta.tool_calls` win over the stored message's).
  */
@@ -36,7 +37,12 @@ export interface SessionRecord {
   message: Message;
 }
 
-export function toSessionRow(record: SessionRecord | StoredMessage): MemoryRow {
+/**
+ * `shift` is the session's `idShift` (sessions-index.ts): an imported session whose demo ids
+ * were not 1..n keeps them in `meta.message_id`, and its later rows are numbered after the
+ * highest, `record id + shift`.
+ */
+export function toSessionRow(record: SessionRecord | StoredMessage, shift = 0): MemoryRow {
   const meta = record.meta;
   const imported = isObject(meta['import']) ? meta['import'] : undefined;
   const role = imported && typeof imported['role'] === 'string' ? imported['role'] : record.message.role;
@@ -49,7 +55,7 @@ export function toSessionRow(record: SessionRecord | StoredMessage): MemoryRow {
     ts: typeof meta['ts'] === 'string' ? meta['ts'] : record.ts.slice(0, 19),
     role,
     content: textContent(record.message),
-    message_id: record.message_id,
+    message_id: typeof meta['message_id'] === 'number' ? meta['message_id'] : record.message_id + shift,
     tool_calls,
   };
   const error = meta['error'];

@@ -97,6 +97,11 @@ export function sessionEntry(dbs: RecallDbs, userId: string, sessionId: string):
   return dbs.sessions.get([userId, sessionId]);
 }
 
+/** How far the session's anchors are from its record ids (0 but for some imported sessions). */
+export function sessionIdShift(dbs: RecallDbs, userId: string, sessionId: string): number {
+  return sessionEntry(dbs, userId, sessionId)?.demoIds?.shift ?? 0;
+}
+
 /** `now` stands in for a missing `updated_at` (imported entries), as the demo did. */
 export function listSessions(dbs: RecallDbs, userId: string, now: string): ConversationSummary[] {
   const rows: (ConversationSummary & { order: number })[] = [];

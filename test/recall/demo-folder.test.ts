@@ -125,7 +125,7 @@ describe('import of the demo folder layout', () => {
       dailyRows: 3,
       logRows: 2,
       longTermDocuments: 1,
-      renumbered: [{ file: 'demo-user/sessions/s3.jsonl', rows: 3 }],
+      renumbered: [],
     });
     const r = fx.recall;
     expect(await r.listConversations('demo-user')).toEqual([
@@ -187,6 +187,81 @@ describe('import of the demo folder layout', () => {
     await fx.recall.deleteConversation('demo-user', 'gone');
     await fx.recall.importDemoFolder(src);
     expect((await fx.recall.dailyMessages('demo-user', '2026-04-08')).map((x) => x.message_id)).toEqual([1, 2]);
+  });
+});
+
+describe('imported ids are the demo\'s read-time ids', () => {
+  async function importSession(rows: JsonObject[], daily?: JsonObject[]) {
+    const src = join(work, 'memory');
+    put(join(src, 'u', 'sessions', 's.jsonl'), jsonl(rows));
+    put(join(src, 'u', 'conversations.json'), pythonJsonDumps({ s: { title: 't', updated_at: '2026-04-08T09:00:00' } }, 2));
+    if (daily) put(join(src, 'u', 'daily', '2026-04-08.jsonl'), jsonl(daily));
+    fx = openRecall();
+    return fx.recall.importDemoFolder(src);
+  }
+  const ids = async () => (await fx!.recall.getSessionMessages('u', 's')).map((m) => [m.message_id, m.content]);
+
+  test('"7" then a row without id stay 7 and 8, and the next turn continues at 9', async () => {
+    const report = await importSession([row('t1', 'user', 'seven', 'session', { message_id: '7' }), row('t2', 'assistant', 'eight', 'session')]);
+    expect(report.renumbered).toEqual([]);
+    expect(await ids()).toEqual([
+      [7, 'seven'],
+      [8, 'eight'],
+    ]);
+    const r = fx!.recall;
+    expect((await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 8, before: 1 })).map((m) => m.content)).toEqual(['seven', 'eight']);
+    expect(await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 1, after: 5 })).toEqual([]);
+    expect((await r.searchSession({ userId: 'u', sessionId: 's', keyword: 'eight' })).map((m) => m.message_id)).toEqual([8]);
+    const turn = await r.chat({ userId: 'u', sessionId: 's', message: 'nine' });
+    expect(await ids()).toEqual([
+      [7, 'seven'],
+      [8, 'eight'],
+      [9, 'nine'],
+      [10, turn.reply],
+    ]);
+    expect((await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 9, before: 1, after: 1 })).map((m) => m.message_id)).toEqual([8, 9, 10]);
+    expect((await r.searchSession({ userId: 'u', sessionId: 's', keyword: 'nine' })).map((m) => m.message_id)).toEqual([9, 10]);
+    const out = join(work, 'exported');
+    await r.exportDemoFolder(out);
+    const exported = readFileSync(join(out, 'u', 'sessions', 's.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as JsonObject);
+    expect(exported.map((x) => x['message_id'])).toEqual(['7', undefined, 9, 10]);
+  });
+
+  test('a session holding ids 3 and 4 keeps them', async () => {
+    await importSession([row('t1', 'user', 'three', 'session', { message_id: 3 }), row('t2', 'assistant', 'four', 'session', { message_id: 4 })]);
+    expect(await ids()).toEqual([
+      [3, 'three'],
+      [4, 'four'],
+    ]);
+    expect((await fx!.recall.sessionWindow({ userId: 'u', sessionId: 's', messageId: 3, after: 1 })).map((m) => m.message_id)).toEqual([3, 4]);
+  });
+
+  test('a day holding 2, 3, 5 keeps its ids, and the next row of that day is 6', async () => {
+    await importSession(
+      [row('t1', 'user', 'x', 'session', { message_id: 1 })],
+      [2, 3, 5].map((id) => row(`2026-04-08T09:00:0${id}`, 'user', `d${id}`, 'daily', { message_id: id })),
+    );
+    const r = fx!.recall;
+    expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.message_id)).toEqual([2, 3, 5]);
+    expect((await r.dailyWindow({ userId: 'u', messageId: 3, before: 1, after: 1, day: '2026-04-08' })).map((m) => m.content)).toEqual(['d2', 'd3', 'd5']);
+    fx!.clock.set('2026-04-08T12:00:00+08:00');
+    await r.chat({ userId: 'u', sessionId: 'new', message: 'later that day' });
+    expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.message_id)).toEqual([2, 3, 5, 6, 7]);
+  });
+
+  test('only a row whose derived id repeats an earlier one gets a new id after the highest, and the report says so', async () => {
+    const report = await importSession([
+      row('t1', 'user', 'first', 'session'),
+      row('t2', 'assistant', 'dup of 1', 'session', { message_id: 1 }),
+      row('t3', 'user', 'five', 'session', { message_id: 5 }),
+    ]);
+    expect(await ids()).toEqual([
+      [1, 'first'],
+      [6, 'dup of 1'],
+      [5, 'five'],
+    ]);
+    expect(report.renumbered).toEqual([{ file: 'u/sessions/s.jsonl', line: 2, demoId: 1, id: 6 }]);
+    expect((await fx!.recall.sessionWindow({ userId: 'u', sessionId: 's', messageId: 6, before: 1, after: 1 })).map((m) => m.content)).toEqual(['first', 'dup of 1', 'five']);
   });
 });
 
