@@ -4,6 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { pythonJsonDumps } from '../../src/recall/python-json.ts';
 import type { JsonObject } from '../../src/memory/message.ts';
+import { createSearchPool } from '../../src/recall/index.ts';
 import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -225,6 +226,26 @@ describe('imported ids are the demo\'s read-time ids', () => {
     await r.exportDemoFolder(out);
     const exported = readFileSync(join(out, 'u', 'sessions', 's.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as JsonObject);
     expect(exported.map((x) => x['message_id'])).toEqual(['7', undefined, 9, 10]);
+  });
+
+  test('the kept ids are what a pooled search and a search through another store return too', async () => {
+    await importSession([row('t1', 'user', 'seven needle', 'session', { message_id: '7' }), row('t2', 'assistant', 'eight needle', 'session')]);
+    await fx!.recall.chat({ userId: 'u', sessionId: 's', message: 'nine needle' });
+    const q = { userId: 'u', sessionId: 's', keyword: 'needle' };
+    const inline = (await fx!.recall.searchSession(q)).map((m) => m.message_id);
+    expect(inline).toEqual([7, 8, 9, 10]);
+    const pool = createSearchPool({ maxThreads: 1 });
+    const pooled = openRecall({ dir: fx!.dir, pool, poolThreshold: 0 });
+    const throughLog = openRecall({ dir: fx!.dir, memoryInEnv: false });
+    try {
+      expect((await pooled.recall.searchSession(q)).map((m) => m.message_id)).toEqual(inline);
+      expect((await throughLog.recall.searchSession(q)).map((m) => m.message_id)).toEqual(inline);
+    } finally {
+      await pooled.recall.close();
+      await pool.close();
+      await pooled.close();
+      await throughLog.close();
+    }
   });
 
   test('a session holding ids 3 and 4 keeps them', async () => {
