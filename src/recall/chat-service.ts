@@ -29,7 +29,7 @@ import { projectToolCalls } from './tool-call-projection.ts';
  * One chat turn of the Agent Memory Demo, `chat({userId, sessionId, message})`, in the demo's
  * order:
  *
- * 1. Validate: ids match `[A-Za-z0-9_-]{1,64}` (`invalid_id`), `message` is a string
+ * 1. Validate: ids follow recall-ids.ts (`invalid_id`), `message` is a string
  *    (`invalid_message`). An EMPTY message is accepted, as the demo's API accepted it: it is
  *    stored as an empty user row, the offline reply is `收到：。我已经记录到记忆中。`, and the
  *    title of a session it opens is `新对话` for good. (The chat page never sends one.)

@@ -46,7 +46,7 @@ import {
  * `updated_at`), a daily view with per-day anchors, long-term memory with undo, a dialogue log,
  * keyword recall and anchor windows, the memory tools, and the chat turn (chat-service.ts).
  *
- * Every call names its user; ids are `[A-Za-z0-9_-]{1,64}` (else `InvalidInputError`
+ * Every call names its user; ids follow recall-ids.ts (else `InvalidInputError`
  * `invalid_id`, nothing read or written), and every read and write is confined to that user's
  * keys: another user's session id finds nothing (fail closed: `[]`, `false`).
  *
