@@ -32,6 +32,9 @@ function llmService(settings: LlmSettings): LlmService | undefined {
     apiKey: settings.apiKey,
     model: settings.model,
     ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
+    temperature: settings.temperature,
+    timeoutMs: settings.timeoutMs,
+    maxRetries: settings.maxRetries,
   });
 }
 
