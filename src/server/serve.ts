@@ -111,7 +111,7 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
     stopping = true;
     logger.info(
       { signal, stopTimeoutMs: options.stopTimeoutMs },
-      'stopping: no new requests, finishing turns in flight (then cancelling them)',
+      'stopping: no new requests, finishing turns in flight',
     );
     void (async () => {
       try {
