@@ -19,7 +19,12 @@ async function main(): Promise<void> {
       process.stdout.write(HELP_TEXT);
       return;
     }
-    llm = loadLlmSettings({ configPath: options.llmConfigPath, required: options.llmConfigExplicit, env: process.env });
+    llm = loadLlmSettings({
+      configPath: options.llmConfigPath,
+      required: options.llmConfigExplicit,
+      env: process.env,
+      overrides: { timeoutMs: options.llmTimeoutMs, maxRetries: options.llmMaxRetries },
+    });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`mnemo: ${err.message}\n`);

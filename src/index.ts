@@ -45,6 +45,7 @@ export {
   newSessionId,
   RecallClosedError,
   RecallUnavailableError,
+  TurnInterruptedError,
   SearchPoolClosedError,
   MEMORY_TOOL_NAMES,
   RECALL_DB_NAMES,

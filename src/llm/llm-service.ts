@@ -13,6 +13,8 @@ export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 export interface ChatOptions {
   tools?: readonly ToolSpec[];
   toolChoice?: ToolChoice;
+  /** Sampling temperature for this call; overrides the service's own default. */
+  temperature?: number;
   signal?: AbortSignal;
 }
 

@@ -12,7 +12,8 @@ import type { ChatOptions, LlmResponse, LlmService, ToolChoice } from './llm-ser
 
 export interface OpenAICompatibleOptions {
   apiKey: string;
-  /** The server's `/v1` root, e.g. `http://127.0.0.1:8000/v1`. Default: OpenAI's. */
+  /** The server's `/v1` root, e.g. `http://127.0.0.1:8000/v1`. Default: `OPENAI_BASE_URL`
+   *  when set (the client reads it), else OpenAI's. */
   baseURL?: string;
   model: string;
   /** Retries of 408/409/429/5xx and connection errors, with the client's own backoff
@@ -20,6 +21,8 @@ export interface OpenAICompatibleOptions {
   maxRetries?: number;
   /** Per attempt. Default 60 000 ms. */
   timeoutMs?: number;
+  /** Sent with every call that does not name its own (`ChatOptions.temperature`). Default:
+   *  none sent (the server's default). */
   temperature?: number;
 }
 
@@ -32,7 +35,8 @@ export interface OpenAICompatibleOptions {
 export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
   const client = new OpenAI({
     apiKey: options.apiKey,
-    baseURL: options.baseURL ?? null,
+    // Omitted, not null, when unset: null would turn off the client's own OPENAI_BASE_URL default.
+    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
     maxRetries: options.maxRetries ?? 2,
     timeout: options.timeoutMs ?? 60_000,
   });
@@ -42,7 +46,8 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
         model: options.model,
         messages: messages.map(toWire),
       };
-      if (options.temperature !== undefined) body.temperature = options.temperature;
+      const temperature = chatOptions.temperature ?? options.temperature;
+      if (temperature !== undefined) body.temperature = temperature;
       if (chatOptions.tools && chatOptions.tools.length > 0) {
         body.tools = chatOptions.tools.map((t) => ({
           type: 'function',

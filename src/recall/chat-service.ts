@@ -21,6 +21,7 @@ import {
   sessionWindowRows,
 } from './recall-queries.ts';
 import { toSessionRow } from './session-row.ts';
+import { TurnInterruptedError } from './turn-interrupted.ts';
 import { registerSession, sessionEntry, touchSession } from './sessions-index.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from './tool-call-projection.ts';
@@ -54,6 +55,12 @@ import { projectToolCalls } from './tool-call-projection.ts';
  * 7. Answer `{reply, memoryHits (1 when the long-term document is non-empty, else 0), title,
  *    toolCalls}`.
  *
+ * CANCELLING: `signal` aborts the turn's model calls (the agent's and the title's). A signal
+ * already aborted stores nothing and throws `TurnInterruptedError`; one that fires before
+ * the reply is stored makes the turn a failed turn (below) whose error is `turn_interrupted`,
+ * and that error is what is thrown. After the reply is stored it only cuts the title call short
+ * (the offline title is used).
+ *
  * A FAILED TURN (the agent or model throws, or a write after the user row fails) leaves no
  * orphan user row: an assistant row with content `''` and `meta.error: {code, message}` is
  * stored in its place (session and daily), with whatever tool calls were made before the
@@ -69,6 +76,8 @@ export interface ChatInput {
   userId: string;
   sessionId: string;
   message: string;
+  /** Cancels the turn (see CANCELLING above). */
+  signal?: AbortSignal;
 }
 
 export interface ChatResult {
@@ -90,6 +99,8 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   }
   const conversationId = sessionConversationId(userId, sessionId);
   const dbs = deps.dbs;
+  const signal = input.signal;
+  if (signal?.aborted) throw TurnInterruptedError.of(signal);
 
   const asked = localNow(deps);
   if (!sessionEntry(dbs, userId, sessionId)) {
@@ -134,7 +145,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         maxToolIterations: deps.maxToolIterations,
       });
       try {
-        const run = await agent.run(message);
+        const run = await agent.run(message, signal ? { signal } : {});
         reply = typeof run.response.content === 'string' ? run.response.content : '';
         transcript = toolTranscript(run.messages.slice(1));
       } catch (err) {
@@ -174,11 +185,12 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
       return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
     });
     if (entry === undefined) {
-      const title = await generateTitle(deps.llm, message, reply);
+      const title = await generateTitle(deps.llm, message, reply, signal);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
     }
     return { reply, memoryHits: longTerm === '' ? 0 : 1, title: entry.title, toolCalls };
-  } catch (err) {
+  } catch (caught) {
+    const err = !replied && signal?.aborted ? TurnInterruptedError.of(signal, caught) : caught;
     if (!replied) {
       await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript }, err).catch(() => undefined);
     }

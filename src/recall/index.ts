@@ -10,6 +10,7 @@ export {
   type SessionWindowQuery,
 } from './recall.ts';
 export type { ChatInput, ChatResult } from './chat-service.ts';
+export { TurnInterruptedError } from './turn-interrupted.ts';
 export type { DailyRow, MemoryRow, RowError, ToolCallView } from './memory-row.ts';
 export type { ConversationSummary } from './sessions-index.ts';
 export type { LongTermVersion } from './long-term-store.ts';

@@ -17,6 +17,9 @@
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
  *   GET    /api/runtime                            → {tree, pid, uptime_s}
  *
+ * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
+ * server's stop deadline passes (then answered 503 `turn_interrupted`).
+ *
  * Every session-scoped route takes the session under the given user only, so one user can
  * never list, read, search or delete another's sessions: the same session id under another
  * user is simply another (usually empty) session.
@@ -25,25 +28,31 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError } from './http-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
+import { turnSignal } from './turn-signal.ts';
 
 export interface ApiServices {
   recall: RecallApi;
   runtime: RuntimeView;
+  /** Fires when the server's stop deadline has passed: turns still running are cancelled. */
+  stopSignal?: AbortSignal;
 }
 
 interface SessionParams {
   session_id: string;
 }
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime }: ApiServices): void {
-  api.post('/api/chat', async (request) => {
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal }: ApiServices): void {
+  api.post('/api/chat', async (request, reply) => {
     const body = readBody(request.body, {
       user_id: { type: 'string' },
       session_id: { type: 'string' },
       message: { type: 'string' },
     });
     requireIds({ user_id: body.user_id, session_id: body.session_id });
-    const result = await recall.chat({ userId: body.user_id, sessionId: body.session_id, message: body.message });
+    const turn = turnSignal(reply, stopSignal);
+    const result = await recall
+      .chat({ userId: body.user_id, sessionId: body.session_id, message: body.message, signal: turn.signal })
+      .finally(() => turn.dispose());
     return {
       reply: result.reply,
       memory_hits: result.memoryHits,

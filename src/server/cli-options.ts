@@ -7,6 +7,10 @@
  *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
  *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
  *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
+ *   --llm-timeout <ms>        MNEMO_LLM_TIMEOUT      llm.timeout, else 60000  (per model call attempt)
+ *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
+ *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
+ *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
  *
  * Relative paths are resolved against the working directory. An empty environment variable
  * counts as unset.
@@ -23,33 +27,52 @@ export interface CliOptions {
   llmConfigPath: string;
   /** Whether the LLM config path was asked for (then it must exist). */
   llmConfigExplicit: boolean;
+  /** Per model call attempt; `undefined`: the config file's, else its default. */
+  llmTimeoutMs: number | undefined;
+  /** `undefined`: the config file's, else its default. */
+  llmMaxRetries: number | undefined;
+  /** Time to receive a whole request (headers and body); then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** After a stop signal, how long turns in flight may run before they are cancelled. */
+  stopTimeoutMs: number;
   help: boolean;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8000;
 export const DEFAULT_LLM_CONFIG = 'config/llm.yaml';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
 export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI agents (HTTP API and chat page)
 
 Usage: mnemo [options]
 
 Options (flag, else environment variable, else default):
-  --host <addr>         MNEMO_HOST         address to listen on            [127.0.0.1]
-  --port <n>            MNEMO_PORT         port, 0 for any free port       [8000]
-  --data-dir <path>     MNEMO_DATA_DIR     LMDB data directory             [./data]
-  --token <secret>      MNEMO_TOKEN        require "Authorization: Bearer <secret>" on /api/*
-  --llm-config <path>   MNEMO_LLM_CONFIG   LLM config file                 [config/llm.yaml]
-  -h, --help                               print this help and exit
+  --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]
+  --port <n>               MNEMO_PORT             port, 0 for any free port   [8000]
+  --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
+  --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
+  --llm-config <path>      MNEMO_LLM_CONFIG       LLM config file             [config/llm.yaml]
+  --llm-timeout <ms>       MNEMO_LLM_TIMEOUT      per model call attempt      [llm.timeout, else 60000]
+  --llm-max-retries <n>    MNEMO_LLM_MAX_RETRIES  retries of a failed model call  [llm.max_retries, else 2]
+  --request-timeout <ms>   MNEMO_REQUEST_TIMEOUT  a request's headers and body must arrive within it,
+                                                  else 408 and the connection closes  [30000]
+  --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
+                                                  cancelled and stored as interrupted  [10000]
+  -h, --help                                      print this help and exit
 
 LLM (OpenAI-compatible chat completions). Each setting comes from its environment variable,
-else from the config file (llm: { api_key, model, base_url }), else its default:
-  OPENAI_API_KEY    llm.api_key    no key: the offline fallback replies, no network
+else from the config file (llm: { api_key, model, base_url, temperature, timeout,
+max_retries }), else its default:
+  OPENAI_API_KEY    llm.api_key    no key (empty, null or None): the offline fallback, no network
   OPENAI_BASE_URL   llm.base_url   the OpenAI API
   OPENAI_MODEL      llm.model      gpt-4o-mini
+                    llm.temperature  of replies (titles are asked at 0)  [0.2]
 
-Stop with SIGINT (Ctrl-C) or SIGTERM: the server stops accepting, turns in flight finish,
-storage is flushed and closed. A second signal exits at once.
+Stop with SIGINT (Ctrl-C) or SIGTERM: the server stops accepting, turns in flight finish (or,
+after --stop-timeout, are cancelled and stored as interrupted), storage is flushed and closed.
+A second signal, more than a second after the first, exits at once.
 `;
 
 export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): CliOptions {
@@ -65,6 +88,10 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'data-dir': { type: 'string' },
         token: { type: 'string' },
         'llm-config': { type: 'string' },
+        'llm-timeout': { type: 'string' },
+        'llm-max-retries': { type: 'string' },
+        'request-timeout': { type: 'string' },
+        'stop-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -86,6 +113,13 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   }
 
   const llmConfig = pick(values['llm-config'], 'MNEMO_LLM_CONFIG');
+  const whole = (flag: string, value: string | undefined, min: number): number | undefined => {
+    if (value === undefined) return undefined;
+    if (!/^\d{1,10}$/.test(value) || Number(value) < min) {
+      throw new ConfigError(`invalid --${flag} ${JSON.stringify(value)}: use a whole number from ${min}`);
+    }
+    return Number(value);
+  };
   return {
     host,
     port,
@@ -93,6 +127,11 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     token,
     llmConfigPath: resolve(cwd, llmConfig ?? DEFAULT_LLM_CONFIG),
     llmConfigExplicit: llmConfig !== undefined,
+    llmTimeoutMs: whole('llm-timeout', pick(values['llm-timeout'], 'MNEMO_LLM_TIMEOUT'), 1),
+    llmMaxRetries: whole('llm-max-retries', pick(values['llm-max-retries'], 'MNEMO_LLM_MAX_RETRIES'), 0),
+    requestTimeoutMs:
+      whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,
     help: values.help === true,
   };
 }

@@ -5,11 +5,17 @@
  *   (`RequestValidationError`, built by `request-validation.ts`);
  * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
  *   layer below rejected the input with an `InvalidInputError`;
- * - 401 / 403 / 404 / 413 / 415 `{detail: "..."}` — auth, host, route, size, media type;
+ * - 401 / 403 / 404 / 408 / 413 / 415 `{detail: "..."}` — auth, host, route, time, size, media type;
+ * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
+ *   `LLM_FAILURES`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
+ *   is a fixed, safe sentence: the provider's own words can carry a masked key, an account or
+ *   an internal URL, so they go only to the log, with the whole error;
  * - 500 `{detail: "server error: ..."}` — anything else (logged with its stack).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, MnemoError } from '../errors.ts';
+import { LlmError, type LlmErrorCode } from '../llm/llm-error.ts';
+import { TurnInterruptedError } from '../recall/turn-interrupted.ts';
 
 /** One FastAPI/pydantic validation issue. */
 export interface ValidationIssue {
@@ -41,7 +47,20 @@ export class HttpError extends Error {
 
 export interface ErrorBody {
   detail: string | ValidationIssue[];
+  /** Present for model failures and interrupted turns: the stable code behind the status. */
+  code?: string;
 }
+
+/** What the client is told when the model fails, by `LlmError` code. */
+export const LLM_FAILURES: Readonly<Record<LlmErrorCode, { status: number; detail: string }>> = {
+  llm_auth: { status: 502, detail: 'the model provider refused the server’s credentials' },
+  llm_rate_limited: { status: 429, detail: 'the model provider is rate-limiting this server; try again later' },
+  llm_bad_request: { status: 502, detail: 'the model provider rejected the request' },
+  llm_unavailable: { status: 503, detail: 'the model provider is unavailable; try again later' },
+  llm_timeout: { status: 504, detail: 'the model did not answer in time' },
+  llm_aborted: { status: 503, detail: 'the model call was cancelled' },
+  llm_error: { status: 502, detail: 'the model’s answer could not be used' },
+};
 
 /** The status and body for any thrown value; `logAsError` marks the ones a human should see. */
 export function errorResponse(err: unknown, bodyLimit: number): {
@@ -57,6 +76,13 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof InvalidInputError) {
     return { status: 400, body: { detail: err.message }, logAsError: false };
+  }
+  if (err instanceof TurnInterruptedError) {
+    return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };
+  }
+  if (err instanceof LlmError) {
+    const { status, detail } = LLM_FAILURES[err.code] ?? LLM_FAILURES.llm_error;
+    return { status, body: { detail, code: err.code }, logAsError: true };
   }
   if (!(err instanceof MnemoError) && isFastifyError(err)) {
     switch (err.code) {

@@ -12,5 +12,13 @@ export type {
 export { ID_RULE, isValidId } from '../recall/index.ts';
 export { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
 export { ConfigError } from './config-error.ts';
-export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from './llm-config.ts';
+export {
+  loadLlmSettings,
+  describeLlm,
+  DEFAULT_MODEL,
+  DEFAULT_TEMPERATURE,
+  DEFAULT_LLM_TIMEOUT_MS,
+  DEFAULT_LLM_MAX_RETRIES,
+  type LlmSettings,
+} from './llm-config.ts';
 export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';

@@ -4,10 +4,13 @@
  *
  * - The first log line after startup says where it listens and what it uses (data dir,
  *   storage, LLM or offline fallback, auth, host check); the API key is never logged.
- * - Stop: the server stops accepting and answers the turns in flight, the runtime stops (the
- *   recall service waits for its running calls first) (conversation actors commit, LMDB is flushed and
- *   closed); then exit 0. A second signal exits at once with 1. A signal that arrives while
- *   starting stops right after the start.
+ * - Stop: the server stops accepting and answers the turns in flight (those still running
+ *   after `--stop-timeout` are cancelled and stored as interrupted), the runtime stops (the
+ *   recall service waits for its running calls first) (conversation actors commit, LMDB is
+ *   flushed and closed); then exit 0. A second signal exits at once with 1, unless it is the
+ *   same signal within a second of the first: a terminal's Ctrl-C reaches every process of
+ *   `npm start` and npm forwards it again, which is one request to stop, not two. A signal
+ *   that arrives while starting stops right after the start.
  */
 import { hostname } from 'node:os';
 import { openAICompatible, type LlmService } from '../llm/index.ts';
@@ -32,19 +35,33 @@ function llmService(settings: LlmSettings): LlmService | undefined {
     apiKey: settings.apiKey,
     model: settings.model,
     ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
+    temperature: settings.temperature,
+    timeoutMs: settings.timeoutMs,
+    maxRetries: settings.maxRetries,
   });
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** A repeat of the first stop signal within this is the same stop (see above). */
+const REPEAT_WINDOW_MS = 1_000;
 
 export async function serve(options: CliOptions, llm: LlmSettings): Promise<void> {
+  let first: { signal: NodeJS.Signals; at: number } | null = null;
+  /** Whether this signal is a second request to stop (not the first, nor its echo). */
+  const isSecond = (signal: NodeJS.Signals): boolean => {
+    if (first === null) {
+      first = { signal, at: Date.now() };
+      return false;
+    }
+    return !(signal === first.signal && Date.now() - first.at < REPEAT_WINDOW_MS);
+  };
   let pending: NodeJS.Signals | null = null;
   let onSignal = (signal: NodeJS.Signals): void => {
-    if (pending !== null) {
+    if (isSecond(signal)) {
       logLine('warn', 'second signal: exiting without a clean stop', { signal });
       process.exit(1);
     }
-    pending = signal;
+    pending ??= signal;
   };
   for (const signal of STOP_SIGNALS) process.on(signal, (s) => onSignal(s));
 
@@ -58,6 +75,8 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       token: options.token,
       host: options.host,
       port: options.port,
+      requestTimeoutMs: options.requestTimeoutMs,
+      stopTimeoutMs: options.stopTimeoutMs,
       logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
     });
   } catch (err) {
@@ -83,12 +102,17 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
+    const second = isSecond(signal);
     if (stopping) {
+      if (!second) return;
       logger.warn({ signal }, 'second signal: exiting without a clean stop');
       process.exit(1);
     }
     stopping = true;
-    logger.info({ signal }, 'stopping: no new requests, finishing turns in flight');
+    logger.info(
+      { signal, stopTimeoutMs: options.stopTimeoutMs },
+      'stopping: no new requests, finishing turns in flight',
+    );
     void (async () => {
       try {
         await server.close();

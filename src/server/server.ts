@@ -4,20 +4,27 @@
  *
  * Safety, all on by default:
  * - request bodies above `bodyLimit` (1 MiB) get 413; only `application/json` bodies are parsed;
+ * - a request whose headers and body have not all arrived within `requestTimeoutMs` (30 s)
+ *   gets 408 and its connection is closed (a body trickled a byte at a time cannot hold a
+ *   connection, or a graceful stop, forever);
  * - with `token`, every `/api/*` route needs `Authorization: Bearer <token>` (401 otherwise);
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
  *
  * `startServer` listens and returns a handle whose `close()` stops accepting and waits for the
- * requests in flight (a chat turn finishes and is stored) before it resolves.
+ * requests in flight (a chat turn finishes and is stored) before it resolves; a turn still
+ * running `stopTimeoutMs` (10 s) after `close()` began is cancelled (stored as interrupted,
+ * answered 503 `turn_interrupted`).
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerTokenHook } from './bearer-token.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './cli-options.ts';
 import { errorResponse, installErrorHandlers } from './http-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
+import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
 import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
@@ -36,6 +43,10 @@ export interface ServerOptions {
   loopbackOnly?: boolean;
   /** fastify's logger option: `false` for none, `true` for JSON lines on stdout. Default false. */
   logger?: FastifyServerOptions['logger'];
+  /** Time to receive a whole request, headers and body; then 408. Default 30 000 ms. */
+  requestTimeoutMs?: number;
+  /** When it fires, chat turns still running are cancelled. Default: never. */
+  stopSignal?: AbortSignal;
 }
 
 const SECURITY_HEADERS = {
@@ -51,9 +62,18 @@ const SECURITY_HEADERS = {
 
 export function createServer(options: ServerOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
+    // Node's requestTimeout covers receiving the request only, never the time to answer it,
+    // so a long turn is not cut short. Node checks it every connectionsCheckingInterval
+    // (30 s by default, which would stretch a short timeout), hence the finer interval.
+    requestTimeout,
+    http: {
+      headersTimeout: Math.min(60_000, requestTimeout),
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(requestTimeout / 4))),
+    },
     requestIdHeader: false,
     // One line per request from our own hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -94,7 +114,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const token = options.token ?? null;
   void app.register(async (api) => {
     if (token !== null) api.addHook('onRequest', bearerTokenHook(token));
-    registerApiRoutes(api, { recall: options.recall, runtime: options.runtime });
+    registerApiRoutes(api, {
+      recall: options.recall,
+      runtime: options.runtime,
+      ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
+    });
   });
   return app;
 }
@@ -107,15 +131,23 @@ export interface RunningServer {
   port: number;
   /** Whether requests must name a loopback host. */
   loopbackOnly: boolean;
-  /** Stops accepting, waits for requests in flight, then resolves. Idempotent. */
+  /** Stops accepting, waits for requests in flight (cancelling the turns still running after
+   *  the stop timeout), then resolves. Idempotent. */
   close(): Promise<void>;
 }
 
 export async function startServer(
-  options: Omit<ServerOptions, 'loopbackOnly'> & { host: string; port: number; loopbackOnly?: boolean },
+  options: Omit<ServerOptions, 'loopbackOnly' | 'stopSignal'> & {
+    host: string;
+    port: number;
+    loopbackOnly?: boolean;
+    /** How long `close()` lets turns in flight run before cancelling them. Default 10 000 ms. */
+    stopTimeoutMs?: number;
+  },
 ): Promise<RunningServer> {
   const loopbackOnly = options.loopbackOnly ?? isLoopbackHost(options.host);
-  const app = createServer({ ...options, loopbackOnly });
+  const stopping = new AbortController();
+  const app = createServer({ ...options, loopbackOnly, stopSignal: stopping.signal });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -126,6 +158,14 @@ export async function startServer(
     host: address.address,
     port: address.port,
     loopbackOnly,
-    close: () => (closing ??= app.close()),
+    close: () =>
+      (closing ??= (async () => {
+        const deadline = setTimeout(() => stopping.abort(SERVER_STOPPING), options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(deadline);
+        }
+      })()),
   };
 }

@@ -164,6 +164,37 @@ describe('openAICompatible over a real loopback chat-completions server', () => 
     expect(err.code).toBe('llm_unavailable');
   });
 
+  it('with no baseURL it calls OPENAI_BASE_URL, not the public host', async () => {
+    server = await startChatServer(() => completion({ content: 'from the env host' }));
+    const before = process.env['OPENAI_BASE_URL'];
+    process.env['OPENAI_BASE_URL'] = server.baseURL;
+    try {
+      const llm = openAICompatible({ apiKey: 'k', model: 'm', maxRetries: 0, timeoutMs: 5_000 });
+      const response = await llm.chat([{ role: 'user', content: 'hi' }]);
+      expect(response.content).toBe('from the env host');
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      if (before === undefined) delete process.env['OPENAI_BASE_URL'];
+      else process.env['OPENAI_BASE_URL'] = before;
+    }
+  });
+
+  it("sends the service's temperature, and a call's own temperature wins over it", async () => {
+    server = await startChatServer(() => completion({ content: 'ok' }));
+    const llm = openAICompatible({ apiKey: 'k', baseURL: server.baseURL, model: 'm', temperature: 0.2 });
+    await llm.chat([{ role: 'user', content: 'reply' }]);
+    await llm.chat([{ role: 'user', content: 'title' }], { temperature: 0 });
+    expect(server.requests.map((r) => r.body['temperature'])).toEqual([0.2, 0]);
+  });
+
+  it('an already-aborted signal is llm_aborted without a request', async () => {
+    server = await startChatServer(() => completion({ content: 'x' }));
+    const llm = openAICompatible({ apiKey: 'k', baseURL: server.baseURL, model: 'm' });
+    const err = await failure(llm.chat([{ role: 'user', content: 'hi' }], { signal: AbortSignal.abort() }));
+    expect(err.code).toBe('llm_aborted');
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('an answer without choices is llm_error', async () => {
     server = await startChatServer(() => ({ body: { id: 'x', object: 'chat.completion', choices: [] } }));
     const llm = openAICompatible({ apiKey: 'k', baseURL: server.baseURL, model: 'm' });

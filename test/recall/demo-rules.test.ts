@@ -267,6 +267,12 @@ describe('titles', () => {
     expect(String(llm.calls[0]!.messages[0]!.content)).toContain('用户: msg\n助手: reply');
   });
 
+  test("asks the model at temperature 0, the demo's title temperature", async () => {
+    const llm = scriptedLlm([says('标题')]);
+    await generateTitle(llm, 'msg', 'reply');
+    expect(llm.calls[0]!.options?.temperature).toBe(0);
+  });
+
   test('with a model that fails or answers nothing: the offline title', async () => {
     expect(await generateTitle(scriptedLlm([new Error('down')]), 'hello world', 'r')).toBe('hello world');
     expect(await generateTitle(scriptedLlm([says('  ')]), 'hello', 'r')).toBe('hello');

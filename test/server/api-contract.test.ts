@@ -104,17 +104,33 @@ describe('POST /api/chat', () => {
     expect(((await t.request('GET', `/api/conversations?user_id=${e('张三')}`)).json as { items: { session_id: string }[] }).items.map((i) => i.session_id)).toEqual(['会话 1']);
   });
 
-  it('answers 500 "server error: ..." when the turn fails', async () => {
+  it('answers a model failure with its mapped status, {detail, code} and a safe message, never the provider text', async () => {
+    const cases: [LlmError, number][] = [
+      [new LlmError('llm_auth', '401 Incorrect API key provided: sk-***abcd', { status: 401 }), 502],
+      [new LlmError('llm_rate_limited', '429 quota of org-secret exceeded', { status: 429 }), 429],
+      [new LlmError('llm_unavailable', 'upstream exploded at http://10.0.0.7/v1', { status: 502 }), 503],
+      [new LlmError('llm_timeout', 'Request timed out.'), 504],
+      [new LlmError('llm_bad_request', '400 bad messages'), 502],
+      [new LlmError('llm_error', 'no choices'), 502],
+    ];
+    let next = 0;
     const failing: LlmService = {
       chat: async () => {
-        throw new LlmError('llm_unavailable', 'upstream exploded', { status: 502 });
+        throw cases[next]![0];
       },
     };
     const broken = await startTestServer({ llm: failing });
     try {
-      const res = await broken.request('POST', '/api/chat', { body: { user_id: 'u', session_id: 's', message: 'hi' } });
-      expect(res.status).toBe(500);
-      expect((res.json as { detail: string }).detail).toMatch(/^server error: .*upstream exploded/);
+      for (; next < cases.length; next++) {
+        const [err, status] = cases[next]!;
+        const res = await broken.request('POST', '/api/chat', { body: { user_id: 'u', session_id: `s${next}`, message: 'hi' } });
+        expect(res.status, err.code).toBe(status);
+        const body = res.json as { detail: string; code: string };
+        expect(Object.keys(body).sort()).toEqual(['code', 'detail']);
+        expect(body.code).toBe(err.code);
+        expect(body.detail).not.toContain(err.message);
+        expect(res.text).not.toMatch(/sk-|org-secret|10\.0\.0\.7/);
+      }
     } finally {
       await broken.close();
     }

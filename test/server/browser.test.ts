@@ -108,7 +108,7 @@ describe('chat page', () => {
     await send(page, 'please #fail');
     const error = page.locator('.msg.error .bubble');
     await error.waitFor();
-    expect(await error.innerText()).toMatch(/^错误: server error: /);
+    expect(await error.innerText()).toBe('错误: the model provider rejected the request');
     await page.context().close();
   });
 

@@ -12,8 +12,36 @@ describe('command-line options', () => {
       token: null,
       llmConfigPath: '/srv/app/config/llm.yaml',
       llmConfigExplicit: false,
+      llmTimeoutMs: undefined,
+      llmMaxRetries: undefined,
+      requestTimeoutMs: 30_000,
+      stopTimeoutMs: 10_000,
       help: false,
     });
+  });
+
+  it('reads the model timeout and retries, the request timeout and the stop deadline from flags or MNEMO_*', () => {
+    const argv = ['--llm-timeout', '1500', '--llm-max-retries', '0', '--request-timeout', '250', '--stop-timeout', '0'];
+    expect(parseCliOptions(argv, {}, cwd)).toMatchObject({
+      llmTimeoutMs: 1500,
+      llmMaxRetries: 0,
+      requestTimeoutMs: 250,
+      stopTimeoutMs: 0,
+    });
+    const env = { MNEMO_LLM_TIMEOUT: '900', MNEMO_LLM_MAX_RETRIES: '4', MNEMO_REQUEST_TIMEOUT: '5000', MNEMO_STOP_TIMEOUT: '200' };
+    expect(parseCliOptions([], env, cwd)).toMatchObject({
+      llmTimeoutMs: 900,
+      llmMaxRetries: 4,
+      requestTimeoutMs: 5000,
+      stopTimeoutMs: 200,
+    });
+  });
+
+  it('refuses a timeout or retry count that is not a whole number in range', () => {
+    for (const argv of [['--llm-timeout', '0'], ['--llm-timeout', '1.5'], ['--llm-max-retries', '-1'],
+      ['--request-timeout', '0'], ['--stop-timeout', 'soon']]) {
+      expect(() => parseCliOptions(argv, {}, cwd), argv.join(' ')).toThrow(ConfigError);
+    }
   });
 
   it('reads MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_TOKEN and MNEMO_LLM_CONFIG', () => {
@@ -67,7 +95,9 @@ describe('command-line options', () => {
   it('has a help text naming every flag and environment variable', () => {
     expect(parseCliOptions(['-h'], {}, cwd).help).toBe(true);
     for (const word of ['--host', '--port', '--data-dir', '--token', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
-      'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL']) {
+      'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', '--llm-timeout',
+      'MNEMO_LLM_TIMEOUT', '--llm-max-retries', 'MNEMO_LLM_MAX_RETRIES', '--request-timeout', 'MNEMO_REQUEST_TIMEOUT',
+      '--stop-timeout', 'MNEMO_STOP_TIMEOUT', 'llm.temperature']) {
       expect(HELP_TEXT).toContain(word);
     }
   });

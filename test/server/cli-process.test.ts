@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,11 +12,15 @@ import { http } from './support/http.ts';
 
 let dir: string;
 let running: CliProcess[] = [];
+/** Process groups of `npm start` runs: whatever is left of them is killed after each test. */
+let groups: number[] = [];
 beforeEach(() => {
+  groups = [];
   dir = mkdtempSync(join(tmpdir(), 'mnemo-cli-'));
   running = [];
 });
 afterEach(async () => {
+  for (const g of groups) if (groupAlive(g)) process.kill(-g, 'SIGKILL');
   for (const p of running) {
     if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
     await p.exited;
@@ -31,6 +35,16 @@ async function start(extraArgs: string[] = [], env: Record<string, string> = {})
   running.push(p);
   const line = await p.waitForLine(isListening);
   return { p, url: line['url'] as string, line };
+}
+
+/** Whether any process of the process group `pgid` is still running. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function stop(p: CliProcess, signal: NodeJS.Signals): Promise<number | string> {
@@ -101,6 +115,37 @@ describe('mnemo command', { timeout: 120_000 }, () => {
       '收到：remember the lighthouse。我已经记录到记忆中。',
     ]);
     expect(await stop(second.p, 'SIGINT')).toBe(0);
+  });
+
+  it('npm start stops every process it started when npm itself gets SIGTERM', async () => {
+    const config = join(dir, 'llm.yaml');
+    writeFileSync(config, 'llm:\n'); // not the checkout's config/llm.yaml: offline
+    const p = runCli(['--port', '0', '--data-dir', join(dir, 'data'), '--llm-config', config], { cwd: dir, npmStart: true });
+    running.push(p);
+    const url = (await p.waitForLine(isListening))['url'] as string;
+    const group = p.child.pid!;
+    groups.push(group);
+    {
+      p.child.kill('SIGTERM'); // npm's own pid, as a process manager would
+      await p.exited;
+      // Every process of the script's group is gone (the server stopped cleanly, not orphaned).
+      while (groupAlive(group)) await new Promise((r) => setTimeout(r, 50));
+      await expect(http(url, 'GET', '/api/runtime')).rejects.toThrow(/ECONNREFUSED/);
+    }
+  });
+
+  it("npm start stops cleanly on a terminal's Ctrl-C (SIGINT to the group, which npm forwards again)", async () => {
+    const config = join(dir, 'llm.yaml');
+    writeFileSync(config, 'llm:\n');
+    const p = runCli(['--port', '0', '--data-dir', join(dir, 'data'), '--llm-config', config], { cwd: dir, npmStart: true });
+    running.push(p);
+    await p.waitForLine(isListening);
+    const group = p.child.pid!;
+    groups.push(group);
+    process.kill(-group, 'SIGINT');
+    expect(await p.exited).toBe(0);
+    expect(p.lines.some((l) => l['msg'] === 'stopped cleanly')).toBe(true);
+    expect(p.lines.some((l) => l['msg'] === 'second signal: exiting without a clean stop')).toBe(false);
   });
 
   it('finishes a turn in flight when stopped, and the restart sees it', async () => {

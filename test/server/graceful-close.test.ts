@@ -1,4 +1,5 @@
-import { connect } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
@@ -56,4 +57,110 @@ it('closes a connection that never sent a request instead of waiting for the cli
   await t.server.close();
   await droppedByServer; // the client never closes it: only the server can have
   expect(preconnect.destroyed).toBe(true);
+});
+
+/** A chat-completions endpoint that never answers; `cancelled` resolves when a call is dropped. */
+async function hungModel(): Promise<{ baseURL: string; received: Promise<void>; cancelled: Promise<void>; close(): Promise<void> }> {
+  let onReceived: () => void = () => {};
+  let onCancelled: () => void = () => {};
+  const received = new Promise<void>((r) => (onReceived = r));
+  const cancelled = new Promise<void>((r) => (onCancelled = r));
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    onReceived();
+    res.once('close', () => onCancelled()); // the client (the model adapter) dropped the call
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    received,
+    cancelled,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
+
+it('answers 408 and closes the connection when a body trickles in slower than the request timeout', async () => {
+  t = await startTestServer({ requestTimeoutMs: 200 });
+  const socket = connect(t.server.port, '127.0.0.1');
+  await once(socket, 'connect');
+  let answer = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (answer += chunk));
+  const closed = once(socket, 'close');
+  socket.write('POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+  // One more byte now and then, never the whole body: the server must not wait for it.
+  const trickle = setInterval(() => socket.writable && socket.write(' '), 50);
+  try {
+    await closed;
+  } finally {
+    clearInterval(trickle);
+  }
+  expect(answer).toMatch(/^HTTP\/1.1 408 /);
+  // A graceful stop is not held up by it either.
+  await t.server.close();
+});
+
+it('cancels a turn whose model hangs once the stop deadline passes, and stores it as interrupted', async () => {
+  const model = await hungModel();
+  try {
+    t = await startTestServer({
+      llm: openAICompatible({ apiKey: 'sk-test', baseURL: model.baseURL, model: 'm', maxRetries: 0, timeoutMs: 60_000 }),
+      stopTimeoutMs: 200,
+    });
+    const turn = t.request('POST', '/api/chat', { body: { user_id: 'u', session_id: 's', message: 'hang on' } });
+    await model.received;
+    await t.server.close(); // finishes: the deadline cancels the turn instead of waiting a minute
+    await model.cancelled;
+
+    const res = await turn;
+    expect(res.status).toBe(503);
+    expect(res.json).toEqual({ detail: 'the server is stopping: the turn was interrupted', code: 'turn_interrupted' });
+    const rows = await t.recall.getSessionMessages('u', 's');
+    expect(rows.map((r) => [r.role, r.content, r.error?.code])).toEqual([
+      ['user', 'hang on', undefined],
+      ['assistant', '', 'turn_interrupted'],
+    ]);
+    expect(rows[1]!.error?.message).toBe('the turn was interrupted: the server is stopping');
+  } finally {
+    await model.close();
+  }
+});
+
+it("cancels a turn's model call when its client disconnects, and stores the turn as interrupted", async () => {
+  const model = await hungModel();
+  try {
+    t = await startTestServer({
+      llm: openAICompatible({ apiKey: 'sk-test', baseURL: model.baseURL, model: 'm', maxRetries: 0, timeoutMs: 60_000 }),
+    });
+    const client = new AbortController();
+    const turn = fetch(`${t.url}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: 'u', session_id: 'gone', message: 'never mind' }),
+      signal: client.signal,
+    }).catch((err: unknown) => err);
+    await model.received;
+    client.abort();
+    await turn;
+    await model.cancelled; // the model call is dropped, not left running for nobody
+
+    let rows = await t.recall.getSessionMessages('u', 'gone');
+    while (rows.length < 2) {
+      await new Promise((r) => setTimeout(r, 10));
+      rows = await t.recall.getSessionMessages('u', 'gone');
+    }
+    expect(rows.map((r) => [r.role, r.error?.code])).toEqual([
+      ['user', undefined],
+      ['assistant', 'turn_interrupted'],
+    ]);
+    expect(rows[1]!.error?.message).toBe('the turn was interrupted: the client disconnected');
+    await t.server.close();
+  } finally {
+    await model.close();
+  }
 });

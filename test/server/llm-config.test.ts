@@ -2,7 +2,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_MODEL, describeLlm, loadLlmSettings } from '../../src/server/index.ts';
+import {
+  ConfigError,
+  DEFAULT_LLM_MAX_RETRIES,
+  DEFAULT_LLM_TIMEOUT_MS,
+  DEFAULT_MODEL,
+  DEFAULT_TEMPERATURE,
+  describeLlm,
+  loadLlmSettings,
+} from '../../src/server/index.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -30,6 +38,9 @@ describe('LLM settings', () => {
       apiKey: 'sk-file',
       model: 'm-file',
       baseURL: 'http://127.0.0.1:9/v1',
+      temperature: 0.2,
+      timeoutMs: 60_000,
+      maxRetries: 2,
       keyFrom: 'file',
     });
   });
@@ -37,6 +48,42 @@ describe('LLM settings', () => {
   it('treats an api_key with no value (YAML null) as no key, unlike the demo', () => {
     const path = configFile('llm:\n  api_key:\n  model: gpt-4o\n');
     expect(loadLlmSettings({ configPath: path, required: true, env: {} }).kind).toBe('fallback');
+  });
+
+  it("treats api_key: None (the demo's str(None)) as no key", () => {
+    const path = configFile('llm:\n  api_key: None\n  base_url: None\n');
+    expect(loadLlmSettings({ configPath: path, required: true, env: {} }).kind).toBe('fallback');
+    const withKey = configFile('llm:\n  api_key: sk-file\n  base_url: None\n');
+    expect(loadLlmSettings({ configPath: withKey, required: true, env: {} })).toMatchObject({ baseURL: undefined });
+  });
+
+  it("reads temperature, timeout and max_retries, defaulting to the demo's 0.2, 60 000 ms and 2", () => {
+    const path = configFile('llm:\n  api_key: sk-file\n  temperature: 0.7\n  timeout: 1500\n  max_retries: 0\n');
+    expect(loadLlmSettings({ configPath: path, required: true, env: {} })).toMatchObject({
+      temperature: 0.7,
+      timeoutMs: 1500,
+      maxRetries: 0,
+    });
+    const bare = configFile('llm:\n  api_key: sk-file\n');
+    expect(loadLlmSettings({ configPath: bare, required: true, env: {} })).toMatchObject({
+      temperature: DEFAULT_TEMPERATURE,
+      timeoutMs: DEFAULT_LLM_TIMEOUT_MS,
+      maxRetries: DEFAULT_LLM_MAX_RETRIES,
+    });
+    expect([DEFAULT_TEMPERATURE, DEFAULT_LLM_TIMEOUT_MS, DEFAULT_LLM_MAX_RETRIES]).toEqual([0.2, 60_000, 2]);
+  });
+
+  it('lets the command line override the timeout and retries of the file', () => {
+    const path = configFile('llm:\n  api_key: sk-file\n  timeout: 1500\n  max_retries: 5\n');
+    const settings = loadLlmSettings({ configPath: path, required: true, env: {}, overrides: { timeoutMs: 200, maxRetries: 1 } });
+    expect(settings).toMatchObject({ timeoutMs: 200, maxRetries: 1 });
+  });
+
+  it('refuses an out-of-range temperature, timeout or max_retries with a ConfigError', () => {
+    for (const bad of ['temperature: 3', 'temperature: hot', 'timeout: 0', 'timeout: 1.5', 'max_retries: -1']) {
+      const path = configFile(`llm:\n  api_key: sk-file\n  ${bad}\n`);
+      expect(() => loadLlmSettings({ configPath: path, required: true, env: {} }), bad).toThrow(ConfigError);
+    }
   });
 
   it('treats an empty or blank api_key as no key', () => {
@@ -59,6 +106,9 @@ describe('LLM settings', () => {
       apiKey: 'sk-env',
       model: 'm-env',
       baseURL: 'http://file/v1',
+      temperature: 0.2,
+      timeoutMs: 60_000,
+      maxRetries: 2,
       keyFrom: 'env',
     });
   });

@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The `mnemo` command as a user runs it: `node bin/mnemo.js ...` in a child process. */
 export const MNEMO_BIN = fileURLToPath(new URL('../../../bin/mnemo.js', import.meta.url));
+/** The package root, where `npm start` runs. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 export interface CliProcess {
   child: ChildProcessWithoutNullStreams;
@@ -15,12 +17,20 @@ export interface CliProcess {
   exited: Promise<number | string>;
 }
 
-/** `cwd` matters: the default LLM config is `config/llm.yaml` under it, so tests pass a temp dir. */
-export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): CliProcess {
-  const child = spawn(process.execPath, [MNEMO_BIN, ...args], {
-    cwd: options.cwd,
+/**
+ * `cwd` matters: the default LLM config is `config/llm.yaml` under it, so tests pass a temp dir.
+ * `npmStart`: run `npm start -- <args>` in the package root instead, in a process group of its
+ * own (`-child.pid` names the group), so a test can see every process the script started.
+ */
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string>; npmStart?: boolean }): CliProcess {
+  const [command, argv, cwd] = options.npmStart
+    ? ['npm', ['start', '--silent', '--', ...args], PACKAGE_ROOT]
+    : [process.execPath, [MNEMO_BIN, ...args], options.cwd];
+  const child = spawn(command, argv, {
+    cwd,
     env: { ...cleanEnv(), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: options.npmStart === true,
   });
   const lines: Record<string, unknown>[] = [];
   let err = '';

@@ -27,6 +27,8 @@ export async function startTestServer(
     clock?: WallClock;
     token?: string;
     bodyLimit?: number;
+    requestTimeoutMs?: number;
+    stopTimeoutMs?: number;
     dataDir?: string;
     /** The runtime's name (its registered names' prefix); default a fresh `mnemo_test_<n>`. */
     name?: string;
@@ -52,6 +54,8 @@ export async function startTestServer(
     port: 0,
     token: options.token ?? null,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
   });
   return {
     url: server.url,
