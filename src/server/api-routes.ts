@@ -15,13 +15,15 @@
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
- *   GET    /api/runtime                            → {tree, pid, uptime_s}
+ *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
+ *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *
  * Every session-scoped route takes the session under the given user only, so one user can
  * never list, read, search or delete another's sessions: the same session id under another
  * user is simply another (usually empty) session.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { redactTree, type InspectedNode } from './runtime-redaction.ts';
 import { HttpError } from './http-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
@@ -29,13 +31,15 @@ import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.t
 export interface ApiServices {
   recall: RecallApi;
   runtime: RuntimeView;
+  /** Whether the request carries the admin token. */
+  isAdmin?: (request: FastifyRequest) => boolean;
 }
 
 interface SessionParams {
   session_id: string;
 }
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime }: ApiServices): void {
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, isAdmin = () => false }: ApiServices): void {
   api.post('/api/chat', async (request) => {
     const body = readBody(request.body, {
       user_id: { type: 'string' },
@@ -149,11 +153,16 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime }: Api
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get('/api/runtime', async () => ({
-    tree: runtime.inspect(),
-    pid: process.pid,
-    uptime_s: Math.round(process.uptime()),
-  }));
+  api.get('/api/runtime', async (request) => {
+    const admin = isAdmin(request);
+    const tree = runtime.inspect() as InspectedNode;
+    return {
+      tree: admin ? tree : redactTree(tree),
+      pid: process.pid,
+      uptime_s: Math.round(process.uptime()),
+      names: admin ? 'full' : 'redacted',
+    };
+  });
 }
 
 /** Exactly the demo's row fields (plus `error` on a failed turn's row), nothing internal. */

@@ -56,6 +56,7 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       recall: runtime.recall,
       runtime,
       token: options.token,
+      adminToken: options.adminToken,
       host: options.host,
       port: options.port,
       logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },

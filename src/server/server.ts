@@ -5,6 +5,7 @@
  * Safety, all on by default:
  * - request bodies above `bodyLimit` (1 MiB) get 413; only `application/json` bodies are parsed;
  * - with `token`, every `/api/*` route needs `Authorization: Bearer <token>` (401 otherwise);
+ * - `GET /api/runtime` names conversations only for `Authorization: Bearer <adminToken>`;
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
@@ -15,7 +16,7 @@
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
-import { bearerTokenHook } from './bearer-token.ts';
+import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
 import { errorResponse, installErrorHandlers } from './http-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
@@ -29,6 +30,9 @@ export interface ServerOptions {
   runtime: RuntimeView;
   /** Require `Authorization: Bearer <token>` on `/api/*`. Default: none. */
   token?: string | null;
+  /** The operator's token: `GET /api/runtime` with `Authorization: Bearer <adminToken>` shows
+   *  conversation names (else they are left out); also accepted wherever `token` is. Default: none. */
+  adminToken?: string | null;
   /** Largest accepted request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /** Answer only requests whose `Host` is a loopback name. Default false (`startServer`
@@ -92,9 +96,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   registerStaticAssets(app, loadStaticAssets());
   const token = options.token ?? null;
+  const adminToken = options.adminToken ?? null;
   void app.register(async (api) => {
-    if (token !== null) api.addHook('onRequest', bearerTokenHook(token));
-    registerApiRoutes(api, { recall: options.recall, runtime: options.runtime });
+    if (token !== null) api.addHook('onRequest', bearerTokenHook(token, ...(adminToken === null ? [] : [adminToken])));
+    const isAdmin = adminToken === null ? () => false : bearerCheck(adminToken);
+    registerApiRoutes(api, { recall: options.recall, runtime: options.runtime, isAdmin });
   });
   return app;
 }

@@ -55,6 +55,39 @@ describe('bearer token', () => {
   });
 });
 
+describe('admin token', () => {
+  let t: TestServer;
+  const token = 'api-token-0123456789';
+  const adminToken = 'admin-token-9876543210';
+  beforeAll(async () => {
+    t = await startTestServer({ token, adminToken });
+    const chat = await t.request('POST', '/api/chat', {
+      body: { user_id: 'secret-user', session_id: 'secret-session', message: 'hi' },
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(chat.status).toBe(200);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('shows the runtime tree without user or session names to the API token', async () => {
+    const res = await t.request('GET', '/api/runtime', { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.json)).not.toMatch(/secret-user|secret-session/);
+    expect((res.json as { names: string }).names).toBe('redacted');
+  });
+
+  it('names every live session to the admin token, which is accepted wherever the API token is', async () => {
+    const headers = { authorization: `Bearer ${adminToken}` };
+    const res = await t.request('GET', '/api/runtime', { headers });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.json)).toContain('session/secret-user/secret-session');
+    expect((res.json as { names: string }).names).toBe('full');
+    expect((await t.request('GET', '/api/conversations?user_id=secret-user', { headers })).status).toBe(200);
+  });
+});
+
 describe('request limits', () => {
   let t: TestServer;
   beforeAll(async () => {

@@ -26,6 +26,7 @@ export async function startTestServer(
     llm?: LlmService;
     clock?: WallClock;
     token?: string;
+    adminToken?: string;
     bodyLimit?: number;
     dataDir?: string;
     /** The runtime's name (its registered names' prefix); default a fresh `mnemo_test_<n>`. */
@@ -51,6 +52,7 @@ export async function startTestServer(
     host: '127.0.0.1',
     port: 0,
     token: options.token ?? null,
+    adminToken: options.adminToken ?? null,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
   });
   return {
