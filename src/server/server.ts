@@ -19,6 +19,7 @@ import { registerApiRoutes } from './api-routes.ts';
 import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
 import { errorResponse, installErrorHandlers } from './http-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
+import { installJsonBodyParser } from './json-body.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
 import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
@@ -71,6 +72,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   installErrorHandlers(app, bodyLimit);
   // Once closing, idle sockets are destroyed and every answer ends its connection: Node only
   // closes connections that are idle when close() starts, so a keep-alive socket whose turn

@@ -105,6 +105,32 @@ describe('request limits', () => {
     expect((await t.request('GET', '/api/conversations?user_id=big-u')).json).toEqual({ items: [] });
   });
 
+  it('answers deeply nested JSON with a {detail} 422 that does not echo the nesting', async () => {
+    const depth = 100_000;
+    const raw = `{"user_id": ${'['.repeat(depth)}${']'.repeat(depth)}, "session_id": "s", "message": "m"}`;
+    const res = await t.request('POST', '/api/chat', { raw, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(422);
+    const detail = (res.json as { detail: { loc: unknown[]; msg: string; input: unknown }[] }).detail;
+    expect(detail[0]?.loc).toEqual(['body', 'user_id']);
+    expect(res.text.length).toBeLessThan(2000);
+  });
+
+  it('says a __proto__ key is refused instead of calling it a JSON decode error', async () => {
+    const raw = '{"user_id": "u", "session_id": "s", "message": "m", "__proto__": {"x": 1}}';
+    const res = await t.request('POST', '/api/chat', { raw, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(422);
+    const detail = (res.json as { detail: { type: string; msg: string }[] }).detail;
+    expect(detail[0]?.type).toBe('json_forbidden_key');
+    expect(detail[0]?.msg).toMatch(/__proto__/);
+  });
+
+  it('lets a client that keeps sending an oversized body read its 413', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await t.request('POST', '/api/chat', { raw: Buffer.alloc(64 * 1024 * 1024, 'x'), headers: { 'content-type': 'application/json' } });
+      expect(res.status).toBe(413);
+    }
+  });
+
   it('accepts a body just under the limit', async () => {
     const message = 'y'.repeat(1000 * 1000);
     const res = await t.request('POST', '/api/chat', { body: { user_id: 'big-u', session_id: 's', message } });
