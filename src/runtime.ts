@@ -22,7 +22,7 @@ import { conversationHooks } from './memory/conversation-actor.ts';
 import { ConversationRouter } from './memory/conversation-router.ts';
 import { bindDefaultMemory } from './memory/default-memory.ts';
 import type { FaultInjector } from './memory/fault-injector.ts';
-import type { LmdbEnvironmentOptions } from './memory/lmdb-environment.ts';
+import { acquireEnvironment, type LmdbEnvironmentOptions } from './memory/lmdb-environment.ts';
 import { MESSAGES_DB } from './memory/lmdb-table.ts';
 import { createPostgresStore } from './memory/postgres/index.ts';
 import { createRoutedLog } from './memory/routed-log.ts';
@@ -228,6 +228,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
 
   let app;
   try {
+    // Opened (and the directory locked) before the tree starts, so a `data_dir_locked` or
+    // `storage_full` reaches the caller as it is; the holder adopts the lease.
+    if (kind.kind === 'lmdb') slot.lease ??= acquireEnvironment(dataDir, options.lmdb ?? {});
     app = await startApplication(spec, { name: rootName(name), ...(options.clock ? { clock: options.clock } : {}) });
   } catch (error) {
     await shutDown();

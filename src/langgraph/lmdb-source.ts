@@ -91,7 +91,8 @@ function opened(
         guardQueued = true;
         setImmediate(() => {
           guardQueued = false;
-          root.committed.then(undefined, () => undefined);
+          // A thenable, not a promise: see lmdb-environment.ts.
+          root.committed.then(() => undefined, () => undefined);
         });
       }
       try {

@@ -2,6 +2,7 @@ import { dirname, join, resolve } from 'node:path';
 import { existsSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { StorageError } from './storage-error.ts';
+import { lockDataDir, OWNER_FILE, type DataDirLock } from './data-dir-lock.ts';
 
 /**
  * One LMDB environment per data directory per process, shared by everyone who asks for it
@@ -10,6 +11,9 @@ import { StorageError } from './storage-error.ts';
  * closes it (closing in the same turn as sync transactions can hang lmdb 3.5.6).
  *
  * The options of the first holder win; later holders get the environment as it is.
+ *
+ * Opening also locks the directory for this process (`data-dir-lock.ts`): a second process
+ * gets `data_dir_locked`, naming the holder.
  */
 export interface LmdbEnvironmentOptions {
   /**
@@ -41,6 +45,7 @@ export interface LmdbEnvironmentOptions {
 
 interface Held {
   root: RootDatabase;
+  lock: DataDirLock;
   holders: number;
   closing?: Promise<void>;
   failureGuardQueued: boolean;
@@ -60,17 +65,26 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
   const key = resolve(path);
   let held = environments.get(key);
   if (held === undefined || held.closing !== undefined) {
-    assertRoomToOpen(key);
-    const root = open({
-      path: key,
-      // A directory always: lmdb-js would take a path with a dot in its name for a file.
-      noSubdir: false,
-      maxDbs: options.maxDbs ?? 32,
-      ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
-      ...(options.commitDelay !== undefined ? { commitDelay: options.commitDelay } : {}),
-      ...(options.noSync !== undefined ? { noSync: options.noSync } : {}),
-    });
-    held = { root, holders: 0, failureGuardQueued: false };
+    assertRoomToOpen(key, 'lock.mdb');
+    assertRoomToOpen(key, `${OWNER_FILE}-lock`);
+    // Locked before the data environment opens: a refused process never touches the data.
+    const lock = lockDataDir(key);
+    let root: RootDatabase;
+    try {
+      root = open({
+        path: key,
+        // A directory always: lmdb-js would take a path with a dot in its name for a file.
+        noSubdir: false,
+        maxDbs: options.maxDbs ?? 32,
+        ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
+        ...(options.commitDelay !== undefined ? { commitDelay: options.commitDelay } : {}),
+        ...(options.noSync !== undefined ? { noSync: options.noSync } : {}),
+      });
+    } catch (error) {
+      void lock.release();
+      throw error;
+    }
+    held = { root, lock, holders: 0, failureGuardQueued: false };
     environments.set(key, held);
   }
   const entry = held;
@@ -85,9 +99,12 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
       released = true;
       if (--entry.holders > 0) return;
       entry.closing = (async () => {
-        await entry.root.flushed.then(undefined, () => undefined);
+        // lmdb-js's `committed` and `flushed` are thenables, not promises: always pass both
+        // callbacks (`committed.then(undefined, ...)` calls `undefined`, a TypeError).
+        await entry.root.flushed.then(() => undefined, () => undefined);
         await new Promise((r) => setTimeout(r, 0));
         await entry.root.close();
+        await entry.lock.release();
       })();
       try {
         await entry.closing;
@@ -110,7 +127,10 @@ function guardFailedCommits(held: Held): void {
   held.failureGuardQueued = true;
   setImmediate(() => {
     held.failureGuardQueued = false;
-    held.root.committed.then(undefined, () => undefined);
+    // `committed` is a thenable that calls `onfulfilled` unchecked: `then(undefined, ...)`
+    // threw a TypeError inside lmdb-js (an unhandled rejection that killed the process). Both
+    // callbacks, attached now (synchronously, so the handler is on the batch's promise in time).
+    held.root.committed.then(() => undefined, () => undefined);
   });
 }
 
@@ -159,8 +179,8 @@ const OPEN_BYTES = 256 * 1024;
  * that touch is a SIGBUS, which kills the process. A new environment (no lock file yet) on a
  * file system without room for it is refused with `storage_full` instead.
  */
-function assertRoomToOpen(path: string): void {
-  if (existsSync(join(path, 'lock.mdb'))) return;
+function assertRoomToOpen(path: string, lockFile: string): void {
+  if (existsSync(join(path, lockFile))) return;
   let dir = path;
   while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
   let free: number;

@@ -16,10 +16,13 @@ import { MnemoError } from '../errors.ts';
  *   already stored a message under an id this batch was numbered with. Nothing of the batch
  *   was stored; the next write numbers after what is stored, so retrying is safe.
  * - `store_closed`: the store (or its runtime) was closed or stopped before the operation ran.
+ * - `data_dir_locked`: another live process holds the LMDB data directory (`details.pid`,
+ *   `details.hostname`); one directory serves one process. Nothing was opened; share memory
+ *   between processes with the PostgreSQL backend.
  * - `storage_unavailable`: a storage server (PostgreSQL) could not be reached; `details` says
  *   whether the write may have been stored after all. The store recovers by itself.
  */
-export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'write_conflict' | 'store_closed' | 'storage_unavailable';
+export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'write_conflict' | 'store_closed' | 'storage_unavailable' | 'data_dir_locked';
 
 export class StorageError extends MnemoError {
   constructor(

@@ -15,7 +15,8 @@
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
- *   GET    /api/runtime                            → {tree, pid, uptime_s}
+ *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
+ *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).
@@ -24,7 +25,8 @@
  * never list, read, search or delete another's sessions: the same session id under another
  * user is simply another (usually empty) session.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { redactTree, type InspectedNode } from './runtime-redaction.ts';
 import { HttpError } from './http-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
@@ -35,13 +37,15 @@ export interface ApiServices {
   runtime: RuntimeView;
   /** Fires when the server's stop deadline has passed: turns still running are cancelled. */
   stopSignal?: AbortSignal;
+  /** Whether the request carries the admin token. */
+  isAdmin?: (request: FastifyRequest) => boolean;
 }
 
 interface SessionParams {
   session_id: string;
 }
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal }: ApiServices): void {
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false }: ApiServices): void {
   api.post('/api/chat', async (request, reply) => {
     const body = readBody(request.body, {
       user_id: { type: 'string' },
@@ -158,11 +162,16 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get('/api/runtime', async () => ({
-    tree: runtime.inspect(),
-    pid: process.pid,
-    uptime_s: Math.round(process.uptime()),
-  }));
+  api.get('/api/runtime', async (request) => {
+    const admin = isAdmin(request);
+    const tree = runtime.inspect() as InspectedNode;
+    return {
+      tree: admin ? tree : redactTree(tree),
+      pid: process.pid,
+      uptime_s: Math.round(process.uptime()),
+      names: admin ? 'full' : 'redacted',
+    };
+  });
 }
 
 /** Exactly the demo's row fields (plus `error` on a failed turn's row), nothing internal. */

@@ -6,6 +6,7 @@
  *   --port <n>           MNEMO_PORT        8000          0 picks a free port
  *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
  *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
+ *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: /api/runtime shows names
  *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
  *   --llm-timeout <ms>        MNEMO_LLM_TIMEOUT      llm.timeout, else 60000  (per model call attempt)
  *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
@@ -24,6 +25,7 @@ export interface CliOptions {
   port: number;
   dataDir: string;
   token: string | null;
+  adminToken: string | null;
   llmConfigPath: string;
   /** Whether the LLM config path was asked for (then it must exist). */
   llmConfigExplicit: boolean;
@@ -53,6 +55,8 @@ Options (flag, else environment variable, else default):
   --port <n>               MNEMO_PORT             port, 0 for any free port   [8000]
   --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
   --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
+  --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: GET /api/runtime names conversations
+                                                  only for "Authorization: Bearer <s>"   [none]
   --llm-config <path>      MNEMO_LLM_CONFIG       LLM config file             [config/llm.yaml]
   --llm-timeout <ms>       MNEMO_LLM_TIMEOUT      per model call attempt      [llm.timeout, else 60000]
   --llm-max-retries <n>    MNEMO_LLM_MAX_RETRIES  retries of a failed model call  [llm.max_retries, else 2]
@@ -87,6 +91,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         port: { type: 'string' },
         'data-dir': { type: 'string' },
         token: { type: 'string' },
+        'admin-token': { type: 'string' },
         'llm-config': { type: 'string' },
         'llm-timeout': { type: 'string' },
         'llm-max-retries': { type: 'string' },
@@ -112,6 +117,12 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     throw new ConfigError('the token must be printable ASCII without spaces (it travels in an HTTP header)');
   }
 
+  const adminToken = pick(values['admin-token'], 'MNEMO_ADMIN_TOKEN') ?? null;
+  if (adminToken !== null && !/^[\x21-\x7e]+$/.test(adminToken)) {
+    throw new ConfigError('the admin token must be printable ASCII without spaces (it travels in an HTTP header)');
+  }
+  if (adminToken !== null && adminToken === token) throw new ConfigError('the admin token must differ from the API token');
+
   const llmConfig = pick(values['llm-config'], 'MNEMO_LLM_CONFIG');
   const whole = (flag: string, value: string | undefined, min: number): number | undefined => {
     if (value === undefined) return undefined;
@@ -125,6 +136,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     port,
     dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),
     token,
+    adminToken,
     llmConfigPath: resolve(cwd, llmConfig ?? DEFAULT_LLM_CONFIG),
     llmConfigExplicit: llmConfig !== undefined,
     llmTimeoutMs: whole('llm-timeout', pick(values['llm-timeout'], 'MNEMO_LLM_TIMEOUT'), 1),

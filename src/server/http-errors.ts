@@ -2,7 +2,9 @@
  * The API's error bodies, shaped like FastAPI's so clients of the original demo keep working:
  *
  * - 422 `{detail: [{type, loc, msg, input}]}` — a field is missing or has the wrong type
- *   (`RequestValidationError`, built by `request-validation.ts`);
+ *   (`RequestValidationError`, built by `request-validation.ts`); `input` is echoed only when
+ *   small and shallow (≤ 8 levels, ≤ 1 KiB), else described, so no input can make the answer
+ *   itself fail; a `__proto__` key gets `json_forbidden_key`;
  * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
  *   layer below rejected the input with an `InvalidInputError`;
  * - 401 / 403 / 404 / 408 / 413 / 415 `{detail: "..."}` — auth, host, route, time, size, media type;
@@ -16,6 +18,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-error.ts';
 import { TurnInterruptedError } from '../recall/turn-interrupted.ts';
+import { drainRefusedBody } from './refused-body.ts';
 
 /** One FastAPI/pydantic validation issue. */
 export interface ValidationIssue {
@@ -69,7 +72,7 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   logAsError: boolean;
 } {
   if (err instanceof RequestValidationError) {
-    return { status: 422, body: { detail: err.issues }, logAsError: false };
+    return { status: 422, body: { detail: err.issues.map((i) => ({ ...i, input: boundedInput(i.input) })) }, logAsError: false };
   }
   if (err instanceof HttpError) {
     return { status: err.statusCode, body: { detail: err.detail }, logAsError: false };
@@ -124,6 +127,32 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   return { status: 500, body: { detail: `server error: ${message}` }, logAsError: true };
 }
 
+/** Deeper than this, an echoed input is replaced by a note (serializing it could overflow the stack). */
+const MAX_ECHO_DEPTH = 8;
+/** Longer than this (serialized), an echoed input is replaced by a note. */
+const MAX_ECHO_CHARS = 1024;
+
+/** The input as echoed in a 422: itself when small and shallow, else a short description. */
+function boundedInput(input: unknown): unknown {
+  if (input === null || typeof input !== 'object') {
+    return typeof input === 'string' && input.length > MAX_ECHO_CHARS ? `${input.slice(0, MAX_ECHO_CHARS)}…` : input;
+  }
+  // Iterative, so the check itself cannot overflow.
+  const stack: [unknown, number][] = [[input, 1]];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_ECHO_DEPTH) return `(${Array.isArray(input) ? 'an array' : 'an object'} nested deeper than ${MAX_ECHO_DEPTH} levels, not echoed)`;
+    if (++nodes > MAX_ECHO_CHARS) break;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  if (nodes > MAX_ECHO_CHARS || JSON.stringify(input).length > MAX_ECHO_CHARS) {
+    return `(${Array.isArray(input) ? 'an array' : 'an object'} too large to echo)`;
+  }
+  return input;
+}
+
 function isFastifyError(err: unknown): err is FastifyError {
   const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
   return typeof code === 'string' && code.startsWith('FST_');
@@ -135,6 +164,7 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
     const { status, body, logAsError } = errorResponse(err, bodyLimit);
     if (logAsError) request.log.error({ err }, 'request failed');
     else request.log.info({ status, detail: body.detail }, 'request rejected');
+    if (status === 413) drainRefusedBody(request.raw);
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));

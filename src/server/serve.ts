@@ -73,6 +73,7 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       recall: runtime.recall,
       runtime,
       token: options.token,
+      adminToken: options.adminToken,
       host: options.host,
       port: options.port,
       requestTimeoutMs: options.requestTimeoutMs,

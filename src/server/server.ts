@@ -8,6 +8,7 @@
  *   gets 408 and its connection is closed (a body trickled a byte at a time cannot hold a
  *   connection, or a graceful stop, forever);
  * - with `token`, every `/api/*` route needs `Authorization: Bearer <token>` (401 otherwise);
+ * - `GET /api/runtime` names conversations only for `Authorization: Bearer <adminToken>`;
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
@@ -20,10 +21,11 @@
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
-import { bearerTokenHook } from './bearer-token.ts';
+import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './cli-options.ts';
 import { errorResponse, installErrorHandlers } from './http-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
+import { installJsonBodyParser } from './json-body.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
@@ -36,6 +38,9 @@ export interface ServerOptions {
   runtime: RuntimeView;
   /** Require `Authorization: Bearer <token>` on `/api/*`. Default: none. */
   token?: string | null;
+  /** The operator's token: `GET /api/runtime` with `Authorization: Bearer <adminToken>` shows
+   *  conversation names (else they are left out); also accepted wherever `token` is. Default: none. */
+  adminToken?: string | null;
   /** Largest accepted request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /** Answer only requests whose `Host` is a loopback name. Default false (`startServer`
@@ -87,6 +92,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   installErrorHandlers(app, bodyLimit);
   // Once closing, idle sockets are destroyed and every answer ends its connection: Node only
   // closes connections that are idle when close() starts, so a keep-alive socket whose turn
@@ -112,11 +118,14 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   registerStaticAssets(app, loadStaticAssets());
   const token = options.token ?? null;
+  const adminToken = options.adminToken ?? null;
   void app.register(async (api) => {
-    if (token !== null) api.addHook('onRequest', bearerTokenHook(token));
+    if (token !== null) api.addHook('onRequest', bearerTokenHook(token, ...(adminToken === null ? [] : [adminToken])));
+    const isAdmin = adminToken === null ? () => false : bearerCheck(adminToken);
     registerApiRoutes(api, {
       recall: options.recall,
       runtime: options.runtime,
+      isAdmin,
       ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });
   });

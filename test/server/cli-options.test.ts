@@ -10,6 +10,7 @@ describe('command-line options', () => {
       port: 8000,
       dataDir: '/srv/app/data',
       token: null,
+      adminToken: null,
       llmConfigPath: '/srv/app/config/llm.yaml',
       llmConfigExplicit: false,
       llmTimeoutMs: undefined,
@@ -87,6 +88,13 @@ describe('command-line options', () => {
     expect(() => parseCliOptions(['--token', 'two words'], {}, cwd)).toThrow(/printable ASCII/);
   });
 
+  it('reads the admin token from --admin-token, else MNEMO_ADMIN_TOKEN, and refuses one equal to the API token', () => {
+    expect(parseCliOptions([], { MNEMO_ADMIN_TOKEN: 'ops-env' }, cwd).adminToken).toBe('ops-env');
+    expect(parseCliOptions(['--admin-token', 'ops-flag'], { MNEMO_ADMIN_TOKEN: 'ops-env' }, cwd).adminToken).toBe('ops-flag');
+    expect(() => parseCliOptions(['--admin-token', 'same', '--token', 'same'], {}, cwd)).toThrow(/differ/);
+    expect(() => parseCliOptions(['--admin-token', 'two words'], {}, cwd)).toThrow(/printable ASCII/);
+  });
+
   it('refuses unknown flags and stray arguments', () => {
     expect(() => parseCliOptions(['--verbose'], {}, cwd)).toThrow(ConfigError);
     expect(() => parseCliOptions(['serve'], {}, cwd)).toThrow(ConfigError);
@@ -94,7 +102,7 @@ describe('command-line options', () => {
 
   it('has a help text naming every flag and environment variable', () => {
     expect(parseCliOptions(['-h'], {}, cwd).help).toBe(true);
-    for (const word of ['--host', '--port', '--data-dir', '--token', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
+    for (const word of ['--host', '--port', '--data-dir', '--token', '--admin-token', 'MNEMO_ADMIN_TOKEN', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
       'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', '--llm-timeout',
       'MNEMO_LLM_TIMEOUT', '--llm-max-retries', 'MNEMO_LLM_MAX_RETRIES', '--request-timeout', 'MNEMO_REQUEST_TIMEOUT',
       '--stop-timeout', 'MNEMO_STOP_TIMEOUT', 'llm.temperature']) {

@@ -55,6 +55,39 @@ describe('bearer token', () => {
   });
 });
 
+describe('admin token', () => {
+  let t: TestServer;
+  const token = 'api-token-0123456789';
+  const adminToken = 'admin-token-9876543210';
+  beforeAll(async () => {
+    t = await startTestServer({ token, adminToken });
+    const chat = await t.request('POST', '/api/chat', {
+      body: { user_id: 'secret-user', session_id: 'secret-session', message: 'hi' },
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(chat.status).toBe(200);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('shows the runtime tree without user or session names to the API token', async () => {
+    const res = await t.request('GET', '/api/runtime', { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.json)).not.toMatch(/secret-user|secret-session/);
+    expect((res.json as { names: string }).names).toBe('redacted');
+  });
+
+  it('names every live session to the admin token, which is accepted wherever the API token is', async () => {
+    const headers = { authorization: `Bearer ${adminToken}` };
+    const res = await t.request('GET', '/api/runtime', { headers });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.json)).toContain('session/secret-user/secret-session');
+    expect((res.json as { names: string }).names).toBe('full');
+    expect((await t.request('GET', '/api/conversations?user_id=secret-user', { headers })).status).toBe(200);
+  });
+});
+
 describe('request limits', () => {
   let t: TestServer;
   beforeAll(async () => {
@@ -70,6 +103,32 @@ describe('request limits', () => {
     expect(res.status).toBe(413);
     expect((res.json as { detail: string }).detail).toMatch(/too large/);
     expect((await t.request('GET', '/api/conversations?user_id=big-u')).json).toEqual({ items: [] });
+  });
+
+  it('answers deeply nested JSON with a {detail} 422 that does not echo the nesting', async () => {
+    const depth = 100_000;
+    const raw = `{"user_id": ${'['.repeat(depth)}${']'.repeat(depth)}, "session_id": "s", "message": "m"}`;
+    const res = await t.request('POST', '/api/chat', { raw, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(422);
+    const detail = (res.json as { detail: { loc: unknown[]; msg: string; input: unknown }[] }).detail;
+    expect(detail[0]?.loc).toEqual(['body', 'user_id']);
+    expect(res.text.length).toBeLessThan(2000);
+  });
+
+  it('says a __proto__ key is refused instead of calling it a JSON decode error', async () => {
+    const raw = '{"user_id": "u", "session_id": "s", "message": "m", "__proto__": {"x": 1}}';
+    const res = await t.request('POST', '/api/chat', { raw, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(422);
+    const detail = (res.json as { detail: { type: string; msg: string }[] }).detail;
+    expect(detail[0]?.type).toBe('json_forbidden_key');
+    expect(detail[0]?.msg).toMatch(/__proto__/);
+  });
+
+  it('lets a client that keeps sending an oversized body read its 413', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await t.request('POST', '/api/chat', { raw: Buffer.alloc(64 * 1024 * 1024, 'x'), headers: { 'content-type': 'application/json' } });
+      expect(res.status).toBe(413);
+    }
   });
 
   it('accepts a body just under the limit', async () => {

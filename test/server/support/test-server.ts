@@ -26,6 +26,7 @@ export async function startTestServer(
     llm?: LlmService;
     clock?: WallClock;
     token?: string;
+    adminToken?: string;
     bodyLimit?: number;
     requestTimeoutMs?: number;
     stopTimeoutMs?: number;
@@ -53,6 +54,7 @@ export async function startTestServer(
     host: '127.0.0.1',
     port: 0,
     token: options.token ?? null,
+    adminToken: options.adminToken ?? null,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
