@@ -9,7 +9,7 @@
  *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
  *
  * Relative paths are resolved against the working directory. An empty environment variable
- * counts as unset.
+ * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,6 +41,10 @@ Options (flag, else environment variable, else default):
   --token <secret>      MNEMO_TOKEN        require "Authorization: Bearer <secret>" on /api/*
   --llm-config <path>   MNEMO_LLM_CONFIG   LLM config file                 [config/llm.yaml]
   -h, --help                               print this help and exit
+
+Logging (JSON lines on stdout):
+  MNEMO_LOG_LEVEL   trace, debug, info, warn, error, fatal or silent   [info]
+                    (debug adds a line per page, asset and /api/runtime request)
 
 LLM (OpenAI-compatible chat completions). Each setting comes from its environment variable,
 else from the config file (llm: { api_key, model, base_url }), else its default:

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerTokenHook } from './bearer-token.ts';
-import { errorResponse, installErrorHandlers } from './http-errors.ts';
+import { clientErrorHandler, errorResponse, installErrorHandlers } from './http-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
@@ -63,6 +63,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
       const { status, body } = errorResponse(err, bodyLimit);
       void (reply as FastifyReply).headers(SECURITY_HEADERS).code(status).send(body);
     },
+    // Requests Node's parser refuses before routing (raw non-ASCII in the URL): `{detail}` too.
+    clientErrorHandler,
   });
 
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.

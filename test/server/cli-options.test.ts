@@ -67,7 +67,7 @@ describe('command-line options', () => {
   it('has a help text naming every flag and environment variable', () => {
     expect(parseCliOptions(['-h'], {}, cwd).help).toBe(true);
     for (const word of ['--host', '--port', '--data-dir', '--token', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
-      'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL']) {
+      'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'MNEMO_LOG_LEVEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL']) {
       expect(HELP_TEXT).toContain(word);
     }
   });
