@@ -5,7 +5,8 @@
  *   (`RequestValidationError`, built by `request-validation.ts`);
  * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
  *   layer below rejected the input with an `InvalidInputError`;
- * - 401 / 403 / 404 / 413 / 415 `{detail: "..."}` — auth, host, route, size, media type;
+ * - 401 / 403 / 404 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, size, media type,
+ *   header size;
  * - 500 `{detail: "server error: ..."}` — anything else (logged with its stack).
  *
  * A request Node's HTTP parser refuses before fastify sees it (raw non-ASCII bytes in the URL,
@@ -149,7 +150,8 @@ export function clientErrorHandler(
   // A reset connection has nobody left to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, detail } = clientErrorResponse(err);
-  this.log.info({ status, detail, code: err.code }, 'request refused by the HTTP parser');
+  // Debug, as fastify's own handler (trace): port scanners and broken proxies send these too.
+  this.log.debug({ status, detail, code: err.code }, 'request refused by the HTTP parser');
   if (socket.writable) {
     const body = JSON.stringify({ detail } satisfies ErrorBody);
     socket.write(
