@@ -14,7 +14,7 @@
  *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
  *
  * Relative paths are resolved against the working directory. An empty environment variable
- * counts as unset.
+ * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -65,6 +65,10 @@ Options (flag, else environment variable, else default):
   --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
                                                   cancelled and stored as interrupted  [10000]
   -h, --help                                      print this help and exit
+
+Logging (JSON lines on stdout):
+  MNEMO_LOG_LEVEL   trace, debug, info, warn, error, fatal or silent   [info]
+                    (debug adds a line per page, asset and /api/runtime request)
 
 LLM (OpenAI-compatible chat completions). Each setting comes from its environment variable,
 else from the config file (llm: { api_key, model, base_url, temperature, timeout,

@@ -7,13 +7,20 @@
  *   itself fail; a `__proto__` key gets `json_forbidden_key`;
  * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
  *   layer below rejected the input with an `InvalidInputError`;
- * - 401 / 403 / 404 / 408 / 413 / 415 `{detail: "..."}` — auth, host, route, time, size, media type;
+ * - 401 / 403 / 404 / 408 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, time, size,
+ *   media type, header size;
  * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
  *   `LLM_FAILURES`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
  *   is a fixed, safe sentence: the provider's own words can carry a masked key, an account or
  *   an internal URL, so they go only to the log, with the whole error;
  * - 500 `{detail: "server error: ..."}` — anything else (logged with its stack).
+ *
+ * A request Node's HTTP parser refuses before fastify sees it (raw non-ASCII bytes in the URL,
+ * as `curl 'host/search?keyword=咖啡'` sends, oversized headers, a garbled request line) gets
+ * the same `{detail}` shape from `clientErrorHandler`, written straight to the socket.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-error.ts';
@@ -168,4 +175,46 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
+}
+
+/** The status and `detail` for a request the HTTP parser refused (Node's `clientError`). */
+export function clientErrorResponse(err: NodeJS.ErrnoException & { reason?: string }): { status: number; detail: string } {
+  switch (err.code) {
+    case 'HPE_INVALID_URL':
+      return {
+        status: 400,
+        detail: 'invalid URL: only ASCII is allowed, percent-encode anything else (curl: -G --data-urlencode)',
+      };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, detail: 'request headers too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, detail: 'request timeout' };
+    default:
+      return { status: 400, detail: `bad request: ${err.reason ?? err.message}` };
+  }
+}
+
+/**
+ * fastify's `clientErrorHandler`: answers in the `{detail}` shape (fastify's default body is
+ * `{error, message, statusCode}`), then closes the connection, as Node and fastify do.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  err: NodeJS.ErrnoException & { reason?: string },
+  socket: Duplex,
+): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, detail } = clientErrorResponse(err);
+  // Debug, as fastify's own handler (trace): port scanners and broken proxies send these too.
+  this.log.debug({ status, detail, code: err.code }, 'request refused by the HTTP parser');
+  if (socket.writable) {
+    const body = JSON.stringify({ detail } satisfies ErrorBody);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

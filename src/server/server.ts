@@ -23,7 +23,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './cli-options.ts';
-import { errorResponse, installErrorHandlers } from './http-errors.ts';
+import { clientErrorHandler, errorResponse, installErrorHandlers } from './http-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
@@ -88,6 +88,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
       const { status, body } = errorResponse(err, bodyLimit);
       void (reply as FastifyReply).headers(SECURITY_HEADERS).code(status).send(body);
     },
+    // Requests Node's parser refuses before routing (raw non-ASCII in the URL): `{detail}` too.
+    clientErrorHandler,
   });
 
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.

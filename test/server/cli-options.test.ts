@@ -103,7 +103,7 @@ describe('command-line options', () => {
   it('has a help text naming every flag and environment variable', () => {
     expect(parseCliOptions(['-h'], {}, cwd).help).toBe(true);
     for (const word of ['--host', '--port', '--data-dir', '--token', '--admin-token', 'MNEMO_ADMIN_TOKEN', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
-      'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', '--llm-timeout',
+      'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'MNEMO_LOG_LEVEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', '--llm-timeout',
       'MNEMO_LLM_TIMEOUT', '--llm-max-retries', 'MNEMO_LLM_MAX_RETRIES', '--request-timeout', 'MNEMO_REQUEST_TIMEOUT',
       '--stop-timeout', 'MNEMO_STOP_TIMEOUT', 'llm.temperature']) {
       expect(HELP_TEXT).toContain(word);

@@ -97,6 +97,19 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     expect(await stop(p, 'SIGTERM')).toBe(0);
   });
 
+  it('logs a line per /api/runtime request at debug level only when MNEMO_LOG_LEVEL=debug', async () => {
+    const isRuntimeRequest = (l: Record<string, unknown>): boolean => l['msg'] === 'request' && l['route'] === '/api/runtime';
+    const quiet = await start();
+    expect((await http(quiet.url, 'GET', '/api/runtime')).status).toBe(200);
+    expect(await stop(quiet.p, 'SIGTERM')).toBe(0);
+    expect(quiet.p.lines.filter(isRuntimeRequest)).toEqual([]);
+
+    const verbose = await start([], { MNEMO_LOG_LEVEL: 'debug' });
+    expect((await http(verbose.url, 'GET', '/api/runtime')).status).toBe(200);
+    expect(await verbose.p.waitForLine(isRuntimeRequest)).toMatchObject({ level: 20, status: 200 });
+    expect(await stop(verbose.p, 'SIGTERM')).toBe(0);
+  });
+
   it('keeps a conversation across SIGTERM and a restart on the same data dir', async () => {
     const first = await start();
     const sent = await http(first.url, 'POST', '/api/chat', {

@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeBlocks, isShell, isTypeScript, type CodeBlock } from './readme-blocks.ts';
+
+// Every TypeScript block of README.md is type-checked (strict, the repo's tsconfig) and, unless
+// marked `<!-- readme-test: typecheck-only (reason) -->`, run in its own child process with tsx,
+// in a fresh directory (its `./data`), which must exit 0. The blocks are written inside the repo
+// (`.tmp/`) so that `from 'mnemo'` resolves to this package through its own `exports`. Shell
+// blocks: every URL on a curl line is plain ASCII (curl sends raw bytes, which servers refuse).
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const README = join(ROOT, 'README.md');
+const WORK = join(ROOT, '.tmp', `readme-examples-${process.pid}`);
+const RUN_TIMEOUT_MS = 90_000;
+const PARALLEL_RUNS = 2;
+
+const blocks = codeBlocks(readFileSync(README, 'utf8'));
+const tsBlocks = blocks.filter(isTypeScript);
+const fileOf = (b: CodeBlock): string => join(WORK, `line-${b.line}`, 'example.ts');
+
+interface RunResult {
+  code: number | null;
+  signal: string | null;
+  output: string;
+}
+
+/** The environment of a block: no API keys or server settings leak in from the test's own. */
+function blockEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('OPENAI_') || k.startsWith('MNEMO_') || k === 'DATABASE_URL' || k.startsWith('VITEST') || k === 'NODE_OPTIONS') continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+function runBlock(b: CodeBlock): Promise<RunResult> {
+  const file = fileOf(b);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: dirname(file), env: blockEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    const timer = setTimeout(() => {
+      output += `\n[killed: still running after ${RUN_TIMEOUT_MS} ms: does the block stop what it starts?]`;
+      child.kill('SIGKILL');
+    }, RUN_TIMEOUT_MS);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, output });
+    });
+  });
+}
+
+/** Runs `work` over `items`, at most `limit` at a time (the machine has few cores). */
+async function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<Map<T, R>> {
+  const results = new Map<T, R>();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      results.set(item, await work(item));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** Type-checks every block in one program with the repo's compiler options; messages by block. */
+function typeCheck(): Map<CodeBlock, string[]> {
+  const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (p) => ts.sys.readFile(p));
+  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
+  const program = ts.createProgram(tsBlocks.map(fileOf), parsed.options);
+  const byFile = new Map<string, CodeBlock>(tsBlocks.map((b) => [fileOf(b), b]));
+  const found = new Map<CodeBlock, string[]>(tsBlocks.map((b) => [b, []]));
+  // The blocks' own diagnostics, not the whole program's: the sources they import are checked
+  // by `npm run check`, and checking them again here would triple the time.
+  const all = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...tsBlocks.flatMap((b) => {
+      const file = program.getSourceFile(fileOf(b))!;
+      return [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)];
+    }),
+  ];
+  for (const d of all) {
+    const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+    const block = d.file === undefined ? undefined : byFile.get(d.file.fileName);
+    if (block === undefined || d.file === undefined || d.start === undefined) {
+      // Not in a block (a compiler option, a global type): every block fails with it.
+      const where = d.file === undefined ? '' : `${relative(ROOT, d.file.fileName)}: `;
+      for (const list of found.values()) list.push(`${where}${text}`);
+      continue;
+    }
+    const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+    found.get(block)!.push(`README.md:${block.line + line}:${character + 1}: TS${d.code}: ${text}`);
+  }
+  return found;
+}
+
+let diagnostics: Map<CodeBlock, string[]>;
+let runs: Map<CodeBlock, RunResult>;
+
+beforeAll(async () => {
+  rmSync(WORK, { recursive: true, force: true });
+  for (const b of tsBlocks) {
+    mkdirSync(dirname(fileOf(b)), { recursive: true });
+    // `export {}` makes every block a module, so top-level await works and blocks without
+    // imports do not share one global scope in the type check.
+    writeFileSync(fileOf(b), `${b.code}\nexport {};\n`);
+  }
+  // Children first: they run while the (synchronous) type check holds this thread.
+  const running = pooled(tsBlocks.filter((b) => b.mode === 'run'), PARALLEL_RUNS, runBlock);
+  diagnostics = typeCheck();
+  runs = await running;
+}, 300_000);
+
+afterAll(() => {
+  rmSync(WORK, { recursive: true, force: true });
+});
+
+describe('README.md TypeScript examples', () => {
+  it('has TypeScript examples to check', () => {
+    expect(tsBlocks.length).toBeGreaterThan(5);
+  });
+
+  for (const b of tsBlocks) {
+    const first = b.code.split('\n').find((l) => l.trim() !== '' && !l.startsWith('import')) ?? '';
+    const label = `README line ${b.line} (${first.trim().slice(0, 50)})`;
+
+    it(`${label} type-checks`, () => {
+      expect(diagnostics.get(b)).toEqual([]);
+    });
+
+    if (b.mode === 'run') {
+      it(`${label} runs and exits 0`, () => {
+        const r = runs.get(b)!;
+        expect({ code: r.code, signal: r.signal, output: r.code === 0 ? '' : r.output }).toEqual({ code: 0, signal: null, output: '' });
+      });
+    } else {
+      it.skip(`${label} runs (typecheck-only: ${b.reason})`, () => {});
+    }
+  }
+});
+
+describe('README.md shell examples', () => {
+  const curlLines = blocks
+    .filter(isShell)
+    .flatMap((b) =>
+      b.code
+        .replace(/\\\n\s*/g, ' ')
+        .split('\n')
+        .filter((l) => /^\s*curl\s/.test(l))
+        .map((l) => l.replace(/\s+#.*$/, '')),
+    );
+
+  it('has curl lines to check', () => {
+    expect(curlLines.length).toBeGreaterThan(5);
+  });
+
+  it('puts no raw non-ASCII character in the URL of a curl line (percent-encode, or -G --data-urlencode)', () => {
+    const urls = curlLines.flatMap((l) => l.split(/\s+/).filter((w) => /localhost|127\.0\.0\.1|:\/\//.test(w)));
+    expect(urls.length).toBeGreaterThanOrEqual(curlLines.length);
+    expect(urls.filter((u) => /[^\x21-\x7e]/.test(u))).toEqual([]);
+  });
+
+  it('sends --data-urlencode as a query string (-G) on GET requests', () => {
+    const posting = (l: string): boolean => /\s(-d|--data|--data-raw|-X)\s/.test(l);
+    expect(curlLines.filter((l) => l.includes('--data-urlencode') && !posting(l) && !/\s-G\s|\s--get\s/.test(l))).toEqual([]);
+  });
+});
