@@ -22,12 +22,12 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { acquireEnvironment } from '../src/memory/lmdb-environment.ts';
-import { createLmdbStore } from '../src/memory/lmdb-store.ts';
-import { MESSAGES_DB } from '../src/memory/lmdb-table.ts';
-import { putDailyRow } from '../src/recall/daily-store.ts';
-import { commit, openRecallDbs } from '../src/recall/recall-dbs.ts';
-import { openRawText, runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search-scan.ts';
+import { acquireEnvironment } from '../src/memory/lmdb/lmdb-environment.ts';
+import { createLmdbStore } from '../src/memory/lmdb/lmdb-store.ts';
+import { MESSAGES_DB } from '../src/memory/lmdb/lmdb-table.ts';
+import { putDailyRow } from '../src/recall/store/daily-store.ts';
+import { commit, openRecallDbs } from '../src/recall/store/recall-dbs.ts';
+import { openRawText, runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search/search-scan.ts';
 import { createRecall, createSearchPool, type Recall } from '../src/recall/index.ts';
 
 const quick = process.argv.includes('--quick');

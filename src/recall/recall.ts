@@ -1,26 +1,26 @@
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
-import type { MessageLog } from '../memory/chat-memory.ts';
-import type { JsonValue } from '../memory/message.ts';
-import { MESSAGES_DB } from '../memory/lmdb-table.ts';
-import { isCalendarDay } from './calendar-day.ts';
-import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat-service.ts';
-import { forgetMirror } from './daily-mirror.ts';
-import { readDay, removeSessionDailyRows } from './daily-store.ts';
-import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-export.ts';
-import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-import.ts';
-import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './dialogue-log.ts';
-import { localTimeIn, systemClock, systemLocalTime, type WallClock } from './local-time.ts';
+import type { MessageLog } from '../memory/contract/chat-memory.ts';
+import type { JsonValue } from '../message.ts';
+import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
+import { isCalendarDay } from './store/calendar-day.ts';
+import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
+import { forgetMirror } from './store/daily-mirror.ts';
+import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
+import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
+import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
+import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
+import { localTimeIn, systemClock, systemLocalTime, type WallClock } from './store/local-time.ts';
 import {
   currentLongTerm,
   longTermHistory,
   undoLongTerm,
   writeLongTerm,
   type LongTermVersion,
-} from './long-term-store.ts';
-import type { DailyRow, MemoryRow } from './memory-row.ts';
-import { commit, openRecallDbs, type RecallEnvironment } from './recall-dbs.ts';
+} from './store/long-term-store.ts';
+import type { DailyRow, MemoryRow } from './store/memory-row.ts';
+import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import {
@@ -29,9 +29,9 @@ import {
   searchSessionRows,
   sessionRows,
   sessionWindowRows,
-} from './recall-queries.ts';
-import type { SearchPool } from './search-pool.ts';
-import { openRawText } from './search-scan.ts';
+} from './search/recall-queries.ts';
+import type { SearchPool } from './search/search-pool.ts';
+import { openRawText } from './search/search-scan.ts';
 import {
   cutShortSessions,
   listCutShortSessions,
@@ -39,7 +39,7 @@ import {
   removeSession,
   sessionEntry,
   type ConversationSummary,
-} from './sessions-index.ts';
+} from './store/sessions-index.ts';
 
 /**
  * The layered memory of the Agent Memory Demo on Mnemo's storage: per-user sessions (titles,

@@ -11,6 +11,6 @@ export type {
 } from './services.ts';
 export { ID_PATTERN } from './request-validation.ts';
 export { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
-export { ConfigError } from './config-error.ts';
-export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from './llm-config.ts';
-export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';
+export { ConfigError } from '../cli/config-error.ts';
+export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from '../cli/llm-config.ts';
+export { parseCliOptions, HELP_TEXT, type CliOptions } from '../cli/cli-options.ts';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { LlmError } from '../../src/llm/llm-error.ts';
+import { LlmError } from '../../src/llm/llm-errors.ts';
 import { MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
-import { callsTools, says, scriptedLlm, toolCall } from './support/scripted-llm.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

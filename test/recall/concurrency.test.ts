@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
-import { scriptedLlm, says } from './support/scripted-llm.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { scriptedLlm, says } from '../support/recall-scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

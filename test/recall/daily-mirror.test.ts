@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import type { JsonValue, Message } from '../../src/memory/message.ts';
-import { startMirror } from '../../src/recall/daily-mirror.ts';
-import { commit, openRecallDbs } from '../../src/recall/recall-dbs.ts';
+import type { JsonValue, Message } from '../../src/message.ts';
+import { startMirror } from '../../src/recall/store/daily-mirror.ts';
+import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
-import { registerSession } from '../../src/recall/sessions-index.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { registerSession } from '../../src/recall/store/sessions-index.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**
  * A turn writes its session row and its daily row in two transactions. A process that dies

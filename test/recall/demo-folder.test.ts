@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { pythonJsonDumps } from '../../src/recall/python-json.ts';
-import type { JsonObject } from '../../src/memory/message.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
+import type { JsonObject } from '../../src/message.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 let work: string;

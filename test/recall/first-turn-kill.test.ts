@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { offlineTitle } from '../../src/recall/conversation-title.ts';
+import { offlineTitle } from '../../src/recall/store/session-title.ts';
 import { startRuntime } from '../../src/runtime.ts';
-import { startChatStub, type ChatStub } from '../server/support/chat-completions-stub.ts';
+import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 
 // A session is listed at the end of its first turn. A process SIGKILLed inside that turn, after
 // the turn stored rows, must not leave the session out of the list for good: the next start
@@ -14,7 +14,7 @@ import { startChatStub, type ChatStub } from '../server/support/chat-completions
 // server: waiting for the reply (only the user row is stored), and waiting for the title (the
 // reply, daily and log rows are stored).
 
-const writer = join(import.meta.dirname, '../fixtures/first-turn-writer.ts');
+const writer = join(import.meta.dirname, '../programs/first-turn-writer.ts');
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-first-turn-'));
 let stub: ChatStub;
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { createRecall, createSearchPool } from '../../src/recall/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
-import { manualClock, ZONE } from './support/recall-fixture.ts';
+import { manualClock, ZONE } from '../support/recall-fixture.ts';
 
 test('on a running runtime: transcripts through its conversation actors, recall in its environment, scans on the pool', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-recall-runtime-'));

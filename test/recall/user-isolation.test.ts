@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

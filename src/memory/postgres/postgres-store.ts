@@ -1,20 +1,20 @@
 import { Pool, type PoolClient } from 'pg';
 import { InvalidInputError } from '../../errors.ts';
-import type { NewEntry, RangeQuery } from '../chat-memory.ts';
-import type { Message, Meta, StoredMessage } from '../message.ts';
-import type { ClosableLog } from '../serial-log.ts';
-import { StorageError } from '../storage-error.ts';
+import type { NewEntry, RangeQuery } from '../contract/chat-memory.ts';
+import type { Message, Meta, StoredMessage } from '../../message.ts';
+import type { ClosableLog } from '../standalone-log.ts';
+import { StorageError } from '../contract/storage-errors.ts';
 import {
   validateConversationId,
   validateEntries,
   validateMessages,
   validateRangeQuery,
   validateTailCount,
-} from '../validate-input.ts';
-import { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';
+} from '../contract/validate-input.ts';
+import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock.ts';
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
 import { createWritePath, type AppendItem } from './postgres-write-path.ts';
-import { toStorageError, type PostgresOperation } from './storage-unavailable-error.ts';
+import { toStorageError, type PostgresOperation } from './postgres-errors.ts';
 
 /**
  * A `MessageLog` in PostgreSQL that any number of Node processes can share.
