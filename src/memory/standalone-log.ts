@@ -1,14 +1,8 @@
-import type { MessageLog, NewEntry, RangeQuery } from './contract/chat-memory.ts';
-import type { Message, StoredMessage } from '../message.ts';
+import type { MessageLog } from './contract/chat-memory.ts';
+import type { StoredMessage } from '../message.ts';
 import type { MessageTable } from './contract/message-table.ts';
 import { StorageError } from './contract/storage-errors.ts';
-import {
-  validateConversationId,
-  validateEntries,
-  validateMessages,
-  validateRangeQuery,
-  validateTailCount,
-} from './contract/validate-input.ts';
+import { validatedLog } from './contract/validated-log.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { runStep, takeStep, type PendingOp, type Step } from './runtime/write-queue.ts';
 
@@ -90,47 +84,15 @@ export function createSerialLog(
   }
 
   const log: ClosableLog = {
-    async get(conversationId: string): Promise<Message[]> {
-      const c = validateConversationId(conversationId);
-      ensureOpen();
-      return table.messages(c);
-    },
-    async add(conversationId: string, messages: readonly Message[]): Promise<void> {
-      const c = validateConversationId(conversationId);
-      const entries = validateMessages(messages);
-      ensureOpen();
-      if (entries.length === 0) return;
-      await submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
-    },
-    async append(conversationId: string, newEntries: readonly NewEntry[]): Promise<StoredMessage[]> {
-      const c = validateConversationId(conversationId);
-      const entries = validateEntries(newEntries);
-      ensureOpen();
-      if (entries.length === 0) return [];
-      return submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
-    },
-    async clear(conversationId: string): Promise<void> {
-      const c = validateConversationId(conversationId);
-      ensureOpen();
-      return submit<void>(c, (done) => ({ kind: 'clear', done }));
-    },
-    async range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]> {
-      const c = validateConversationId(conversationId);
-      const q = validateRangeQuery(query);
-      ensureOpen();
-      return table.range(c, q.from, q.to, q.limit);
-    },
-    async tail(conversationId: string, n: number): Promise<StoredMessage[]> {
-      const c = validateConversationId(conversationId);
-      const count = validateTailCount(n);
-      ensureOpen();
-      return table.tail(c, count);
-    },
-    async lastId(conversationId: string): Promise<number> {
-      const c = validateConversationId(conversationId);
-      ensureOpen();
-      return table.lastId(c);
-    },
+    ...validatedLog({
+      checkOpen: ensureOpen,
+      get: (c) => table.messages(c),
+      append: (c, entries) => submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done })),
+      clear: (c) => submit<void>(c, (done) => ({ kind: 'clear', done })),
+      range: (c, q) => table.range(c, q.from, q.to, q.limit),
+      tail: (c, n) => table.tail(c, n),
+      lastId: (c) => table.lastId(c),
+    }),
     close(): Promise<void> {
       closing ??= (async () => {
         while (draining.size > 0) await Promise.allSettled([...draining]);

@@ -78,7 +78,10 @@ function validateMeta(meta: unknown, index: number): Meta {
   return copy.value as Meta;
 }
 
-export function validateRangeQuery(query: unknown): Required<Pick<RangeQuery, 'from' | 'to'>> & { limit: number } {
+/** A range with every bound filled in. */
+export type CheckedRange = Required<RangeQuery>;
+
+export function validateRangeQuery(query: unknown): CheckedRange {
   if (query === undefined) return { from: 1, to: Number.MAX_SAFE_INTEGER, limit: Number.MAX_SAFE_INTEGER };
   if (typeof query !== 'object' || query === null) {
     throw new InvalidInputError('invalid_option', 'range query must be an object {from?, to?, limit?}');
