@@ -17,7 +17,7 @@
  */
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import { InvalidInputError } from './errors.ts';
-import type { MessageLog } from './memory/contract/chat-memory.ts';
+import type { MessageLog } from './memory/contract/message-log.ts';
 import { conversationHooks } from './memory/runtime/conversation-actor.ts';
 import { ConversationRouter } from './memory/runtime/conversation-router.ts';
 import { bindDefaultMemory } from './memory/runtime/default-memory.ts';

@@ -12,7 +12,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from './errors.ts';
-import type { ChatMemory, MessageLog } from './memory/contract/chat-memory.ts';
+import type { ChatMemory } from './memory/contract/chat-memory.ts';
+import type { MessageLog } from './memory/contract/message-log.ts';
 import type { Message } from './message.ts';
 import { isoWithOffset, type WallClock } from './wall-clock.ts';
 

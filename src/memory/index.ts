@@ -2,7 +2,8 @@
  * src/memory: the store layer (beamai's ChatMemory). Contracts, the two backends, validation
  * at the boundary, typed errors, and the default store.
  */
-export type { ChatMemory, MessageLog, NewEntry, RangeQuery } from './contract/chat-memory.ts';
+export type { ChatMemory } from './contract/chat-memory.ts';
+export type { MessageLog, NewEntry, RangeQuery } from './contract/message-log.ts';
 export type {
   Message,
   SystemMessage,

@@ -1,5 +1,5 @@
 import type { LlmService } from '../llm/llm-service.ts';
-import type { MessageLog } from '../memory/contract/chat-memory.ts';
+import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { LocalTime, WallClock } from './store/local-time.ts';
 import type { RecallDbs } from './store/recall-dbs.ts';
 import type { SearchPool } from './search/search-pool.ts';

@@ -1,7 +1,7 @@
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
-import type { MessageLog } from '../memory/contract/chat-memory.ts';
+import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
 import { isCalendarDay } from './store/calendar-day.ts';

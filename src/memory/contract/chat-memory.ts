@@ -1,4 +1,4 @@
-import type { Message, Meta, StoredMessage } from '../../message.ts';
+import type { Message } from '../../message.ts';
 
 /**
  * beamai's ChatMemory store behaviour. Storage format is private to each backend.
@@ -13,33 +13,4 @@ export interface ChatMemory {
   get(conversationId: string): Promise<Message[]>;
   add(conversationId: string, messages: readonly Message[]): Promise<void>;
   clear(conversationId: string): Promise<void>;
-}
-
-/** One message to append, with optional metadata stored beside it. */
-export interface NewEntry {
-  message: Message;
-  meta?: Meta;
-}
-
-/** Which ids to read: `from`/`to` inclusive, then at most `limit` rows. */
-export interface RangeQuery {
-  from?: number;
-  to?: number;
-  limit?: number;
-}
-
-/**
- * The id-aware face of a store, for the layers above ChatMemory (recall anchors, windows,
- * tail reads). Costs: `tail` and `range` are range scans whose cost does not grow with the
- * conversation's length.
- */
-export interface MessageLog extends ChatMemory {
-  /** Appends and returns the stored records with their assigned ids. */
-  append(conversationId: string, entries: readonly NewEntry[]): Promise<StoredMessage[]>;
-  /** Records with ids in `[from, to]`, ascending. */
-  range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]>;
-  /** The last `n` records, ascending. */
-  tail(conversationId: string, n: number): Promise<StoredMessage[]>;
-  /** The highest id in use, 0 for an empty or unknown conversation. */
-  lastId(conversationId: string): Promise<number>;
 }

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../errors.ts';
 import { copyJson } from './json-value.ts';
-import type { NewEntry, RangeQuery } from './chat-memory.ts';
+import type { NewEntry, RangeQuery } from './message-log.ts';
 import type { Message, Meta } from '../../message.ts';
 import { validateMessage } from './validate-message.ts';
 

@@ -1,5 +1,5 @@
 import type { Message, StoredMessage } from '../../message.ts';
-import type { MessageLog, NewEntry, RangeQuery } from './chat-memory.ts';
+import type { MessageLog, NewEntry, RangeQuery } from './message-log.ts';
 import {
   validateConversationId,
   validateEntries,

@@ -1,4 +1,4 @@
-import type { MessageLog } from '../contract/chat-memory.ts';
+import type { MessageLog } from '../contract/message-log.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/storage-errors.ts';
 

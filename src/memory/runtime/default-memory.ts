@@ -1,8 +1,8 @@
-import type { MessageLog } from '../contract/chat-memory.ts';
+import type { MessageLog } from '../contract/message-log.ts';
 import { createLmdbStore, type LmdbStore } from '../lmdb/lmdb-store.ts';
 
 /**
- * The default store, as beamai's `ensure_default_store`:
+ * `defaultMemory()`, beamai's `ensure_default_store`: the store a caller gets without naming one:
  * - while a runtime is running, its supervised store (`runtime.memory`; with several
  *   runtimes, the one started last);
  * - otherwise an unsupervised LMDB store under `./data`, opened on first use, with a one-time

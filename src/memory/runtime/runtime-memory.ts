@@ -1,4 +1,4 @@
-import type { MessageLog } from '../contract/chat-memory.ts';
+import type { MessageLog } from '../contract/message-log.ts';
 import type { ConversationRouter } from './conversation-router.ts';
 import type { StorageSlot } from './storage-slot.ts';
 import { validatedLog } from '../contract/validated-log.ts';

@@ -1,5 +1,5 @@
 import { exit, genServer, type Pid } from '../../otp/index.ts';
-import type { MessageLog } from '../contract/chat-memory.ts';
+import type { MessageLog } from '../contract/message-log.ts';
 import { createCustomTable } from './custom-table.ts';
 import { InjectedFault, type FaultInjector } from './fault-injector.ts';
 import { createInMemoryTable } from '../in-memory/in-memory-table.ts';
@@ -8,7 +8,7 @@ import type { MessageTable } from '../contract/message-table.ts';
 import type { StorageSlot } from './storage-slot.ts';
 
 /**
- * The default store: a permanent singleton registered under a fixed name, the owner of the
+ * The store actor: a permanent singleton registered under a fixed name, the owner of the
  * runtime's message table (beamai's ETS owner). It builds the table at init and publishes it
  * in the storage slot; conversation actors write through it and readers read it directly
  * (LMDB reads are synchronous and safe from anywhere, like a `protected` ETS table).

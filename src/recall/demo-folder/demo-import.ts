@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../errors.ts';
-import type { NewEntry } from '../../memory/contract/chat-memory.ts';
+import type { NewEntry } from '../../memory/contract/message-log.ts';
 import type { JsonObject } from '../../message.ts';
 import { putDailyRow } from '../store/daily-store.ts';
 import { readDemoFolder, type DemoRow, type DemoUser } from './demo-folder.ts';
