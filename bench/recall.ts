@@ -27,7 +27,8 @@ import { createLmdbStore } from '../src/memory/lmdb/lmdb-store.ts';
 import { MESSAGES_DB } from '../src/memory/lmdb/lmdb-table.ts';
 import { putDailyRow } from '../src/recall/store/daily-store.ts';
 import { commit, openRecallDbs } from '../src/recall/store/recall-dbs.ts';
-import { openRawText, runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search/search-scan.ts';
+import { runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search/search-scan.ts';
+import { openRawText } from '../src/recall/store/recall-dbs.ts';
 import { createRecall, createSearchPool, type Recall } from '../src/recall/index.ts';
 
 const quick = process.argv.includes('--quick');

@@ -31,7 +31,7 @@ import {
   sessionWindowRows,
 } from './search/recall-queries.ts';
 import type { SearchPool } from './search/search-pool.ts';
-import { openRawText } from './search/search-scan.ts';
+import { openRawText } from './store/recall-dbs.ts';
 import {
   cutShortSessions,
   listCutShortSessions,

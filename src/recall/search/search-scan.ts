@@ -35,18 +35,6 @@ export interface ScanSource<K extends Key, V> {
   text: Database<string, K>;
 }
 
-/** The raw-text handle of a JSON db. Read only. */
-export function openRawText<K extends Key>(env: RootDatabase, name: string): Database<string, K> {
-  const encoder = {
-    encode: () => {
-      throw new Error(`${name}: the raw-text handle is read only`);
-    },
-    // lmdb-js hands over its shared read buffer (no `needsStableBuffer`): read it at once.
-    decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
-  };
-  return env.openDB<string, K>(name, { encoding: 'binary', encoder } as never);
-}
-
 /**
  * A test on a row's raw JSON text that passes every row whose content matches `key` (and some
  * that do not: the match is then checked on the decoded row). Rows it fails are skipped

@@ -1,9 +1,9 @@
 import { open, type RootDatabase } from 'lmdb';
 import { MESSAGES_DB } from '../../memory/lmdb/lmdb-table.ts';
 import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
-import { DB_NAMES, type DailyValue } from '../store/recall-dbs.ts';
+import { DB_NAMES, openRawText, type DailyValue } from '../store/recall-dbs.ts';
 import type { SearchJob } from './search-job.ts';
-import { openRawText, runThrough, scanDaily, scanSession, type RawSessionRecord, type ScanSource } from './search-scan.ts';
+import { runThrough, scanDaily, scanSession, type RawSessionRecord, type ScanSource } from './search-scan.ts';
 
 /**
  * The pool worker: runs one keyword scan against the LMDB environment, read-only, and returns

@@ -73,14 +73,6 @@ export function toDailyRow(key: readonly [string, string, number], value: DailyV
   return row;
 }
 
-/** Newest first over one day, or over all days when `day` is null. */
-export function* dailyNewestFirst(dbs: RecallDbs, userId: string, day: string | null): Generator<DailyRow> {
-  const range = day === null ? { start: [userId, HIGH], end: [userId] } : { start: [userId, day, HIGH], end: [userId, day] };
-  for (const { key, value } of dbs.daily.getRange({ ...range, reverse: true })) {
-    yield toDailyRow(key, value);
-  }
-}
-
 export function readDay(dbs: RecallDbs, userId: string, day: string): DailyRow[] {
   const rows: DailyRow[] = [];
   for (const { key, value } of dbs.daily.getRange({ start: [userId, day], end: [userId, day, HIGH] })) {

@@ -1,5 +1,7 @@
 import type { ToolCallView } from './memory-row.ts';
-import { HIGH, nextCounter, type LogValue, type RecallDbs } from './recall-dbs.ts';
+import { HIGH, nextCounter, type DialogueLogRow, type LogValue, type RecallDbs } from './recall-dbs.ts';
+
+export type { DialogueLogRow };
 
 /**
  * The dialogue log (the demo's `logs/llm_dialogue.jsonl`): one row per turn with the user
@@ -8,16 +10,6 @@ import { HIGH, nextCounter, type LogValue, type RecallDbs } from './recall-dbs.t
  * its rows along; a per-user sequence keeps their order across sessions. Imported rows whose
  * `session_id` is not a valid id are kept under `''`.
  */
-export interface DialogueLogRow {
-  ts: string;
-  session_id: string;
-  user_message: string;
-  assistant_reply: string;
-  memory_context: string;
-  tool_calls: ToolCallView[];
-  error?: { code: string; message: string };
-}
-
 /** Inside a write transaction. */
 export function putLogRow(dbs: RecallDbs, userId: string, bucket: string, row: DialogueLogRow | Omit<LogValue, 'seq'>): number {
   const seq = nextCounter(dbs, 'log-seq', userId);

@@ -1,8 +1,7 @@
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database, Key, RootDatabase } from 'lmdb';
 import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
-import { openRawText } from '../search/search-scan.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -76,16 +75,21 @@ export interface LongTermValue {
   raw?: string;
 }
 
-export interface LogValue {
+/** One turn of the dialogue log, as the API and the Demo's `llm_dialogue.jsonl` show it. */
+export interface DialogueLogRow {
   ts: string;
   session_id: string;
   user_message: string;
   assistant_reply: string;
   memory_context: string;
   tool_calls: ToolCallView[];
+  error?: RowError;
+}
+
+/** A dialogue-log row as stored. */
+export interface LogValue extends DialogueLogRow {
   /** Per-user order of log rows across sessions. */
   seq: number;
-  error?: RowError;
   import?: JsonObject;
 }
 
@@ -158,3 +162,14 @@ export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq', u
   return n;
 }
 
+/** The raw-text handle of a JSON db. Read only. */
+export function openRawText<K extends Key>(env: RootDatabase, name: string): Database<string, K> {
+  const encoder = {
+    encode: () => {
+      throw new Error(`${name}: the raw-text handle is read only`);
+    },
+    // lmdb-js hands over its shared read buffer (no `needsStableBuffer`): read it at once.
+    decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
+  };
+  return env.openDB<string, K>(name, { encoding: 'binary', encoder } as never);
+}
