@@ -16,7 +16,6 @@ export type { LongTermVersion } from './store/long-term-store.ts';
 export type { DialogueLogRow } from './store/dialogue-log.ts';
 export type { RecallEnvironment } from './store/recall-dbs.ts';
 export { DB_NAMES as RECALL_DB_NAMES } from './store/recall-dbs.ts';
-export type { WallClock } from './store/local-time.ts';
 export { createSearchPool, SearchPoolClosedError, type SearchPool, type SearchPoolOptions } from './search/search-pool.ts';
 export type { SearchJob } from './search/search-job.ts';
 export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';

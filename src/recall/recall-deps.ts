@@ -1,6 +1,7 @@
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
-import type { LocalTime, WallClock } from './store/local-time.ts';
+import type { WallClock } from '../wall-clock.ts';
+import type { LocalTime } from './store/local-time.ts';
 import type { RecallDbs } from './store/recall-dbs.ts';
 import type { SearchPool } from './search/search-pool.ts';
 import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';

@@ -11,7 +11,8 @@ import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
-import { localTimeIn, systemClock, systemLocalTime, type WallClock } from './store/local-time.ts';
+import { systemWallClock, type WallClock } from '../wall-clock.ts';
+import { localTimeIn, systemLocalTime } from './store/local-time.ts';
 import {
   currentLongTerm,
   longTermHistory,
@@ -168,7 +169,7 @@ export function createRecall(options: RecallOptions): Recall {
     memory: options.memory,
     dbs: openRecallDbs(options.env),
     llm: options.llm,
-    clock: options.clock ?? systemClock,
+    clock: options.clock ?? systemWallClock,
     localTime,
     pool: options.pool,
     poolThreshold,

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import type { SupervisedRecall, WallClock } from '../../src/recall/index.ts';
+import type { SupervisedRecall } from '../../src/recall/index.ts';
+import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { http, type HttpOptions, type HttpResponse } from './http.ts';
 

@@ -6,13 +6,6 @@ import { InvalidInputError } from '../../errors.ts';
  * wall clock (epoch milliseconds) and the wall time from an IANA time zone (default: the system's),
  * so the daily view is deterministic under test.
  */
-export interface WallClock {
-  /** Epoch milliseconds (`Date.now()` by default). */
-  now(): number;
-}
-
-export const systemClock: WallClock = { now: () => Date.now() };
-
 export interface LocalTime {
   /** `YYYY-MM-DDTHH:MM:SS` in the zone. */
   ts: string;
