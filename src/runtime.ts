@@ -45,7 +45,8 @@ import { conversationSupName } from '../supervisors/conversation-sup.ts';
 import { rootName, rootSpec } from '../supervisors/root.ts';
 import { recallChildren } from '../supervisors/recall.ts';
 import type { Recall, RecallOptions, SearchPoolOptions } from './recall/index.ts';
-import { RecallUnavailableError, supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
+import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
+import { RecallUnavailableError } from './recall/recall-errors.ts';
 
 export interface RuntimeOptions {
   /**

@@ -1,7 +1,6 @@
 export {
   createRecall,
   DEFAULT_POOL_THRESHOLD,
-  RecallClosedError,
   type DailyWindowQuery,
   type Recall,
   type RecallOptions,
@@ -16,7 +15,7 @@ export type { LongTermVersion } from './store/long-term-store.ts';
 export type { DialogueLogRow } from './store/dialogue-log.ts';
 export type { RecallEnvironment } from './store/recall-dbs.ts';
 export { DB_NAMES as RECALL_DB_NAMES } from './store/recall-dbs.ts';
-export { createSearchPool, SearchPoolClosedError, type SearchPool, type SearchPoolOptions } from './search/search-pool.ts';
+export { createSearchPool, type SearchPool, type SearchPoolOptions } from './search/search-pool.ts';
 export type { SearchJob } from './search/search-job.ts';
 export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 export type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
@@ -25,4 +24,5 @@ export { buildSystemPrompt } from './chat/system-prompt.ts';
 export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts';
 export { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './store/session-title.ts';
-export { supervisedRecall, RecallUnavailableError, type SupervisedRecall } from './supervised-recall.ts';
+export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
+export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError } from './recall-errors.ts';

@@ -1,4 +1,5 @@
-import { InvalidInputError, MnemoError } from '../errors.ts';
+import { InvalidInputError } from '../errors.ts';
+import { RecallClosedError } from './recall-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
@@ -147,13 +148,6 @@ export interface Recall {
   importDemoFolder(root: string, options?: ImportOptions): Promise<ImportReport>;
   exportDemoFolder(root: string, options?: ExportOptions): Promise<ExportReport>;
   close(): Promise<void>;
-}
-
-export class RecallClosedError extends MnemoError {
-  readonly code = 'recall_closed';
-  constructor() {
-    super('the recall service is closed');
-  }
 }
 
 export const DEFAULT_POOL_THRESHOLD = 20_000;

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { MnemoError } from '../../errors.ts';
+import { SearchPoolClosedError } from '../recall-errors.ts';
 import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
 import type { SearchJob } from './search-job.ts';
 
@@ -30,13 +30,6 @@ export interface SearchPool {
   readonly completed: number;
   readonly closed: boolean;
   close(): Promise<void>;
-}
-
-export class SearchPoolClosedError extends MnemoError {
-  readonly code = 'pool_closed';
-  constructor() {
-    super('the search pool is closed');
-  }
 }
 
 export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
