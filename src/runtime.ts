@@ -27,7 +27,7 @@ import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
 import { createPostgresStore } from './memory/postgres/index.ts';
 import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
 import type { ClosableLog } from './memory/standalone-log.ts';
-import { StorageError } from './memory/contract/storage-errors.ts';
+import { StorageError } from './memory/contract/memory-errors.ts';
 import { StorageSlot } from './memory/runtime/storage-slot.ts';
 import type { StorageKind } from './memory/runtime/store-actor.ts';
 import { systemWallClock, type WallClock } from './wall-clock.ts';

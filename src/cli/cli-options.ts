@@ -13,7 +13,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from './config-error.ts';
+import { ConfigError } from './cli-errors.ts';
 
 export interface CliOptions {
   host: string;

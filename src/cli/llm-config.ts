@@ -14,7 +14,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from './config-error.ts';
+import { ConfigError } from './cli-errors.ts';
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
 

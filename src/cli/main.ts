@@ -7,7 +7,7 @@
  * bad option answer at once instead of after loading storage, the LLM client and fastify.
  */
 import { HELP_TEXT, parseCliOptions } from './cli-options.ts';
-import { ConfigError } from './config-error.ts';
+import { ConfigError } from './cli-errors.ts';
 import { loadLlmSettings } from './llm-config.ts';
 
 async function main(): Promise<void> {

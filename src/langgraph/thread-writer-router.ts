@@ -27,7 +27,7 @@ import {
   type ChildSpec,
   type Pid,
 } from '../otp/index.ts';
-import { StorageError } from '../memory/contract/storage-errors.ts';
+import { StorageError } from '../memory/contract/memory-errors.ts';
 import { rootName } from '../../supervisors/root.ts';
 import { threadWriter, type WriterDeps, type WriterRequest } from './thread-writer.ts';
 

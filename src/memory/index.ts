@@ -19,7 +19,7 @@ export type {
   JsonObject,
   StoredMessage,
 } from '../message.ts';
-export { StorageError, type StorageErrorCode } from './contract/storage-errors.ts';
+export { StorageError, type StorageErrorCode } from './contract/memory-errors.ts';
 export { createInMemoryStore, type InMemoryStoreOptions } from './in-memory/in-memory-store.ts';
 export { createLmdbStore, type LmdbStore, type LmdbStoreOptions } from './lmdb/lmdb-store.ts';
 export type { LmdbEnvironmentOptions } from './lmdb/lmdb-environment.ts';

@@ -1,7 +1,7 @@
 import type { MessageLog } from './contract/message-log.ts';
 import type { StoredMessage } from '../message.ts';
 import type { MessageTable } from './contract/message-table.ts';
-import { StorageError } from './contract/storage-errors.ts';
+import { StorageError } from './contract/memory-errors.ts';
 import { validatedLog } from './contract/validated-log.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { runStep, takeStep, type PendingOp, type Step } from './runtime/write-queue.ts';

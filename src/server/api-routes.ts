@@ -22,7 +22,7 @@
  * user is simply another (usually empty) session.
  */
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from './http-errors.ts';
+import { HttpError } from './server-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
 

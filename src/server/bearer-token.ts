@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from './http-errors.ts';
+import { HttpError } from './server-errors.ts';
 
 export function bearerTokenHook(token: string): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const expected = digest(token);

@@ -10,7 +10,7 @@ export type {
   ToolCallView,
 } from './services.ts';
 export { ID_PATTERN } from './request-validation.ts';
-export { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
-export { ConfigError } from '../cli/config-error.ts';
+export { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';
+export { ConfigError } from '../cli/cli-errors.ts';
 export { loadLlmSettings, describeLlm, DEFAULT_MODEL, type LlmSettings } from '../cli/llm-config.ts';
 export { parseCliOptions, HELP_TEXT, type CliOptions } from '../cli/cli-options.ts';

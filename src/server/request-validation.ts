@@ -7,7 +7,7 @@
  * Ids are stricter than the demo's (which used them verbatim as file names): 1-64 characters of
  * `A-Z a-z 0-9 _ -`. Anything else never reaches the layers below.
  */
-import { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
+import { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';
 
 /** The id alphabet: safe as a key part anywhere, and in a URL path segment. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
 import { bearerTokenHook } from './bearer-token.ts';
-import { errorResponse, installErrorHandlers } from './http-errors.ts';
+import { errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';

@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { existsSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 
 /**
  * One LMDB environment per data directory per process, shared by everyone who asks for it

@@ -3,7 +3,7 @@ import type { EnvironmentLease } from './lmdb-environment.ts';
 import { commitFailure } from './lmdb-environment.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array

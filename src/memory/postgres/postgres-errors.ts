@@ -1,6 +1,6 @@
 import { DatabaseError } from 'pg';
 import { MnemoError } from '../../errors.ts';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 
 /**
  * How a PostgreSQL failure reaches the caller. Bad input never gets here (it is an

@@ -2,7 +2,7 @@ import { Pool, type PoolClient } from 'pg';
 import { InvalidInputError } from '../../errors.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { ClosableLog } from '../standalone-log.ts';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 import { validatedLog } from '../contract/validated-log.ts';
 import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock.ts';
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';

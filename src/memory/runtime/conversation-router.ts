@@ -31,7 +31,7 @@
 import { cast, isAlive, isNormalExit, monitor, startChild, whereis, type ExitReason, type Pid } from '../../otp/index.ts';
 import type { IdleEvent, RouterPort } from './conversation-actor.ts';
 import { conversationActorName } from './conversation-actor.ts';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 import type { WriteLane } from './write-lane.ts';
 import type { StoredMessage } from '../../message.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';

@@ -1,6 +1,6 @@
 import type { MessageLog } from '../contract/message-log.ts';
 import type { MessageTable } from '../contract/message-table.ts';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 
 /**
  * A user's own `MessageLog` (e.g. PostgreSQL) as the table under a runtime. The runtime's

@@ -2,7 +2,7 @@ import type { Pid } from '../../otp/index.ts';
 import { ServiceSlot } from '../../otp/index.ts';
 import type { EnvironmentLease } from '../lmdb/lmdb-environment.ts';
 import type { MessageTable } from '../contract/message-table.ts';
-import type { StorageError } from '../contract/storage-errors.ts';
+import type { StorageError } from '../contract/memory-errors.ts';
 
 /**
  * A runtime's storage, as its processes hand it over: the LMDB environment (placed here by

@@ -1,6 +1,6 @@
 import type { MessageTable } from '../contract/message-table.ts';
 import type { StoredMessage } from '../../message.ts';
-import { StorageError } from '../contract/storage-errors.ts';
+import { StorageError } from '../contract/memory-errors.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
 import { isoWithOffset, type WallClock } from '../../wall-clock.ts';
 
