@@ -59,7 +59,7 @@ export type {
   MemoryRow,
   DailyRow,
   ToolCallView,
-  ConversationSummary,
+  SessionSummary,
   LongTermVersion,
   DialogueLogRow,
   SearchSessionQuery,

@@ -10,7 +10,7 @@ export {
 } from './recall.ts';
 export type { ChatInput, ChatResult } from './chat/chat-service.ts';
 export type { DailyRow, MemoryRow, RowError, ToolCallView } from './store/memory-row.ts';
-export type { ConversationSummary } from './store/sessions-index.ts';
+export type { SessionSummary } from './store/sessions-index.ts';
 export type { LongTermVersion } from './store/long-term-store.ts';
 export type { DialogueLogRow } from './store/dialogue-log.ts';
 export type { RecallEnvironment } from './store/recall-dbs.ts';

@@ -40,7 +40,7 @@ import {
   listSessions,
   removeSession,
   sessionEntry,
-  type ConversationSummary,
+  type SessionSummary,
 } from './store/sessions-index.ts';
 
 /**
@@ -121,13 +121,13 @@ export interface DailyWindowQuery {
 export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;
   /** Listed sessions, newest `updated_at` first (ties in creation order); `[]` for an unknown user. */
-  listConversations(userId: string): Promise<ConversationSummary[]>;
+  listSessions(userId: string): Promise<SessionSummary[]>;
   /** A fresh session id (12 lowercase hex). Nothing is stored until its first chat. */
-  createConversation(userId: string): Promise<string>;
+  createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
   /** Deletes the session, its daily rows, its log rows and its index entry. False when there was none. */
-  deleteConversation(userId: string, sessionId: string): Promise<boolean>;
+  deleteSession(userId: string, sessionId: string): Promise<boolean>;
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
   sessionWindow(query: SessionWindowQuery): Promise<MemoryRow[]>;
@@ -196,14 +196,14 @@ export function createRecall(options: RecallOptions): Recall {
   return {
     chat: (input) => guarded(() => chatTurn(deps, input)),
 
-    listConversations: (userId) =>
+    listSessions: (userId) =>
       guarded(async () => {
         const u = assertUserId(userId);
         await repaired;
         return listSessions(dbs, u, localNow(deps).ts);
       }),
 
-    createConversation: (userId) =>
+    createSession: (userId) =>
       guarded(async () => {
         assertUserId(userId);
         return newSessionId();
@@ -212,7 +212,7 @@ export function createRecall(options: RecallOptions): Recall {
     getSessionMessages: (userId, sessionId) =>
       guarded(() => sessionRows(deps, assertUserId(userId), assertSessionId(sessionId))),
 
-    deleteConversation: (userId, sessionId) =>
+    deleteSession: (userId, sessionId) =>
       guarded(async () => {
         const u = assertUserId(userId);
         const s = assertSessionId(sessionId);

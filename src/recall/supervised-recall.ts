@@ -19,10 +19,10 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     }) as Recall[K];
   return {
     chat: forward('chat'),
-    listConversations: forward('listConversations'),
-    createConversation: forward('createConversation'),
+    listSessions: forward('listSessions'),
+    createSession: forward('createSession'),
     getSessionMessages: forward('getSessionMessages'),
-    deleteConversation: forward('deleteConversation'),
+    deleteSession: forward('deleteSession'),
     searchSession: forward('searchSession'),
     searchDaily: forward('searchDaily'),
     sessionWindow: forward('sessionWindow'),

@@ -5,7 +5,7 @@ export type {
   RuntimeView,
   RowView,
   DailyRowView,
-  ConversationView,
+  SessionView,
   ChatResult,
   ToolCallView,
 } from './services.ts';

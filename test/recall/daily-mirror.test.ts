@@ -87,7 +87,7 @@ describe('the daily view after a crash between a session row and its daily row',
     await fx.memory.clear(conversation);
     await fx.recall.chat({ userId: U, sessionId: S, message: 'two' });
     expect((await dailyView()).map((r) => r[1])).toEqual(['one', '收到：one。我已经记录到记忆中。', 'two', '收到：two。我已经记录到记忆中。']);
-    await fx.recall.deleteConversation(U, S);
+    await fx.recall.deleteSession(U, S);
     await fx.recall.chat({ userId: U, sessionId: S, message: 'three' });
     expect((await dailyView()).map((r) => r[1])).toEqual(['three', '收到：three。我已经记录到记忆中。']);
   });

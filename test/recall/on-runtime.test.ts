@@ -29,7 +29,7 @@ test('on a running runtime: transcripts through its conversation actors, recall 
       '收到：hello b。我已经记录到记忆中。',
     ]);
     expect(await recall.searchDaily({ userId: 'u', keyword: 'hello', limit: 200 })).toHaveLength(6);
-    expect((await recall.listConversations('u')).map((c) => c.session_id)).toEqual(['s']);
+    expect((await recall.listSessions('u')).map((c) => c.session_id)).toEqual(['s']);
     await recall.close();
   } finally {
     await pool.close();

@@ -58,7 +58,7 @@ export interface SessionEntry {
   /** Creation order within the user: ties of `updated_at` list in this order. */
   order: number;
   /**
-   * Shown by `listConversations`. A session is registered (unlisted) before its first row is
+   * Shown by `listSessions`. A session is registered (unlisted) before its first row is
    * written, so every session with rows can be found, exported and deleted, and listed when its
    * first turn ends. Imported session files that `conversations.json` did not name stay unlisted.
    */

@@ -11,7 +11,7 @@ import { toSessionRow } from './session-row.ts';
  * newest `updated_at` first; ties (turns in the same second) keep creation order, as the
  * demo's stable sort kept file order.
  */
-export interface ConversationSummary {
+export interface SessionSummary {
   session_id: string;
   title: string;
   updated_at: string;
@@ -96,8 +96,8 @@ export function sessionEntry(dbs: RecallDbs, userId: string, sessionId: string):
 }
 
 /** `now` stands in for a missing `updated_at` (imported entries), as the demo did. */
-export function listSessions(dbs: RecallDbs, userId: string, now: string): ConversationSummary[] {
-  const rows: (ConversationSummary & { order: number })[] = [];
+export function listSessions(dbs: RecallDbs, userId: string, now: string): SessionSummary[] {
+  const rows: (SessionSummary & { order: number })[] = [];
   for (const { key, value } of dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })) {
     if (!value.listed) continue;
     rows.push({ session_id: key[1], title: value.title || UNTITLED, updated_at: value.updated_at || now, order: value.order });
