@@ -4,7 +4,7 @@
  *
  *   npx tsx bench/langgraph.ts [--quick]      (writes bench/results/langgraph.json)
  *
- * Workload: a real StateGraph over `MessagesAnnotation` (test/fixtures/langgraph-echo-graph.ts:
+ * Workload: a real StateGraph over `MessagesAnnotation` (test/programs/langgraph-echo-graph.ts:
  * one deterministic "agent" node, a ~120-character question and a ~480-character answer per
  * turn), invoked TURNS times on one thread (1000; `--quick`: 100). Each turn LangGraph writes 3
  * checkpoints (input, after the question, after the answer) and 2 sets of pending writes.
@@ -40,8 +40,8 @@ import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { MnemoSaver } from '../src/langgraph/index.ts';
 import { CHECKPOINT_DB_NAMES } from '../src/langgraph/checkpoint-tables.ts';
 import type { BlobRow } from '../src/langgraph/channel-blob.ts';
-import { acquireEnvironment } from '../src/memory/lmdb-environment.ts';
-import { echoGraph, userTurn } from '../test/fixtures/langgraph-echo-graph.ts';
+import { acquireEnvironment } from '../src/memory/lmdb/lmdb-environment.ts';
+import { echoGraph, userTurn } from '../test/programs/langgraph-echo-graph.ts';
 
 const quick = process.argv.includes('--quick');
 const TURNS = quick ? 100 : 1000;

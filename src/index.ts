@@ -60,7 +60,7 @@ export type {
   MemoryRow,
   DailyRow,
   ToolCallView,
-  ConversationSummary,
+  SessionSummary,
   LongTermVersion,
   DialogueLogRow,
   SearchSessionQuery,

@@ -17,20 +17,20 @@
  */
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import { InvalidInputError } from './errors.ts';
-import type { MessageLog } from './memory/chat-memory.ts';
-import { conversationHooks } from './memory/conversation-actor.ts';
-import { ConversationRouter } from './memory/conversation-router.ts';
-import { bindDefaultMemory } from './memory/default-memory.ts';
-import type { FaultInjector } from './memory/fault-injector.ts';
-import { acquireEnvironment, type LmdbEnvironmentOptions } from './memory/lmdb-environment.ts';
-import { MESSAGES_DB } from './memory/lmdb-table.ts';
+import type { MessageLog } from './memory/contract/message-log.ts';
+import { conversationHooks } from './memory/runtime/conversation-actor.ts';
+import { ConversationRouter } from './memory/runtime/conversation-router.ts';
+import { bindDefaultMemory } from './memory/runtime/default-memory.ts';
+import type { FaultInjector } from './memory/runtime/fault-injector.ts';
+import { acquireEnvironment, type LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
+import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
 import { createPostgresStore } from './memory/postgres/index.ts';
-import { createRoutedLog } from './memory/routed-log.ts';
-import type { ClosableLog } from './memory/serial-log.ts';
-import { StorageError } from './memory/storage-error.ts';
-import { StorageSlot } from './memory/storage-slot.ts';
-import type { StorageKind } from './memory/store-actor.ts';
-import { systemWallClock, type WallClock } from './memory/wall-clock.ts';
+import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
+import type { ClosableLog } from './memory/standalone-log.ts';
+import { StorageError } from './memory/contract/memory-errors.ts';
+import { StorageSlot } from './memory/runtime/storage-slot.ts';
+import type { StorageKind } from './memory/runtime/store-actor.ts';
+import { systemWallClock, type WallClock } from './wall-clock.ts';
 import {
   ServiceSlot,
   startApplication,
@@ -45,7 +45,8 @@ import { conversationSupName } from '../supervisors/conversation-sup.ts';
 import { rootName, rootSpec } from '../supervisors/root.ts';
 import { recallChildren } from '../supervisors/recall.ts';
 import type { Recall, RecallOptions, SearchPoolOptions } from './recall/index.ts';
-import { RecallUnavailableError, supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
+import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
+import { RecallUnavailableError } from './recall/recall-errors.ts';
 
 export interface RuntimeOptions {
   /**

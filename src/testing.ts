@@ -12,11 +12,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from './errors.ts';
-import type { ChatMemory, MessageLog } from './memory/chat-memory.ts';
-import type { Message } from './memory/message.ts';
-import { isoWithOffset, type WallClock } from './memory/wall-clock.ts';
+import type { ChatMemory } from './memory/contract/chat-memory.ts';
+import type { MessageLog } from './memory/contract/message-log.ts';
+import type { Message } from './message.ts';
+import { isoWithOffset, type WallClock } from './wall-clock.ts';
 
-export { createFaultInjector, type FaultInjector } from './memory/fault-injector.ts';
+export { createFaultInjector, type FaultInjector } from './memory/runtime/fault-injector.ts';
 
 /** A store under test, and how to dispose of it after each test. */
 export interface StoreUnderTest<S> {

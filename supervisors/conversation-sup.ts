@@ -12,7 +12,7 @@
  */
 import type { ChildSpec, Clock } from '../src/otp/index.ts';
 import { startDynamicSupervisor } from '../src/otp/index.ts';
-import { spawnConversationActor, type ConversationDeps } from '../src/memory/conversation-actor.ts';
+import { spawnConversationActor, type ConversationDeps } from '../src/memory/runtime/conversation-actor.ts';
 
 export interface ConversationSupOptions {
   /** The runtime's name: the supervisor is registered as `<runtime>_conversation_sup`. */

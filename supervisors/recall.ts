@@ -15,7 +15,7 @@
 import type { ChildSpec, Pid } from '../src/otp/index.ts';
 import { genServer, ServiceSlot, start } from '../src/otp/index.ts';
 import { createRecall, createSearchPool, type Recall, type RecallOptions, type SearchPool, type SearchPoolOptions } from '../src/recall/index.ts';
-import type { MessageLog } from '../src/memory/chat-memory.ts';
+import type { MessageLog } from '../src/memory/contract/message-log.ts';
 import type { RootDatabase } from 'lmdb';
 
 export interface RecallChildrenOptions {

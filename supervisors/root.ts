@@ -19,11 +19,11 @@
  */
 import type { ChildSpec, SupervisorSpec } from '../src/otp/index.ts';
 import { start } from '../src/otp/index.ts';
-import { environmentHolder } from '../src/memory/environment-holder.ts';
-import type { LmdbEnvironmentOptions } from '../src/memory/lmdb-environment.ts';
-import { storeActor, type StorageKind } from '../src/memory/store-actor.ts';
-import type { StorageSlot } from '../src/memory/storage-slot.ts';
-import type { FaultInjector } from '../src/memory/fault-injector.ts';
+import { environmentHolder } from '../src/memory/runtime/environment-holder.ts';
+import type { LmdbEnvironmentOptions } from '../src/memory/lmdb/lmdb-environment.ts';
+import { storeActor, type StorageKind } from '../src/memory/runtime/store-actor.ts';
+import type { StorageSlot } from '../src/memory/runtime/storage-slot.ts';
+import type { FaultInjector } from '../src/memory/runtime/fault-injector.ts';
 import { conversationSupChild, type ConversationSupOptions } from './conversation-sup.ts';
 
 export interface RootOptions {

@@ -32,7 +32,7 @@ function listOf<T extends string>(value: string, known: readonly T[], what: stri
 }
 
 export function parseCliArgs(argv: readonly string[]): CliOptions {
-  const options: CliOptions = { mode: 'full', outDir: fileURLToPath(new URL('../results/', import.meta.url)), help: false };
+  const options: CliOptions = { mode: 'full', outDir: fileURLToPath(new URL('../results', import.meta.url)), help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {

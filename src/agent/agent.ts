@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../errors.ts';
 import type { LlmResponse, LlmService } from '../llm/llm-service.ts';
-import type { AssistantMessage, Message, ToolMessage, UserMessage } from '../memory/message.ts';
+import type { AssistantMessage, Message, ToolMessage, UserMessage } from '../message.ts';
 import { newContext, withConversationId, type Context } from '../kernel/context.ts';
 import { newConversationId } from '../kernel/conversation-id.ts';
 import { fromResponse } from '../kernel/from-response.ts';

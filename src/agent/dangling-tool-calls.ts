@@ -1,4 +1,4 @@
-import type { Message, ToolMessage } from '../memory/message.ts';
+import type { Message, ToolMessage } from '../message.ts';
 import { parseToolCall } from '../kernel/tool-call.ts';
 import { encodeResult, toolMessage } from '../kernel/tool-result.ts';
 

@@ -1,4 +1,4 @@
-import type { ChatMemory } from '../memory/chat-memory.ts';
+import type { ChatMemory } from '../memory/contract/chat-memory.ts';
 import { defaultMemory } from '../memory/index.ts';
 import { defaultProvider } from '../provider/default-provider.ts';
 import { isChatMemory } from '../provider/is-chat-memory.ts';

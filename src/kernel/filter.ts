@@ -1,5 +1,5 @@
-import type { JsonObject, Message } from '../memory/message.ts';
-import type { ChatMemory } from '../memory/chat-memory.ts';
+import type { JsonObject, Message } from '../message.ts';
+import type { ChatMemory } from '../memory/contract/chat-memory.ts';
 import type { ChatOptions, LlmResponse } from '../llm/llm-service.ts';
 import type { Context } from './context.ts';
 

@@ -1,4 +1,4 @@
-import type { AssistantMessage } from '../memory/message.ts';
+import type { AssistantMessage } from '../message.ts';
 import type { LlmResponse } from '../llm/llm-service.ts';
 
 /**

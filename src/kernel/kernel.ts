@@ -1,7 +1,7 @@
 import { InvalidInputError, MnemoError } from '../errors.ts';
-import { LlmError } from '../llm/llm-error.ts';
+import { LlmError } from '../llm/llm-errors.ts';
 import type { ChatOptions, LlmResponse, LlmService, ToolChoice } from '../llm/llm-service.ts';
-import type { JsonObject, Message, SystemMessage } from '../memory/message.ts';
+import type { JsonObject, Message, SystemMessage } from '../message.ts';
 import { newContext, type Context } from './context.ts';
 import type { ChatRequest, ChatResponse, Filter, ToolRequest, ToolResponse } from './filter.ts';
 import { runChain } from './filter-chain.ts';

@@ -1,4 +1,4 @@
-import type { ChatMemory } from '../memory/chat-memory.ts';
+import type { ChatMemory } from '../memory/contract/chat-memory.ts';
 import { conversationId } from './context.ts';
 import { createFilter, type Filter } from './filter.ts';
 import { fromResponse } from './from-response.ts';

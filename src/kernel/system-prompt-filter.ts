@@ -1,4 +1,4 @@
-import type { SystemMessage } from '../memory/message.ts';
+import type { SystemMessage } from '../message.ts';
 import { createFilter, type Filter } from './filter.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../memory/message.ts';
+import type { JsonObject } from '../message.ts';
 
 /**
  * A tool call as the loops execute it, whatever shape the response carried

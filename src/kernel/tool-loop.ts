@@ -1,4 +1,4 @@
-import type { Message, ToolMessage } from '../memory/message.ts';
+import type { Message, ToolMessage } from '../message.ts';
 import { newContext, withConversationId, type Context } from './context.ts';
 import { newConversationId } from './conversation-id.ts';
 import { fromResponse } from './from-response.ts';

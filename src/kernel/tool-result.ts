@@ -1,5 +1,5 @@
 import { MnemoError } from '../errors.ts';
-import type { ToolMessage } from '../memory/message.ts';
+import type { ToolMessage } from '../message.ts';
 
 /**
  * How a tool's outcome becomes a tool message's content (beamai's `encode_result`):

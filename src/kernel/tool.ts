@@ -1,4 +1,4 @@
-import type { JsonObject } from '../memory/message.ts';
+import type { JsonObject } from '../message.ts';
 import type { ToolSpec } from '../llm/llm-service.ts';
 import type { Context } from './context.ts';
 

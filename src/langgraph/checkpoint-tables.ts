@@ -1,6 +1,6 @@
 import type { Database, Key } from 'lmdb';
 import { compareWritesSortKeys, writesSortKey } from '@langchain/langgraph-checkpoint';
-import { StorageError } from '../memory/storage-error.ts';
+import { StorageError } from '../memory/contract/memory-errors.ts';
 import { isEmptyRow, isWholeRow, type BlobRow, type StoredValue } from './channel-blob.ts';
 import type { OpenedSource } from './lmdb-source.ts';
 import { applyDeltas, type PrefixDelta } from './prefix-delta.ts';

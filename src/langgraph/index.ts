@@ -4,6 +4,6 @@
  * only layer that imports `@langchain/*`: the core never needs them.
  */
 export { MnemoSaver, FORK_KEY, type MnemoSaverOptions, type MnemoSaverSettings } from './mnemo-saver.ts';
-export { CheckpointConflictError } from './checkpoint-conflict-error.ts';
+export { CheckpointConflictError } from './langgraph-errors.ts';
 export type { LmdbSource } from './lmdb-source.ts';
 export { MnemoStore, type MnemoStoreOptions, type MnemoStoreSettings } from './mnemo-store.ts';

@@ -1,7 +1,7 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import { InvalidInputError } from '../errors.ts';
-import { acquireEnvironment, commitFailure, type LmdbEnvironmentOptions } from '../memory/lmdb-environment.ts';
-import { StorageError } from '../memory/storage-error.ts';
+import { acquireEnvironment, commitFailure, type LmdbEnvironmentOptions } from '../memory/lmdb/lmdb-environment.ts';
+import { StorageError } from '../memory/contract/memory-errors.ts';
 import type { Runtime } from '../runtime.ts';
 
 /**

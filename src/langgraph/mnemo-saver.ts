@@ -20,7 +20,7 @@ import { nextChannelVersion } from './channel-version.ts';
 import { openSource, type LmdbSource, type OpenedSource } from './lmdb-source.ts';
 import { jsonEqual } from './json-equal.ts';
 import type { SerializedPut, SerializedValue, SerializedWrite } from './thread-writer.ts';
-import { ThreadWriters } from './thread-writers.ts';
+import { ThreadWriters } from './thread-writer-router.ts';
 
 export interface MnemoSaverSettings {
   /** Serializer of checkpoints, metadata and writes. Default: LangGraph's `JsonPlusSerializer`. */

@@ -36,7 +36,7 @@
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { genServer, noReply, type From, type Pid, type ServerSelf } from '../otp/index.ts';
 import { encodeBlob, type BlobRow, type StoredValue } from './channel-blob.ts';
-import { CheckpointConflictError } from './checkpoint-conflict-error.ts';
+import { CheckpointConflictError } from './langgraph-errors.ts';
 import type { BlobKey, CheckpointRow, CheckpointTables, Version, WriteRow } from './checkpoint-tables.ts';
 
 export interface SerializedValue {

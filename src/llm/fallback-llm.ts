@@ -1,4 +1,4 @@
-import type { Message } from '../memory/message.ts';
+import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { AssistantMessage, ContentBlock, Message, ToolCall } from '../memory/message.ts';
+import type { AssistantMessage, ContentBlock, Message, ToolCall } from '../message.ts';
 
 /** What the model is told about a tool: OpenAI's function-tool shape. */
 export interface ToolSpec {

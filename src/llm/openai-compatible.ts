@@ -6,8 +6,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionToolChoiceOption,
 } from 'openai/resources/chat/completions';
-import type { Message, ToolCall } from '../memory/message.ts';
-import { LlmError } from './llm-error.ts';
+import type { Message, ToolCall } from '../message.ts';
+import { LlmError } from './llm-errors.ts';
 import type { ChatOptions, LlmResponse, LlmService, ToolChoice } from './llm-service.ts';
 
 export interface OpenAICompatibleOptions {

@@ -2,7 +2,8 @@
  * src/memory: the store layer (beamai's ChatMemory). Contracts, the two backends, validation
  * at the boundary, typed errors, and the default store.
  */
-export type { ChatMemory, MessageLog, NewEntry, RangeQuery } from './chat-memory.ts';
+export type { ChatMemory } from './contract/chat-memory.ts';
+export type { MessageLog, NewEntry, RangeQuery } from './contract/message-log.ts';
 export type {
   Message,
   SystemMessage,
@@ -17,13 +18,13 @@ export type {
   JsonValue,
   JsonObject,
   StoredMessage,
-} from './message.ts';
-export { StorageError, type StorageErrorCode } from './storage-error.ts';
-export { createInMemoryStore, type InMemoryStoreOptions } from './in-memory-store.ts';
-export { createLmdbStore, type LmdbStore, type LmdbStoreOptions } from './lmdb-store.ts';
-export type { LmdbEnvironmentOptions } from './lmdb-environment.ts';
-export type { ClosableLog } from './serial-log.ts';
-export { validateMessage } from './validate-message.ts';
-export { validateConversationId, MAX_CONVERSATION_ID_BYTES } from './validate-input.ts';
-export { isoWithOffset, systemWallClock, type WallClock } from './wall-clock.ts';
-export { defaultMemory } from './default-memory.ts';
+} from '../message.ts';
+export { StorageError, type StorageErrorCode } from './contract/memory-errors.ts';
+export { createInMemoryStore, type InMemoryStoreOptions } from './in-memory/in-memory-store.ts';
+export { createLmdbStore, type LmdbStore, type LmdbStoreOptions } from './lmdb/lmdb-store.ts';
+export type { LmdbEnvironmentOptions } from './lmdb/lmdb-environment.ts';
+export type { ClosableLog } from './standalone-log.ts';
+export { validateMessage } from './contract/validate-message.ts';
+export { validateConversationId, MAX_CONVERSATION_ID_BYTES } from './contract/validate-input.ts';
+export { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';
+export { defaultMemory } from './runtime/default-memory.ts';

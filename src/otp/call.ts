@@ -18,7 +18,7 @@
  * `cast` and `send` never throw: a message to a dead or unknown process is dropped.
  */
 import { InvalidInputError } from '../errors.ts';
-import { ExitError } from './errors.ts';
+import { ExitError } from './otp-errors.ts';
 import { formatExitReason, type ExitReason } from './exit-reason.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
 import { expireAfter, type Expirable, type TimeoutQueue } from './call-timeouts.ts';

@@ -10,7 +10,7 @@
  *   (the spec is kept with no process; a temporary one is dropped). The supervisor links the
  *   child to itself. A throw, rejection or other return value is a start failure.
  */
-import { SupervisorError } from './errors.ts';
+import { SupervisorError } from './otp-errors.ts';
 import type { Pid } from './pid.ts';
 
 export type RestartType = 'permanent' | 'transient' | 'temporary';

@@ -10,8 +10,8 @@
 export type { Pid, ProcessRef, Message } from './pid.ts';
 export type { ExitReason, ExitSignal } from './exit-reason.ts';
 export { isNormalExit, isCrash, formatExitReason } from './exit-reason.ts';
-export { ExitError, RegistryError, SupervisorError } from './errors.ts';
-export type { ExitCode, RegistryErrorCode, SupervisorErrorCode } from './errors.ts';
+export { ExitError, RegistryError, SupervisorError } from './otp-errors.ts';
+export type { ExitCode, RegistryErrorCode, SupervisorErrorCode } from './otp-errors.ts';
 export type { Clock } from './clock.ts';
 export { monotonicClock } from './clock.ts';
 

@@ -27,7 +27,7 @@
  */
 import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 import { InfoEnvelope } from './envelopes.ts';
-import { ExitError, RegistryError } from './errors.ts';
+import { ExitError, RegistryError } from './otp-errors.ts';
 import { formatExitReason, type ExitReason, type ExitSignal } from './exit-reason.ts';
 import { Pid, type Message, type ProcessRef } from './pid.ts';
 import { claimName, lookupName, releaseName } from './registry.ts';

@@ -3,7 +3,7 @@
  * released when the process exits, before its links and monitors are notified, so a
  * restarted incarnation can take the same name. Names are resolved on every call/cast.
  */
-import { RegistryError } from './errors.ts';
+import { RegistryError } from './otp-errors.ts';
 import type { Pid } from './pid.ts';
 import type { Process } from './process.ts';
 import { registerOwnName } from './process.ts';

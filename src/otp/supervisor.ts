@@ -35,7 +35,7 @@ import type { From } from './call.ts';
 import { call, send } from './call.ts';
 import { resolveChildSpec, type ChildSpec, type ChildType, type DynamicChildSpec, type ResolvedChildSpec, type StartResult } from './child-spec.ts';
 import { monotonicClock, type Clock } from './clock.ts';
-import { ExitError, SupervisorError } from './errors.ts';
+import { ExitError, SupervisorError } from './otp-errors.ts';
 import { isNormalExit, type ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';

@@ -1,4 +1,4 @@
-import type { ChatMemory } from '../memory/chat-memory.ts';
+import type { ChatMemory } from '../memory/contract/chat-memory.ts';
 import type { MemoryProvider } from './memory-provider.ts';
 import { isChatMemory } from './is-chat-memory.ts';
 import { InvalidMemoryConfigError } from './provider-errors.ts';

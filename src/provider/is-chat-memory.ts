@@ -1,4 +1,4 @@
-import type { ChatMemory } from '../memory/chat-memory.ts';
+import type { ChatMemory } from '../memory/contract/chat-memory.ts';
 
 /** Duck typing: anything with `get`, `add` and `clear` is a store. */
 export function isChatMemory(value: unknown): value is ChatMemory {

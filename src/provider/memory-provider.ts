@@ -1,4 +1,4 @@
-import type { Message } from '../memory/message.ts';
+import type { Message } from '../message.ts';
 
 /**
  * beamai's `beamai_memory_provider`: the policy over a store, used by the agent's loop.

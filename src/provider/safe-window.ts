@@ -1,4 +1,4 @@
-import type { Message } from '../memory/message.ts';
+import type { Message } from '../message.ts';
 
 /**
  * beamai's `safe_window(Msgs, N)`, exactly:

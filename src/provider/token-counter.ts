@@ -1,4 +1,4 @@
-import type { Message } from '../memory/message.ts';
+import type { Message } from '../message.ts';
 
 /** How many tokens a message costs in the prompt. */
 export type TokenCounter = (message: Message) => number;

@@ -1,5 +1,5 @@
-import type { ChatMemory } from '../memory/chat-memory.ts';
-import type { AssistantMessage, Message } from '../memory/message.ts';
+import type { ChatMemory } from '../memory/contract/chat-memory.ts';
+import type { AssistantMessage, Message } from '../message.ts';
 import type { MemoryProvider } from './memory-provider.ts';
 import { InvalidMemoryConfigError } from './provider-errors.ts';
 import { isChatMemory } from './is-chat-memory.ts';

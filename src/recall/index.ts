@@ -1,7 +1,6 @@
 export {
   createRecall,
   DEFAULT_POOL_THRESHOLD,
-  RecallClosedError,
   type DailyWindowQuery,
   type Recall,
   type RecallOptions,
@@ -9,22 +8,22 @@ export {
   type SearchSessionQuery,
   type SessionWindowQuery,
 } from './recall.ts';
-export type { ChatInput, ChatResult } from './chat-service.ts';
-export { TurnInterruptedError } from './turn-interrupted.ts';
-export type { DailyRow, MemoryRow, RowError, ToolCallView } from './memory-row.ts';
-export type { ConversationSummary } from './sessions-index.ts';
-export type { LongTermVersion } from './long-term-store.ts';
-export type { DialogueLogRow } from './dialogue-log.ts';
-export type { RecallEnvironment } from './recall-dbs.ts';
-export { DB_NAMES as RECALL_DB_NAMES } from './recall-dbs.ts';
-export type { WallClock } from './local-time.ts';
-export { createSearchPool, SearchPoolClosedError, type SearchPool, type SearchPoolOptions } from './search-pool.ts';
-export type { SearchJob } from './search-job.ts';
-export type { ExportOptions, ExportReport } from './demo-export.ts';
-export type { ImportOptions, ImportReport } from './demo-import.ts';
-export { createMemoryTools, MEMORY_TOOL_NAMES, type MemoryToolBackend } from './memory-tools.ts';
-export { buildSystemPrompt } from './system-prompt.ts';
-export { buildPromptContext, type MemoryContext } from './prompt-context.ts';
+export type { ChatInput, ChatResult } from './chat/chat-service.ts';
+export { TurnInterruptedError } from './chat/turn-interrupted.ts';
+export type { DailyRow, MemoryRow, RowError, ToolCallView } from './store/memory-row.ts';
+export type { SessionSummary } from './store/sessions-index.ts';
+export type { LongTermVersion } from './store/long-term-store.ts';
+export type { DialogueLogRow } from './store/dialogue-log.ts';
+export type { RecallEnvironment } from './store/recall-dbs.ts';
+export { DB_NAMES as RECALL_DB_NAMES } from './store/recall-dbs.ts';
+export { createSearchPool, type SearchPool, type SearchPoolOptions } from './search/search-pool.ts';
+export type { SearchJob } from './search/search-job.ts';
+export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
+export type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
+export { createMemoryTools, MEMORY_TOOL_NAMES, type MemoryToolBackend } from './chat/memory-tools.ts';
+export { buildSystemPrompt } from './chat/system-prompt.ts';
+export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts';
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';
-export { UNTITLED } from './conversation-title.ts';
-export { supervisedRecall, RecallUnavailableError, type SupervisedRecall } from './supervised-recall.ts';
+export { UNTITLED } from './store/session-title.ts';
+export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
+export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError } from './recall-errors.ts';

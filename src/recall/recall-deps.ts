@@ -1,9 +1,10 @@
 import type { LlmService } from '../llm/llm-service.ts';
-import type { MessageLog } from '../memory/chat-memory.ts';
-import type { LocalTime, WallClock } from './local-time.ts';
-import type { RecallDbs } from './recall-dbs.ts';
-import type { SearchPool } from './search-pool.ts';
-import type { RawSessionRecord, ScanSource } from './search-scan.ts';
+import type { MessageLog } from '../memory/contract/message-log.ts';
+import type { WallClock } from '../wall-clock.ts';
+import type { LocalTime } from './store/local-time.ts';
+import type { RecallDbs } from './store/recall-dbs.ts';
+import type { SearchPool } from './search/search-pool.ts';
+import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
 
 /** What the parts of the layered memory share: its stores, its time, its helpers. */
 export interface RecallDeps {

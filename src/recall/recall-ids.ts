@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../errors.ts';
-import { MAX_CONVERSATION_ID_BYTES } from '../memory/validate-input.ts';
+import { MAX_CONVERSATION_ID_BYTES } from '../memory/contract/validate-input.ts';
 
 /**
  * The one id rule for user and session ids (the server checks requests with it too).

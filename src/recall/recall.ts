@@ -1,26 +1,28 @@
-import { InvalidInputError, MnemoError } from '../errors.ts';
+import { InvalidInputError } from '../errors.ts';
+import { RecallClosedError } from './recall-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
-import type { MessageLog } from '../memory/chat-memory.ts';
-import type { JsonValue } from '../memory/message.ts';
-import { MESSAGES_DB } from '../memory/lmdb-table.ts';
-import { isCalendarDay } from './calendar-day.ts';
-import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat-service.ts';
-import { forgetMirror } from './daily-mirror.ts';
-import { readDay, removeSessionDailyRows } from './daily-store.ts';
-import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-export.ts';
-import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-import.ts';
-import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './dialogue-log.ts';
-import { localTimeIn, systemClock, systemLocalTime, type WallClock } from './local-time.ts';
+import type { MessageLog } from '../memory/contract/message-log.ts';
+import type { JsonValue } from '../message.ts';
+import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
+import { isCalendarDay } from './store/calendar-day.ts';
+import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
+import { forgetMirror } from './store/daily-mirror.ts';
+import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
+import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
+import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
+import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
+import { systemWallClock, type WallClock } from '../wall-clock.ts';
+import { localTimeIn, systemLocalTime } from './store/local-time.ts';
 import {
   currentLongTerm,
   longTermHistory,
   undoLongTerm,
   writeLongTerm,
   type LongTermVersion,
-} from './long-term-store.ts';
-import type { DailyRow, MemoryRow } from './memory-row.ts';
-import { commit, openRecallDbs, type RecallEnvironment } from './recall-dbs.ts';
+} from './store/long-term-store.ts';
+import type { DailyRow, MemoryRow } from './store/memory-row.ts';
+import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import {
@@ -29,17 +31,17 @@ import {
   searchSessionRows,
   sessionRows,
   sessionWindowRows,
-} from './recall-queries.ts';
-import type { SearchPool } from './search-pool.ts';
-import { openRawText } from './search-scan.ts';
+} from './search/recall-queries.ts';
+import type { SearchPool } from './search/search-pool.ts';
+import { openRawText } from './store/recall-dbs.ts';
 import {
   cutShortSessions,
   listCutShortSessions,
   listSessions,
   removeSession,
   sessionEntry,
-  type ConversationSummary,
-} from './sessions-index.ts';
+  type SessionSummary,
+} from './store/sessions-index.ts';
 
 /**
  * The layered memory of the Agent Memory Demo on Mnemo's storage: per-user sessions (titles,
@@ -119,13 +121,13 @@ export interface DailyWindowQuery {
 export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;
   /** Listed sessions, newest `updated_at` first (ties in creation order); `[]` for an unknown user. */
-  listConversations(userId: string): Promise<ConversationSummary[]>;
+  listSessions(userId: string): Promise<SessionSummary[]>;
   /** A fresh session id (12 lowercase hex). Nothing is stored until its first chat. */
-  createConversation(userId: string): Promise<string>;
+  createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
   /** Deletes the session, its daily rows, its log rows and its index entry. False when there was none. */
-  deleteConversation(userId: string, sessionId: string): Promise<boolean>;
+  deleteSession(userId: string, sessionId: string): Promise<boolean>;
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
   sessionWindow(query: SessionWindowQuery): Promise<MemoryRow[]>;
@@ -148,13 +150,6 @@ export interface Recall {
   close(): Promise<void>;
 }
 
-export class RecallClosedError extends MnemoError {
-  readonly code = 'recall_closed';
-  constructor() {
-    super('the recall service is closed');
-  }
-}
-
 export const DEFAULT_POOL_THRESHOLD = 20_000;
 
 export function createRecall(options: RecallOptions): Recall {
@@ -168,7 +163,7 @@ export function createRecall(options: RecallOptions): Recall {
     memory: options.memory,
     dbs: openRecallDbs(options.env),
     llm: options.llm,
-    clock: options.clock ?? systemClock,
+    clock: options.clock ?? systemWallClock,
     localTime,
     pool: options.pool,
     poolThreshold,
@@ -201,14 +196,14 @@ export function createRecall(options: RecallOptions): Recall {
   return {
     chat: (input) => guarded(() => chatTurn(deps, input)),
 
-    listConversations: (userId) =>
+    listSessions: (userId) =>
       guarded(async () => {
         const u = assertUserId(userId);
         await repaired;
         return listSessions(dbs, u, localNow(deps).ts);
       }),
 
-    createConversation: (userId) =>
+    createSession: (userId) =>
       guarded(async () => {
         assertUserId(userId);
         return newSessionId();
@@ -217,7 +212,7 @@ export function createRecall(options: RecallOptions): Recall {
     getSessionMessages: (userId, sessionId) =>
       guarded(() => sessionRows(deps, assertUserId(userId), assertSessionId(sessionId))),
 
-    deleteConversation: (userId, sessionId) =>
+    deleteSession: (userId, sessionId) =>
       guarded(async () => {
         const u = assertUserId(userId);
         const s = assertSessionId(sessionId);

@@ -1,14 +1,9 @@
 import type { ServiceSlot } from '../otp/index.ts';
-import { MnemoError } from '../errors.ts';
-import { RecallClosedError, type Recall } from './recall.ts';
+import type { Recall } from './recall.ts';
+import { RecallClosedError, RecallUnavailableError } from './recall-errors.ts';
 
 /** The runtime's layered memory, minus `close`: the runtime closes it on `stop()`. */
 export type SupervisedRecall = Omit<Recall, 'close'>;
-
-/** The runtime has no layered memory (it needs LMDB storage). */
-export class RecallUnavailableError extends MnemoError {
-  readonly code = 'recall_unavailable';
-}
 
 type Forwarded = Exclude<keyof Recall, 'memoryTools' | 'close'>;
 
@@ -24,10 +19,10 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     }) as Recall[K];
   return {
     chat: forward('chat'),
-    listConversations: forward('listConversations'),
-    createConversation: forward('createConversation'),
+    listSessions: forward('listSessions'),
+    createSession: forward('createSession'),
     getSessionMessages: forward('getSessionMessages'),
-    deleteConversation: forward('deleteConversation'),
+    deleteSession: forward('deleteSession'),
     searchSession: forward('searchSession'),
     searchDaily: forward('searchDaily'),
     sessionWindow: forward('sessionWindow'),

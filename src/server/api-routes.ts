@@ -27,7 +27,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { redactTree, type InspectedNode } from './runtime-redaction.ts';
-import { HttpError } from './http-errors.ts';
+import { HttpError } from './server-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
@@ -68,13 +68,13 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
   api.post('/api/conversations', async (request) => {
     const { user_id } = readBody(request.body, { user_id: { type: 'string' } });
     requireIds({ user_id });
-    return { session_id: await recall.createConversation(user_id) };
+    return { session_id: await recall.createSession(user_id) };
   });
 
   api.get('/api/conversations', async (request) => {
     const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
     requireIds({ user_id });
-    const items = await recall.listConversations(user_id);
+    const items = await recall.listSessions(user_id);
     return { items: items.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at })) };
   });
 
@@ -89,7 +89,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
-    if (!(await recall.deleteConversation(user_id, session_id))) {
+    if (!(await recall.deleteSession(user_id, session_id))) {
       throw new HttpError(404, 'conversation not found');
     }
     return { session_id, deleted: true };

@@ -12,7 +12,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from './http-errors.ts';
+import { HttpError } from './server-errors.ts';
 
 /** Accepts a request that presents any of `tokens` (the API token, or the admin token). */
 export function bearerTokenHook(...tokens: string[]): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {

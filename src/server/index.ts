@@ -5,13 +5,13 @@ export type {
   RuntimeView,
   RowView,
   DailyRowView,
-  ConversationView,
+  SessionView,
   ChatResult,
   ToolCallView,
 } from './services.ts';
 export { ID_RULE, isValidId } from '../recall/index.ts';
-export { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
-export { ConfigError } from './config-error.ts';
+export { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';
+export { ConfigError } from '../cli/cli-errors.ts';
 export {
   loadLlmSettings,
   describeLlm,
@@ -20,5 +20,5 @@ export {
   DEFAULT_LLM_TIMEOUT_MS,
   DEFAULT_LLM_MAX_RETRIES,
   type LlmSettings,
-} from './llm-config.ts';
-export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';
+} from '../cli/llm-config.ts';
+export { parseCliOptions, HELP_TEXT, type CliOptions } from '../cli/cli-options.ts';

@@ -5,7 +5,7 @@
  * The check walks the parsed value iteratively, so nesting cannot overflow it.
  */
 import { errorCodes, type FastifyInstance } from 'fastify';
-import { RequestValidationError } from './http-errors.ts';
+import { RequestValidationError } from './server-errors.ts';
 
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');

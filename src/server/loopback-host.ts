@@ -6,7 +6,7 @@
  * A server bound to another interface cannot know its public names and skips the check.
  */
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from './http-errors.ts';
+import { HttpError } from './server-errors.ts';
 
 export function isLoopbackHost(host: string): boolean {
   const name = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();

@@ -8,7 +8,7 @@
  * control characters, no leading or trailing space). Anything else never reaches the layers below.
  */
 import { ID_RULE, isValidId } from '../recall/index.ts';
-import { HttpError, RequestValidationError, type ValidationIssue } from './http-errors.ts';
+import { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';
 
 type Where = 'body' | 'query';
 

@@ -2,7 +2,7 @@
  * What the HTTP layer needs from the layers below, so the server takes plain service objects
  * (no globals) and tests hand it the real runtime's services:
  *
- * - the recall service's chat, conversation, search and window calls (src/recall);
+ * - the recall service's chat, session, search and window calls (src/recall);
  * - a live view of the supervision tree: `inspect()` returning a JSON-serialisable snapshot
  *   (the otp `TreeNode`: id, name, pid, type, status, state, restarts, mailboxDepth, children).
  */
@@ -11,10 +11,10 @@ import type { Recall } from '../recall/index.ts';
 export type RecallApi = Pick<
   Recall,
   | 'chat'
-  | 'createConversation'
-  | 'listConversations'
+  | 'createSession'
+  | 'listSessions'
   | 'getSessionMessages'
-  | 'deleteConversation'
+  | 'deleteSession'
   | 'searchSession'
   | 'sessionWindow'
   | 'searchDaily'
@@ -27,7 +27,7 @@ export interface RuntimeView {
 
 export type {
   ChatResult,
-  ConversationSummary as ConversationView,
+  SessionSummary as SessionView,
   DailyRow as DailyRowView,
   MemoryRow as RowView,
   ToolCallView,

@@ -3,9 +3,9 @@ import { createAgent } from '../../src/agent/index.ts';
 import { conversationId, defineTool, MaxToolCallsError, MaxToolIterationsError, type Tool } from '../../src/kernel/index.ts';
 import { LlmError } from '../../src/llm/index.ts';
 import { createInMemoryStore } from '../../src/memory/index.ts';
-import type { Message } from '../../src/memory/message.ts';
+import type { Message } from '../../src/message.ts';
 import { defaultProvider, type MemoryProvider } from '../../src/provider/index.ts';
-import { scriptedLlm, text, toolCalls } from '../kernel/scripted-llm.ts';
+import { scriptedLlm, text, toolCalls } from '../support/scripted-llm.ts';
 
 const u = (c: string): Message => ({ role: 'user', content: c });
 const a = (c: string): Message => ({ role: 'assistant', content: c });

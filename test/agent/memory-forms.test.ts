@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agent/index.ts';
 import { createInMemoryStore, defaultMemory } from '../../src/memory/index.ts';
-import type { ChatMemory } from '../../src/memory/chat-memory.ts';
-import type { Message } from '../../src/memory/message.ts';
+import type { ChatMemory } from '../../src/memory/contract/chat-memory.ts';
+import type { Message } from '../../src/message.ts';
 import { InvalidMemoryConfigError, type MemoryProvider } from '../../src/provider/index.ts';
-import { scriptedLlm, text } from '../kernel/scripted-llm.ts';
+import { scriptedLlm, text } from '../support/scripted-llm.ts';
 
 const u = (c: string): Message => ({ role: 'user', content: c });
 const a = (c: string): Message => ({ role: 'assistant', content: c });

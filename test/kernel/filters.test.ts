@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createFilter, createKernel, newContext, runChain, type ChatResponse, type Filter } from '../../src/kernel/index.ts';
-import type { Message } from '../../src/memory/message.ts';
-import { scriptedLlm, text } from './scripted-llm.ts';
+import type { Message } from '../../src/message.ts';
+import { scriptedLlm, text } from '../support/scripted-llm.ts';
 
 const hi: Message[] = [{ role: 'user', content: 'hi' }];
 

@@ -11,9 +11,9 @@ import {
 } from '../../src/kernel/index.ts';
 import { LlmError } from '../../src/llm/index.ts';
 import { createInMemoryStore } from '../../src/memory/index.ts';
-import type { ChatMemory } from '../../src/memory/chat-memory.ts';
-import type { Message } from '../../src/memory/message.ts';
-import { scriptedLlm, text, toolCalls } from './scripted-llm.ts';
+import type { ChatMemory } from '../../src/memory/contract/chat-memory.ts';
+import type { Message } from '../../src/message.ts';
+import { scriptedLlm, text, toolCalls } from '../support/scripted-llm.ts';
 
 const u = (c: string): Message => ({ role: 'user', content: c });
 

@@ -10,8 +10,8 @@ import {
   withConversationId,
 } from '../../src/kernel/index.ts';
 import { LlmError } from '../../src/llm/index.ts';
-import type { Message } from '../../src/memory/message.ts';
-import { scriptedLlm, text } from './scripted-llm.ts';
+import type { Message } from '../../src/message.ts';
+import { scriptedLlm, text } from '../support/scripted-llm.ts';
 
 const hi: Message[] = [{ role: 'user', content: 'hi' }];
 

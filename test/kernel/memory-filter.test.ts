@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createFilter, createKernel, memoryFilter, newContext, withConversationId } from '../../src/kernel/index.ts';
 import { LlmError } from '../../src/llm/index.ts';
 import { createInMemoryStore } from '../../src/memory/index.ts';
-import type { Message } from '../../src/memory/message.ts';
-import { scriptedLlm, text, toolCalls } from './scripted-llm.ts';
+import type { Message } from '../../src/message.ts';
+import { scriptedLlm, text, toolCalls } from '../support/scripted-llm.ts';
 
 const u = (c: string): Message => ({ role: 'user', content: c });
 const a = (c: string): Message => ({ role: 'assistant', content: c });

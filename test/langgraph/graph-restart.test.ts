@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
-const fixture = join(root, 'test/fixtures/langgraph-turns.ts');
+const fixture = join(root, 'test/programs/langgraph-turns.ts');
 
 interface Run {
   acks: { turn: number; messages: number }[];

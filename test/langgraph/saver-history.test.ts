@@ -9,7 +9,7 @@ import { emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata, type 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
 import { CheckpointConflictError, MnemoSaver } from '../../src/langgraph/index.ts';
-import { echoGraph, userTurn } from '../fixtures/langgraph-echo-graph.ts';
+import { echoGraph, userTurn } from '../programs/langgraph-echo-graph.ts';
 
 let dir: string;
 let saver: MnemoSaver;

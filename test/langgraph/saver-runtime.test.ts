@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
 import { MnemoSaver, MnemoStore } from '../../src/langgraph/index.ts';
-import { StorageError } from '../../src/memory/storage-error.ts';
+import { StorageError } from '../../src/memory/contract/memory-errors.ts';
 import type { TreeNode } from '../../src/otp/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import { echoGraph, userTurn } from '../fixtures/langgraph-echo-graph.ts';
+import { echoGraph, userTurn } from '../programs/langgraph-echo-graph.ts';
 
 let dataDir: string;
 let runtime: Runtime;

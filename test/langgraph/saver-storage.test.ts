@@ -11,11 +11,11 @@ import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messa
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireEnvironment, type EnvironmentLease } from '../../src/memory/lmdb-environment.ts';
+import { acquireEnvironment, type EnvironmentLease } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { MnemoSaver } from '../../src/langgraph/index.ts';
 import { MAX_CHAIN_DEPTH, type BlobRow } from '../../src/langgraph/channel-blob.ts';
 import { CHECKPOINT_DB_NAMES, type BlobKey } from '../../src/langgraph/checkpoint-tables.ts';
-import { echoGraph, userTurn } from '../fixtures/langgraph-echo-graph.ts';
+import { echoGraph, userTurn } from '../programs/langgraph-echo-graph.ts';
 
 let dir: string;
 let saver: MnemoSaver;

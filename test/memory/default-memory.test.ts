@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const tsx = join(import.meta.dirname, '../../node_modules/.bin/tsx');
-const fixture = join(import.meta.dirname, '../fixtures/orphan-memory.ts');
+const fixture = join(import.meta.dirname, '../programs/orphan-memory.ts');
 
 function runOrphan(cwd: string, text: string) {
   const run = spawnSync(tsx, [fixture, text], { cwd, encoding: 'utf8', timeout: 60_000 });

@@ -122,7 +122,7 @@ describe('a file size limit (ulimit -f, in a child process)', () => {
   it('fails the commit with a typed error, stores none of the batch, and takes writes again after a clear', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-fsize-'));
     try {
-      const fixture = join(import.meta.dirname, '../fixtures/file-size-limit-writer.ts');
+      const fixture = join(import.meta.dirname, '../programs/file-size-limit-writer.ts');
       const tsx = join(import.meta.dirname, '../../node_modules/.bin/tsx');
       // 4096 blocks of 1 KiB: LMDB's data file may not grow past 4 MiB.
       const run = spawnSync('bash', ['-c', `ulimit -f 4096; exec "${tsx}" "${fixture}" "${dir}"`], { encoding: 'utf8', timeout: 60_000 });

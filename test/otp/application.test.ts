@@ -16,7 +16,7 @@ import {
   type ProcessTraceEvent,
   type TreeEvent,
 } from '../../src/otp/index.ts';
-import { fakeClock, waitFor, worker } from './fixtures.ts';
+import { fakeClock, waitFor, worker } from '../support/otp-fixtures.ts';
 
 const toggle = setup({}).createMachine({
   initial: 'off',
@@ -167,7 +167,7 @@ describe('application', () => {
 });
 
 describe('shutdown on signals', () => {
-  const program = fileURLToPath(new URL('./programs/app-main.ts', import.meta.url));
+  const program = fileURLToPath(new URL('../programs/app-main.ts', import.meta.url));
   const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
   async function run(env: Record<string, string>) {

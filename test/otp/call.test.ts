@@ -14,7 +14,7 @@ import {
   type From,
   type ServerSelf,
 } from '../../src/otp/index.ts';
-import { waitDead, waitFor } from './fixtures.ts';
+import { waitDead, waitFor } from '../support/otp-fixtures.ts';
 
 type CounterEvent = { type: 'inc' } | CallEvent<{ type: 'get' }, number>;
 

@@ -13,7 +13,7 @@ import {
   whichChildren,
   type Pid,
 } from '../../src/otp/index.ts';
-import { fakeClock, waitDead, waitFor, worker } from './fixtures.ts';
+import { fakeClock, waitDead, waitFor, worker } from '../support/otp-fixtures.ts';
 
 const running: Pid[] = [];
 afterEach(async () => {

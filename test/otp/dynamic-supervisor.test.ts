@@ -20,7 +20,7 @@ import {
   type Pid,
   type ServerSelf,
 } from '../../src/otp/index.ts';
-import { waitDead, waitFor } from './fixtures.ts';
+import { waitDead, waitFor } from '../support/otp-fixtures.ts';
 
 /** A conversation-like worker registered under its id; cast `crash` or `{type:'stop'}`. */
 function conversation(log: string[]) {

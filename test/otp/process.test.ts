@@ -20,7 +20,7 @@ import {
   type ExitReason,
   type Pid,
 } from '../../src/otp/index.ts';
-import { waitFor } from './fixtures.ts';
+import { waitFor } from '../support/otp-fixtures.ts';
 
 function downOf(pid: Pid | string): Promise<Down> {
   return new Promise((resolve) => monitor(pid, resolve));

@@ -11,7 +11,7 @@ import {
   type Pid,
   type RestartType,
 } from '../../src/otp/index.ts';
-import { fakeClock, waitDead, waitFor, worker } from './fixtures.ts';
+import { fakeClock, waitDead, waitFor, worker } from '../support/otp-fixtures.ts';
 
 async function childPid(sup: Pid, id: string): Promise<Pid | 'restarting' | undefined> {
   return (await whichChildren(sup)).find((c) => c.id === id)?.pid;

@@ -12,7 +12,7 @@ import {
   type Pid,
   type ShutdownSpec,
 } from '../../src/otp/index.ts';
-import { tick, waitDead, waitFor, worker } from './fixtures.ts';
+import { tick, waitDead, waitFor, worker } from '../support/otp-fixtures.ts';
 
 function exitOf(pid: Pid): Promise<ExitReason> {
   return new Promise((resolve) => monitor(pid, (d) => resolve(d.reason)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cast, exit, startSupervisor, whichChildren, type ChildSpec, type Pid, type Strategy } from '../../src/otp/index.ts';
-import { waitDead, waitFor, worker } from './fixtures.ts';
+import { waitDead, waitFor, worker } from '../support/otp-fixtures.ts';
 
 async function tree(strategy: Strategy, log: string[], specs: (log: string[]) => ChildSpec[]) {
   const sup = await startSupervisor({ strategy, intensity: 10, children: specs(log) });

@@ -1,7 +1,7 @@
 import { beforeAll } from 'vitest';
 import { createPostgresStore } from '../../src/memory/postgres/index.ts';
 import { describeMessageLogContract } from '../../src/testing.ts';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT } from '../fixtures/postgres-server.ts';
+import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT } from '../support/postgres-server.ts';
 
 let url: string;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MnemoError } from '../../src/errors.ts';
 import { createPostgresStore, StorageUnavailableError, type PostgresStore } from '../../src/memory/postgres/index.ts';
-import { freshSchema, SERVER_START_TIMEOUT, sql, startPrivateServer, type PrivateServer } from '../fixtures/postgres-server.ts';
+import { freshSchema, SERVER_START_TIMEOUT, sql, startPrivateServer, type PrivateServer } from '../support/postgres-server.ts';
 
 /**
  * The database goes away under a running store: a server of this file's own (restarting the

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { spawnAppender, type Ack, type Appender } from '../fixtures/postgres-children.ts';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../fixtures/postgres-server.ts';
+import { spawnAppender, type Ack, type Appender } from '../programs/postgres-children.ts';
+import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../support/postgres-server.ts';
 
 /**
  * Separate Node processes, each with its own pool, sharing conversations in one database.

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError, type MnemoError } from '../../src/errors.ts';
 import type { Message } from '../../src/memory/index.ts';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../src/memory/postgres/index.ts';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../fixtures/postgres-server.ts';
+import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../support/postgres-server.ts';
 
 /** What only the PostgreSQL store has to show; the shared behaviour is in contract.test.ts. */
 let url: string;

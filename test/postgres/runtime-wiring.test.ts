@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore } from '../../src/memory/postgres/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { describeMessageLogContract } from '../../src/testing.ts';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT } from '../fixtures/postgres-server.ts';
+import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT } from '../support/postgres-server.ts';
 
 // The PostgreSQL store under a runtime, behind the per-conversation actors (short idle time,
 // so some tests also cross passivations): the same contract as standalone.

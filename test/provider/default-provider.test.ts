@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInMemoryStore, createLmdbStore, type LmdbStore } from '../../src/memory/index.ts';
-import type { ChatMemory } from '../../src/memory/chat-memory.ts';
-import type { Message } from '../../src/memory/message.ts';
+import type { ChatMemory } from '../../src/memory/contract/chat-memory.ts';
+import type { Message } from '../../src/message.ts';
 import { defaultProvider, InvalidMemoryConfigError, isMemoryProvider } from '../../src/provider/index.ts';
 
 const u = (c: string): Message => ({ role: 'user', content: c });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../src/memory/message.ts';
+import type { Message } from '../../src/message.ts';
 import { safeWindow } from '../../src/provider/index.ts';
 
 const sys = (c: string): Message => ({ role: 'system', content: c });

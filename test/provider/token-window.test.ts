@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../src/memory/message.ts';
+import type { Message } from '../../src/message.ts';
 import { InvalidMemoryConfigError, o200kTokenCounter, tokenWindow, tokenWindowProvider } from '../../src/provider/index.ts';
-import type { ChatMemory } from '../../src/memory/chat-memory.ts';
+import type { ChatMemory } from '../../src/memory/contract/chat-memory.ts';
 
 const sys = (c: string): Message => ({ role: 'system', content: c });
 const user = (c: string): Message => ({ role: 'user', content: c });

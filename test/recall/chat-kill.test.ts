@@ -13,7 +13,7 @@ import { startRuntime } from '../../src/runtime.ts';
 
 const ROUNDS = 6;
 const SESSIONS = 8;
-const writer = join(import.meta.dirname, '../fixtures/chat-turns-writer.ts');
+const writer = join(import.meta.dirname, '../programs/chat-turns-writer.ts');
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-chat-kill-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

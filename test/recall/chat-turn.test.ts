@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { LlmError } from '../../src/llm/llm-error.ts';
+import { LlmError } from '../../src/llm/llm-errors.ts';
 import { MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
-import { callsTools, says, scriptedLlm, toolCall } from './support/scripted-llm.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {
@@ -104,7 +104,7 @@ describe('offline turn (no LLM configured)', () => {
       code: 'invalid_message',
     });
     expect(await fx.recall.getSessionMessages(U, 's')).toEqual([]);
-    expect(await fx.recall.listConversations(U)).toEqual([]);
+    expect(await fx.recall.listSessions(U)).toEqual([]);
   });
 });
 
@@ -132,10 +132,10 @@ describe('titles and the sessions index', () => {
     await fx.recall.chat({ userId: U, sessionId: 'old', message: 'a' });
     fx.clock.advance(60_000);
     await fx.recall.chat({ userId: U, sessionId: 'new', message: 'b' });
-    expect((await fx.recall.listConversations(U)).map((c) => c.session_id)).toEqual(['new', 'old']);
+    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['new', 'old']);
     fx.clock.advance(60_000);
     await fx.recall.chat({ userId: U, sessionId: 'old', message: 'c' });
-    expect(await fx.recall.listConversations(U)).toEqual([
+    expect(await fx.recall.listSessions(U)).toEqual([
       { session_id: 'old', title: 'a', updated_at: '2026-04-08T10:02:00' },
       { session_id: 'new', title: 'b', updated_at: '2026-04-08T10:01:00' },
     ]);
@@ -145,16 +145,16 @@ describe('titles and the sessions index', () => {
     fx = openRecall();
     for (const s of ['a', 'b', 'c']) await fx.recall.chat({ userId: U, sessionId: s, message: s });
     await fx.recall.chat({ userId: U, sessionId: 'a', message: 'again' });
-    expect((await fx.recall.listConversations(U)).map((c) => c.session_id)).toEqual(['a', 'b', 'c']);
+    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['a', 'b', 'c']);
   });
 
   test('a created conversation is not listed until its first chat', async () => {
     fx = openRecall();
-    const id = await fx.recall.createConversation(U);
+    const id = await fx.recall.createSession(U);
     expect(id).toMatch(/^[0-9a-f]{12}$/);
-    expect(await fx.recall.listConversations(U)).toEqual([]);
+    expect(await fx.recall.listSessions(U)).toEqual([]);
     await fx.recall.chat({ userId: U, sessionId: id, message: 'hi' });
-    expect((await fx.recall.listConversations(U)).map((c) => c.session_id)).toEqual([id]);
+    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual([id]);
   });
 });
 
@@ -237,7 +237,7 @@ describe('a failing turn', () => {
     const [log] = await fx.recall.dialogueLog(U);
     expect(log).toMatchObject({ user_message: 'hello there', assistant_reply: '', error: { code: 'llm_unavailable' } });
     expect(log!.memory_context).toBe('[SESSION]\nuser: hello there');
-    expect(await fx.recall.listConversations(U)).toEqual([{ session_id: 's', title: 'hello there', updated_at: '2026-04-08T10:00:00' }]);
+    expect(await fx.recall.listSessions(U)).toEqual([{ session_id: 's', title: 'hello there', updated_at: '2026-04-08T10:00:00' }]);
   });
 
   test('a turn that runs out of tool iterations keeps the calls it made on the error row', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
-import { scriptedLlm, says } from './support/scripted-llm.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { scriptedLlm, says } from '../support/recall-scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {
@@ -35,7 +35,7 @@ describe('concurrent turns', () => {
     fx = openRecall();
     const sessions = Array.from({ length: 10 }, (_, i) => `s${i}`);
     await Promise.all(sessions.map((s) => fx!.recall.chat({ userId: U, sessionId: s, message: `hello ${s}` })));
-    const listed = await fx.recall.listConversations(U);
+    const listed = await fx.recall.listSessions(U);
     expect(listed.map((c) => c.session_id).sort()).toEqual([...sessions].sort());
     expect(Object.fromEntries(listed.map((c) => [c.session_id, c.title]))).toEqual(
       Object.fromEntries(sessions.map((s) => [s, `hello ${s}`])),
@@ -56,7 +56,7 @@ describe('concurrent turns', () => {
     ]);
     expect(['T-first', 'T-second']).toContain(a.title);
     expect(a.title).toBe(b.title);
-    expect((await fx.recall.listConversations(U)).map((c) => c.title)).toEqual([a.title]);
+    expect((await fx.recall.listSessions(U)).map((c) => c.title)).toEqual([a.title]);
   });
 
   test('parallel long-term writes each make a version; none is lost', async () => {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import type { JsonValue, Message } from '../../src/memory/message.ts';
-import { startMirror } from '../../src/recall/daily-mirror.ts';
-import { commit, openRecallDbs } from '../../src/recall/recall-dbs.ts';
+import type { JsonValue, Message } from '../../src/message.ts';
+import { startMirror } from '../../src/recall/store/daily-mirror.ts';
+import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
-import { registerSession } from '../../src/recall/sessions-index.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { registerSession } from '../../src/recall/store/sessions-index.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**
  * A turn writes its session row and its daily row in two transactions. A process that dies
@@ -87,7 +87,7 @@ describe('the daily view after a crash between a session row and its daily row',
     await fx.memory.clear(conversation);
     await fx.recall.chat({ userId: U, sessionId: S, message: 'two' });
     expect((await dailyView()).map((r) => r[1])).toEqual(['one', '收到：one。我已经记录到记忆中。', 'two', '收到：two。我已经记录到记忆中。']);
-    await fx.recall.deleteConversation(U, S);
+    await fx.recall.deleteSession(U, S);
     await fx.recall.chat({ userId: U, sessionId: S, message: 'three' });
     expect((await dailyView()).map((r) => r[1])).toEqual(['three', '收到：three。我已经记录到记忆中。']);
   });

@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { pythonJsonDumps } from '../../src/recall/python-json.ts';
-import type { JsonObject } from '../../src/memory/message.ts';
+import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
+import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 let work: string;
@@ -129,7 +129,7 @@ describe('import of the demo folder layout', () => {
       renumbered: [],
     });
     const r = fx.recall;
-    expect(await r.listConversations('demo-user')).toEqual([
+    expect(await r.listSessions('demo-user')).toEqual([
       { session_id: 's1', title: '生日', updated_at: '2026-04-08T19:09:28' },
       { session_id: 's2', title: '旧对话', updated_at: '2026-04-07T08:00:00' },
     ]);
@@ -185,7 +185,7 @@ describe('import of the demo folder layout', () => {
     fx = openRecall();
     fx.clock.set('2026-04-08T12:00:00+08:00');
     await fx.recall.chat({ userId: 'demo-user', sessionId: 'gone', message: 'soon deleted' });
-    await fx.recall.deleteConversation('demo-user', 'gone');
+    await fx.recall.deleteSession('demo-user', 'gone');
     await fx.recall.importDemoFolder(src);
     expect((await fx.recall.dailyMessages('demo-user', '2026-04-08')).map((x) => x.message_id)).toEqual([1, 2]);
   });
@@ -322,7 +322,7 @@ describe('round trip', () => {
     try {
       await again.recall.importDemoFolder(out);
       expect(await again.recall.getSessionMessages('u', 's')).toEqual(await fx.recall.getSessionMessages('u', 's'));
-      expect(await again.recall.listConversations('u')).toEqual(await fx.recall.listConversations('u'));
+      expect(await again.recall.listSessions('u')).toEqual(await fx.recall.listSessions('u'));
       const reexported = join(work, 're-exported');
       await again.recall.exportDemoFolder(reexported);
       expect(filesUnder(reexported)).toEqual(filesUnder(out));
@@ -336,7 +336,7 @@ describe('refusals', () => {
   async function refused(root: string, code: string): Promise<void> {
     fx = openRecall();
     await expect(fx.recall.importDemoFolder(root)).rejects.toMatchObject({ code });
-    expect(await fx.recall.listConversations('demo-user')).toEqual([]);
+    expect(await fx.recall.listSessions('demo-user')).toEqual([]);
     expect(await fx.recall.getSessionMessages('demo-user', 's1')).toEqual([]);
     expect(await fx.recall.getLongTerm('demo-user')).toBe('');
   }
@@ -386,7 +386,7 @@ describe('refusals', () => {
     const err = await fx.recall.importDemoFolder(src).catch((e: unknown) => e as Error);
     expect(err).toMatchObject({ code: 'invalid_message' });
     expect((err as Error).message).toContain('s4.jsonl:2');
-    expect(await fx.recall.listConversations('demo-user')).toEqual([]);
+    expect(await fx.recall.listSessions('demo-user')).toEqual([]);
   });
 
   test('content that is not a string is refused', async () => {
@@ -402,7 +402,7 @@ describe('refusals', () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'demo-user', sessionId: 'live', message: 'existing' });
     await expect(fx.recall.importDemoFolder(src)).rejects.toMatchObject({ code: 'invalid_option' });
-    expect((await fx.recall.listConversations('demo-user')).map((c) => c.session_id)).toEqual(['live']);
+    expect((await fx.recall.listSessions('demo-user')).map((c) => c.session_id)).toEqual(['live']);
   });
 
   test('an export never writes into a non-empty user folder', async () => {
@@ -420,7 +420,7 @@ describe('refusals', () => {
     put(join(src, 'other', 'memory.md'), 'other doc\n');
     fx = openRecall();
     expect((await fx.recall.importDemoFolder(src, { users: ['other'] })).users).toEqual(['other']);
-    expect(await fx.recall.listConversations('demo-user')).toEqual([]);
+    expect(await fx.recall.listSessions('demo-user')).toEqual([]);
     await expect(fx.recall.importDemoFolder(src, { users: ['missing'] })).rejects.toMatchObject({ code: 'invalid_option' });
     await expect(fx.recall.exportDemoFolder(join(work, 'x'), { users: ['a\nb'] })).rejects.toMatchObject({ code: 'invalid_id' });
   });
@@ -434,7 +434,7 @@ describe('refusals', () => {
     fx = openRecall();
     const report = await fx.recall.importDemoFolder(src, { users: ['demo-user'] });
     expect(report.users).toEqual(['demo-user']);
-    expect((await fx.recall.listConversations('demo-user')).map((c) => c.session_id)).toEqual(['s1', 's2']);
+    expect((await fx.recall.listSessions('demo-user')).map((c) => c.session_id)).toEqual(['s1', 's2']);
   });
 });
 
@@ -477,7 +477,7 @@ describe('ids as folder names', () => {
       [3, '还记得吗'],
       [4, result.reply],
     ]);
-    expect(await fx.recall.listConversations('张三')).toHaveLength(1);
+    expect(await fx.recall.listSessions('张三')).toHaveLength(1);
   });
 
   test('ids with .., / and \\ are encoded on export, never reach the file system as such, and import back', async () => {

@@ -1,20 +1,20 @@
 import { describe, expect, test } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
-import { isCalendarDay } from '../../src/recall/calendar-day.ts';
-import { generateTitle, offlineTitle } from '../../src/recall/conversation-title.ts';
-import { collectNewestMatches, clampLimit } from '../../src/recall/keyword-search.ts';
-import { backfillMessageIds, parseMessageId } from '../../src/recall/legacy-message-id.ts';
-import { localTimeIn } from '../../src/recall/local-time.ts';
-import { buildPromptContext } from '../../src/recall/prompt-context.ts';
-import { pythonJsonDumps } from '../../src/recall/python-json.ts';
+import { isCalendarDay } from '../../src/recall/store/calendar-day.ts';
+import { generateTitle, offlineTitle } from '../../src/recall/store/session-title.ts';
+import { collectNewestMatches, clampLimit } from '../../src/recall/search/keyword-search.ts';
+import { backfillMessageIds, parseMessageId } from '../../src/recall/store/legacy-message-id.ts';
+import { localTimeIn } from '../../src/recall/store/local-time.ts';
+import { buildPromptContext } from '../../src/recall/chat/prompt-context.ts';
+import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from '../../src/recall/recall-ids.ts';
-import { decodeFolderName, encodeFolderName } from '../../src/recall/folder-name.ts';
-import { formatDailyRow, formatRows } from '../../src/recall/row-format.ts';
-import { sliceWindow, windowSpec } from '../../src/recall/row-window.ts';
-import { buildSystemPrompt } from '../../src/recall/system-prompt.ts';
-import { projectToolCalls } from '../../src/recall/tool-call-projection.ts';
+import { decodeFolderName, encodeFolderName } from '../../src/recall/demo-folder/folder-name.ts';
+import { formatDailyRow, formatRows } from '../../src/recall/chat/row-format.ts';
+import { sliceWindow, windowSpec } from '../../src/recall/store/row-window.ts';
+import { buildSystemPrompt } from '../../src/recall/chat/system-prompt.ts';
+import { projectToolCalls } from '../../src/recall/store/tool-call-projection.ts';
 import { fallbackLlm } from '../../src/llm/fallback-llm.ts';
-import { scriptedLlm, says, toolCall } from './support/scripted-llm.ts';
+import { scriptedLlm, says, toolCall } from '../support/recall-scripted-llm.ts';
 
 describe('ids', () => {
   test.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe'])('%j is refused with invalid_id', (bad) => {

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { offlineTitle } from '../../src/recall/conversation-title.ts';
+import { offlineTitle } from '../../src/recall/store/session-title.ts';
 import { startRuntime } from '../../src/runtime.ts';
-import { startChatStub, type ChatStub } from '../server/support/chat-completions-stub.ts';
+import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 
 // A session is listed at the end of its first turn. A process SIGKILLed inside that turn, after
 // the turn stored rows, must not leave the session out of the list for good: the next start
@@ -14,7 +14,7 @@ import { startChatStub, type ChatStub } from '../server/support/chat-completions
 // server: waiting for the reply (only the user row is stored), and waiting for the title (the
 // reply, daily and log rows are stored).
 
-const writer = join(import.meta.dirname, '../fixtures/first-turn-writer.ts');
+const writer = join(import.meta.dirname, '../programs/first-turn-writer.ts');
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-first-turn-'));
 let stub: ChatStub;
 
@@ -56,7 +56,7 @@ it('lists a session whose first turn was killed, with the offline title of its f
 
   const runtime = await startRuntime({ dataDir: dir });
   try {
-    const list = await runtime.recall.listConversations('u');
+    const list = await runtime.recall.listSessions('u');
     expect(list.map((c) => [c.session_id, c.title]).sort()).toEqual([
       ['at-title', offlineTitle('killed while the title was asked for')],
       ['before-reply', offlineTitle('killed before the reply came')],
@@ -65,7 +65,7 @@ it('lists a session whose first turn was killed, with the offline title of its f
     expect(list.find((c) => c.session_id === 'at-title')?.updated_at).toBe(rows.at(-1)?.ts);
     // A turn now keeps the title, and the repair is not repeated on the next start.
     await runtime.recall.chat({ userId: 'u', sessionId: 'before-reply', message: 'back again' });
-    expect((await runtime.recall.listConversations('u')).find((c) => c.session_id === 'before-reply')?.title).toBe(
+    expect((await runtime.recall.listSessions('u')).find((c) => c.session_id === 'before-reply')?.title).toBe(
       offlineTitle('killed before the reply came'),
     );
   } finally {
@@ -73,7 +73,7 @@ it('lists a session whose first turn was killed, with the offline title of its f
   }
   const again = await startRuntime({ dataDir: dir });
   try {
-    expect((await again.recall.listConversations('u')).map((c) => c.session_id).sort()).toEqual(['at-title', 'before-reply']);
+    expect((await again.recall.listSessions('u')).map((c) => c.session_id).sort()).toEqual(['at-title', 'before-reply']);
   } finally {
     await again.stop();
   }

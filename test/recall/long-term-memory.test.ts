@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

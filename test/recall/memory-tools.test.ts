@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Tool } from '../../src/kernel/tool.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { createRecall, createSearchPool } from '../../src/recall/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
-import { manualClock, ZONE } from './support/recall-fixture.ts';
+import { manualClock, ZONE } from '../support/recall-fixture.ts';
 
 test('on a running runtime: transcripts through its conversation actors, recall in its environment, scans on the pool', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-recall-runtime-'));
@@ -29,7 +29,7 @@ test('on a running runtime: transcripts through its conversation actors, recall 
       '收到：hello b。我已经记录到记忆中。',
     ]);
     expect(await recall.searchDaily({ userId: 'u', keyword: 'hello', limit: 200 })).toHaveLength(6);
-    expect((await recall.listConversations('u')).map((c) => c.session_id)).toEqual(['s']);
+    expect((await recall.listSessions('u')).map((c) => c.session_id)).toEqual(['s']);
     await recall.close();
   } finally {
     await pool.close();

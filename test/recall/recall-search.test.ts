@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {
@@ -159,7 +159,7 @@ describe('windows', () => {
     await say('gone', 'g1');
     await say('keep', 'k2');
     // Day rows: 1 k1, 2 reply, 3 g1, 4 reply, 5 k2, 6 reply.
-    await fx.recall.deleteConversation(U, 'gone');
+    await fx.recall.deleteSession(U, 'gone');
     const rows = await fx.recall.dailyWindow({ userId: U, messageId: 5, before: 1, after: 0 });
     expect(rows.map((r) => r.message_id)).toEqual([2, 5]);
     expect((await fx.recall.dailyMessages(U)).map((r) => r.message_id)).toEqual([1, 2, 5, 6]);
@@ -169,7 +169,7 @@ describe('windows', () => {
     fx = openRecall();
     await say('keep', 'k1');
     await say('gone', 'g1');
-    await fx.recall.deleteConversation(U, 'gone');
+    await fx.recall.deleteSession(U, 'gone');
     await say('keep', 'k2');
     expect((await fx.recall.dailyMessages(U)).map((r) => r.message_id)).toEqual([1, 2, 5, 6]);
   });
@@ -180,9 +180,9 @@ describe('deleting a conversation', () => {
     fx = openRecall();
     await say('keep', 'k');
     await say('gone', 'g');
-    expect(await fx.recall.deleteConversation(U, 'gone')).toBe(true);
+    expect(await fx.recall.deleteSession(U, 'gone')).toBe(true);
     expect(await fx.recall.getSessionMessages(U, 'gone')).toEqual([]);
-    expect((await fx.recall.listConversations(U)).map((c) => c.session_id)).toEqual(['keep']);
+    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['keep']);
     expect((await fx.recall.dailyMessages(U)).every((r) => r.session_id === 'keep')).toBe(true);
     expect((await fx.recall.dialogueLog(U)).map((l) => l.session_id)).toEqual(['keep']);
     expect(await fx.recall.getSessionMessages(U, 'keep')).toHaveLength(2);
@@ -190,13 +190,13 @@ describe('deleting a conversation', () => {
 
   test('deleting an unknown session is harmless and says false', async () => {
     fx = openRecall();
-    expect(await fx.recall.deleteConversation(U, 'never')).toBe(false);
+    expect(await fx.recall.deleteSession(U, 'never')).toBe(false);
   });
 
   test('a deleted session id starts over at 1 with a fresh title', async () => {
     fx = openRecall();
     await say('s', 'first life');
-    await fx.recall.deleteConversation(U, 's');
+    await fx.recall.deleteSession(U, 's');
     const again = await fx.recall.chat({ userId: U, sessionId: 's', message: 'second life' });
     expect(again.title).toBe('second life');
     expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.message_id)).toEqual([1, 2]);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { putDailyRow } from '../../src/recall/daily-store.ts';
-import { commit, openRecallDbs } from '../../src/recall/recall-dbs.ts';
+import { putDailyRow } from '../../src/recall/store/daily-store.ts';
+import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { createSearchPool, type SearchPool } from '../../src/recall/index.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**
  * One environment with a few thousand rows, searched three ways: inline, on the pool (threshold

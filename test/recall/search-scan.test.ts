@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Message } from '../../src/memory/message.ts';
-import { MESSAGES_DB } from '../../src/memory/lmdb-table.ts';
-import { openRawText, rawPrefilter, runThrough, scanSession, type RawSessionRecord } from '../../src/recall/search-scan.ts';
-import { textContent } from '../../src/recall/session-row.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import type { Message } from '../../src/message.ts';
+import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
+import { rawPrefilter, runThrough, scanSession, type RawSessionRecord } from '../../src/recall/search/search-scan.ts';
+import { openRawText } from '../../src/recall/store/recall-dbs.ts';
+import { textContent } from '../../src/recall/store/session-row.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**
  * The scan skips rows on their raw JSON text before decoding them. It must never skip a row the

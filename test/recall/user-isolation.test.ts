@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
-import { openRecall, type RecallFixture } from './support/recall-fixture.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {
@@ -25,10 +25,10 @@ describe('per-user memory fails closed', () => {
     expect(await r.sessionWindow({ userId: 'bob', sessionId: 'shared-id', messageId: 1, after: 5 })).toEqual([]);
     expect(await r.dailyWindow({ userId: 'bob', messageId: 1, after: 5 })).toEqual([]);
     expect(await r.dailyMessages('bob')).toEqual([]);
-    expect(await r.listConversations('bob')).toEqual([]);
+    expect(await r.listSessions('bob')).toEqual([]);
     expect(await r.getLongTerm('bob')).toBe('');
     expect(await r.dialogueLog('bob')).toEqual([]);
-    expect(await r.deleteConversation('bob', 'shared-id')).toBe(false);
+    expect(await r.deleteSession('bob', 'shared-id')).toBe(false);
     expect(await r.getSessionMessages('alice', 'shared-id')).toHaveLength(2);
   });
 
@@ -40,7 +40,7 @@ describe('per-user memory fails closed', () => {
       'from a',
       '收到：from a。我已经记录到记忆中。',
     ]);
-    expect((await fx.recall.listConversations('a')).map((c) => c.session_id)).toEqual(['bs']);
+    expect((await fx.recall.listSessions('a')).map((c) => c.session_id)).toEqual(['bs']);
   });
 
   test("a turn's tools are bound to its user and session", async () => {
@@ -61,7 +61,7 @@ describe('per-user memory fails closed', () => {
     fx = openRecall();
     await aliceHasASecret();
     await fx.recall.chat({ userId: 'bob', sessionId: 'shared-id', message: 'bob here' });
-    await fx.recall.deleteConversation('bob', 'shared-id');
+    await fx.recall.deleteSession('bob', 'shared-id');
     expect(await fx.recall.getSessionMessages('alice', 'shared-id')).toHaveLength(2);
     expect(await fx.recall.searchDaily({ userId: 'alice', keyword: 'secret' })).toHaveLength(2);
   });
@@ -81,17 +81,17 @@ describe('bad ids are refused with invalid_id, and nothing is written', () => {
     fx = openRecall();
     await expect(fx.recall.chat({ userId: 'u', sessionId: id, message: 'x' })).rejects.toMatchObject({ code: 'invalid_id' });
     expect(await fx.recall.dailyMessages('u')).toEqual([]);
-    expect(await fx.recall.listConversations('u')).toEqual([]);
+    expect(await fx.recall.listSessions('u')).toEqual([]);
   });
 
   test('every entry point checks its ids', async () => {
     fx = openRecall();
     const r = fx.recall;
     const calls: Promise<unknown>[] = [
-      r.listConversations('a\nb'),
-      r.createConversation(''),
+      r.listSessions('a\nb'),
+      r.createSession(''),
       r.getSessionMessages('u', ' x'),
-      r.deleteConversation('u', 'a\tb'),
+      r.deleteSession('u', 'a\tb'),
       r.searchSession({ userId: 'u', sessionId: 's ', keyword: '' }),
       r.searchDaily({ userId: '\u0000u', keyword: '' }),
       r.sessionWindow({ userId: 'u', sessionId: 'x\u0000', messageId: 1 }),

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLmdbStore } from '../../src/memory/index.ts';
-import { tempDir } from './helpers.ts';
+import { tempDir } from '../support/runtime-fixtures.ts';
 
 // SIGKILL a writer at random moments, many times over one data directory. Every write that
 // was acknowledged must be there, at the id it was acknowledged with, and each conversation's
@@ -10,7 +10,7 @@ import { tempDir } from './helpers.ts';
 
 const ROUNDS = Math.min(1000, Number(process.env['MNEMO_KILL_ROUNDS'] ?? 20));
 const CONVERSATIONS = 40;
-const writer = join(import.meta.dirname, '../fixtures/kill-writer.ts');
+const writer = join(import.meta.dirname, '../programs/kill-writer.ts');
 const dir = tempDir('mnemo-kill-');
 afterAll(() => dir.remove());
 

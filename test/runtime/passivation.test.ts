@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { whereis } from '../../src/otp/index.ts';
 import { defaultMemory } from '../../src/memory/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import { nameOf, nextEvent, sleep, tempDir, user } from './helpers.ts';
+import { nameOf, nextEvent, sleep, tempDir, user } from '../support/runtime-fixtures.ts';
 
 let cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -57,7 +57,7 @@ test('a crashed recall process is restarted and calls reach the new incarnation'
 
 test('with in-memory storage the layered memory is unavailable, with a typed error', async () => {
   const rt = await start({ storage: 'memory' });
-  await expect(rt.recall.listConversations('alice')).rejects.toMatchObject({ code: 'recall_unavailable' });
+  await expect(rt.recall.listSessions('alice')).rejects.toMatchObject({ code: 'recall_unavailable' });
   expect(rt.inspect().children.map((c) => c.id)).not.toContain('recall');
 });
 
@@ -70,5 +70,5 @@ test('recall: false leaves it out of the tree', async () => {
 test('after stop, calls are refused with store_closed', async () => {
   const rt = await start();
   await rt.stop();
-  await expect(rt.recall.listConversations('alice')).rejects.toMatchObject({ code: 'store_closed' });
+  await expect(rt.recall.listSessions('alice')).rejects.toMatchObject({ code: 'store_closed' });
 });

@@ -5,7 +5,7 @@ import { createLmdbStore, StorageError, type StoredMessage } from '../../src/mem
 import { exit, whereis } from '../../src/otp/index.ts';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.ts';
 import { createFaultInjector } from '../../src/testing.ts';
-import { checkLog, nameOf, nextEvent, sleep, tempDir, user, type Outcome } from './helpers.ts';
+import { checkLog, nameOf, nextEvent, sleep, tempDir, user, type Outcome } from '../support/runtime-fixtures.ts';
 
 let cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlmError, type LlmService } from '../../src/llm/index.ts';
-import { startTestServer, type TestServer } from './support/test-server.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The demo's API over a real server and a real runtime (LMDB in a temp dir, offline fallback
 // LLM): shapes, status codes, and what one user can see of another's sessions.

@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
-import { launchChromium } from './support/browser.ts';
-import { startChatStub, type ChatStub } from './support/chat-completions-stub.ts';
-import { startTestServer, type TestServer } from './support/test-server.ts';
+import { launchChromium } from '../support/browser.ts';
+import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The chat page in headless Chromium against a real server and runtime. The model is a real
 // OpenAI-compatible endpoint on loopback that calls a memory tool, so tool-call panels are real.

@@ -3,9 +3,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startChatStub, type ChatStub } from './support/chat-completions-stub.ts';
-import { runCli, type CliProcess } from './support/cli-process.ts';
-import { http } from './support/http.ts';
+import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
+import { runCli, type CliProcess } from '../support/cli-process.ts';
+import { http } from '../support/http.ts';
 
 // The `mnemo` command as a real child process: start, chat, stop with a signal, start again
 // on the same data dir and find everything there.

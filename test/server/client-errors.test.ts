@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './support/test-server.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // Requests that Node's HTTP parser refuses before fastify routes them get the API's `{detail}`
 // body too. Sent over a raw socket: an HTTP client would percent-encode the URL itself.

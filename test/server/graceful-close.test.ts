@@ -3,8 +3,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
-import { startChatStub, type ChatStub } from './support/chat-completions-stub.ts';
-import { startTestServer, type TestServer } from './support/test-server.ts';
+import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // close() of a running server: it stops accepting, answers the turn in flight, and resolves
 // even when that answer went over a keep-alive connection (as browsers and fetch use), or a

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './support/test-server.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The server's safety rails over a real server and runtime: bearer token, body limit, JSON
 // only, loopback Host names, and a static allow-list that no request path can escape.

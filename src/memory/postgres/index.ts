@@ -7,5 +7,5 @@ export {
   type PostgresStoreOptions,
   type PostgresConnectionOption,
 } from './postgres-store.ts';
-export { StorageUnavailableError, type PostgresOperation } from './storage-unavailable-error.ts';
+export { StorageUnavailableError, type PostgresOperation } from './postgres-errors.ts';
 export { DEFAULT_SCHEMA as DEFAULT_POSTGRES_SCHEMA } from './postgres-schema.ts';

@@ -1,20 +1,13 @@
 import { Pool, type PoolClient } from 'pg';
 import { InvalidInputError } from '../../errors.ts';
-import type { NewEntry, RangeQuery } from '../chat-memory.ts';
-import type { Message, Meta, StoredMessage } from '../message.ts';
-import type { ClosableLog } from '../serial-log.ts';
-import { StorageError } from '../storage-error.ts';
-import {
-  validateConversationId,
-  validateEntries,
-  validateMessages,
-  validateRangeQuery,
-  validateTailCount,
-} from '../validate-input.ts';
-import { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';
+import type { Message, Meta, StoredMessage } from '../../message.ts';
+import type { ClosableLog } from '../standalone-log.ts';
+import { StorageError } from '../contract/memory-errors.ts';
+import { validatedLog } from '../contract/validated-log.ts';
+import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock.ts';
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
 import { createWritePath, type AppendItem } from './postgres-write-path.ts';
-import { toStorageError, type PostgresOperation } from './storage-unavailable-error.ts';
+import { toStorageError, type PostgresOperation } from './postgres-errors.ts';
 
 /**
  * A `MessageLog` in PostgreSQL that any number of Node processes can share.
@@ -214,52 +207,21 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       ensureOpen();
       return track(migrate());
     },
-    async get(conversationId: string): Promise<Message[]> {
-      const c = validateConversationId(conversationId);
-      ensureOpen();
-      const rows = await track(read<{ message: string }>(c, sql.messages, [c]));
-      return rows.map((row) => JSON.parse(row.message) as Message);
-    },
-    async add(conversationId: string, messages: readonly Message[]): Promise<void> {
-      const c = validateConversationId(conversationId);
-      const entries = validateMessages(messages);
-      ensureOpen();
-      if (entries.length === 0) return;
-      await writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
-    },
-    async append(conversationId: string, newEntries: readonly NewEntry[]): Promise<StoredMessage[]> {
-      const c = validateConversationId(conversationId);
-      const entries = validateEntries(newEntries);
-      ensureOpen();
-      if (entries.length === 0) return [];
-      return writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done }));
-    },
-    async clear(conversationId: string): Promise<void> {
-      const c = validateConversationId(conversationId);
-      ensureOpen();
-      return writes.submit<void>(c, (done) => ({ kind: 'clear', done }));
-    },
-    async range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]> {
-      const c = validateConversationId(conversationId);
-      const q = validateRangeQuery(query);
-      ensureOpen();
-      const rows = await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]));
-      return rows.map(toRecord);
-    },
-    async tail(conversationId: string, n: number): Promise<StoredMessage[]> {
-      const c = validateConversationId(conversationId);
-      const count = validateTailCount(n);
-      ensureOpen();
-      if (count === 0) return [];
-      const rows = await track(read<RecordRow>(c, sql.tail, [c, count]));
-      return rows.map(toRecord);
-    },
-    async lastId(conversationId: string): Promise<number> {
-      const c = validateConversationId(conversationId);
-      ensureOpen();
-      const rows = await track(read<{ last_id: string | number }>(c, sql.lastId, [c]));
-      return rows[0] === undefined ? 0 : Number(rows[0].last_id);
-    },
+    ...validatedLog({
+      checkOpen: ensureOpen,
+      get: async (c) => {
+        const rows = await track(read<{ message: string }>(c, sql.messages, [c]));
+        return rows.map((row) => JSON.parse(row.message) as Message);
+      },
+      append: (c, entries) => writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done })),
+      clear: (c) => writes.submit<void>(c, (done) => ({ kind: 'clear', done })),
+      range: async (c, q) => (await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]))).map(toRecord),
+      tail: async (c, n) => (n === 0 ? [] : (await track(read<RecordRow>(c, sql.tail, [c, n]))).map(toRecord)),
+      lastId: async (c) => {
+        const rows = await track(read<{ last_id: string | number }>(c, sql.lastId, [c]));
+        return rows[0] === undefined ? 0 : Number(rows[0].last_id);
+      },
+    }),
     close(): Promise<void> {
       closing ??= (async () => {
         while (running.size > 0) await Promise.allSettled([...running]);

@@ -1,6 +1,6 @@
-import type { StoredMessage } from '../message.ts';
-import type { CheckedEntry } from '../validate-input.ts';
-import { takeStep, type PendingOp, type Settle, type Step } from '../write-queue.ts';
+import type { StoredMessage } from '../../message.ts';
+import type { CheckedEntry } from '../contract/validate-input.ts';
+import { takeStep, type PendingOp, type Settle, type Step } from '../runtime/write-queue.ts';
 
 /**
  * The PostgreSQL store's write path inside one process: group commit across conversations,

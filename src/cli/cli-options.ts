@@ -1,0 +1,160 @@
+/**
+ * The `mnemo` command's options. Each comes from its flag, else its environment variable,
+ * else its default:
+ *
+ *   --host <addr>        MNEMO_HOST        127.0.0.1     loopback only unless you say otherwise
+ *   --port <n>           MNEMO_PORT        8000          0 picks a free port
+ *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
+ *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
+ *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: /api/runtime shows names
+ *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
+ *   --llm-timeout <ms>        MNEMO_LLM_TIMEOUT      llm.timeout, else 60000  (per model call attempt)
+ *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
+ *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
+ *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
+ *
+ * Relative paths are resolved against the working directory. An empty environment variable
+ * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError } from './cli-errors.ts';
+
+export interface CliOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  token: string | null;
+  adminToken: string | null;
+  llmConfigPath: string;
+  /** Whether the LLM config path was asked for (then it must exist). */
+  llmConfigExplicit: boolean;
+  /** Per model call attempt; `undefined`: the config file's, else its default. */
+  llmTimeoutMs: number | undefined;
+  /** `undefined`: the config file's, else its default. */
+  llmMaxRetries: number | undefined;
+  /** Time to receive a whole request (headers and body); then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** After a stop signal, how long turns in flight may run before they are cancelled. */
+  stopTimeoutMs: number;
+  help: boolean;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8000;
+export const DEFAULT_LLM_CONFIG = 'config/llm.yaml';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+
+export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI agents (HTTP API and chat page)
+
+Usage: mnemo [options]
+
+Options (flag, else environment variable, else default):
+  --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]
+  --port <n>               MNEMO_PORT             port, 0 for any free port   [8000]
+  --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
+  --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
+  --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: GET /api/runtime names conversations
+                                                  only for "Authorization: Bearer <s>"   [none]
+  --llm-config <path>      MNEMO_LLM_CONFIG       LLM config file             [config/llm.yaml]
+  --llm-timeout <ms>       MNEMO_LLM_TIMEOUT      per model call attempt      [llm.timeout, else 60000]
+  --llm-max-retries <n>    MNEMO_LLM_MAX_RETRIES  retries of a failed model call  [llm.max_retries, else 2]
+  --request-timeout <ms>   MNEMO_REQUEST_TIMEOUT  a request's headers and body must arrive within it,
+                                                  else 408 and the connection closes  [30000]
+  --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
+                                                  cancelled and stored as interrupted  [10000]
+  -h, --help                                      print this help and exit
+
+Logging (JSON lines on stdout):
+  MNEMO_LOG_LEVEL   trace, debug, info, warn, error, fatal or silent   [info]
+                    (debug adds a line per page, asset and /api/runtime request)
+
+LLM (OpenAI-compatible chat completions). Each setting comes from its environment variable,
+else from the config file (llm: { api_key, model, base_url, temperature, timeout,
+max_retries }), else its default:
+  OPENAI_API_KEY    llm.api_key    no key (empty, null or None): the offline fallback, no network
+  OPENAI_BASE_URL   llm.base_url   the OpenAI API
+  OPENAI_MODEL      llm.model      gpt-4o-mini
+                    llm.temperature  of replies (titles are asked at 0)  [0.2]
+
+Stop with SIGINT (Ctrl-C) or SIGTERM: the server stops accepting, turns in flight finish (or,
+after --stop-timeout, are cancelled and stored as interrupted), storage is flushed and closed.
+A second signal, more than a second after the first, exits at once.
+`;
+
+export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'data-dir': { type: 'string' },
+        token: { type: 'string' },
+        'admin-token': { type: 'string' },
+        'llm-config': { type: 'string' },
+        'llm-timeout': { type: 'string' },
+        'llm-max-retries': { type: 'string' },
+        'request-timeout': { type: 'string' },
+        'stop-timeout': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message} (see --help)`);
+  }
+  const pick = (flag: string | undefined, name: string): string | undefined =>
+    flag ?? (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+
+  const host = pick(values.host, 'MNEMO_HOST') ?? DEFAULT_HOST;
+  if (host.trim() === '') throw new ConfigError('--host must not be empty');
+
+  const portText = pick(values.port, 'MNEMO_PORT');
+  const port = portText === undefined ? DEFAULT_PORT : parsePort(portText);
+
+  const token = pick(values.token, 'MNEMO_TOKEN') ?? null;
+  if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
+    throw new ConfigError('the token must be printable ASCII without spaces (it travels in an HTTP header)');
+  }
+
+  const adminToken = pick(values['admin-token'], 'MNEMO_ADMIN_TOKEN') ?? null;
+  if (adminToken !== null && !/^[\x21-\x7e]+$/.test(adminToken)) {
+    throw new ConfigError('the admin token must be printable ASCII without spaces (it travels in an HTTP header)');
+  }
+  if (adminToken !== null && adminToken === token) throw new ConfigError('the admin token must differ from the API token');
+
+  const llmConfig = pick(values['llm-config'], 'MNEMO_LLM_CONFIG');
+  const whole = (flag: string, value: string | undefined, min: number): number | undefined => {
+    if (value === undefined) return undefined;
+    if (!/^\d{1,10}$/.test(value) || Number(value) < min) {
+      throw new ConfigError(`invalid --${flag} ${JSON.stringify(value)}: use a whole number from ${min}`);
+    }
+    return Number(value);
+  };
+  return {
+    host,
+    port,
+    dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),
+    token,
+    adminToken,
+    llmConfigPath: resolve(cwd, llmConfig ?? DEFAULT_LLM_CONFIG),
+    llmConfigExplicit: llmConfig !== undefined,
+    llmTimeoutMs: whole('llm-timeout', pick(values['llm-timeout'], 'MNEMO_LLM_TIMEOUT'), 1),
+    llmMaxRetries: whole('llm-max-retries', pick(values['llm-max-retries'], 'MNEMO_LLM_MAX_RETRIES'), 0),
+    requestTimeoutMs:
+      whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,
+    help: values.help === true,
+  };
+}
+
+function parsePort(text: string): number {
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) {
+    throw new ConfigError(`invalid port ${JSON.stringify(text)}: use an integer from 0 to 65535`);
+  }
+  return Number(text);
+}

@@ -1,0 +1,45 @@
+/**
+ * The `mnemo` command (`npm start`, `bin/mnemo.js`): reads its options (`--help` lists them),
+ * then serves the HTTP API and chat page over the runtime (see `server/serve.ts`).
+ * Exit codes: 0 after a clean stop, 1 when the start or the stop failed, 2 for bad options.
+ *
+ * The server and everything under it load only after the options are read, so `--help` and a
+ * bad option answer at once instead of after loading storage, the LLM client and fastify.
+ */
+import { HELP_TEXT, parseCliOptions } from './cli-options.ts';
+import { ConfigError } from './cli-errors.ts';
+import { loadLlmSettings } from './llm-config.ts';
+
+async function main(): Promise<void> {
+  let options;
+  let llm;
+  try {
+    options = parseCliOptions(process.argv.slice(2), process.env, process.cwd());
+    if (options.help) {
+      process.stdout.write(HELP_TEXT);
+      return;
+    }
+    llm = loadLlmSettings({
+      configPath: options.llmConfigPath,
+      required: options.llmConfigExplicit,
+      env: process.env,
+      overrides: { timeoutMs: options.llmTimeoutMs, maxRetries: options.llmMaxRetries },
+    });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`mnemo: ${err.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const { serve, logLine } = await import('./serve.ts');
+  try {
+    await serve(options, llm);
+  } catch (err) {
+    logLine('error', `mnemo failed to start: ${err instanceof Error ? err.message : String(err)}`, {
+      err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,
+    });
+    process.exitCode = 1;
+  }
+}
+
+void main();

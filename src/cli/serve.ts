@@ -1,0 +1,133 @@
+/**
+ * What `mnemo` runs once its options are read: the runtime (LMDB under the data dir), the
+ * recall service and the HTTP server, then a graceful stop on SIGINT/SIGTERM/SIGHUP.
+ *
+ * - The first log line after startup says where it listens and what it uses (data dir,
+ *   storage, LLM or offline fallback, auth, host check); the API key is never logged.
+ * - Stop: the server stops accepting and answers the turns in flight (those still running
+ *   after `--stop-timeout` are cancelled and stored as interrupted), the runtime stops (the
+ *   recall service waits for its running calls first) (conversation actors commit, LMDB is
+ *   flushed and closed); then exit 0. A second signal exits at once with 1, unless it is the
+ *   same signal within a second of the first: a terminal's Ctrl-C reaches every process of
+ *   `npm start` and npm forwards it again, which is one request to stop, not two. A signal
+ *   that arrives while starting stops right after the start.
+ */
+import { hostname } from 'node:os';
+import { openAICompatible, type LlmService } from '../llm/index.ts';
+import { startRuntime } from '../runtime.ts';
+import type { CliOptions } from './cli-options.ts';
+import { describeLlm, type LlmSettings } from './llm-config.ts';
+import { startServer, type RunningServer } from '../server/server.ts';
+
+type Level = 'info' | 'warn' | 'error';
+const LEVELS: Record<Level, number> = { info: 30, warn: 40, error: 50 };
+
+/** A log line written before fastify's logger exists, in the same shape as pino's. */
+export function logLine(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), ...fields, msg });
+  (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
+}
+
+/** `undefined` for offline mode: the recall service then gives the demo's fallback replies and titles. */
+function llmService(settings: LlmSettings): LlmService | undefined {
+  if (settings.kind === 'fallback') return undefined;
+  return openAICompatible({
+    apiKey: settings.apiKey,
+    model: settings.model,
+    ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
+    temperature: settings.temperature,
+    timeoutMs: settings.timeoutMs,
+    maxRetries: settings.maxRetries,
+  });
+}
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** A repeat of the first stop signal within this is the same stop (see above). */
+const REPEAT_WINDOW_MS = 1_000;
+
+export async function serve(options: CliOptions, llm: LlmSettings): Promise<void> {
+  let first: { signal: NodeJS.Signals; at: number } | null = null;
+  /** Whether this signal is a second request to stop (not the first, nor its echo). */
+  const isSecond = (signal: NodeJS.Signals): boolean => {
+    if (first === null) {
+      first = { signal, at: Date.now() };
+      return false;
+    }
+    return !(signal === first.signal && Date.now() - first.at < REPEAT_WINDOW_MS);
+  };
+  let pending: NodeJS.Signals | null = null;
+  let onSignal = (signal: NodeJS.Signals): void => {
+    if (isSecond(signal)) {
+      logLine('warn', 'second signal: exiting without a clean stop', { signal });
+      process.exit(1);
+    }
+    pending ??= signal;
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, (s) => onSignal(s));
+
+  const model = llmService(llm);
+  const runtime = await startRuntime({ dataDir: options.dataDir, storage: 'lmdb', recall: model === undefined ? {} : { llm: model } });
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      recall: runtime.recall,
+      runtime,
+      token: options.token,
+      adminToken: options.adminToken,
+      host: options.host,
+      port: options.port,
+      requestTimeoutMs: options.requestTimeoutMs,
+      stopTimeoutMs: options.stopTimeoutMs,
+      logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
+    });
+  } catch (err) {
+    await runtime.stop();
+    throw err;
+  }
+
+  const logger = server.app.log;
+  logger.info(
+    {
+      url: server.url,
+      dataDir: options.dataDir,
+      storage: 'lmdb',
+      llm: describeLlm(llm),
+      auth: options.token === null ? 'none' : 'bearer token',
+      hostCheck: server.loopbackOnly ? 'loopback names only' : 'off',
+    },
+    `mnemo listening on ${server.url}`,
+  );
+  if (options.token === null && !server.loopbackOnly) {
+    logger.warn('listening beyond loopback without a token: anyone who can reach this port can read every conversation');
+  }
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    const second = isSecond(signal);
+    if (stopping) {
+      if (!second) return;
+      logger.warn({ signal }, 'second signal: exiting without a clean stop');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info(
+      { signal, stopTimeoutMs: options.stopTimeoutMs },
+      'stopping: no new requests, finishing turns in flight',
+    );
+    void (async () => {
+      try {
+        await server.close();
+        await runtime.stop();
+        logger.info('stopped cleanly');
+        process.exitCode = 0;
+      } catch (err) {
+        logger.error({ err }, 'stop failed');
+        process.exitCode = 1;
+      }
+      // A stuck socket or a stray timer must not keep a stopped server alive.
+      setImmediate(() => process.exit());
+    })();
+  };
+  onSignal = stop;
+  if (pending !== null) stop(pending);
+}

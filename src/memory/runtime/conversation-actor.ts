@@ -1,0 +1,192 @@
+/**
+ * The conversation actor: one process per active conversation, the only writer of it.
+ *
+ *   hydrating ──lastId read──▶ ready ──idle──▶ passivating ─▶ (exit normal)
+ *       │                        │
+ *       └──────── stop ──────────┴──▶ draining ──lane idle──▶ (exit with the stop reason)
+ *
+ * The machine is the actor's lifecycle; its writes go to its lane (write-lane.ts), the
+ * actor's write mailbox, which the router pushes to directly: a write costs no state
+ * transition, and the writes that queue while one commits share the next commit.
+ *
+ * - hydrating: waits until any write of an earlier incarnation is settled, then reads the
+ *   conversation's last id from the table (a reverse scan of one row, not a replay) and opens
+ *   the lane, which numbers on from it: 1, 2, 3, ... with no gap and no duplicate.
+ * - ready: on `idle` (the router's idle sweep: no write delivered for `idleMs`) an actor whose
+ *   lane is idle passivates: it tells the router first (so writes sent from then on wait for
+ *   the next incarnation), then exits `normal`, which its transient child spec does not restart.
+ * - A graceful stop (`otp.terminate`, e.g. the runtime stopping) lets the lane finish the
+ *   writes it holds, then exits with the stop reason.
+ * - A failure other than a storage error (an injected fault, a broken invariant) crashes the
+ *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
+ *   which hydrates again from storage. A killed actor's lane issues nothing more.
+ */
+import { fromPromise, setup, type AnyActorRef } from 'xstate';
+import { spawn, TERMINATE, pidOf, type Pid, type TerminateEvent } from '../../otp/index.ts';
+import type { FaultInjector } from './fault-injector.ts';
+import { InjectedFault } from './fault-injector.ts';
+import type { MessageTable } from '../contract/message-table.ts';
+import type { WallClock } from '../../wall-clock.ts';
+import { WriteLane } from './write-lane.ts';
+import type { StepHooks } from './write-queue.ts';
+
+/** What an actor tells the router about itself. */
+export interface RouterPort {
+  /** A new incarnation of `conversationId` started (first use, or a supervisor restart);
+   * writes for it go to `lane`. */
+  incarnated(conversationId: string, pid: Pid, lane: WriteLane): void;
+  /** The actor is about to exit idle; route new writes to the next incarnation. */
+  passivating(conversationId: string, pid: Pid): void;
+  /** Settles when the write the previous incarnation had in flight, if any, has settled. */
+  settled(conversationId: string): Promise<void>;
+}
+
+export interface ConversationDeps {
+  table: MessageTable;
+  clock: WallClock;
+  router: RouterPort;
+  /** Built once per runtime by `conversationHooks`. */
+  hooks: StepHooks | undefined;
+}
+
+/** The commit faults of a runtime's conversation actors, if it was given an injector. */
+export function conversationHooks(faults: FaultInjector | undefined): StepHooks | undefined {
+  return (
+    faults && {
+      beforeWrite(conversationId) {
+        if (faults.takeCommitFault(conversationId)) throw new InjectedFault(`commit of conversation ${conversationId}`);
+      },
+    }
+  );
+}
+
+export interface ConversationInput {
+  conversationId: string;
+  deps: ConversationDeps;
+}
+
+/** Sent by the router when no write was delivered for `idleMs`. */
+export interface IdleEvent {
+  readonly type: 'idle';
+}
+
+/** The last id is read: the lane opens. */
+interface HydratedEvent {
+  readonly type: 'hydrated';
+  readonly lastId: number;
+}
+
+/** The lane failed other than with a storage error: the actor crashes with it. */
+interface FaultEvent {
+  readonly type: 'fault';
+  readonly error: unknown;
+}
+
+interface Context {
+  conversationId: string;
+  deps: ConversationDeps;
+  lane: WriteLane;
+  stopping: boolean;
+}
+
+export const conversationMachine = setup({
+  types: {} as {
+    context: Context;
+    input: ConversationInput;
+    events: IdleEvent | TerminateEvent | FaultEvent | HydratedEvent;
+  },
+  actors: {
+    drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
+  },
+  guards: {
+    laneIdle: ({ context }) => context.lane.idle,
+    stopping: ({ context }) => context.stopping,
+  },
+  actions: {
+    markStopping: ({ context }) => {
+      context.stopping = true;
+    },
+    openLane: ({ context, event }) => {
+      context.lane.open((event as HydratedEvent).lastId);
+    },
+    crash: ({ event }) => {
+      throw (event as FaultEvent).error;
+    },
+  },
+}).createMachine({
+  id: 'conversation',
+  context: ({ input, self }) => {
+    const { table, clock, hooks } = input.deps;
+    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks }, () => isActive(self), (error) => {
+      if (isActive(self)) self.send({ type: 'fault', error });
+    });
+    return { conversationId: input.conversationId, deps: input.deps, lane, stopping: false };
+  },
+  entry: ({ context, self }) => {
+    const { conversationId, deps } = context;
+    deps.router.incarnated(conversationId, pidOf(self)!, context.lane);
+    // A promise and an event rather than an invoked promise actor: activation is on the path of
+    // every first write to a conversation, and an invoked actor cost a third of it.
+    hydrate(conversationId, deps).then(
+      (lastId) => isActive(self) && self.send({ type: 'hydrated', lastId }),
+      (error: unknown) => isActive(self) && self.send({ type: 'fault', error }),
+    );
+  },
+  on: {
+    [TERMINATE]: { actions: 'markStopping' },
+    fault: { actions: 'crash' },
+  },
+  initial: 'hydrating',
+  states: {
+    hydrating: {
+      on: {
+        hydrated: [
+          { guard: 'stopping', target: 'draining', actions: 'openLane' },
+          { target: 'ready', actions: 'openLane' },
+        ],
+      },
+    },
+    ready: {
+      on: {
+        idle: { guard: 'laneIdle', target: 'passivating' },
+        [TERMINATE]: { target: 'draining', actions: 'markStopping' },
+      },
+    },
+    draining: {
+      invoke: { src: 'drain', input: ({ context }) => context.lane, onDone: 'stopped' },
+    },
+    passivating: {
+      entry: ({ context, self }) => context.deps.router.passivating(context.conversationId, pidOf(self)!),
+      always: 'stopped',
+    },
+    stopped: { type: 'final' },
+  },
+});
+
+/** Waits until the previous incarnation's write in flight is settled, then reads the last id. */
+async function hydrate(conversationId: string, deps: ConversationDeps): Promise<number> {
+  await deps.router.settled(conversationId);
+  return deps.table.lastId(conversationId);
+}
+
+function isActive(self: AnyActorRef): boolean {
+  return self.getSnapshot().status === 'active';
+}
+
+/** Pending writes held by an actor (queued in its lane and in the commit in flight), for inspection. */
+export function conversationBacklog(snapshot: unknown): number {
+  return (snapshot as { context?: Context }).context?.lane.backlog ?? 0;
+}
+
+/** The registered name of a conversation's actor within a runtime named `runtime`. */
+export function conversationActorName(runtime: string, conversationId: string): string {
+  return `${runtime}/conversation/${conversationId}`;
+}
+
+export function spawnConversationActor(runtime: string, conversationId: string, deps: ConversationDeps): Pid {
+  return spawn(conversationMachine, {
+    name: conversationActorName(runtime, conversationId),
+    input: { conversationId, deps } satisfies ConversationInput,
+    mailboxDepth: conversationBacklog,
+  });
+}

@@ -1,0 +1,38 @@
+import type { MessageLog } from '../contract/message-log.ts';
+import type { MessageTable } from '../contract/message-table.ts';
+import { StorageError } from '../contract/memory-errors.ts';
+
+/**
+ * A user's own `MessageLog` (e.g. PostgreSQL) as the table under a runtime. The runtime's
+ * conversation actor still serializes each conversation's writes within this process, but
+ * the log numbers them: it may be shared by other processes (PostgreSQL assigns ids in the
+ * append's transaction), so the ids it returns are the truth and the actor adopts them.
+ *
+ * A failure of the log is reported as `storage_failed` (with the original as `cause`); the
+ * actor then re-reads the last id, so a batch that was stored after all is not numbered twice.
+ */
+export function createCustomTable(log: MessageLog): MessageTable {
+  return {
+    kind: 'custom',
+    lastId: (c) => log.lastId(c),
+    messages: (c) => log.get(c),
+    range: (c, from, to, limit) => log.range(c, { from, to, limit }),
+    tail: (c, n) => log.tail(c, n),
+    write: async (c, records) => {
+      let stored;
+      try {
+        stored = await log.append(c, records.map((r) => ({ message: r.message, meta: r.meta })));
+      } catch (error) {
+        throw error instanceof StorageError ? error : new StorageError('storage_failed', `custom store failed to append to ${c}`, {}, { cause: error });
+      }
+      return stored;
+    },
+    clear: async (c) => {
+      try {
+        await log.clear(c);
+      } catch (error) {
+        throw error instanceof StorageError ? error : new StorageError('storage_failed', `custom store failed to clear ${c}`, {}, { cause: error });
+      }
+    },
+  };
+}

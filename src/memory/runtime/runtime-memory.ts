@@ -1,0 +1,23 @@
+import type { MessageLog } from '../contract/message-log.ts';
+import type { ConversationRouter } from './conversation-router.ts';
+import type { StorageSlot } from './storage-slot.ts';
+import { validatedLog } from '../contract/validated-log.ts';
+
+/**
+ * `runtime.memory`: the runtime's store as a `MessageLog`. Arguments are validated here, at
+ * the boundary. Writes (`add`, `append`, `clear`) go through the conversation's actor, via the
+ * router; they resolve once committed and flushed. Reads go straight to the store's table
+ * (waiting only while the store itself restarts), and see every write that has resolved.
+ */
+export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): MessageLog {
+  const table = () => slot.current() ?? slot.whenTable();
+  return validatedLog({
+    checkOpen() {},
+    get: async (c) => (await table()).messages(c),
+    append: (c, entries) => router.append(c, entries),
+    clear: (c) => router.clear(c),
+    range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),
+    tail: async (c, n) => (await table()).tail(c, n),
+    lastId: async (c) => (await table()).lastId(c),
+  });
+}

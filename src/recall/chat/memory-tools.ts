@@ -1,0 +1,124 @@
+import type { JsonObject, JsonValue } from '../../message.ts';
+import { defineTool, type Tool } from '../../kernel/tool.ts';
+import { isCalendarDay } from '../store/calendar-day.ts';
+import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
+import { formatDailyRow, formatRows } from './row-format.ts';
+
+/**
+ * The demo's six memory tools (reference §5.3): same names, arguments, defaults, descriptions,
+ * output format (`#{message_id} {ts} | {role}: {content}` per row, joined with `\n`) and
+ * empty-result strings. They are bound to one (user, session) per turn, so the model can name
+ * neither another user nor another session. Cross-day `search_daily` hits also carry their day
+ * (`#45 [2026-04-08] ...`), since daily anchors restart each day.
+ *
+ * Arguments are read leniently, as the demo's model-facing signatures coerced them: an integer
+ * may come as a number or a numeric string; anything unreadable takes the default.
+ */
+export interface MemoryToolBackend {
+  rememberNote(note: string): Promise<void>;
+  recentSession(rounds: number): Promise<MemoryRow[]>;
+  searchSession(keyword: string, limit: number): Promise<MemoryRow[]>;
+  sessionWindow(messageId: JsonValue | undefined, before: number, after: number): Promise<MemoryRow[]>;
+  searchDaily(keyword: string, day: string, limit: number): Promise<DailyRow[]>;
+  dailyWindow(messageId: JsonValue | undefined, before: number, after: number, day: string): Promise<DailyRow[]>;
+}
+
+export const MEMORY_TOOL_NAMES = [
+  'remember_note',
+  'get_recent_session',
+  'search_session',
+  'get_session_window',
+  'search_daily',
+  'get_daily_window',
+] as const;
+
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
+
+export function createMemoryTools(backend: MemoryToolBackend): Tool[] {
+  return [
+    defineTool({
+      name: 'remember_note',
+      description: 'Overwrite memory.md with the latest full-memory text. The input must be complete, not incremental.',
+      parameters: object({ note: str, tags: { ...str, default: 'preference,fact' } }, ['note']),
+      async execute(args: JsonObject) {
+        await backend.rememberNote(text(args['note'], ''));
+        return 'stored';
+      },
+    }),
+    defineTool({
+      name: 'get_recent_session',
+      description: 'Fetch the latest session history by rounds (1 round ~= user+assistant messages).',
+      parameters: object({ rounds: { ...int, default: 3 } }, []),
+      async execute(args: JsonObject) {
+        const rows = await backend.recentSession(integer(args['rounds'], 3));
+        return rows.length > 0 ? formatRows(rows) : 'no session history';
+      },
+    }),
+    defineTool({
+      name: 'search_session',
+      description: 'Search session history by keyword and return message_id anchors for follow-up window lookups.',
+      parameters: object({ keyword: str, limit: { ...int, default: 20 } }, ['keyword']),
+      async execute(args: JsonObject) {
+        const limit = clamp(integer(args['limit'], 20), 1, 100);
+        const rows = await backend.searchSession(text(args['keyword'], ''), limit);
+        return rows.length > 0 ? formatRows(rows) : 'no matched session messages';
+      },
+    }),
+    defineTool({
+      name: 'get_session_window',
+      description: 'Fetch session messages around a message_id anchor. Use after search_session to expand context.',
+      parameters: object({ message_id: int, before: { ...int, default: 0 }, after: { ...int, default: 0 } }, ['message_id']),
+      async execute(args: JsonObject) {
+        const rows = await backend.sessionWindow(args['message_id'], integer(args['before'], 0), integer(args['after'], 0));
+        return rows.length > 0 ? formatRows(rows) : 'no window messages';
+      },
+    }),
+    defineTool({
+      name: 'search_daily',
+      description: 'Search daily history by keyword. Optional day=YYYY-MM-DD; empty/invalid day falls back to all days.',
+      parameters: object({ keyword: str, day: { ...str, default: '' }, limit: { ...int, default: 50 } }, ['keyword']),
+      async execute(args: JsonObject) {
+        const day = text(args['day'], '');
+        const limit = clamp(integer(args['limit'], 50), 1, 200);
+        const rows = await backend.searchDaily(text(args['keyword'], ''), day, limit);
+        if (rows.length === 0) return 'no matched daily messages';
+        return isCalendarDay(day.trim()) ? formatRows(rows) : rows.map(formatDailyRow).join('\n');
+      },
+    }),
+    defineTool({
+      name: 'get_daily_window',
+      description: 'Fetch daily messages around a message_id anchor. Use after search_daily to expand context.',
+      parameters: object(
+        { message_id: int, before: { ...int, default: 0 }, after: { ...int, default: 0 }, day: { ...str, default: '' } },
+        ['message_id'],
+      ),
+      async execute(args: JsonObject) {
+        const rows = await backend.dailyWindow(
+          args['message_id'],
+          integer(args['before'], 0),
+          integer(args['after'], 0),
+          text(args['day'], ''),
+        );
+        return rows.length > 0 ? formatRows(rows) : 'no window messages';
+      },
+    }),
+  ];
+}
+
+function object(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {
+  return { type: 'object', properties, required };
+}
+
+function text(v: JsonValue | undefined, fallback: string): string {
+  return typeof v === 'string' ? v : fallback;
+}
+
+function integer(v: JsonValue | undefined, fallback: number): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : NaN;
+  return Number.isFinite(n) ? Math.trunc(n) : fallback;
+}
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.max(lo, Math.min(n, hi));
+}

@@ -1,0 +1,205 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Database, Key } from 'lmdb';
+import { InvalidInputError } from '../../errors.ts';
+import type { JsonObject, JsonValue, StoredMessage } from '../../message.ts';
+import { UNTITLED } from '../store/session-title.ts';
+import { listDays } from '../store/daily-store.ts';
+import { readLog } from '../store/dialogue-log.ts';
+import { checkNameLength, encodeFolderName } from './folder-name.ts';
+import { currentLongTermValue } from '../store/long-term-store.ts';
+import type { ToolCallView } from '../store/memory-row.ts';
+import { pythonJsonDumps } from '../store/python-json.ts';
+import { HIGH, type DailyValue, type LogValue, type SessionEntry } from '../store/recall-dbs.ts';
+import type { RecallDeps } from '../recall-deps.ts';
+import { assertId, sessionConversationId } from '../recall-ids.ts';
+import { toSessionRow } from '../store/session-row.ts';
+
+/**
+ * Export to the demo's folder layout (the inverse of demo-import.ts), one folder per user:
+ * `memory.md` (the current long-term document, `{text}\n` as the demo wrote it),
+ * `conversations.json` (listed sessions in creation order, Python's `indent=2`),
+ * `sessions/{id}.jsonl`, `daily/YYYY-MM-DD.jsonl`, `logs/llm_dialogue.jsonl` (lines as
+ * Python's `json.dumps(row, ensure_ascii=False)` writes them).
+ *
+ * Imported rows are written back from their original JSON (a legacy row without `message_id`
+ * stays without one: the demo back-fills it on read); rows Mnemo wrote get the demo's shape
+ * `{ts, role, content, tags, meta, message_id}` with `meta.tool_calls` when the reply used
+ * tools, `meta.error` for a failed turn, and `meta.session_id` on daily rows. So an import
+ * followed by an export gives back the same JSON in every file (key order included), and the
+ * same bytes wherever Python's number formatting agrees with JSON's.
+ *
+ * Folder and file names are the ids encoded by `folder-name.ts` (the demo's usual ids are
+ * their own names). An id whose name would exceed 255 bytes is refused (`invalid_id`) before
+ * anything is written. A user's folder must not exist yet or be empty (`invalid_option`): an
+ * export never merges.
+ */
+export interface ExportOptions {
+  /** Export only these users. Default: every user with memory here. */
+  users?: string[];
+}
+
+export interface ExportReport {
+  users: string[];
+  files: number;
+}
+
+export async function exportDemoFolder(deps: RecallDeps, root: string, options: ExportOptions = {}): Promise<ExportReport> {
+  const users = options.users ? options.users.map((u) => assertId('user_id', u)) : knownUsers(deps);
+  const dirs = new Map(users.map((u) => [u, join(root, checkNameLength(encodeFolderName(u), u))]));
+  for (const u of users) {
+    for (const { key } of deps.dbs.sessions.getRange({ start: [u], end: [u, HIGH] })) sessionFileName(key[1]);
+  }
+  for (const dir of dirs.values()) await mustBeFresh(dir);
+  let files = 0;
+  for (const u of users) files += await exportUser(deps, u, dirs.get(u)!);
+  return { users, files };
+}
+
+async function exportUser(deps: RecallDeps, userId: string, dir: string): Promise<number> {
+  const { dbs } = deps;
+  let files = 0;
+  const write = async (path: string, text: string) => {
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, text, 'utf8');
+    files++;
+  };
+  await mkdir(dir, { recursive: true });
+
+  const longTerm = currentLongTermValue(dbs, userId);
+  if (longTerm) await write(join(dir, 'memory.md'), longTerm.raw ?? (longTerm.content === '' ? '' : `${longTerm.content}\n`));
+
+  const entries = [...dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })].sort(
+    (a, b) => a.value.order - b.value.order,
+  );
+  const listed = entries.filter((e) => e.value.listed);
+  if (listed.length > 0) {
+    const index: JsonObject = {};
+    for (const { key, value } of listed) index[key[1]] = indexEntry(value);
+    await write(join(dir, 'conversations.json'), pythonJsonDumps(index, 2));
+  }
+
+  for (const { key, value } of entries) {
+    const records = await deps.memory.range(sessionConversationId(userId, key[1]));
+    if (records.length === 0) continue;
+    const shift = value.demoIds?.shift ?? 0;
+    await write(join(dir, 'sessions', sessionFileName(key[1])), lines(records.map((r) => sessionLine(r, shift))));
+  }
+
+  for (const day of listDays(dbs, userId)) {
+    const rows = [...dbs.daily.getRange({ start: [userId, day], end: [userId, day, HIGH] })];
+    await write(join(dir, 'daily', `${day}.jsonl`), lines(rows.map(({ key, value }) => dailyLine(key[2], value))));
+  }
+
+  const log = readLog(dbs, userId);
+  if (log.length > 0) await write(join(dir, 'logs', 'llm_dialogue.jsonl'), lines(log.map(logLine)));
+  return files;
+}
+
+function sessionFileName(sessionId: string): string {
+  return checkNameLength(`${encodeFolderName(sessionId)}.jsonl`, sessionId);
+}
+
+/** An imported entry is written back as it was, with only what changed since replaced. */
+function indexEntry(entry: SessionEntry): JsonObject {
+  const imported = entry.import;
+  if (!imported) return { title: entry.title || UNTITLED, updated_at: entry.updated_at };
+  const out: JsonObject = { ...imported };
+  if (entry.title !== stringOr(imported['title'])) out['title'] = entry.title;
+  if (entry.updated_at !== stringOr(imported['updated_at'])) out['updated_at'] = entry.updated_at;
+  return out;
+}
+
+function stringOr(v: JsonValue | undefined): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function sessionLine(record: StoredMessage, shift: number): JsonObject {
+  const imported = record.meta['import'];
+  if (isObject(imported)) return restore(imported, record.message.content);
+  const row = toSessionRow(record, shift);
+  return demoRow(row.ts, row.role, row.content, 'session', row.message_id, row.tool_calls, record.meta['error']);
+}
+
+function dailyLine(id: number, value: DailyValue): JsonObject {
+  if (value.import) return restore(value.import, value.content);
+  const meta = demoMeta(value.tool_calls ?? [], value.error ? { ...value.error } : undefined);
+  if (value.session_id !== null) meta['session_id'] = value.session_id;
+  return { ts: value.ts, role: value.role, content: value.content, tags: ['daily'], meta, message_id: id };
+}
+
+function logLine(value: LogValue): JsonObject {
+  if (value.import) return value.import;
+  const row: JsonObject = {
+    ts: value.ts,
+    session_id: value.session_id,
+    user_message: value.user_message,
+    assistant_reply: value.assistant_reply,
+    memory_context: value.memory_context,
+    tool_calls: value.tool_calls.map((c) => ({ ...c })),
+  };
+  if (value.error) row['error'] = { ...value.error };
+  return row;
+}
+
+function demoRow(
+  ts: string,
+  role: string,
+  content: string,
+  tag: 'session' | 'daily',
+  id: number,
+  toolCalls: ToolCallView[],
+  error: JsonValue | undefined,
+): JsonObject {
+  return { ts, role, content, tags: [tag], meta: demoMeta(toolCalls, error), message_id: id };
+}
+
+function demoMeta(toolCalls: ToolCallView[], error: JsonValue | undefined): JsonObject {
+  const meta: JsonObject = {};
+  if (toolCalls.length > 0) meta['tool_calls'] = toolCalls.map((c) => ({ ...c }));
+  if (isObject(error)) meta['error'] = error;
+  return meta;
+}
+
+/** The original row with its content put back in its place. */
+function restore(raw: JsonObject, content: JsonValue | undefined): JsonObject {
+  return 'content' in raw ? { ...raw, content: typeof content === 'string' ? content : '' } : raw;
+}
+
+function lines(rows: JsonObject[]): string {
+  return rows.map((r) => `${pythonJsonDumps(r)}\n`).join('');
+}
+
+function knownUsers(deps: RecallDeps): string[] {
+  const { dbs } = deps;
+  const users = new Set<string>();
+  const dbsWithUsers = [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log] as unknown as Database<unknown, Key[]>[];
+  for (const db of dbsWithUsers) {
+    let from: Key[] = [''];
+    for (;;) {
+      let next: string | undefined;
+      for (const key of db.getKeys({ start: from, limit: 1 })) next = key[0] as string;
+      if (next === undefined) break;
+      users.add(next);
+      // Past every key of this user, not past every id it prefixes (`alice` < `alice2`).
+      from = [next, HIGH];
+    }
+  }
+  return [...users].sort();
+}
+
+async function mustBeFresh(dir: string): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return;
+  }
+  if (entries.length > 0) {
+    throw new InvalidInputError('invalid_option', `${dir} is not empty; an export never merges`, { path: dir });
+  }
+}
+
+function isObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,228 @@
+import { InvalidInputError } from '../../errors.ts';
+import type { NewEntry } from '../../memory/contract/message-log.ts';
+import type { JsonObject } from '../../message.ts';
+import { putDailyRow } from '../store/daily-store.ts';
+import { readDemoFolder, type DemoRow, type DemoUser } from './demo-folder.ts';
+import { putLogRow } from '../store/dialogue-log.ts';
+import { backfillMessageIds } from '../store/legacy-message-id.ts';
+import { writeLongTerm } from '../store/long-term-store.ts';
+import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from '../store/recall-dbs.ts';
+import { localNow, type RecallDeps } from '../recall-deps.ts';
+import { isValidId, sessionConversationId } from '../recall-ids.ts';
+import { demoToolCalls } from '../store/demo-tool-calls.ts';
+
+/**
+ * Import of the demo's folder layout (see demo-folder.ts for what is read and refused).
+ *
+ * - The whole folder is read and checked first; a bad name or row refuses the import before
+ *   anything is written. A user who already has memory here is refused too (`invalid_option`):
+ *   an import never merges into live data.
+ * - Every row keeps the id the demo derives for it at read time (reference §3.1: a row without
+ *   a valid `message_id` gets the next one, and the next is one above the highest so far), so
+ *   anchors quoted in logs and tool outputs still name the same rows: `"7"` then a row without
+ *   id are 7, 8; a session holding 3, 4 stays 3, 4; a day 2, 3, 5 keeps its hole. Only a row
+ *   whose derived id repeats an earlier one in its file (the demo's unlocked appends, `[none,
+ *   1]`) gets a new id after the file's highest; the report lists those rows. New rows continue
+ *   after the highest. Parsing mirrors Python's `int()` for integers and numeric strings;
+ *   booleans and floats count as missing. Session rows stay in file order; a day's rows are
+ *   kept in id order (a day whose ids are not ascending in its file comes back sorted).
+ * - Each row keeps its original JSON (in `meta.import`), so an export writes it back as it was.
+ * - Daily rows are linked to a session when their `meta.session_id` names one (the demo's later
+ *   versions wrote it); older daily rows belong to no session and survive a session's deletion.
+ * - Storage failures midway leave the users imported so far in place (the writes are durable
+ *   step by step, not one transaction).
+ */
+export interface ImportOptions {
+  /** Import only these user folders (each must exist). Default: every user folder. */
+  users?: string[];
+}
+
+export interface ImportReport {
+  users: string[];
+  sessions: number;
+  sessionRows: number;
+  dailyRows: number;
+  logRows: number;
+  longTermDocuments: number;
+  /** Rows whose demo id repeated an earlier row's in the same file, with the id each got. */
+  renumbered: { file: string; line: number; demoId: number; id: number }[];
+}
+
+const BATCH = 1_000;
+
+export async function importDemoFolder(deps: RecallDeps, root: string, options: ImportOptions = {}): Promise<ImportReport> {
+  const users = await readDemoFolder(root, options.users);
+  for (const user of users) {
+    if (hasMemory(deps, user.userId)) {
+      throw new InvalidInputError('invalid_option', `user ${user.userId} already has memory here; an import never merges`, {
+        userId: user.userId,
+      });
+    }
+  }
+  const report: ImportReport = {
+    users: users.map((u) => u.userId),
+    sessions: 0,
+    sessionRows: 0,
+    dailyRows: 0,
+    logRows: 0,
+    longTermDocuments: 0,
+    renumbered: [],
+  };
+  for (const user of users) await importUser(deps, user, report);
+  return report;
+}
+
+function hasMemory(deps: RecallDeps, userId: string): boolean {
+  const { dbs } = deps;
+  const range = { start: [userId], end: [userId, HIGH], limit: 1 };
+  return [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log].some((db) => [...db.getKeys(range)].length > 0);
+}
+
+async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport): Promise<void> {
+  const { dbs } = deps;
+  const u = user.userId;
+  const now = localNow(deps).ts;
+
+  // The index first, in conversations.json order, then the session files it did not name.
+  await commit(dbs, () => {
+    // High-water marks left by deleted sessions would shift the imported days' numbering.
+    const stale = [...dbs.counters.getKeys({ start: [u, 'daily-high'], end: [u, 'daily-high', HIGH] })];
+    for (const key of stale) dbs.counters.remove(key);
+    const named = new Set<string>();
+    for (const [sessionId, raw] of user.conversations) {
+      named.add(sessionId);
+      dbs.sessions.put([u, sessionId], {
+        title: typeof raw['title'] === 'string' ? raw['title'] : '',
+        updated_at: typeof raw['updated_at'] === 'string' ? raw['updated_at'] : '',
+        order: nextCounter(dbs, 'session-order', u),
+        listed: true,
+        import: raw,
+        ...demoIdsOf(user.sessions.get(sessionId)),
+      } satisfies SessionEntry);
+    }
+    for (const sessionId of user.sessions.keys()) {
+      if (named.has(sessionId)) continue;
+      dbs.sessions.put([u, sessionId], {
+        title: '',
+        updated_at: '',
+        order: nextCounter(dbs, 'session-order', u),
+        listed: false,
+        ...demoIdsOf(user.sessions.get(sessionId)),
+      } satisfies SessionEntry);
+    }
+  });
+  report.sessions += new Set([...user.conversations.map(([s]) => s), ...user.sessions.keys()]).size;
+
+  for (const [sessionId, rows] of user.sessions) {
+    const ids = assignIds(report, `${u}/sessions/${sessionId}.jsonl`, rows);
+    const keepIds = !isOneToN(ids);
+    const conversationId = sessionConversationId(u, sessionId);
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const entries: NewEntry[] = rows.slice(i, i + BATCH).map((row, j) => ({
+        message: { role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content },
+        meta: { ts: row.ts, ...(keepIds ? { message_id: ids[i + j]! } : {}), import: withoutContent(row.raw) },
+      }));
+      await deps.memory.append(conversationId, entries);
+    }
+    report.sessionRows += rows.length;
+  }
+
+  for (const [day, rows] of user.daily) {
+    const ids = assignIds(report, `${u}/daily/${day}.jsonl`, rows);
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const chunk = rows.slice(i, i + BATCH);
+      await commit(dbs, () => {
+        for (const [j, row] of chunk.entries()) {
+          const meta = row.raw['meta'];
+          const sid = isObject(meta) && typeof meta['session_id'] === 'string' && isValidId(meta['session_id']) ? meta['session_id'] : null;
+          const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
+          putDailyRow(dbs, u, {
+            day,
+            ts: row.ts,
+            role: row.role,
+            content: row.content,
+            session_id: sid,
+            session_message_id: null,
+            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            import: withoutContent(row.raw),
+          }, ids[i + j]!);
+        }
+      });
+    }
+    report.dailyRows += rows.length;
+  }
+
+  if (user.memoryMd !== undefined) {
+    const text = user.memoryMd;
+    await commit(dbs, () => writeLongTerm(dbs, u, text, 'import', now, text));
+    report.longTermDocuments += 1;
+  }
+
+  for (let i = 0; i < user.log.length; i += BATCH) {
+    const chunk = user.log.slice(i, i + BATCH);
+    await commit(dbs, () => {
+      for (const raw of chunk) {
+        const sessionId = typeof raw['session_id'] === 'string' ? raw['session_id'] : '';
+        const value: Omit<LogValue, 'seq'> = {
+          ts: text(raw['ts']),
+          session_id: sessionId,
+          user_message: text(raw['user_message']),
+          assistant_reply: text(raw['assistant_reply']),
+          memory_context: text(raw['memory_context']),
+          tool_calls: demoToolCalls(raw['tool_calls']),
+          import: raw,
+        };
+        putLogRow(dbs, u, isValidId(sessionId) ? sessionId : '', value);
+      }
+    });
+  }
+  report.logRows += user.log.length;
+}
+
+/** The row without its content (stored once, as the message), keeping the key's place. */
+function withoutContent(raw: JsonObject): JsonObject {
+  return 'content' in raw ? { ...raw, content: null } : { ...raw };
+}
+
+/** The demo's read-time ids, a repeated one replaced by the next after the file's highest. */
+function demoIds(rows: readonly DemoRow[]): { ids: number[]; repeats: { index: number; demoId: number }[] } {
+  const derived = backfillMessageIds(rows.map((r) => r.raw['message_id']));
+  let high = derived.reduce((a, b) => Math.max(a, b), 0);
+  const seen = new Set<number>();
+  const repeats: { index: number; demoId: number }[] = [];
+  const ids = derived.map((id, index) => {
+    if (!seen.has(id)) {
+      seen.add(id);
+      return id;
+    }
+    repeats.push({ index, demoId: id });
+    return ++high;
+  });
+  return { ids, repeats };
+}
+
+function assignIds(report: ImportReport, file: string, rows: readonly DemoRow[]): number[] {
+  const { ids, repeats } = demoIds(rows);
+  for (const { index, demoId } of repeats) report.renumbered.push({ file, line: rows[index]!.line, demoId, id: ids[index]! });
+  return ids;
+}
+
+function isOneToN(ids: readonly number[]): boolean {
+  return ids.every((id, i) => id === i + 1);
+}
+
+/** The session entry's `demoIds` when its file's ids are not 1..n. */
+function demoIdsOf(rows: readonly DemoRow[] | undefined): Pick<SessionEntry, 'demoIds'> {
+  if (rows === undefined) return {};
+  const { ids } = demoIds(rows);
+  if (isOneToN(ids)) return {};
+  return { demoIds: { rows: ids.length, shift: ids.reduce((a, b) => Math.max(a, b), 0) - ids.length } };
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,27 @@
+import { MnemoError } from '../errors.ts';
+
+/**
+ * The layered memory's own errors (bad input is the shared `InvalidInputError`; storage
+ * failures are the store's `StorageError`). Each has a stable `code`.
+ */
+
+/** A call on a recall service after its `close()` (`memoryTools()`, a standalone service). */
+export class RecallClosedError extends MnemoError {
+  readonly code = 'recall_closed';
+  constructor() {
+    super('the recall service is closed');
+  }
+}
+
+/** The runtime has no layered memory (it needs LMDB storage). */
+export class RecallUnavailableError extends MnemoError {
+  readonly code = 'recall_unavailable';
+}
+
+/** A scan sent to the search pool after it closed. */
+export class SearchPoolClosedError extends MnemoError {
+  readonly code = 'pool_closed';
+  constructor() {
+    super('the search pool is closed');
+  }
+}

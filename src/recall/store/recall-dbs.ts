@@ -1,0 +1,184 @@
+import type { Database, Key, RootDatabase } from 'lmdb';
+import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
+import type { JsonObject } from '../../message.ts';
+import type { RowError, ToolCallView } from './memory-row.ts';
+
+/**
+ * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
+ * starts with the user id, so no range of one user's keys can reach another's: lmdb-js writes
+ * an array key's parts as UTF-8 separated by a 0 byte, ids hold no NUL (nor any control
+ * character, recall-ids.ts), so `[user, session]` is one key for one pair only, and a range
+ * `[user] .. [user, HIGH]` never reaches user `user2`. No id holds U+10FFFF (a noncharacter),
+ * so `HIGH` closes any range of them.
+ *
+ * | db                      | key                                  | value          |
+ * |-------------------------|--------------------------------------|----------------|
+ * | recall.daily            | [userId, 'YYYY-MM-DD', id]           | DailyValue     |
+ * | recall.daily-by-session | [userId, sessionId, day, id]         | true           |
+ * | recall.sessions         | [userId, sessionId]                  | SessionEntry   |
+ * | recall.long-term        | [userId, version]                    | LongTermValue  |
+ * | recall.log              | [userId, sessionId or '', seq]       | LogValue       |
+ * | recall.counters         | [userId, 'session-order' / 'log-seq'] | number        |
+ * |                         | [userId, 'daily-high', day]          | number         |
+ * |                         | [userId, 'daily-rows']               | number         |
+ * |                         | [userId, 'daily-mirrored', sessionId] | number        |
+ * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
+ *
+ * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
+ * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
+ */
+export const DB_NAMES = {
+  daily: 'recall.daily',
+  dailyBySession: 'recall.daily-by-session',
+  sessions: 'recall.sessions',
+  longTerm: 'recall.long-term',
+  log: 'recall.log',
+  counters: 'recall.counters',
+} as const;
+
+/** Closes a range over string components: UTF-8 of U+10FFFF sorts after every id. */
+export const HIGH = '\u{10FFFF}';
+
+export interface DailyValue {
+  ts: string;
+  role: string;
+  content: string;
+  /** The session that wrote it; `null` for an imported row that named none. */
+  session_id: string | null;
+  /** The same row's id in its session, when it has one. */
+  session_message_id: number | null;
+  tool_calls?: ToolCallView[];
+  error?: RowError;
+  /** An imported row as its file held it (content replaced by null), for a faithful export. */
+  import?: JsonObject;
+}
+
+export interface SessionEntry {
+  /** `''` until the first turn ends (or when an imported entry had none). */
+  title: string;
+  /** `YYYY-MM-DDTHH:MM:SS` local, refreshed every turn. */
+  updated_at: string;
+  /** Creation order within the user: ties of `updated_at` list in this order. */
+  order: number;
+  /**
+   * Shown by `listSessions`. A session is registered (unlisted) before its first row is
+   * written, so every session with rows can be found, exported and deleted, and listed when its
+   * first turn ends. Imported session files that `conversations.json` did not name stay unlisted.
+   */
+  listed: boolean;
+  /** The imported `conversations.json` entry, for a faithful export. */
+  import?: JsonObject;
+  /**
+   * Set when an imported session's demo ids were not 1..n: its first `rows` records carry their
+   * demo id in `meta.message_id`, and every later record's id is its record id + `shift`
+   * (highest demo id − rows), so new ids continue after the highest.
+   */
+  demoIds?: { rows: number; shift: number };
+}
+
+export interface LongTermValue {
+  content: string;
+  ts: string;
+  source: 'remember_note' | 'set' | 'import';
+  /** The imported file's text, when this version came from one. */
+  raw?: string;
+}
+
+/** One turn of the dialogue log, as the API and the Demo's `llm_dialogue.jsonl` show it. */
+export interface DialogueLogRow {
+  ts: string;
+  session_id: string;
+  user_message: string;
+  assistant_reply: string;
+  memory_context: string;
+  tool_calls: ToolCallView[];
+  error?: RowError;
+}
+
+/** A dialogue-log row as stored. */
+export interface LogValue extends DialogueLogRow {
+  /** Per-user order of log rows across sessions. */
+  seq: number;
+  import?: JsonObject;
+}
+
+export interface RecallDbs {
+  env: RootDatabase;
+  /** The environment's directory (pool workers open it by path). */
+  path: string;
+  daily: Database<DailyValue, [string, string, number]>;
+  /** `daily` as raw JSON text, for the keyword scan's prefilter (search-scan.ts). */
+  dailyText: Database<string, [string, string, number]>;
+  dailyBySession: Database<true, [string, string, string, number]>;
+  sessions: Database<SessionEntry, [string, string]>;
+  longTerm: Database<LongTermValue, [string, number]>;
+  log: Database<LogValue, [string, string, number]>;
+  counters: Database<number, string[]>;
+}
+
+/**
+ * The environment the layered memory lives in: the runtime's (or a standalone one from the
+ * memory layer's `acquireEnvironment`), with its path for the pool's workers.
+ */
+export interface RecallEnvironment {
+  root: RootDatabase;
+  path: string;
+  /** The memory layer's guard against lmdb 3.5.6's unhandled commit-failure rejection. */
+  guardFailedCommits?(): void;
+}
+
+/** JSON values, like the memory layer's `messages` db: exact round trips, and workers decode them alike. */
+const JSON_DB = { encoding: 'json' } as const;
+
+export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { guard: () => void } {
+  const env = environment.root;
+  return {
+    env,
+    path: environment.path,
+    guard: () => environment.guardFailedCommits?.(),
+    daily: env.openDB(DB_NAMES.daily, JSON_DB),
+    dailyText: openRawText(env, DB_NAMES.daily),
+    dailyBySession: env.openDB(DB_NAMES.dailyBySession, JSON_DB),
+    sessions: env.openDB(DB_NAMES.sessions, JSON_DB),
+    longTerm: env.openDB(DB_NAMES.longTerm, JSON_DB),
+    log: env.openDB(DB_NAMES.log, JSON_DB),
+    counters: env.openDB(DB_NAMES.counters, JSON_DB),
+  };
+}
+
+/**
+ * Runs `work` inside one LMDB write transaction (reads in it see its own writes; it commits
+ * with whatever else this event turn wrote) and resolves once committed and flushed. A failed
+ * commit rejects with the memory layer's `StorageError` and leaves nothing of `work` behind.
+ * `work` must be synchronous and short: it runs on the main thread inside the write lock.
+ */
+export async function commit<T>(dbs: RecallDbs & { guard: () => void }, work: () => T): Promise<T> {
+  const done = dbs.env.transaction(work);
+  dbs.guard();
+  try {
+    const result = await done;
+    await dbs.env.flushed;
+    return result;
+  } catch (error) {
+    throw await commitFailure(error, dbs.path);
+  }
+}
+
+/** Bumps and returns a per-user counter; call only inside a write transaction. */
+export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq', userId: string): number {
+  const n = (dbs.counters.get([userId, name]) ?? 0) + 1;
+  dbs.counters.put([userId, name], n);
+  return n;
+}
+
+/** The raw-text handle of a JSON db. Read only. */
+export function openRawText<K extends Key>(env: RootDatabase, name: string): Database<string, K> {
+  const encoder = {
+    encode: () => {
+      throw new Error(`${name}: the raw-text handle is read only`);
+    },
+    // lmdb-js hands over its shared read buffer (no `needsStableBuffer`): read it at once.
+    decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
+  };
+  return env.openDB<string, K>(name, { encoding: 'binary', encoder } as never);
+}

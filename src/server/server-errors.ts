@@ -1,0 +1,220 @@
+/**
+ * The API's error bodies, shaped like FastAPI's so clients of the original demo keep working:
+ *
+ * - 422 `{detail: [{type, loc, msg, input}]}` — a field is missing or has the wrong type
+ *   (`RequestValidationError`, built by `request-validation.ts`); `input` is echoed only when
+ *   small and shallow (≤ 8 levels, ≤ 1 KiB), else described, so no input can make the answer
+ *   itself fail; a `__proto__` key gets `json_forbidden_key`;
+ * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
+ *   layer below rejected the input with an `InvalidInputError`;
+ * - 401 / 403 / 404 / 408 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, time, size,
+ *   media type, header size;
+ * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
+ *   `LLM_FAILURES`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
+ *   is a fixed, safe sentence: the provider's own words can carry a masked key, an account or
+ *   an internal URL, so they go only to the log, with the whole error;
+ * - 500 `{detail: "server error: ..."}` — anything else (logged with its stack).
+ *
+ * A request Node's HTTP parser refuses before fastify sees it (raw non-ASCII bytes in the URL,
+ * as `curl 'host/search?keyword=咖啡'` sends, oversized headers, a garbled request line) gets
+ * the same `{detail}` shape from `clientErrorHandler`, written straight to the socket.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InvalidInputError, MnemoError } from '../errors.ts';
+import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
+import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
+import { drainRefusedBody } from './refused-body.ts';
+
+/** One FastAPI/pydantic validation issue. */
+export interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** A request whose fields do not have the declared shape: 422 with every issue found. */
+export class RequestValidationError extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.name = 'RequestValidationError';
+  }
+}
+
+/** An error that already knows its status and its `detail` text. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = 'HttpError';
+  }
+}
+
+export interface ErrorBody {
+  detail: string | ValidationIssue[];
+  /** Present for model failures and interrupted turns: the stable code behind the status. */
+  code?: string;
+}
+
+/** What the client is told when the model fails, by `LlmError` code. */
+export const LLM_FAILURES: Readonly<Record<LlmErrorCode, { status: number; detail: string }>> = {
+  llm_auth: { status: 502, detail: 'the model provider refused the server’s credentials' },
+  llm_rate_limited: { status: 429, detail: 'the model provider is rate-limiting this server; try again later' },
+  llm_bad_request: { status: 502, detail: 'the model provider rejected the request' },
+  llm_unavailable: { status: 503, detail: 'the model provider is unavailable; try again later' },
+  llm_timeout: { status: 504, detail: 'the model did not answer in time' },
+  llm_aborted: { status: 503, detail: 'the model call was cancelled' },
+  llm_error: { status: 502, detail: 'the model’s answer could not be used' },
+};
+
+/** The status and body for any thrown value; `logAsError` marks the ones a human should see. */
+export function errorResponse(err: unknown, bodyLimit: number): {
+  status: number;
+  body: ErrorBody;
+  logAsError: boolean;
+} {
+  if (err instanceof RequestValidationError) {
+    return { status: 422, body: { detail: err.issues.map((i) => ({ ...i, input: boundedInput(i.input) })) }, logAsError: false };
+  }
+  if (err instanceof HttpError) {
+    return { status: err.statusCode, body: { detail: err.detail }, logAsError: false };
+  }
+  if (err instanceof InvalidInputError) {
+    return { status: 400, body: { detail: err.message }, logAsError: false };
+  }
+  if (err instanceof TurnInterruptedError) {
+    return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };
+  }
+  if (err instanceof LlmError) {
+    const { status, detail } = LLM_FAILURES[err.code] ?? LLM_FAILURES.llm_error;
+    return { status, body: { detail, code: err.code }, logAsError: true };
+  }
+  if (!(err instanceof MnemoError) && isFastifyError(err)) {
+    switch (err.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return {
+          status: 413,
+          body: { detail: `request body too large (limit ${bodyLimit} bytes)` },
+          logAsError: false,
+        };
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return {
+          status: 422,
+          body: {
+            detail: [
+              { type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: err.message } },
+            ],
+          },
+          logAsError: false,
+        };
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return {
+          status: 415,
+          body: { detail: 'unsupported media type: send application/json' },
+          logAsError: false,
+        };
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return {
+          status: 422,
+          body: { detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] },
+          logAsError: false,
+        };
+    }
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return { status, body: { detail: err.message }, logAsError: false };
+    }
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { status: 500, body: { detail: `server error: ${message}` }, logAsError: true };
+}
+
+/** Deeper than this, an echoed input is replaced by a note (serializing it could overflow the stack). */
+const MAX_ECHO_DEPTH = 8;
+/** Longer than this (serialized), an echoed input is replaced by a note. */
+const MAX_ECHO_CHARS = 1024;
+
+/** The input as echoed in a 422: itself when small and shallow, else a short description. */
+function boundedInput(input: unknown): unknown {
+  if (input === null || typeof input !== 'object') {
+    return typeof input === 'string' && input.length > MAX_ECHO_CHARS ? `${input.slice(0, MAX_ECHO_CHARS)}…` : input;
+  }
+  // Iterative, so the check itself cannot overflow.
+  const stack: [unknown, number][] = [[input, 1]];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_ECHO_DEPTH) return `(${Array.isArray(input) ? 'an array' : 'an object'} nested deeper than ${MAX_ECHO_DEPTH} levels, not echoed)`;
+    if (++nodes > MAX_ECHO_CHARS) break;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  if (nodes > MAX_ECHO_CHARS || JSON.stringify(input).length > MAX_ECHO_CHARS) {
+    return `(${Array.isArray(input) ? 'an array' : 'an object'} too large to echo)`;
+  }
+  return input;
+}
+
+function isFastifyError(err: unknown): err is FastifyError {
+  const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('FST_');
+}
+
+/** Installs the error and not-found handlers that produce the bodies above. */
+export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const { status, body, logAsError } = errorResponse(err, bodyLimit);
+    if (logAsError) request.log.error({ err }, 'request failed');
+    else request.log.info({ status, detail: body.detail }, 'request rejected');
+    if (status === 413) drainRefusedBody(request.raw);
+    return reply.code(status).send(body);
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
+}
+
+/** The status and `detail` for a request the HTTP parser refused (Node's `clientError`). */
+export function clientErrorResponse(err: NodeJS.ErrnoException & { reason?: string }): { status: number; detail: string } {
+  switch (err.code) {
+    case 'HPE_INVALID_URL':
+      return {
+        status: 400,
+        detail: 'invalid URL: only ASCII is allowed, percent-encode anything else (curl: -G --data-urlencode)',
+      };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, detail: 'request headers too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, detail: 'request timeout' };
+    default:
+      return { status: 400, detail: `bad request: ${err.reason ?? err.message}` };
+  }
+}
+
+/**
+ * fastify's `clientErrorHandler`: answers in the `{detail}` shape (fastify's default body is
+ * `{error, message, statusCode}`), then closes the connection, as Node and fastify do.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  err: NodeJS.ErrnoException & { reason?: string },
+  socket: Duplex,
+): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, detail } = clientErrorResponse(err);
+  // Debug, as fastify's own handler (trace): port scanners and broken proxies send these too.
+  this.log.debug({ status, detail, code: err.code }, 'request refused by the HTTP parser');
+  if (socket.writable) {
+    const body = JSON.stringify({ detail } satisfies ErrorBody);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}

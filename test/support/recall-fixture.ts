@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LlmService } from '../../src/llm/llm-service.ts';
+import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
+import { createLmdbStore } from '../../src/memory/lmdb/lmdb-store.ts';
+import { createRecall, type Recall, type RecallOptions } from '../../src/recall/index.ts';
+
+/** A manual wall clock: starts at `start` (an ISO instant) and moves only when told. */
+export interface ManualClock {
+  now(): number;
+  set(iso: string): void;
+  advance(ms: number): void;
+}
+
+export function manualClock(start = '2026-04-08T10:00:00+08:00'): ManualClock {
+  let t = Date.parse(start);
+  return {
+    now: () => t,
+    set: (iso) => {
+      t = Date.parse(iso);
+    },
+    advance: (ms) => {
+      t += ms;
+    },
+  };
+}
+
+export const ZONE = 'Asia/Shanghai';
+
+export interface RecallFixture {
+  dir: string;
+  recall: Recall;
+  clock: ManualClock;
+  memory: ReturnType<typeof createLmdbStore>;
+  env: ReturnType<typeof acquireEnvironment>;
+  /** Closes recall, store and environment, and deletes the directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * A real recall service on a real LMDB environment in a temp directory: the session store and
+ * the recall databases share the environment, as inside the runtime. The environment skips
+ * fsync (`noSync`): these suites test behaviour, not durability (the memory layer's suites
+ * kill processes for that), and a turn's four flushes would dominate their run time.
+ */
+export function openRecall(
+  options: Partial<Omit<RecallOptions, 'memory' | 'env'>> & { llm?: LlmService; dir?: string } = {},
+): RecallFixture {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'mnemo-recall-'));
+  const clock = (options.clock as ManualClock | undefined) ?? manualClock();
+  const env = acquireEnvironment(dir, { noSync: true });
+  const memory = createLmdbStore({ path: dir, clock });
+  const recall = createRecall({ timeZone: ZONE, memoryInEnv: true, ...options, clock, memory, env });
+  let closed = false;
+  return {
+    dir,
+    recall,
+    clock,
+    memory,
+    env,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await recall.close();
+      await memory.close();
+      await new Promise((r) => setTimeout(r, 0));
+      await env.release();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

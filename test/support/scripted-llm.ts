@@ -1,0 +1,37 @@
+import type { ChatOptions, LlmResponse, LlmService } from '../../src/llm/llm-service.ts';
+import type { Message } from '../../src/message.ts';
+
+/**
+ * A deterministic LlmService for loop tests: answers call i with `script[i]` (or the function's
+ * result) and records exactly what each call was sent. A thrown value is thrown by `chat`.
+ */
+export interface ScriptedLlm extends LlmService {
+  calls: { messages: Message[]; options: ChatOptions | undefined }[];
+}
+
+export type Step = LlmResponse | Error | ((messages: readonly Message[]) => LlmResponse);
+
+export function scriptedLlm(script: readonly Step[] | ((messages: readonly Message[], i: number) => LlmResponse)): ScriptedLlm {
+  const calls: ScriptedLlm['calls'] = [];
+  return {
+    calls,
+    async chat(messages, options) {
+      calls.push({ messages: structuredClone([...messages]), options });
+      const i = calls.length - 1;
+      const step = typeof script === 'function' ? script(messages, i) : script[i];
+      if (step === undefined) throw new Error(`scripted LLM has no step ${i}`);
+      if (step instanceof Error) throw step;
+      return typeof step === 'function' ? step(messages) : step;
+    },
+  };
+}
+
+export const text = (content: string): LlmResponse => ({ content, finish_reason: 'stop' });
+
+export function toolCalls(...calls: [id: string, name: string, args: Record<string, unknown>][]): LlmResponse {
+  return {
+    content: null,
+    finish_reason: 'tool_calls',
+    tool_calls: calls.map(([id, name, args]) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } })),
+  };
+}

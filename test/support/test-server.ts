@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LlmService } from '../../src/llm/index.ts';
+import { startRuntime, type Runtime } from '../../src/runtime.ts';
+import type { SupervisedRecall } from '../../src/recall/index.ts';
+import type { WallClock } from '../../src/wall-clock.ts';
+import { startServer, type RunningServer } from '../../src/server/index.ts';
+import { http, type HttpOptions, type HttpResponse } from './http.ts';
+
+/** A real runtime on a temp LMDB dir and a real server on 127.0.0.1:0 in front of it. */
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  runtime: Runtime;
+  recall: SupervisedRecall;
+  server: RunningServer;
+  request(method: string, path: string, options?: HttpOptions): Promise<HttpResponse>;
+  /** Closes the server and the runtime; `keepData` leaves the dir for a restart. */
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+let started = 0;
+
+export async function startTestServer(
+  options: {
+    llm?: LlmService;
+    clock?: WallClock;
+    token?: string;
+    adminToken?: string;
+    bodyLimit?: number;
+    requestTimeoutMs?: number;
+    stopTimeoutMs?: number;
+    dataDir?: string;
+    /** The runtime's name (its registered names' prefix); default a fresh `mnemo_test_<n>`. */
+    name?: string;
+  } = {},
+): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
+  // Runtimes register their names process-wide: each test server gets its own.
+  // No LLM: the recall service's own offline mode (the demo's fallback replies and titles).
+  const runtime = await startRuntime({
+    name: options.name ?? `mnemo_test_${++started}`,
+    dataDir,
+    storage: 'lmdb',
+    recall: {
+      ...(options.llm === undefined ? {} : { llm: options.llm }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    },
+  });
+  const recall = runtime.recall;
+  const server = await startServer({
+    recall,
+    runtime,
+    host: '127.0.0.1',
+    port: 0,
+    token: options.token ?? null,
+    adminToken: options.adminToken ?? null,
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
+  });
+  return {
+    url: server.url,
+    dataDir,
+    runtime,
+    recall,
+    server,
+    request: (method, path, requestOptions) => http(server.url, method, path, requestOptions),
+    async close({ keepData = false } = {}) {
+      await server.close();
+      await runtime.stop();
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
