@@ -1,6 +1,6 @@
 /**
  * The `mnemo` command (`npm start`, `bin/mnemo.js`): reads its options (`--help` lists them),
- * then serves the HTTP API and chat page over the runtime (see `server/serve.ts`).
+ * then serves the HTTP API and chat page over the runtime (see `serve.ts`).
  * Exit codes: 0 after a clean stop, 1 when the start or the stop failed, 2 for bad options.
  *
  * The server and everything under it load only after the options are read, so `--help` and a

@@ -10,7 +10,7 @@ import { startRuntime } from '../../src/runtime.ts';
 // `data_dir_locked`, naming the holder's pid and pointing to PostgreSQL, never a crash or a
 // `write_conflict` later. A holder that died (SIGKILL) does not keep the directory.
 
-const holder = join(import.meta.dirname, '../fixtures/data-dir-holder.ts');
+const holder = join(import.meta.dirname, '../programs/data-dir-holder.ts');
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-one-proc-'));
 const children: ChildProcess[] = [];
 
