@@ -50,6 +50,10 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
       const count = validateTailCount(n);
       return (await table()).tail(c, count);
     },
+    async systemMessages(conversationId: string): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      return (await table()).systemMessages(c);
+    },
     async lastId(conversationId: string): Promise<number> {
       const c = validateConversationId(conversationId);
       return (await table()).lastId(c);

@@ -126,6 +126,11 @@ export function createSerialLog(
       ensureOpen();
       return table.tail(c, count);
     },
+    async systemMessages(conversationId: string): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      ensureOpen();
+      return table.systemMessages(c);
+    },
     async lastId(conversationId: string): Promise<number> {
       const c = validateConversationId(conversationId);
       ensureOpen();

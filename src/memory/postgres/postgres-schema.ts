@@ -17,7 +17,9 @@ import { InvalidInputError } from '../../errors.ts';
  *   key `(conversation_id, message_id)`, so `get`/`range`/`tail` are index range scans.
  *   `message` and `meta` are `json`, not `jsonb`: `json` keeps the text exactly as written, so
  *   key order and number spellings come back as given (`jsonb` would
- *   reorder keys). `ts` is text, the exact string the store stamped.
+ *   reorder keys). `ts` is text, the exact string the store stamped. A partial index on
+ *   `(conversation_id, message_id) WHERE message->>'role' = 'system'` is written by the same
+ *   insert, so `systemMessages` is an index scan of the system messages alone.
  *
  * Ids are `text COLLATE "C"`: byte-wise equality, no locale in the key.
  */
@@ -35,6 +37,7 @@ export interface PostgresStatements {
   readonly messages: Statement;
   readonly range: Statement;
   readonly tail: Statement;
+  readonly systemMessages: Statement;
   readonly lastId: Statement;
   /** Advisory lock key that serializes concurrent migrations of this schema. */
   readonly migrationLock: string;
@@ -80,7 +83,9 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
         meta json NOT NULL,
         message json NOT NULL,
         PRIMARY KEY (conversation_id, message_id)
-      );`,
+      );
+      CREATE INDEX IF NOT EXISTS messages_system ON ${s}.messages (conversation_id, message_id)
+        WHERE (message->>'role') = 'system';`,
     tablesExist: named(
       'tables_exist',
       `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok`,
@@ -126,6 +131,12 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
       `SELECT * FROM (
          SELECT ${columns} FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id DESC LIMIT $2
        ) last ORDER BY message_id`,
+    ),
+    systemMessages: named(
+      'system_messages',
+      `SELECT ${columns} FROM ${s}.messages
+       WHERE conversation_id = $1 AND (message->>'role') = 'system'
+       ORDER BY message_id`,
     ),
     lastId: named('last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1`),
   };

@@ -254,6 +254,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const rows = await track(read<RecordRow>(c, sql.tail, [c, count]));
       return rows.map(toRecord);
     },
+    async systemMessages(conversationId: string): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      ensureOpen();
+      const rows = await track(read<RecordRow>(c, sql.systemMessages, [c]));
+      return rows.map(toRecord);
+    },
     async lastId(conversationId: string): Promise<number> {
       const c = validateConversationId(conversationId);
       ensureOpen();
