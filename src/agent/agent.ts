@@ -33,6 +33,12 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * `MaxToolIterationsError`), and `maxToolCalls` tool calls (default unlimited; a batch may
  * cross it, and `MaxToolCallsError` comes before the next call). Tool failures are content,
  * LLM errors abort the run (the user message stays stored).
+ * Flat turn cost: when the provider has `prepareHistory` and `lastTurn` (the built-in ones
+ * with a window over a `MessageLog`, e.g. `{ window: 50 }` on the runtime's memory), the run
+ * reads no whole history: healing looks at the last turn only (where an abandoned run leaves
+ * its calls), each call sends `prepareHistory` (what `prepare(history + this run)` gives, as
+ * this run's messages are stored before each call), and `messages` starts from that last turn
+ * instead of the whole history (`agent.messages()` still reads it all).
  * Runs and writes of one agent are serialized; reads are not.
  */
 export interface AgentConfig {
@@ -55,7 +61,10 @@ export interface AgentRunResult {
   toolCallsMade: ToolCallRecord[];
   /** LLM calls made by this run. */
   iterations: number;
-  /** The history the run started from, then this run's messages. */
+  /**
+   * The history the run started from, then this run's messages. With a provider that reads
+   * boundedly (`prepareHistory`), the history part is only its last turn.
+   */
   messages: Message[];
 }
 
@@ -106,8 +115,10 @@ export function createAgent(config: AgentConfig): Agent {
     const user: UserMessage = { role: 'user', content: text };
     const context = withConversationId(newContext(), conversationId);
     const messages: Message[] = [];
+    // A provider that reads only what it sends: heal from the last turn, send its window.
+    const bounded = provider?.prepareHistory !== undefined && provider.lastTurn !== undefined ? provider : undefined;
     if (provider) {
-      const history = await provider.history(conversationId);
+      const history = bounded ? await bounded.lastTurn!(conversationId) : await provider.history(conversationId);
       const healed = danglingToolResults(history);
       if (healed.length > 0) await provider.append(conversationId, healed);
       await provider.append(conversationId, [user]);
@@ -118,7 +129,7 @@ export function createAgent(config: AgentConfig): Agent {
     const { response, toolCallsMade, iterations } = await runToolLoop(
       kernel,
       {
-        toSend: () => (provider ? provider.prepare(conversationId, messages) : messages),
+        toSend: () => (bounded ? bounded.prepareHistory!(conversationId) : provider ? provider.prepare(conversationId, messages) : messages),
         async recordReply(reply) {
           if (!reply) return;
           if (provider) await provider.append(conversationId, [reply]);

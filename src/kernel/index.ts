@@ -7,7 +7,7 @@ export type { Around, ChatRequest, ChatResponse, Filter, FilterHooks, Next, Phas
 export { runChain } from './filter-chain.ts';
 export { runToolLoop } from './tool-loop.ts';
 export type { ToolLoopOptions, ToolLoopSteps } from './tool-loop.ts';
-export { memoryFilter } from './memory-filter.ts';
+export { memoryFilter, type MemoryFilterOptions } from './memory-filter.ts';
 export { systemPromptFilter } from './system-prompt-filter.ts';
 export { defineTool, toolSpec } from './tool.ts';
 export type { Tool } from './tool.ts';
