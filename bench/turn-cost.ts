@@ -1,7 +1,8 @@
 /**
  * bench/turn-cost.ts: what one turn costs as a conversation grows (long-conversations issue,
  * item 1). One run, the runtime's LMDB memory, conversations of 100 and 100,000 messages
- * measured side by side (the two sizes take turns, sample after sample), and the ratio:
+ * measured side by side (the two sizes take turns, sample after sample, in alternating order),
+ * and the ratio of the medians:
  * - agent: `createAgent({ llm: fallbackLlm(), memory: { window: 50 } })`, one `run` per sample;
  * - agent, whole history: the same provider without its bounded reads (today's path for a
  *   plain `ChatMemory`: `history` + `prepare` over everything), for contrast;
@@ -103,7 +104,8 @@ await withTempDir('turn-cost', async (dir) => {
       const samples = new Map(SIZES.map((s) => [s, new Samples()]));
       for (const size of SIZES) for (let w = 0; w < Math.min(10, c.samples); w++) await turns.get(size)!(size);
       for (let i = 0; i < c.samples; i++) {
-        for (const size of SIZES) {
+        // The sizes take turns, in alternating order, so neither always follows the other.
+        for (const size of i % 2 === 0 ? SIZES : [...SIZES].reverse()) {
           const t0 = performance.now();
           await turns.get(size)!(size);
           samples.get(size)!.add(performance.now() - t0);
