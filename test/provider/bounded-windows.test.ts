@@ -17,7 +17,9 @@ import {
   tokenWindow,
   tokenWindowProvider,
 } from '../../src/provider/index.ts';
-import { scriptedLlm, text } from '../kernel/scripted-llm.ts';
+import { startRuntime } from '../../src/runtime.ts';
+import { scriptedLlm, text, toolCalls } from '../kernel/scripted-llm.ts';
+import { defineTool } from '../../src/kernel/index.ts';
 
 /** mulberry32: a small seeded PRNG, so a failing history can be replayed from its seed. */
 function prng(seed: number): () => number {
@@ -69,14 +71,35 @@ const count = (m: Message): number => 1 + Math.ceil(JSON.stringify(m).length / 1
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-bounded-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const backends: Array<[string, () => MessageLog & { close?: () => Promise<void> }]> = [
-  ['in memory', () => createInMemoryStore()],
-  ['LMDB', () => createLmdbStore({ path: join(dir, `lmdb-${Math.random().toString(36).slice(2)}`) })],
+const fresh = () => join(dir, Math.random().toString(36).slice(2));
+const backends: Array<[string, () => Promise<MessageLog & { close?: () => Promise<void> }>]> = [
+  ['in memory', async () => createInMemoryStore()],
+  ['LMDB', async () => createLmdbStore({ path: fresh() })],
+  [
+    'runtime.memory (LMDB)',
+    async () => {
+      const runtime = await startRuntime({ dataDir: fresh(), name: `bounded-${Math.random().toString(36).slice(2)}` });
+      return Object.assign(Object.create(runtime.memory) as MessageLog, { close: () => runtime.stop() });
+    },
+  ],
 ];
+
+/** A log that counts whole-history reads (`get`). */
+function counting(log: MessageLog): MessageLog & { gets: number } {
+  const counted = { ...log, gets: 0 } as MessageLog & { gets: number };
+  for (const k of ['add', 'append', 'clear', 'range', 'tail', 'systemMessages', 'lastId'] as const) {
+    (counted as unknown as Record<string, unknown>)[k] = (log[k] as (...a: unknown[]) => unknown).bind(log);
+  }
+  counted.get = (id) => {
+    counted.gets++;
+    return log.get(id);
+  };
+  return counted;
+}
 
 describe.each(backends)('bounded readers over %s', (_name, make) => {
   it('readSafeWindow equals safeWindow over the whole history, for random histories and windows', async () => {
-    const log = make();
+    const log = await make();
     for (let seed = 1; seed <= 60; seed++) {
       const random = prng(seed);
       const history = randomHistory(random, Math.floor(random() * 300));
@@ -91,7 +114,7 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
   });
 
   it('readTokenWindow equals tokenWindow over the whole history, for random histories and budgets', async () => {
-    const log = make();
+    const log = await make();
     for (let seed = 100; seed <= 160; seed++) {
       const random = prng(seed);
       const history = randomHistory(random, Math.floor(random() * 300));
@@ -105,7 +128,7 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
   });
 
   it('readLastTurn returns the history from its last user message on, and all of it without one', async () => {
-    const log = make();
+    const log = await make();
     for (let seed = 200; seed <= 240; seed++) {
       const random = prng(seed);
       const history = randomHistory(random, Math.floor(random() * 200));
@@ -118,7 +141,7 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
   });
 
   it('healing from the last turn equals healing from the whole history when earlier turns are answered', async () => {
-    const log = make();
+    const log = await make();
     for (let seed = 300; seed <= 340; seed++) {
       const random = prng(seed);
       // Earlier turns healed (as each run heals before it stores its user message), the last one random.
@@ -133,7 +156,7 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
   });
 
   it('providers with a window over a MessageLog read boundedly what prepare(history) gives', async () => {
-    const log = make();
+    const log = await make();
     const history = randomHistory(prng(7), 400);
     await log.add('p', history);
     const windowed = defaultProvider(log, 20);
@@ -146,7 +169,7 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
   });
 
   it('an agent with a window over a MessageLog sends what the whole-history path sends', async () => {
-    const log = make();
+    const log = await make();
     const history = randomHistory(prng(11), 250);
     await log.add('bounded', history);
     await log.add('whole', history);
@@ -161,7 +184,7 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
   });
 
   it('memoryFilter with a window sends safeWindow of the history; without one, the full history', async () => {
-    const log = make();
+    const log = await make();
     const history = randomHistory(prng(13), 200);
     await log.add('w', history);
     await log.add('f', history);
@@ -173,6 +196,36 @@ describe.each(backends)('bounded readers over %s', (_name, make) => {
     expect(windowed.calls[0]!.messages).toEqual(safeWindow([...history, ...delta], 25));
     expect(full.calls[0]!.messages).toEqual([...history, ...delta]);
     await log.close?.();
+  });
+});
+
+describe.each(backends)('turns that read no whole history, over %s', (_name, make) => {
+  it('an agent with { window } over a MessageLog never reads the whole history, tool rounds and healing included', async () => {
+    const base = await make();
+    const log = counting(base);
+    // An abandoned run: a tool call without its result at the end.
+    await log.add('a', [...randomHistory(prng(21), 300, 'old'), { role: 'user', content: 'q' }]);
+    await log.add('a', [{ role: 'assistant', content: null, tool_calls: [{ id: 'dangling', type: 'function', function: { name: 'f', arguments: '{}' } }] }]);
+    const echo = defineTool({ name: 'echo', description: '', parameters: {}, execute: async () => 'e' });
+    const llm = scriptedLlm([toolCalls(['k1', 'echo', {}]), text('done')]);
+    await createAgent({ llm, tools: [echo], memory: defaultProvider(log, 10), conversationId: 'a' }).run('go');
+    expect(log.gets).toBe(0);
+    const stored = await base.get('a');
+    expect(stored.find((m) => m.role === 'tool' && m.tool_call_id === 'dangling')).toBeDefined();
+    expect(llm.calls[1]!.messages).toEqual(safeWindow(stored.slice(0, -1), 10));
+    await base.close?.();
+  });
+
+  it('memoryFilter with a window over a MessageLog never reads the whole history', async () => {
+    const base = await make();
+    const log = counting(base);
+    await log.add('m', randomHistory(prng(23), 200));
+    const llm = scriptedLlm(() => text('ok'));
+    await createKernel({ llm, filters: [memoryFilter(log, { window: 5 })] }).invoke([{ role: 'user', content: 'q' }], {
+      context: withConversationId(newContext(), 'm'),
+    });
+    expect(log.gets).toBe(0);
+    await base.close?.();
   });
 });
 
