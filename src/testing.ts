@@ -354,6 +354,9 @@ export function describeMessageLogContract(name: string, make: MakeStore<Message
         await log.add('c', [user('again')]);
         expect(await log.systemMessages('c')).toEqual([]);
         expect((await log.systemMessages('cc')).map((r) => r.message)).toEqual([system('neighbour')]);
+        const error = await log.systemMessages('').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidInputError);
+        expect((error as InvalidInputError).code).toBe('invalid_id');
       });
     });
 
