@@ -337,6 +337,30 @@ export function describeMessageLogContract(name: string, make: MakeStore<Message
       });
     });
 
+    it('reads the system messages alone, ascending with their ids, and forgets them on clear', async () => {
+      await withStore(make, async (log) => {
+        const system = (content: string): Message => ({ role: 'system', content });
+        expect(await log.systemMessages('c')).toEqual([]);
+        await log.append('c', [{ message: system('s1'), meta: { k: 1 } }, { message: user('a') }, { message: assistant('b') }]);
+        await log.append('cc', [{ message: system('neighbour') }]);
+        await log.add('c', [user('c'), system('s2'), user('d')]);
+        const systems = await log.systemMessages('c');
+        expect(systems.map((r) => [r.message_id, r.message])).toEqual([[1, system('s1')], [5, system('s2')]]);
+        expect(systems[0]!.meta).toEqual({ k: 1 });
+        expect(systems).toEqual((await log.range('c')).filter((r) => r.message.role === 'system'));
+        await log.add('d', [user('no system here')]);
+        expect(await log.systemMessages('d')).toEqual([]);
+        await log.clear('c');
+        expect(await log.systemMessages('c')).toEqual([]);
+        await log.add('c', [user('again')]);
+        expect(await log.systemMessages('c')).toEqual([]);
+        expect((await log.systemMessages('cc')).map((r) => r.message)).toEqual([system('neighbour')]);
+        const error = await log.systemMessages('').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidInputError);
+        expect((error as InvalidInputError).code).toBe('invalid_id');
+      });
+    });
+
     it('reports the last id, 0 when unknown', async () => {
       await withStore(make, async (log) => {
         expect(await log.lastId('c')).toBe(0);

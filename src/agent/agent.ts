@@ -1,14 +1,14 @@
 import { InvalidInputError } from '../errors.ts';
 import type { LlmResponse, LlmService } from '../llm/llm-service.ts';
-import type { AssistantMessage, Message, ToolMessage, UserMessage } from '../message.ts';
-import { newContext, withConversationId, type Context } from '../kernel/context.ts';
+import type { AssistantMessage, Message, UserMessage } from '../message.ts';
+import { newContext, withConversationId } from '../kernel/context.ts';
 import { newConversationId } from '../kernel/conversation-id.ts';
-import { fromResponse } from '../kernel/from-response.ts';
-import { createKernel, type Kernel } from '../kernel/kernel.ts';
-import { MaxToolCallsError, MaxToolIterationsError, NoLlmServiceError } from '../kernel/kernel-errors.ts';
+import { createKernel } from '../kernel/kernel.ts';
+import type { Kernel } from '../kernel/kernel-types.ts';
+import { NoLlmServiceError } from '../kernel/kernel-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
-import { parseToolCall, type ToolCallRecord } from '../kernel/tool-call.ts';
-import { encodeResult, encodeToolError, toolMessage } from '../kernel/tool-result.ts';
+import type { ToolCallRecord } from '../kernel/tool-call.ts';
+import { runToolLoop } from '../kernel/tool-loop.ts';
 import type { MemoryProvider } from '../provider/memory-provider.ts';
 import { danglingToolResults } from './dangling-tool-calls.ts';
 import { resolveMemory, type MemoryConfig } from './memory-config.ts';
@@ -22,16 +22,23 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * 1. heal tool calls left without results by an earlier run (`danglingToolResults`);
  * 2. load the history BEFORE storing the new user message (else it would be read twice),
  *    then store it;
- * 3. loop: send `prepare(history + this run)` (the window only shapes what is sent; the
- *    store keeps everything), with the system prompt injected by the kernel, innermost and
- *    never stored; store the assistant turn; if it called tools, run them (concurrently by
- *    default, results in call order), store the results in call order, and go again;
+ * 3. the kernel's tool loop (`runToolLoop`): send `prepare(history + this run)` (the window
+ *    only shapes what is sent; the store keeps everything), with the system prompt injected
+ *    by the kernel, innermost and never stored; store the assistant turn; if it called
+ *    tools, run them (concurrently by default, results in call order), store the results in
+ *    call order, and go again;
  * 4. answer `{response, toolCallsMade, iterations (LLM calls), messages (history + this run)}`.
- * Limits: `maxToolIterations` LLM calls (default 10; when the last one still calls tools,
- * they run and are stored, then `MaxToolIterationsError`), and `maxToolCalls` tool calls
- * (default unlimited; checked before each LLM call, like beamai, so a batch may cross it and
- * `MaxToolCallsError` comes before the next call). Tool failures are content, LLM errors
- * abort the run (the user message stays stored).
+ * Limits are the loop's one rule, tested before each LLM call: `maxToolIterations` LLM calls
+ * (default 10; when the last one still calls tools, they run and are stored, then
+ * `MaxToolIterationsError`), and `maxToolCalls` tool calls (default unlimited; a batch may
+ * cross it, and `MaxToolCallsError` comes before the next call). Tool failures are content,
+ * LLM errors abort the run (the user message stays stored).
+ * Flat turn cost: when the provider has `prepareHistory` and `lastTurn` (the built-in ones
+ * with a window over a `MessageLog`, e.g. `{ window: 50 }` on the runtime's memory), the run
+ * reads no whole history: healing looks at the last turn only (where an abandoned run leaves
+ * its calls), each call sends `prepareHistory` (what `prepare(history + this run)` gives, as
+ * this run's messages are stored before each call), and `messages` starts from that last turn
+ * instead of the whole history (`agent.messages()` still reads it all).
  * Runs and writes of one agent are serialized; reads are not.
  */
 export interface AgentConfig {
@@ -54,7 +61,10 @@ export interface AgentRunResult {
   toolCallsMade: ToolCallRecord[];
   /** LLM calls made by this run. */
   iterations: number;
-  /** The history the run started from, then this run's messages. */
+  /**
+   * The history the run started from, then this run's messages. With a provider that reads
+   * boundedly (`prepareHistory`), the history part is only its last turn.
+   */
   messages: Message[];
 }
 
@@ -100,35 +110,15 @@ export function createAgent(config: AgentConfig): Agent {
     return result;
   };
 
-  const runTools = async (calls: readonly unknown[], context: Context): Promise<[ToolMessage[], ToolCallRecord[]]> => {
-    const one = async (call: unknown): Promise<[ToolMessage, ToolCallRecord]> => {
-      const { id, name, args } = parseToolCall(call);
-      let content: string;
-      let ok = true;
-      try {
-        content = encodeResult((await kernel.invokeTool(name, args, context)).result);
-      } catch (err) {
-        content = encodeToolError(err);
-        ok = false;
-      }
-      return [toolMessage(id, content), { id, name, args, result: content, ok }];
-    };
-    let done: [ToolMessage, ToolCallRecord][];
-    if (parallel) done = await Promise.all(calls.map(one));
-    else {
-      done = [];
-      for (const call of calls) done.push(await one(call));
-    }
-    return [done.map(([m]) => m), done.map(([, r]) => r)];
-  };
-
   const runOnce = async (text: string, signal: AbortSignal | undefined): Promise<AgentRunResult> => {
     if (typeof text !== 'string') throw new InvalidInputError('invalid_message', 'run(text) takes a string');
     const user: UserMessage = { role: 'user', content: text };
     const context = withConversationId(newContext(), conversationId);
     const messages: Message[] = [];
+    // A provider that reads only what it sends: heal from the last turn, send its window.
+    const bounded = provider?.prepareHistory !== undefined && provider.lastTurn !== undefined ? provider : undefined;
     if (provider) {
-      const history = await provider.history(conversationId);
+      const history = bounded ? await bounded.lastTurn!(conversationId) : await provider.history(conversationId);
       const healed = danglingToolResults(history);
       if (healed.length > 0) await provider.append(conversationId, healed);
       await provider.append(conversationId, [user]);
@@ -136,30 +126,31 @@ export function createAgent(config: AgentConfig): Agent {
     }
     messages.push(user);
 
-    const toolCallsMade: ToolCallRecord[] = [];
-    for (let iteration = 1; ; iteration++) {
-      if (iteration > maxToolIterations) throw new MaxToolIterationsError(maxToolIterations, toolCallsMade, context);
-      if (toolCallsMade.length >= maxToolCalls) throw new MaxToolCallsError(maxToolCalls, toolCallsMade);
-      const toSend = provider ? await provider.prepare(conversationId, messages) : messages;
-      const { response } = await kernel.invokeChat(toSend, {
+    const { response, toolCallsMade, iterations } = await runToolLoop(
+      kernel,
+      {
+        toSend: () => (bounded ? bounded.prepareHistory!(conversationId) : provider ? provider.prepare(conversationId, messages) : messages),
+        async recordReply(reply) {
+          if (!reply) return;
+          if (provider) await provider.append(conversationId, [reply]);
+          messages.push(reply);
+        },
+        async recordResults(results) {
+          if (provider) await provider.append(conversationId, results);
+          messages.push(...results);
+        },
+      },
+      {
         context,
         systemPrompts,
+        maxToolIterations,
+        maxToolCalls,
+        parallel,
+        nameResults: false,
         ...(signal ? { signal } : {}),
-      });
-      const reply = fromResponse(response);
-      if (reply) {
-        if (provider) await provider.append(conversationId, [reply]);
-        messages.push(reply);
-      }
-      const calls = response.tool_calls;
-      if (!Array.isArray(calls) || calls.length === 0) {
-        return { response, toolCallsMade, iterations: iteration, messages };
-      }
-      const [results, records] = await runTools(calls, context);
-      if (provider) await provider.append(conversationId, results);
-      messages.push(...results);
-      toolCallsMade.push(...records);
-    }
+      },
+    );
+    return { response, toolCallsMade, iterations, messages };
   };
 
   const agent: Agent = {

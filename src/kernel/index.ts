@@ -1,11 +1,13 @@
 export { createKernel } from './kernel.ts';
-export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig, KernelSettings } from './kernel.ts';
+export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig, KernelSettings } from './kernel-types.ts';
 export { newContext, withConversationId, conversationId, withVar, filterState, withFilterState } from './context.ts';
 export type { Context } from './context.ts';
 export { createFilter } from './filter.ts';
 export type { Around, ChatRequest, ChatResponse, Filter, FilterHooks, Next, Phase, ToolRequest, ToolResponse } from './filter.ts';
 export { runChain } from './filter-chain.ts';
-export { memoryFilter } from './memory-filter.ts';
+export { runToolLoop } from './tool-loop.ts';
+export type { ToolLoopOptions, ToolLoopSteps } from './tool-loop.ts';
+export { memoryFilter, type MemoryFilterOptions } from './memory-filter.ts';
 export { systemPromptFilter } from './system-prompt-filter.ts';
 export { defineTool, toolSpec } from './tool.ts';
 export type { Tool } from './tool.ts';

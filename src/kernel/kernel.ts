@@ -1,69 +1,40 @@
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import { LlmError } from '../llm/llm-errors.ts';
-import type { ChatOptions, LlmResponse, LlmService, ToolChoice } from '../llm/llm-service.ts';
-import type { JsonObject, Message, SystemMessage } from '../message.ts';
-import { newContext, type Context } from './context.ts';
-import type { ChatRequest, ChatResponse, Filter, ToolRequest, ToolResponse } from './filter.ts';
+import type { ChatOptions, LlmResponse } from '../llm/llm-service.ts';
+import type { Message } from '../message.ts';
+import { newContext, withConversationId } from './context.ts';
+import { newConversationId } from './conversation-id.ts';
+import type { ChatRequest, ChatResponse, ToolRequest, ToolResponse } from './filter.ts';
 import { runChain } from './filter-chain.ts';
 import { NoLlmServiceError, ToolNotFoundError } from './kernel-errors.ts';
 import { systemPromptFilter, toSystemMessages } from './system-prompt-filter.ts';
+import type { InvokeOptions, InvokeResult, Kernel, KernelConfig } from './kernel-types.ts';
 import { toolSpec, type Tool } from './tool.ts';
-import type { ToolCallRecord } from './tool-call.ts';
-import { runToolLoop } from './tool-loop.ts';
+import { runToolLoop, type ToolLoopSteps } from './tool-loop.ts';
+
+export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig, KernelSettings } from './kernel-types.ts';
 
 /**
  * The stateless kernel (beamai's `beamai_kernel`): an LLM service, tools, and filters around
  * both. It records nothing itself; memory is a filter (`memoryFilter`) or the agent's provider.
+ * Its types are in `kernel-types.ts`.
  *
  * - `invokeChat`: one chat call through the filters, the system prompts innermost. The
  *   kernel's tools are advertised (tool choice `auto` unless set).
  * - `invokeTool`: one tool call through the filters' `aroundTool` hooks.
- * - `invoke`: the tool loop (see `tool-loop.ts`).
+ * - `invoke`: the tool loop (`tool-loop.ts`, beamai's `invoke/3` at a693a9c) in one of two
+ *   modes, picked by whether a filter carries a memory store (`memoryFilter`):
+ *   - full mode (no memory): each call gets the whole exchange so far, accumulated here
+ *     (messages, then the assistant's tool-call turn and its results, ...); nothing outlives
+ *     the call;
+ *   - delta mode (memory): each call gets only what is new (the messages given, then the tool
+ *     results) and the memory filter stores it and expands the history. With no conversation
+ *     id in the context, a temporary `conv_...` id is made and its history cleared when
+ *     `invoke` ends, on success or error; the returned context still carries it.
+ *   Tools run one after another, each seeing the context the previous one left. At the
+ *   `maxToolIterations` limit the last batch of tools has run; in delta mode its results are
+ *   not stored (they would have been the next delta).
  */
-export interface KernelSettings {
-  /** Default for `invoke`'s `maxToolIterations`; 10 when unset. */
-  maxToolIterations?: number;
-  toolChoice?: ToolChoice;
-}
-
-export interface KernelConfig {
-  llm?: LlmService;
-  tools?: readonly Tool[];
-  /** Outermost first; put `memoryFilter` first. */
-  filters?: readonly Filter[];
-  settings?: KernelSettings;
-}
-
-export interface ChatCallOptions {
-  context?: Context;
-  /** Injected innermost on every call, never stored. */
-  systemPrompts?: readonly (string | SystemMessage)[];
-  signal?: AbortSignal;
-}
-
-export interface InvokeOptions extends ChatCallOptions {
-  /** LLM calls allowed in one `invoke`: this, else the kernel's setting, else 10. */
-  maxToolIterations?: number;
-}
-
-export interface InvokeResult {
-  response: LlmResponse;
-  /** The context of the last chat call, filter states included (and the temporary id, if one was made). */
-  context: Context;
-  toolCallsMade: ToolCallRecord[];
-  /** LLM calls made. */
-  iterations: number;
-}
-
-export interface Kernel {
-  readonly tools: ReadonlyMap<string, Tool>;
-  readonly filters: readonly Filter[];
-  readonly settings: Readonly<KernelSettings>;
-  invokeChat(messages: readonly Message[], options?: ChatCallOptions): Promise<ChatResponse>;
-  invokeTool(name: string, args: JsonObject, context?: Context): Promise<ToolResponse>;
-  invoke(messages: readonly Message[], options?: InvokeOptions): Promise<InvokeResult>;
-}
-
 export function createKernel(config: KernelConfig = {}): Kernel {
   const { llm } = config;
   const tools = new Map<string, Tool>();
@@ -120,7 +91,7 @@ export function createKernel(config: KernelConfig = {}): Kernel {
       if (!llm) throw new NoLlmServiceError();
       const maxIterations = options.maxToolIterations ?? settings.maxToolIterations ?? 10;
       checkIterations(maxIterations);
-      return runToolLoop(kernel, messages, { ...options, maxToolIterations: maxIterations });
+      return invokeWithTools(kernel, messages, { ...options, maxToolIterations: maxIterations });
     },
   };
   return Object.freeze(kernel);
@@ -130,4 +101,44 @@ function checkIterations(n: number): void {
   if (!Number.isInteger(n) || n < 1) {
     throw new InvalidInputError('invalid_option', `maxToolIterations must be an integer >= 1, got ${n}`);
   }
+}
+
+async function invokeWithTools(
+  kernel: Kernel,
+  messages: readonly Message[],
+  options: InvokeOptions & { maxToolIterations: number },
+): Promise<InvokeResult> {
+  const store = kernel.filters.find((f) => f.memory !== undefined)?.memory;
+  let context = options.context ?? newContext();
+  let temporaryId: string | undefined;
+  if (store && context.conversationId === undefined) {
+    temporaryId = newConversationId();
+    context = withConversationId(context, temporaryId);
+  }
+  let toSend: readonly Message[] = messages;
+  const steps: ToolLoopSteps = {
+    toSend: () => toSend,
+    recordResults(results, reply) {
+      toSend = store !== undefined ? results : [...toSend, reply, ...results];
+    },
+  };
+  const loop = () =>
+    runToolLoop(kernel, steps, {
+      context,
+      maxToolIterations: options.maxToolIterations,
+      ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+
+  if (temporaryId === undefined) return loop();
+  let result: InvokeResult;
+  try {
+    result = await loop();
+  } catch (err) {
+    // The loop's error is the one to report; a failing cleanup must not hide it.
+    await store!.clear(temporaryId).catch(() => undefined);
+    throw err;
+  }
+  await store!.clear(temporaryId);
+  return result;
 }

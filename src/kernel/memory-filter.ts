@@ -1,4 +1,9 @@
+import { InvalidInputError } from '../errors.ts';
 import type { ChatMemory } from '../memory/contract/chat-memory.ts';
+import type { Message } from '../message.ts';
+import { readSafeWindow } from '../provider/bounded-windows.ts';
+import { isMessageLog } from '../provider/history-reader.ts';
+import { safeWindow } from '../provider/safe-window.ts';
 import { conversationId } from './context.ts';
 import { createFilter, type Filter } from './filter.ts';
 import { fromResponse } from './from-response.ts';
@@ -15,15 +20,35 @@ import { fromResponse } from './from-response.ts';
  * Without a conversation id it passes the request through and touches nothing.
  * On an LLM error the delta is already stored and no reply is.
  * Re-entry: a filter outside this one that calls `next` twice stores the delta twice; that is
- * why memory goes first. There is no window here: the full history is sent.
+ * why memory goes first.
+ *
+ * What is sent: by default the full history, as in beamai (whose memory filter has no window),
+ * so its cost grows with the conversation. Beyond beamai, `{ window: n }` sends
+ * `safeWindow(history, n)` instead (system messages hoisted, the last n others, leading orphan
+ * tool results dropped); over a `MessageLog` that window is read from the end of the log
+ * (`readSafeWindow`), so a call costs the same at 100 messages and at 100,000.
  */
-export function memoryFilter(store: ChatMemory): Filter {
+export interface MemoryFilterOptions {
+  /** Send only this many non-system messages (an integer > 0); default: the full history. */
+  window?: number;
+}
+
+export function memoryFilter(store: ChatMemory, options: MemoryFilterOptions = {}): Filter {
+  const { window } = options;
+  if (window !== undefined && (!Number.isInteger(window) || window <= 0)) {
+    throw new InvalidInputError('invalid_option', `memoryFilter window must be an integer > 0, got ${String(window)}`, { option: 'window' });
+  }
+  const read = (id: string): Promise<Message[]> => {
+    if (window === undefined) return store.get(id);
+    if (isMessageLog(store)) return readSafeWindow(store, id, window);
+    return store.get(id).then((all) => safeWindow(all, window));
+  };
   const filter = createFilter('memory', {
     async aroundChat(request, _state, next) {
       const id = conversationId(request.context);
       if (id === undefined) return next(request);
       await store.add(id, request.messages);
-      const history = await store.get(id);
+      const history = await read(id);
       const result = await next({ ...request, messages: history });
       const reply = fromResponse(result.response);
       if (reply) await store.add(id, [reply]);

@@ -1,91 +1,109 @@
-import type { Message, ToolMessage } from '../message.ts';
-import { newContext, withConversationId, type Context } from './context.ts';
-import { newConversationId } from './conversation-id.ts';
+import type { AssistantMessage, Message, SystemMessage, ToolMessage } from '../message.ts';
+import type { Context } from './context.ts';
 import { fromResponse } from './from-response.ts';
-import type { InvokeOptions, InvokeResult, Kernel } from './kernel.ts';
-import { MaxToolIterationsError } from './kernel-errors.ts';
+import type { InvokeResult, Kernel } from './kernel-types.ts';
+import { MaxToolCallsError, MaxToolIterationsError } from './kernel-errors.ts';
 import { parseToolCall, type ToolCallRecord } from './tool-call.ts';
 import { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
 
 /**
- * `kernel.invoke`: call the model, run the tools it asks for, call it again with the
- * results, until it answers without tools (beamai's `invoke/3` at a693a9c).
+ * The one tool loop, used by `kernel.invoke` and by the agent: call the model, run the tools
+ * it asks for, call it again, until it answers without tools. What is sent and what is kept
+ * is the caller's (`ToolLoopSteps`); the loop owns the limits and the running of tools.
  *
- * Two modes, picked by whether a filter carries a memory store (`memoryFilter`):
- * - full mode (no memory): each call gets the whole exchange so far, accumulated here
- *   (messages, then the assistant's tool-call turn and its results, ...); nothing outlives
- *   the call;
- * - delta mode (memory): each call gets only what is new (the messages given, then the tool
- *   results) and the memory filter stores it and expands the history. With no conversation id
- *   in the context, a temporary `conv_...` id is made and its history cleared when `invoke`
- *   ends, on success or error; the returned context still carries it.
+ * The limits, one rule (beamai's: both its kernel `invoke/3` and its agent loop test the
+ * budget at the top of the loop, before each LLM call):
+ * - before each LLM call, if `maxToolIterations` calls were made, `MaxToolIterationsError`;
+ *   so when the last allowed call still asks for tools, those tools run and their results go
+ *   to `recordResults`, then the error comes, before any further call;
+ * - before each LLM call after the first, if `maxToolCalls` (default unlimited) tool calls
+ *   were made, `MaxToolCallsError`; a batch may cross the limit.
  *
- * Tools run one after another in call order, each seeing the context the previous one left.
- * A tool that throws (or is not found) gives `{"error": ...}` content and the loop goes on;
- * an LLM error aborts. At most `maxToolIterations` LLM calls: if the last one still asks for
- * tools, they run, then `MaxToolIterationsError` is thrown (in delta mode that last batch of
- * results is not stored: it would have been the next delta).
+ * Tools: sequentially by default, in call order, each seeing the context the previous one left
+ * (`invokeTool`'s returned context); with `parallel`, all at once on the context of the chat
+ * call, which the batch then leaves unchanged. Results are in call order either way. A tool
+ * that throws or is not found gives `{"error": ...}` content and the loop goes on; an LLM
+ * error aborts. The context threads through the chat calls (filter states).
  */
-export async function runToolLoop(
-  kernel: Kernel,
-  messages: readonly Message[],
-  options: InvokeOptions & { maxToolIterations: number },
-): Promise<InvokeResult> {
-  const store = kernel.filters.find((f) => f.memory !== undefined)?.memory;
-  let context = options.context ?? newContext();
-  let temporaryId: string | undefined;
-  if (store && context.conversationId === undefined) {
-    temporaryId = newConversationId();
-    context = withConversationId(context, temporaryId);
-  }
-  const deltaMode = store !== undefined;
+export interface ToolLoopSteps {
+  /** The messages for the LLM call about to be made. */
+  toSend(): readonly Message[] | Promise<readonly Message[]>;
+  /** The model's turn as `fromResponse` makes it (`undefined` for a null reply), before its tools run. */
+  recordReply?(reply: AssistantMessage | undefined): void | Promise<void>;
+  /** One batch of tool results, in call order, after the whole batch ran. */
+  recordResults?(results: ToolMessage[], reply: AssistantMessage): void | Promise<void>;
+}
 
-  const loop = async (): Promise<InvokeResult> => {
-    const toolCallsMade: ToolCallRecord[] = [];
-    let toSend: readonly Message[] = messages;
-    for (let iteration = 1; ; iteration++) {
-      const chat = await kernel.invokeChat(toSend, {
-        context,
-        ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      context = chat.context;
-      const calls = chat.response.tool_calls;
-      if (!Array.isArray(calls) || calls.length === 0) {
-        return { response: chat.response, context, toolCallsMade, iterations: iteration };
-      }
-      const results: ToolMessage[] = [];
-      for (const call of calls) {
-        const { id, name, args } = parseToolCall(call);
-        let content: string;
-        let ok = true;
-        try {
-          const out = await kernel.invokeTool(name, args, context);
-          context = out.context;
-          content = encodeResult(out.result);
-        } catch (err) {
-          content = encodeToolError(err);
-          ok = false;
-        }
-        toolCallsMade.push({ id, name, args, result: content, ok });
-        results.push(toolMessage(id, content, name));
-      }
-      if (iteration >= options.maxToolIterations) {
-        throw new MaxToolIterationsError(options.maxToolIterations, toolCallsMade, context);
-      }
-      toSend = deltaMode ? results : [...toSend, fromResponse(chat.response)!, ...results];
+export interface ToolLoopOptions {
+  context: Context;
+  systemPrompts?: readonly (string | SystemMessage)[];
+  signal?: AbortSignal;
+  /** LLM calls allowed; an integer >= 1 (checked by the caller). */
+  maxToolIterations: number;
+  /** Tool calls allowed before another LLM call; default Infinity. */
+  maxToolCalls?: number;
+  /** Run a batch's calls concurrently; default false. */
+  parallel?: boolean;
+  /** Put the tool's name on its result message (beamai a693a9c's kernel does, HEAD's agent does not); default true. */
+  nameResults?: boolean;
+}
+
+export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options: ToolLoopOptions): Promise<InvokeResult> {
+  const maxToolCalls = options.maxToolCalls ?? Infinity;
+  const nameResults = options.nameResults ?? true;
+  let context = options.context;
+  const toolCallsMade: ToolCallRecord[] = [];
+
+  const runOne = async (call: unknown, on: Context): Promise<[ToolMessage, ToolCallRecord, Context]> => {
+    const { id, name, args } = parseToolCall(call);
+    let content: string;
+    let ok = true;
+    let after = on;
+    try {
+      const out = await kernel.invokeTool(name, args, on);
+      after = out.context;
+      content = encodeResult(out.result);
+    } catch (err) {
+      content = encodeToolError(err);
+      ok = false;
     }
+    const message = nameResults ? toolMessage(id, content, name) : toolMessage(id, content);
+    return [message, { id, name, args, result: content, ok }, after];
   };
 
-  if (temporaryId === undefined) return loop();
-  let result: InvokeResult;
-  try {
-    result = await loop();
-  } catch (err) {
-    // The loop's error is the one to report; a failing cleanup must not hide it.
-    await store!.clear(temporaryId).catch(() => undefined);
-    throw err;
+  for (let iteration = 1; ; iteration++) {
+    if (iteration > options.maxToolIterations) {
+      throw new MaxToolIterationsError(options.maxToolIterations, toolCallsMade, context);
+    }
+    if (toolCallsMade.length >= maxToolCalls) throw new MaxToolCallsError(maxToolCalls, toolCallsMade);
+    const chat = await kernel.invokeChat(await steps.toSend(), {
+      context,
+      ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    context = chat.context;
+    const reply = fromResponse(chat.response);
+    await steps.recordReply?.(reply);
+    const calls = chat.response.tool_calls;
+    if (!Array.isArray(calls) || calls.length === 0) {
+      return { response: chat.response, context, toolCallsMade, iterations: iteration };
+    }
+    const results: ToolMessage[] = [];
+    if (options.parallel) {
+      const done = await Promise.all(calls.map((call) => runOne(call, context)));
+      for (const [message, record] of done) {
+        results.push(message);
+        toolCallsMade.push(record);
+      }
+    } else {
+      for (const call of calls) {
+        const [message, record, after] = await runOne(call, context);
+        context = after;
+        results.push(message);
+        toolCallsMade.push(record);
+      }
+    }
+    // A response with tool calls always makes an assistant turn (tool calls win over text).
+    await steps.recordResults?.(results, reply!);
   }
-  await store!.clear(temporaryId);
-  return result;
 }

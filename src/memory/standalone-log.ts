@@ -91,6 +91,7 @@ export function createSerialLog(
       clear: (c) => submit<void>(c, (done) => ({ kind: 'clear', done })),
       range: (c, q) => table.range(c, q.from, q.to, q.limit),
       tail: (c, n) => table.tail(c, n),
+      systemMessages: (c) => table.systemMessages(c),
       lastId: (c) => table.lastId(c),
     }),
     close(): Promise<void> {

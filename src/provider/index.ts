@@ -6,3 +6,5 @@ export { safeWindow } from './safe-window.ts';
 export { tokenWindowProvider, tokenWindow, type TokenWindowOptions } from './token-window-provider.ts';
 export { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
 export { InvalidMemoryConfigError } from './provider-errors.ts';
+export { readSafeWindow, readTokenWindow } from './bounded-windows.ts';
+export { isMessageLog, readBackwards, readLastTurn } from './history-reader.ts';

@@ -8,12 +8,19 @@ import type { Message } from '../message.ts';
  * - `prepare(id, messages)`: what to send instead of `messages` (window, summary, recall);
  *   it must not change the store. Identity by default.
  * - `clear(id)`: forgets the conversation.
+ * Two optional methods let the agent's turn cost stay flat as the conversation grows (the
+ * built-in providers have them over a `MessageLog` with a window; a custom provider may add
+ * them); when both are present the agent uses them instead of `history` + `prepare`:
+ * - `prepareHistory(id)`: `prepare(id, await history(id))`, reading only what it returns;
+ * - `lastTurn(id)`: the history from its last user message on (all of it without one).
  */
 export interface MemoryProvider {
   history(conversationId: string): Promise<Message[]>;
   append(conversationId: string, messages: readonly Message[]): Promise<void>;
   prepare(conversationId: string, messages: readonly Message[]): Promise<Message[]>;
   clear(conversationId: string): Promise<void>;
+  prepareHistory?(conversationId: string): Promise<Message[]>;
+  lastTurn?(conversationId: string): Promise<Message[]>;
 }
 
 /** Duck typing: anything with the four methods is a provider. */

@@ -1,8 +1,11 @@
 import type { ChatMemory } from '../memory/contract/chat-memory.ts';
-import type { AssistantMessage, Message } from '../message.ts';
+import type { Message } from '../message.ts';
+import { pairToolCalls } from './pair-tool-calls.ts';
 import type { MemoryProvider } from './memory-provider.ts';
 import { InvalidMemoryConfigError } from './provider-errors.ts';
 import { isChatMemory } from './is-chat-memory.ts';
+import { readTokenWindow } from './bounded-windows.ts';
+import { isMessageLog, readLastTurn } from './history-reader.ts';
 import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
 
 export interface TokenWindowOptions {
@@ -24,7 +27,9 @@ export interface TokenWindowOptions {
  *   in the window is dropped, and a tool call without a result after it is removed from its
  *   assistant turn (the turn is dropped if nothing remains). With whole turns this only
  *   changes histories that were already broken.
- * The store is never changed.
+ * The store is never changed. Over a `MessageLog` it also has `prepareHistory` (the same
+ * window, reading backwards from the end until the budget is full: flat as the conversation
+ * grows) and `lastTurn`.
  */
 export function tokenWindowProvider(store: ChatMemory, options: TokenWindowOptions): MemoryProvider {
   if (!isChatMemory(store)) throw new InvalidMemoryConfigError('store must have get, add and clear', store);
@@ -35,14 +40,18 @@ export function tokenWindowProvider(store: ChatMemory, options: TokenWindowOptio
   if (options.countTokens !== undefined && typeof options.countTokens !== 'function') {
     throw new InvalidMemoryConfigError('countTokens must be a function', options.countTokens);
   }
-  return {
+  const counter = async () => options.countTokens ?? (await o200kTokenCounter());
+  const provider: MemoryProvider = {
     history: (id) => store.get(id),
     append: (id, messages) => store.add(id, messages),
     clear: (id) => store.clear(id),
-    async prepare(_id, messages) {
-      const count = options.countTokens ?? (await o200kTokenCounter());
-      return tokenWindow(messages, maxTokens, count);
-    },
+    prepare: async (_id, messages) => tokenWindow(messages, maxTokens, await counter()),
+  };
+  if (!isMessageLog(store)) return provider;
+  return {
+    ...provider,
+    prepareHistory: async (id) => readTokenWindow(store, id, maxTokens, await counter()),
+    lastTurn: (id) => readLastTurn(store, id),
   };
 }
 
@@ -68,30 +77,4 @@ function splitTurns(body: readonly Message[]): Message[][] {
     else turns[turns.length - 1]!.push(m);
   }
   return turns;
-}
-
-function pairToolCalls(body: readonly Message[]): Message[] {
-  const called = new Set<string>();
-  const answered = new Set<string>();
-  const kept = body.filter((m) => {
-    if (m.role === 'assistant') for (const tc of m.tool_calls ?? []) called.add(tc.id);
-    if (m.role !== 'tool') return true;
-    if (!called.has(m.tool_call_id) || answered.has(m.tool_call_id)) return false;
-    answered.add(m.tool_call_id);
-    return true;
-  });
-  const out: Message[] = [];
-  for (const m of kept) {
-    if (m.role !== 'assistant' || !m.tool_calls || m.tool_calls.every((tc) => answered.has(tc.id))) {
-      out.push(m);
-      continue;
-    }
-    const calls = m.tool_calls.filter((tc) => answered.has(tc.id));
-    if (calls.length === 0 && m.content === null) continue;
-    const { tool_calls: _calls, content_blocks: _blocks, ...rest } = m;
-    // Provider-native blocks may name the removed calls: they go with them.
-    const repaired: AssistantMessage = calls.length > 0 ? { ...rest, tool_calls: calls } : rest;
-    out.push(repaired);
-  }
-  return out;
 }

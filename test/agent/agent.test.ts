@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agent/index.ts';
-import { conversationId, defineTool, MaxToolCallsError, MaxToolIterationsError, type Tool } from '../../src/kernel/index.ts';
+import { conversationId, createKernel, defineTool, MaxToolCallsError, MaxToolIterationsError, type Tool } from '../../src/kernel/index.ts';
 import { LlmError } from '../../src/llm/index.ts';
 import { createInMemoryStore } from '../../src/memory/index.ts';
 import type { Message } from '../../src/message.ts';
@@ -167,6 +167,22 @@ describe('agent.run: tools', () => {
     expect(llm.calls).toHaveLength(10);
     const stored = await store.get('c');
     expect(stored.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c9', content: 'echo:9' });
+  });
+
+  it('stops at maxToolIterations by the same rule as kernel.invoke: the same LLM calls, the same tools run, the same error', async () => {
+    const outcome = async (run: (llm: ReturnType<typeof scriptedLlm>, tool: Tool) => Promise<unknown>) => {
+      let ran = 0;
+      const count = defineTool({ name: 'count', description: '', parameters: {}, execute: async () => ++ran });
+      const llm = scriptedLlm((_ms, i) => toolCalls([`c${i}`, 'count', {}]));
+      const err = (await run(llm, count).catch((e: unknown) => e)) as MaxToolIterationsError;
+      return { code: err.code, calls: llm.calls.length, ran, made: err.toolCallsMade.map((t) => t.id) };
+    };
+    for (const limit of [1, 2, 4]) {
+      const viaAgent = await outcome((llm, tool) => createAgent({ llm, tools: [tool], memory: false, maxToolIterations: limit }).run('x'));
+      const viaKernel = await outcome((llm, tool) => createKernel({ llm, tools: [tool] }).invoke([u('x')], { maxToolIterations: limit }));
+      expect(viaAgent).toEqual(viaKernel);
+      expect(viaAgent).toMatchObject({ code: 'max_tool_iterations', calls: limit, ran: limit });
+    }
   });
 
   it('honours a custom maxToolIterations', async () => {

@@ -131,7 +131,7 @@ describe('createPostgresStore', () => {
     await Promise.all(stores.map((s) => s.migrate()));
     await stores[0]!.migrate();
     const tables = await sql<{ name: string }>(url, 'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]);
-    expect(tables.map((t) => t.name)).toEqual(['conversations', 'messages']);
+    expect(tables.map((t) => t.name)).toEqual(['conversations', 'messages', 'system_messages']);
     await Promise.all(stores.map((s, i) => s.add('c', [user(`from ${i}`)])));
     expect(await stores[5]!.lastId('c')).toBe(6);
   });
@@ -153,11 +153,24 @@ describe('createPostgresStore', () => {
     expect(await limited.lastId('c')).toBe(0);
   });
 
+  it('indexes the system messages of an older schema (two tables) when a store of this version opens it', async () => {
+    const schema = useSchema('older');
+    const old = open(schema);
+    await old.add('c', [user('a'), { role: 'system', content: 's1' }, user('nul \u0000 inside'), { role: 'system', content: 'nul \u0000 too' }]);
+    await old.close();
+    await sql(url, `DROP TABLE ${q(schema)}.system_messages`);
+    const store = open(schema);
+    expect((await store.systemMessages('c')).map((r) => r.message_id)).toEqual([2, 4]);
+    await store.add('c', [{ role: 'system', content: 's3' }, user('b')]);
+    expect((await store.systemMessages('c')).map((r) => r.message_id)).toEqual([2, 4, 5]);
+  });
+
   it('reports a statement the server refuses as storage_failed, and changes nothing', async () => {
     const schema = useSchema('refused');
     await sql(url, `CREATE SCHEMA ${q(schema)}`);
     await sql(url, `CREATE TABLE ${q(schema)}.conversations (conversation_id text PRIMARY KEY, last_id bigint NOT NULL)`);
     await sql(url, `CREATE TABLE ${q(schema)}.messages (not_what_mnemo_expects int)`);
+    await sql(url, `CREATE TABLE ${q(schema)}.system_messages (conversation_id text, message_id bigint)`);
     const store = open(schema);
     const error = (await store.add('c', [user('x')]).catch((e: unknown) => e)) as MnemoError & { details: { sqlstate: string } };
     expect(error.code).toBe('storage_failed');

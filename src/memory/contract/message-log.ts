@@ -21,8 +21,8 @@ export interface RangeQuery {
 
 /**
  * The id-aware face of a store, for the layers above ChatMemory (recall anchors, windows,
- * tail reads). Costs: `tail` and `range` are range scans whose cost does not grow with the
- * conversation's length.
+ * tail reads). Costs: `tail`, `range` and `systemMessages` are range scans whose cost does not
+ * grow with the conversation's length.
  */
 export interface MessageLog extends ChatMemory {
   /** Appends and returns the stored records with their assigned ids. */
@@ -31,6 +31,12 @@ export interface MessageLog extends ChatMemory {
   range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]>;
   /** The last `n` records, ascending. */
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
+  /**
+   * The conversation's system messages, ascending, read from an index kept apart from the
+   * history (written in the same transaction as the messages), so the cost is what it
+   * returns, not the conversation's length. A conversation without one costs nothing extra.
+   */
+  systemMessages(conversationId: string): Promise<StoredMessage[]>;
   /** The highest id in use, 0 for an empty or unknown conversation. */
   lastId(conversationId: string): Promise<number>;
 }

@@ -10,7 +10,7 @@ import type { Message, StoredMessage } from '../../message.ts';
  *   flushed) or stores nothing and rejects with a `StorageError`; it resolves to the records as
  *   stored.
  * - Reads see every write that has resolved (read-your-writes).
- * - `range`/`tail`/`lastId` cost what they return, not the conversation's length.
+ * - `range`/`tail`/`systemMessages`/`lastId` cost what they return, not the conversation's length.
  */
 export interface MessageTable {
   readonly kind: 'memory' | 'lmdb' | 'custom';
@@ -20,6 +20,8 @@ export interface MessageTable {
   range(conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
   /** The last `n`, ascending. */
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
+  /** The system messages, ascending, from an index written with the messages (see `MessageLog`). */
+  systemMessages(conversationId: string): Promise<StoredMessage[]>;
   /** Takes ownership of `records` (the writer keeps no reference) and may return them. */
   write(conversationId: string, records: StoredMessage[]): Promise<StoredMessage[]>;
   clear(conversationId: string): Promise<void>;

@@ -26,6 +26,7 @@ export interface CheckedLog {
   clear(conversationId: string): Promise<void>;
   range(conversationId: string, query: CheckedRange): Promise<StoredMessage[]>;
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
+  systemMessages(conversationId: string): Promise<StoredMessage[]>;
   lastId(conversationId: string): Promise<number>;
 }
 
@@ -64,6 +65,11 @@ export function validatedLog(backend: CheckedLog): MessageLog {
       const count = validateTailCount(n);
       backend.checkOpen();
       return backend.tail(c, count);
+    },
+    async systemMessages(conversationId: string): Promise<StoredMessage[]> {
+      const c = validateConversationId(conversationId);
+      backend.checkOpen();
+      return backend.systemMessages(c);
     },
     async lastId(conversationId: string): Promise<number> {
       const c = validateConversationId(conversationId);

@@ -6,10 +6,13 @@ import type { MessageTable } from '../contract/message-table.ts';
  * (inside a runtime the store actor owns it, so a crash-restart of the store starts empty).
  * Records are kept as JSON text, as ETS copies terms in and out: no caller can change what is
  * stored by mutating objects, a read decodes once, and a string weighs less than its objects.
+ * The positions of system messages are kept apart, for `systemMessages`.
  */
 export function createInMemoryTable(): MessageTable {
   /** Per conversation, records in id order; ids run 1..n, so record i has id i + 1. */
   const conversations = new Map<string, string[]>();
+  /** Per conversation with a system message, the positions of its system messages. */
+  const systems = new Map<string, number[]>();
   const decode = (text: string) => JSON.parse(text) as StoredMessage;
 
   return {
@@ -34,11 +37,23 @@ export function createInMemoryTable(): MessageTable {
       if (first !== undefined && first.message_id !== all.length + 1) {
         throw new Error(`in-memory table: ${c} expects id ${all.length + 1}, got ${first.message_id}`);
       }
-      for (const text of stored) all.push(text);
+      for (let i = 0; i < stored.length; i++) {
+        if (records[i]!.message.role === 'system') {
+          let positions = systems.get(c);
+          if (positions === undefined) systems.set(c, (positions = []));
+          positions.push(all.length);
+        }
+        all.push(stored[i]!);
+      }
       return records;
+    },
+    systemMessages: async (c) => {
+      const all = conversations.get(c) ?? [];
+      return (systems.get(c) ?? []).map((i) => decode(all[i]!));
     },
     clear: async (c) => {
       conversations.delete(c);
+      systems.delete(c);
     },
   };
 }

@@ -12,6 +12,10 @@ import { StorageError } from '../contract/memory-errors.ts';
  * stop after what they return, whatever the conversation's length; `lastId` is the last key
  * (a reverse scan of one row), so there is no counter to keep in step.
  *
+ * A second database, `system-messages`, holds the keys of the system messages alone, put in the
+ * same transaction (and under the same condition) as the messages, so `systemMessages` reads
+ * those keys and their rows without scanning the history; other messages cost one role check.
+ *
  * JSON, not lmdb-js's default msgpack: msgpackr renames an own `__proto__` key, and a store
  * must return exactly what it was given.
  *
@@ -20,6 +24,8 @@ import { StorageError } from '../contract/memory-errors.ts';
  * group commit); `write` resolves after the commit and the flush.
  */
 export const MESSAGES_DB = 'messages';
+/** The index of system messages: keys `[conversationId, messageId]`, value 1 (see `systemMessages`). */
+export const SYSTEM_MESSAGES_DB = 'system-messages';
 
 interface Row {
   ts: string;
@@ -35,6 +41,7 @@ export interface LmdbTable extends MessageTable {
 
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
+  const systemDb = lease.root.openDB<1, [string, number]>(SYSTEM_MESSAGES_DB, { encoding: 'json' });
   let closed = false;
 
   const lastIdSync = (c: string): number => {
@@ -86,6 +93,15 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       }
       return out.reverse();
     },
+    systemMessages: async (c) => {
+      ensureOpen();
+      const out: StoredMessage[] = [];
+      for (const key of systemDb.getKeys({ start: [c, 1], end: [c, Infinity] })) {
+        const row = db.get(key);
+        if (row !== undefined) out.push(toStored(key, row));
+      }
+      return out;
+    },
     write: (c, records) => {
       if (closed) return Promise.reject(closedError());
       const first = records[0];
@@ -94,7 +110,10 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // second writer (another store or process on this environment) numbered from the same
       // last id. The puts are conditional on that id being free, checked inside the commit.
       const committed = db.ifNoExists([c, first.message_id], () => {
-        for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+        for (const r of records) {
+          db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+          if (r.message.role === 'system') systemDb.put([c, r.message_id], 1);
+        }
       });
       lease.guardFailedCommits();
       return committed.then(
@@ -109,6 +128,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       ensureOpen();
       const removes: Promise<boolean>[] = [];
       for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) removes.push(db.remove(key));
+      for (const key of systemDb.getKeys({ start: [c, 1], end: [c, Infinity] })) removes.push(systemDb.remove(key));
       if (removes.length === 0) return;
       lease.guardFailedCommits();
       await Promise.all(removes).then(() => db.flushed).catch(failedCommit);

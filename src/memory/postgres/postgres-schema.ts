@@ -18,6 +18,11 @@ import { InvalidInputError } from '../../errors.ts';
  *   `message` and `meta` are `json`, not `jsonb`: `json` keeps the text exactly as written, so
  *   key order and number spellings come back as given (`jsonb` would
  *   reorder keys). `ts` is text, the exact string the store stamped.
+ * - `system_messages(conversation_id, message_id)`: the keys of the system messages alone,
+ *   inserted by the same append statement (the store tells it which entries are system
+ *   messages, so PostgreSQL parses no JSON; a batch without one inserts nothing), so
+ *   `systemMessages` reads them without scanning the history. Created, and filled from the
+ *   existing messages, the first time a store of this version opens an older schema.
  *
  * Ids are `text COLLATE "C"`: byte-wise equality, no locale in the key.
  */
@@ -26,15 +31,16 @@ export interface PostgresStatements {
   readonly schema: string;
   /** Idempotent DDL, run under a transaction-scoped advisory lock. */
   readonly ddl: string;
-  /** Both tables exist (parameters: `tables`): the store needs no DDL, nor CREATE privilege. */
+  /** Every table exists (parameters: `tables`): the store needs no DDL, nor CREATE privilege. */
   readonly tablesExist: Statement;
-  readonly tables: readonly [string, string];
+  readonly tables: readonly [string, string, string];
   readonly append: Statement;
   readonly clearCounter: Statement;
   readonly clearMessages: Statement;
   readonly messages: Statement;
   readonly range: Statement;
   readonly tail: Statement;
+  readonly systemMessages: Statement;
   readonly lastId: Statement;
   /** Advisory lock key that serializes concurrent migrations of this schema. */
   readonly migrationLock: string;
@@ -66,7 +72,7 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
   return {
     schema,
     migrationLock: `mnemo.migrate.${schema}`,
-    tables: [`${s}.conversations`, `${s}.messages`],
+    tables: [`${s}.conversations`, `${s}.messages`, `${s}.system_messages`],
     ddl: `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.conversations (
@@ -80,21 +86,37 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
         meta json NOT NULL,
         message json NOT NULL,
         PRIMARY KEY (conversation_id, message_id)
-      );`,
+      );
+      DO $$ BEGIN
+        IF to_regclass('${s}.system_messages') IS NULL THEN
+          CREATE TABLE ${s}.system_messages (
+            conversation_id text COLLATE "C" NOT NULL,
+            message_id bigint NOT NULL,
+            PRIMARY KEY (conversation_id, message_id)
+          );
+          -- Older schemas: index the system messages already stored. json's ->> refuses a
+          -- \\u0000 escape anywhere in the value, so those rows are matched on their text.
+          INSERT INTO ${s}.system_messages (conversation_id, message_id)
+          SELECT conversation_id, message_id FROM ${s}.messages
+          WHERE CASE WHEN strpos(message::text, '\\u0000') > 0 THEN message::text ~ '^\\s*\\{.*"role"\\s*:\\s*"system"'
+                     ELSE (message->>'role') = 'system' END;
+        END IF;
+      END $$;`,
     tablesExist: named(
       'tables_exist',
-      `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok`,
+      `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AS ok`,
     ),
     // One statement appends a batch spanning any number of conversations. Per entry:
-    // $1 conversation, $2 message (json text), $3 meta (json text); $4 the batch's ts.
+    // $1 conversation, $2 message (json text), $3 meta (json text), $5 is it a system
+    // message; $4 the batch's ts.
     // Counter rows are locked in conversation order, so two processes whose batches share
     // conversations queue on each other instead of deadlocking. Within a conversation the
     // entries are numbered in array order. Returns each conversation's id base (first id - 1).
     append: named(
       'append',
       `WITH batch AS (
-         SELECT b.conversation_id COLLATE "C" AS conversation_id, b.message, b.meta, b.ord
-         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS b(conversation_id, message, meta, ord)
+         SELECT b.conversation_id COLLATE "C" AS conversation_id, b.message, b.meta, b.is_system, b.ord
+         FROM unnest($1::text[], $2::text[], $3::text[], $5::boolean[]) WITH ORDINALITY AS b(conversation_id, message, meta, is_system, ord)
        ), sizes AS (
          SELECT conversation_id, count(*) AS n FROM batch GROUP BY conversation_id
        ), counter AS (
@@ -104,16 +126,25 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
          RETURNING c.conversation_id, c.last_id
        ), bases AS (
          SELECT conversation_id, counter.last_id - sizes.n AS base FROM counter JOIN sizes USING (conversation_id)
+       ), numbered AS (
+         SELECT b.conversation_id, bases.base + row_number() OVER (PARTITION BY b.conversation_id ORDER BY b.ord) AS message_id,
+                b.meta, b.message, b.is_system
+         FROM batch b JOIN bases USING (conversation_id)
        ), inserted AS (
          INSERT INTO ${s}.messages (conversation_id, message_id, ts, meta, message)
-         SELECT b.conversation_id, bases.base + row_number() OVER (PARTITION BY b.conversation_id ORDER BY b.ord),
-                $4, b.meta::json, b.message::json
-         FROM batch b JOIN bases USING (conversation_id)
+         SELECT conversation_id, message_id, $4, meta::json, message::json FROM numbered
+       ), indexed AS (
+         INSERT INTO ${s}.system_messages (conversation_id, message_id)
+         SELECT conversation_id, message_id FROM numbered WHERE is_system
        )
        SELECT conversation_id, base FROM bases`,
     ),
     clearCounter: named('clear_counter', `DELETE FROM ${s}.conversations WHERE conversation_id = $1`),
-    clearMessages: named('clear_messages', `DELETE FROM ${s}.messages WHERE conversation_id = $1`),
+    clearMessages: named(
+      'clear_messages',
+      `WITH unindexed AS (DELETE FROM ${s}.system_messages WHERE conversation_id = $1)
+       DELETE FROM ${s}.messages WHERE conversation_id = $1`,
+    ),
     messages: named('messages', `SELECT message::text AS message FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id`),
     range: named(
       'range',
@@ -126,6 +157,12 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
       `SELECT * FROM (
          SELECT ${columns} FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id DESC LIMIT $2
        ) last ORDER BY message_id`,
+    ),
+    systemMessages: named(
+      'system_messages',
+      `SELECT ${columns} FROM ${s}.system_messages JOIN ${s}.messages USING (conversation_id, message_id)
+       WHERE conversation_id = $1
+       ORDER BY message_id`,
     ),
     lastId: named('last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1`),
   };

@@ -149,17 +149,19 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     const conversations: string[] = [];
     const messages: string[] = [];
     const metas: string[] = [];
+    const systems: boolean[] = [];
     for (const { conversationId, entries } of items) {
       for (const e of entries) {
         conversations.push(conversationId);
         messages.push(JSON.stringify(e.message));
         metas.push(JSON.stringify(e.meta));
+        systems.push(e.message.role === 'system');
       }
     }
     const where = items.length === 1 ? items[0]!.conversationId : `${items.length} conversations`;
     const result = await withClient('append', where, (client, sent) => {
       sent();
-      return run(client, sql.append, [conversations, messages, metas, ts]);
+      return run(client, sql.append, [conversations, messages, metas, ts, systems]);
     });
     const bases = new Map<string, number>(result.rows.map((row: { conversation_id: string; base: string | number }) => [row.conversation_id, Number(row.base)]));
     return items.map(({ conversationId, entries }) => {
@@ -217,6 +219,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       clear: (c) => writes.submit<void>(c, (done) => ({ kind: 'clear', done })),
       range: async (c, q) => (await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]))).map(toRecord),
       tail: async (c, n) => (n === 0 ? [] : (await track(read<RecordRow>(c, sql.tail, [c, n]))).map(toRecord)),
+      systemMessages: async (c) => (await track(read<RecordRow>(c, sql.systemMessages, [c]))).map(toRecord),
       lastId: async (c) => {
         const rows = await track(read<{ last_id: string | number }>(c, sql.lastId, [c]));
         return rows[0] === undefined ? 0 : Number(rows[0].last_id);

@@ -18,6 +18,7 @@ export function createCustomTable(log: MessageLog): MessageTable {
     messages: (c) => log.get(c),
     range: (c, from, to, limit) => log.range(c, { from, to, limit }),
     tail: (c, n) => log.tail(c, n),
+    systemMessages: (c) => log.systemMessages(c),
     write: async (c, records) => {
       let stored;
       try {

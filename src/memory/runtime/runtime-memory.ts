@@ -18,6 +18,7 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     clear: (c) => router.clear(c),
     range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),
     tail: async (c, n) => (await table()).tail(c, n),
+    systemMessages: async (c) => (await table()).systemMessages(c),
     lastId: async (c) => (await table()).lastId(c),
   });
 }
