@@ -16,6 +16,7 @@
  * Relative paths are resolved against the working directory. An empty environment variable
  * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
  */
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from '../server/server-defaults.ts';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
@@ -43,8 +44,6 @@ export interface CliOptions {
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8000;
 export const DEFAULT_LLM_CONFIG = 'config/llm.yaml';
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
 export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI agents (HTTP API and chat page)
 

@@ -11,14 +11,3 @@ export type {
 } from './services.ts';
 export { ID_RULE, isValidId } from '../recall/index.ts';
 export { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';
-export { ConfigError } from '../cli/cli-errors.ts';
-export {
-  loadLlmSettings,
-  describeLlm,
-  DEFAULT_MODEL,
-  DEFAULT_TEMPERATURE,
-  DEFAULT_LLM_TIMEOUT_MS,
-  DEFAULT_LLM_MAX_RETRIES,
-  type LlmSettings,
-} from '../cli/llm-config.ts';
-export { parseCliOptions, HELP_TEXT, type CliOptions } from '../cli/cli-options.ts';

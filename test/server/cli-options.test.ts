@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, HELP_TEXT, parseCliOptions } from '../../src/server/index.ts';
+import { ConfigError, HELP_TEXT, parseCliOptions } from '../../src/cli/index.ts';
 
 const cwd = '/srv/app';
 

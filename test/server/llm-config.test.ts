@@ -10,7 +10,7 @@ import {
   DEFAULT_TEMPERATURE,
   describeLlm,
   loadLlmSettings,
-} from '../../src/server/index.ts';
+} from '../../src/cli/index.ts';
 
 let dir: string;
 beforeEach(() => {

@@ -1,0 +1,12 @@
+/** The `mnemo` program's pieces, for tests and for embedding its option parsing. */
+export { ConfigError } from './cli-errors.ts';
+export {
+  loadLlmSettings,
+  describeLlm,
+  DEFAULT_MODEL,
+  DEFAULT_TEMPERATURE,
+  DEFAULT_LLM_TIMEOUT_MS,
+  DEFAULT_LLM_MAX_RETRIES,
+  type LlmSettings,
+} from './llm-config.ts';
+export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';

@@ -1,0 +1,9 @@
+/**
+ * The server's time limits, apart from server.ts so the command's option parser can name them
+ * without loading fastify (`mnemo --help` answers at once).
+ */
+
+/** How long a request's headers and body may take to arrive (then 408). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** How long a stop waits for turns in flight before it cancels them. */
+export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
