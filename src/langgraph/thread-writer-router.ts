@@ -1,12 +1,11 @@
 /**
- * The thread writers' router and their supervisor: hands each write to its thread's writer
- * (thread-writer.ts), starting one on first use under a dynamic supervisor of the saver's own.
+ * The thread writers' router: hands each write to its thread's writer (thread-writer.ts),
+ * starting one on first use under the saver's own dynamic supervisor
+ * (supervisors/langgraph-threads-sup.ts).
  *
  * - Under a runtime, that supervisor is added to the runtime's root (`startChild`), after the
  *   memory: the runtime stops it (its writers finish what they were handed) before it closes
  *   LMDB. Standalone, the saver starts it and stops it on `close()`.
- * - Writers are `temporary`: a writer that crashed is not restarted; the next write of its
- *   thread starts a fresh one, which reads what it needs from LMDB.
  * - Order: requests of one thread reach its writer in the order they were made (they wait on
  *   the same start, in order). A writer that passivated removed itself from the route before
  *   stopping; a request that still reached it (it was on its way) gets `normal`/`noproc`
@@ -18,18 +17,16 @@ import {
   call,
   deleteChild,
   isAlive,
-  spawn,
   startChild,
-  startDynamicSupervisor,
   stop,
   terminateChild,
   whereis,
-  type ChildSpec,
   type Pid,
 } from '../otp/index.ts';
 import { StorageError } from '../memory/contract/memory-errors.ts';
 import { rootName } from '../../supervisors/root.ts';
-import { threadWriter, type WriterDeps, type WriterRequest } from './thread-writer.ts';
+import { startThreadWritersSup, threadWritersSupChild } from '../../supervisors/langgraph-threads-sup.ts';
+import type { WriterDeps, WriterRequest } from './thread-writer.ts';
 
 let instances = 0;
 
@@ -121,24 +118,11 @@ export class ThreadWriters {
   }
 
   private async startSupervisor(): Promise<void> {
-    const start = () =>
-      startDynamicSupervisor<[string]>(
-        {
-          child: {
-            start: (threadId: string) => spawn(threadWriter(), { input: { threadId, deps: this.writerDeps } }),
-            restart: 'temporary',
-            shutdown: 5000,
-          },
-          intensity: 10,
-          period: 10,
-        },
-        { name: this.supervisorName },
-      );
     if (this.options.runtimeName === undefined) {
-      await start();
+      await startThreadWritersSup(this.supervisorName, this.writerDeps);
       return;
     }
-    const spec: ChildSpec = { id: this.childId, type: 'supervisor', restart: 'permanent', shutdown: 'infinity', start };
+    const spec = threadWritersSupChild(this.childId, this.supervisorName, this.writerDeps);
     try {
       await startChild(rootName(this.options.runtimeName), spec);
     } catch (error) {
