@@ -11,6 +11,7 @@ import { parseToolCall, type ToolCallRecord } from '../kernel/tool-call.ts';
 import { encodeResult, encodeToolError, toolMessage } from '../kernel/tool-result.ts';
 import type { MemoryProvider } from '../provider/memory-provider.ts';
 import { danglingToolResults } from './dangling-tool-calls.ts';
+import { failedTurnMarker, isFailedTurnMarker, withoutFailedTurns } from './failed-turns.ts';
 import { resolveMemory, type MemoryConfig } from './memory-config.ts';
 
 /**
@@ -21,7 +22,7 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * `run(text)`:
  * 1. heal tool calls left without results by an earlier run (`danglingToolResults`);
  * 2. load the history BEFORE storing the new user message (else it would be read twice),
- *    then store it;
+ *    then store it; failed turns of the history are not sent (failed-turns.ts);
  * 3. loop: send `prepare(history + this run)` (the window only shapes what is sent; the
  *    store keeps everything), with the system prompt injected by the kernel, innermost and
  *    never stored; store the assistant turn; if it called tools, run them (concurrently by
@@ -30,8 +31,10 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * Limits: `maxToolIterations` LLM calls (default 10; when the last one still calls tools,
  * they run and are stored, then `MaxToolIterationsError`), and `maxToolCalls` tool calls
  * (default unlimited; checked before each LLM call, like beamai, so a batch may cross it and
- * `MaxToolCallsError` comes before the next call). Tool failures are content, LLM errors
- * abort the run (the user message stays stored).
+ * `MaxToolCallsError` comes before the next call). Tool failures are content; any other error
+ * (LLM, limits, a store) fails the run under the failed-turn rule (failed-turns.ts): the user
+ * message stays, an error marker is stored after it, the error is rethrown, and later runs
+ * leave that turn out of what they send.
  * Runs and writes of one agent are serialized; reads are not.
  */
 export interface AgentConfig {
@@ -69,7 +72,7 @@ export interface Agent {
   /** Appends one message to the history; nothing without memory. */
   addMessage(message: Message): Promise<void>;
   clearMessages(): Promise<void>;
-  /** The last assistant message with text content (tool-call-only turns skipped). */
+  /** The last assistant message with text content (tool-call-only turns and error markers skipped). */
   lastResponse(): Promise<AssistantMessage | undefined>;
 }
 
@@ -127,20 +130,44 @@ export function createAgent(config: AgentConfig): Agent {
     const user: UserMessage = { role: 'user', content: text };
     const context = withConversationId(newContext(), conversationId);
     const messages: Message[] = [];
+    // What is sent: the history without its failed turns (failed-turns.ts), then this run.
+    let sendable: Message[] = [];
     if (provider) {
       const history = await provider.history(conversationId);
       const healed = danglingToolResults(history);
       if (healed.length > 0) await provider.append(conversationId, healed);
       await provider.append(conversationId, [user]);
       messages.push(...history, ...healed);
+      sendable = withoutFailedTurns(messages);
     }
     messages.push(user);
+    const runStart = messages.length - 1;
+    try {
+      return await loop(messages, sendable, runStart, context, signal);
+    } catch (err) {
+      // The failed-turn rule: the user message stays, an error marker follows it (after
+      // results for any tool call this run left unanswered, so the turn is whole).
+      if (provider) {
+        const run = messages.slice(runStart);
+        await provider.append(conversationId, [...danglingToolResults(run), failedTurnMarker(err)]).catch(() => undefined);
+      }
+      throw err;
+    }
+  };
 
+  const loop = async (
+    messages: Message[],
+    sendable: readonly Message[],
+    runStart: number,
+    context: Context,
+    signal: AbortSignal | undefined,
+  ): Promise<AgentRunResult> => {
     const toolCallsMade: ToolCallRecord[] = [];
     for (let iteration = 1; ; iteration++) {
       if (iteration > maxToolIterations) throw new MaxToolIterationsError(maxToolIterations, toolCallsMade, context);
       if (toolCallsMade.length >= maxToolCalls) throw new MaxToolCallsError(maxToolCalls, toolCallsMade);
-      const toSend = provider ? await provider.prepare(conversationId, messages) : messages;
+      const outgoing = [...sendable, ...messages.slice(runStart)];
+      const toSend = provider ? await provider.prepare(conversationId, outgoing) : outgoing;
       const { response } = await kernel.invokeChat(toSend, {
         context,
         systemPrompts,
@@ -178,7 +205,7 @@ export function createAgent(config: AgentConfig): Agent {
       const history = await agent.messages();
       for (let i = history.length - 1; i >= 0; i--) {
         const m = history[i]!;
-        if (m.role === 'assistant' && typeof m.content === 'string') return m;
+        if (m.role === 'assistant' && typeof m.content === 'string' && !isFailedTurnMarker(m)) return m;
       }
       return undefined;
     },

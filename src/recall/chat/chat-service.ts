@@ -1,5 +1,6 @@
 import { createAgent } from '../../agent/agent.ts';
-import { InvalidInputError, MnemoError } from '../../errors.ts';
+import { dropFailedTurns, turnError } from '../../agent/failed-turns.ts';
+import { InvalidInputError } from '../../errors.ts';
 import { fallbackReply } from '../../llm/fallback-llm.ts';
 import type { JsonObject, Message } from '../../message.ts';
 import type { ToolCallRecord } from '../../kernel/tool-call.ts';
@@ -38,7 +39,7 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    view with its session id (first mirroring any row a crash left out of it: daily-mirror.ts). A new session is registered, unlisted, just before its first
  *    row, so every session with rows can be found, exported and deleted.
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
- *    the demo's "3 rounds") and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
+ *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
  *    sections, each only when non-empty (`[DAILY]` is never injected by a turn, as in the demo).
  * 4. Reply. With no LLM configured: the demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the six memory tools bound to this user and
@@ -61,11 +62,12 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * and that error is what is thrown. After the reply is stored it only cuts the title call short
  * (the offline title is used).
  *
- * A FAILED TURN (the agent or model throws, or a write after the user row fails) leaves no
- * orphan user row: an assistant row with content `''` and `meta.error: {code, message}` is
+ * A FAILED TURN (the agent or model throws, or a write after the user row fails) follows the
+ * failed-turn rule of agent/failed-turns.ts, so it leaves no orphan user row: an assistant row with content `''` and `meta.error: {code, message}` is
  * stored in its place (session and daily), with whatever tool calls were made before the
  * failure, a log row with the same `error`, and the index entry (offline title); then the
- * original error is rethrown. Rolling back was not an option: a MessageLog only appends. If
+ * original error is rethrown. Later turns leave the failed turn (error row and the user row it
+ * answers) out of their `[SESSION]` context. Rolling back was not an option: a MessageLog only appends. If
  * the storage itself is failing, recording the error may fail too; the original error is
  * still what is thrown. A failure while storing the user row leaves nothing behind.
  *
@@ -130,7 +132,12 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     );
 
     const longTerm = currentLongTerm(dbs, userId);
-    const session = (await deps.memory.tail(conversationId, CONTEXT_ROWS)).map(toSessionRow);
+    // The failed-turn rule (agent/failed-turns.ts): a failed turn is not sent to the model again.
+    const session = dropFailedTurns(
+      (await deps.memory.tail(conversationId, CONTEXT_ROWS)).map((r) => toSessionRow(r)),
+      (row) => row.error !== undefined,
+      (row) => row.role === 'user',
+    );
     memoryContext = buildPromptContext({ session, daily: [], longTerm });
 
     let reply: string;
@@ -221,10 +228,7 @@ async function recordFailure(
 ): Promise<void> {
   const { message, memoryContext, transcript } = turn;
   const dbs = deps.dbs;
-  const error: RowError = {
-    code: err instanceof MnemoError ? err.code : 'agent_failed',
-    message: err instanceof Error ? err.message : String(err),
-  };
+  const error: RowError = turnError(err);
   const toolCalls = projectToolCalls(transcript);
   const at = localNow(deps);
   const [record] = await deps.memory.append(sessionConversationId(userId, sessionId), [
