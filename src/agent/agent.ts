@@ -11,6 +11,7 @@ import type { ToolCallRecord } from '../kernel/tool-call.ts';
 import { runToolLoop } from '../kernel/tool-loop.ts';
 import type { MemoryProvider } from '../provider/memory-provider.ts';
 import { danglingToolResults } from './dangling-tool-calls.ts';
+import { failedTurnMarker, isFailedTurnMarker, withoutFailedTurns } from './failed-turns.ts';
 import { resolveMemory, type MemoryConfig } from './memory-config.ts';
 
 /**
@@ -21,7 +22,7 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * `run(text)`:
  * 1. heal tool calls left without results by an earlier run (`danglingToolResults`);
  * 2. load the history BEFORE storing the new user message (else it would be read twice),
- *    then store it;
+ *    then store it; failed turns of the history are not sent (failed-turns.ts);
  * 3. the kernel's tool loop (`runToolLoop`): send `prepare(history + this run)` (the window
  *    only shapes what is sent; the store keeps everything), with the system prompt injected
  *    by the kernel, innermost and never stored; store the assistant turn; if it called
@@ -31,8 +32,10 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * Limits are the loop's one rule, tested before each LLM call: `maxToolIterations` LLM calls
  * (default 10; when the last one still calls tools, they run and are stored, then
  * `MaxToolIterationsError`), and `maxToolCalls` tool calls (default unlimited; a batch may
- * cross it, and `MaxToolCallsError` comes before the next call). Tool failures are content,
- * LLM errors abort the run (the user message stays stored).
+ * cross it, and `MaxToolCallsError` comes before the next call). Tool failures are content; any
+ * other error (LLM, limits, a store) fails the run under the failed-turn rule (failed-turns.ts):
+ * the user message stays, an error marker is stored after it, the error is rethrown, and later
+ * runs leave that turn out of what they send.
  * Flat turn cost: when the provider has `prepareHistory` and `lastTurn` (the built-in ones
  * with a window over a `MessageLog`, e.g. `{ window: 50 }` on the runtime's memory), the run
  * reads no whole history: healing looks at the last turn only (where an abandoned run leaves
@@ -79,7 +82,7 @@ export interface Agent {
   /** Appends one message to the history; nothing without memory. */
   addMessage(message: Message): Promise<void>;
   clearMessages(): Promise<void>;
-  /** The last assistant message with text content (tool-call-only turns skipped). */
+  /** The last assistant message with text content (tool-call-only turns and error markers skipped). */
   lastResponse(): Promise<AssistantMessage | undefined>;
 }
 
@@ -125,32 +128,47 @@ export function createAgent(config: AgentConfig): Agent {
       messages.push(...history, ...healed);
     }
     messages.push(user);
-
-    const { response, toolCallsMade, iterations } = await runToolLoop(
-      kernel,
-      {
-        toSend: () => (bounded ? bounded.prepareHistory!(conversationId) : provider ? provider.prepare(conversationId, messages) : messages),
-        async recordReply(reply) {
-          if (!reply) return;
-          if (provider) await provider.append(conversationId, [reply]);
-          messages.push(reply);
+    const runStart = messages.length - 1;
+    // What is sent never holds a failed turn of the history (failed-turns.ts).
+    const toSend = async (): Promise<Message[]> => {
+      if (bounded) return withoutFailedTurns(await bounded.prepareHistory!(conversationId));
+      return provider ? provider.prepare(conversationId, withoutFailedTurns(messages)) : messages;
+    };
+    try {
+      const { response, toolCallsMade, iterations } = await runToolLoop(
+        kernel,
+        {
+          toSend,
+          async recordReply(reply) {
+            if (!reply) return;
+            if (provider) await provider.append(conversationId, [reply]);
+            messages.push(reply);
+          },
+          async recordResults(results) {
+            if (provider) await provider.append(conversationId, results);
+            messages.push(...results);
+          },
         },
-        async recordResults(results) {
-          if (provider) await provider.append(conversationId, results);
-          messages.push(...results);
+        {
+          context,
+          systemPrompts,
+          maxToolIterations,
+          maxToolCalls,
+          parallel,
+          nameResults: false,
+          ...(signal ? { signal } : {}),
         },
-      },
-      {
-        context,
-        systemPrompts,
-        maxToolIterations,
-        maxToolCalls,
-        parallel,
-        nameResults: false,
-        ...(signal ? { signal } : {}),
-      },
-    );
-    return { response, toolCallsMade, iterations, messages };
+      );
+      return { response, toolCallsMade, iterations, messages };
+    } catch (err) {
+      // The failed-turn rule: the user message stays, an error marker follows it (after
+      // results for any tool call this run left unanswered, so the turn is whole).
+      if (provider) {
+        const run = messages.slice(runStart);
+        await provider.append(conversationId, [...danglingToolResults(run), failedTurnMarker(err)]).catch(() => undefined);
+      }
+      throw err;
+    }
   };
 
   const agent: Agent = {
@@ -169,7 +187,7 @@ export function createAgent(config: AgentConfig): Agent {
       const history = await agent.messages();
       for (let i = history.length - 1; i >= 0; i--) {
         const m = history[i]!;
-        if (m.role === 'assistant' && typeof m.content === 'string') return m;
+        if (m.role === 'assistant' && typeof m.content === 'string' && !isFailedTurnMarker(m)) return m;
       }
       return undefined;
     },

@@ -7,7 +7,7 @@ import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
 import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
-import { forgetMirror } from './store/daily-mirror.ts';
+import { forgetMirror, laggingSessions, repairLaggingSessions } from './store/daily-mirror.ts';
 import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
@@ -176,7 +176,7 @@ export function createRecall(options: RecallOptions): Recall {
 
   let closed = false;
   const running = new Set<Promise<unknown>>();
-  const guarded = <T>(work: () => Promise<T>): Promise<T> => {
+  const track = <T>(work: () => Promise<T>): Promise<T> => {
     if (closed) return Promise.reject(new RecallClosedError());
     const p = Promise.resolve().then(work);
     const tracked = p.then(
@@ -191,7 +191,18 @@ export function createRecall(options: RecallOptions): Recall {
   // one can register a session): list those sessions. Best effort: a failure leaves the marks
   // for the next start.
   const cutShort = cutShortSessions(dbs);
-  const repaired = cutShort.length === 0 ? undefined : guarded(() => listCutShortSessions(deps, cutShort)).catch(() => undefined);
+  const repaired = cutShort.length === 0 ? undefined : track(() => listCutShortSessions(deps, cutShort)).catch(() => undefined);
+  // It may also have died between a turn's session rows and their daily rows: mirror those
+  // now, reading only the sessions marked as having rows in flight (daily-mirror.ts). Every
+  // call waits for it, so no reader sees the gap and no turn races the repair. Best effort: a
+  // failure leaves the marks, and the next turn of such a session catches up anyway.
+  const lagging = laggingSessions(dbs);
+  const mirrored = lagging.length === 0 ? undefined : track(() => repairLaggingSessions(deps, lagging)).catch(() => undefined);
+  const guarded = <T>(work: () => Promise<T>): Promise<T> =>
+    mirrored === undefined ? track(work) : track(async () => {
+      await mirrored;
+      return work();
+    });
 
   return {
     chat: (input) => guarded(() => chatTurn(deps, input)),

@@ -166,7 +166,8 @@ describe('agent.run: tools', () => {
     expect(err).toBeInstanceOf(MaxToolIterationsError);
     expect(llm.calls).toHaveLength(10);
     const stored = await store.get('c');
-    expect(stored.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c9', content: 'echo:9' });
+    expect(stored.at(-2)).toEqual({ role: 'tool', tool_call_id: 'c9', content: 'echo:9' });
+    expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: '', error: { code: 'max_tool_iterations' } });
   });
 
   it('stops at maxToolIterations by the same rule as kernel.invoke: the same LLM calls, the same tools run, the same error', async () => {
@@ -201,11 +202,37 @@ describe('agent.run: tools', () => {
     expect(llm.calls).toHaveLength(2);
   });
 
-  it('aborts on an LLM error; the user message stays stored', async () => {
+  it('aborts on an LLM error; the user message stays stored, an error marker after it', async () => {
     const store = createInMemoryStore();
     const agent = createAgent({ llm: scriptedLlm([new LlmError('llm_unavailable', 'down')]), memory: { store }, conversationId: 'c' });
     await expect(agent.run('hi')).rejects.toMatchObject({ code: 'llm_unavailable' });
-    expect(await store.get('c')).toEqual([u('hi')]);
+    expect(await store.get('c')).toEqual([u('hi'), { role: 'assistant', content: '', error: { code: 'llm_unavailable', message: 'down' } }]);
+    expect(await agent.lastResponse()).toBeUndefined();
+  });
+
+  it('never sends a failed turn again: after two failures the model sees one user message, not three', async () => {
+    const store = createInMemoryStore();
+    const down = new LlmError('llm_unavailable', 'down');
+    const llm = scriptedLlm([down, down, text('ok'), text('ok2')]);
+    const agent = createAgent({ llm, memory: { store }, conversationId: 'c' });
+    await expect(agent.run('q')).rejects.toMatchObject({ code: 'llm_unavailable' });
+    await expect(agent.run('q')).rejects.toMatchObject({ code: 'llm_unavailable' });
+    await agent.run('q');
+    expect(llm.calls[2]?.messages).toEqual([u('q')]);
+    await agent.run('next');
+    expect(llm.calls[3]?.messages).toEqual([u('q'), a('ok'), u('next')]);
+    expect((await store.get('c')).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+  });
+
+  it('closes a failed turn whole: tool calls it made are answered, then the marker; none of it is sent again', async () => {
+    const store = createInMemoryStore();
+    const llm = scriptedLlm((_ms, i) => (i < 2 ? toolCalls([`c${i}`, 'echo', { v: 'x' }]) : text('fine')));
+    const agent = createAgent({ llm, tools: [echo], memory: { store }, conversationId: 'c', maxToolIterations: 2 });
+    await expect(agent.run('loop')).rejects.toMatchObject({ code: 'max_tool_iterations' });
+    const stored = await store.get('c');
+    expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: '', error: { code: 'max_tool_iterations' } });
+    await agent.run('again');
+    expect(llm.calls.at(-1)?.messages).toEqual([u('again')]);
   });
 
   it('is not created without an LLM service (no_llm_service)', () => {

@@ -251,12 +251,15 @@ describe('a failing turn', () => {
     expect(rows[1]!.tool_calls[0]!.output).toBe('#1 2026-04-08T10:00:00 | user: loop');
   });
 
-  test('the next turn after a failure works and sees the failed row as an empty reply', async () => {
-    const llm = scriptedLlm([new Error('boom'), says('ok now'), says('t')]);
+  test('the next turn after failures works and leaves the failed turns out of its context', async () => {
+    const llm = scriptedLlm([new Error('boom'), new Error('boom'), says('ok now'), says('t'), says('fine')]);
     fx = openRecall({ llm });
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).rejects.toThrow('boom');
-    expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'second' })).reply).toBe('ok now');
-    expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.message_id)).toEqual([1, 2, 3, 4]);
-    expect((await fx.recall.dialogueLog(U)).at(-1)!.memory_context).toBe('[SESSION]\nuser: first\nassistant: \nuser: second');
+    await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).rejects.toThrow('boom');
+    expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).reply).toBe('ok now');
+    expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await fx.recall.dialogueLog(U)).at(-1)!.memory_context).toBe('[SESSION]\nuser: first');
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'then' });
+    expect((await fx.recall.dialogueLog(U)).at(-1)!.memory_context).toBe('[SESSION]\nuser: first\nassistant: ok now\nuser: then');
   });
 });

@@ -112,6 +112,19 @@ describe('chat page', () => {
     await page.context().close();
   });
 
+  it('shows a failed turn’s stored error after a reload, not an empty bubble', async () => {
+    const page = await openPage('failing-reload-user');
+    await send(page, 'again #fail');
+    await page.locator('.msg.error .bubble').waitFor();
+    await page.reload();
+    const error = page.locator('.msg.error .bubble');
+    await error.waitFor();
+    expect(await error.innerText()).toMatch(/^错误: .+ \(llm_bad_request\)$/);
+    expect(await page.locator('.msg.user .bubble').allInnerTexts()).toEqual(['again #fail']);
+    expect(await assistantTexts(page)).toEqual([]);
+    await page.context().close();
+  });
+
   it('keeps users apart: switching the user shows only that user’s conversations', async () => {
     const page = await openPage('first-user');
     await send(page, 'first user talking');

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -129,6 +131,42 @@ describe('request limits', () => {
       const res = await t.request('POST', '/api/chat', { raw: Buffer.alloc(64 * 1024 * 1024, 'x'), headers: { 'content-type': 'application/json' } });
       expect(res.status).toBe(413);
     }
+  });
+
+  it('lets a raw client that writes an oversized body slowly, reading nothing meanwhile, read a whole 413', async () => {
+    // The client reads only after its last write: without the drain the server closes at
+    // once, the client's next writes meet a reset, and the 413 is lost with the socket.
+    const { hostname, port } = new URL(t.url);
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const chunks = 48;
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.pause();
+    await once(socket, 'connect');
+    const received: Buffer[] = [];
+    let failure: Error | undefined;
+    socket.on('error', (err) => {
+      failure = err;
+    });
+    const write = (data: string | Buffer): Promise<void> =>
+      new Promise((resolve) => {
+        socket.write(data, (err) => {
+          if (err) failure ??= err;
+          resolve();
+        });
+      });
+    await write(`POST /api/chat HTTP/1.1\r\nHost: ${t.url.slice('http://'.length)}\r\ncontent-type: application/json\r\ncontent-length: ${chunk.length * chunks}\r\n\r\n`);
+    for (let i = 0; i < chunks && failure === undefined && !socket.destroyed; i++) {
+      await write(chunk);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    socket.on('data', (data: Buffer) => received.push(data));
+    socket.resume();
+    if (!socket.destroyed) await Promise.race([once(socket, 'close'), once(socket, 'end')]);
+    const text = Buffer.concat(received).toString('utf8');
+    expect(failure).toBeUndefined();
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text).toMatch(/too large/);
+    socket.destroy();
   });
 
   it('accepts a body just under the limit', async () => {

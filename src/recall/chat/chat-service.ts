@@ -1,10 +1,11 @@
 import { createAgent } from '../../agent/agent.ts';
-import { InvalidInputError, MnemoError } from '../../errors.ts';
+import { dropFailedTurns, turnError } from '../../agent/failed-turns.ts';
+import { InvalidInputError } from '../../errors.ts';
 import { fallbackReply } from '../../llm/fallback-llm.ts';
-import type { JsonObject, Message } from '../../message.ts';
+import type { JsonObject, Message, StoredMessage } from '../../message.ts';
 import type { ToolCallRecord } from '../../kernel/tool-call.ts';
 import { generateTitle, offlineTitle } from '../store/session-title.ts';
-import { catchUpDaily, mirrorSessionRow, startMirror } from '../store/daily-mirror.ts';
+import { catchUpDaily, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from '../store/daily-mirror.ts';
 import { putLogRow } from '../store/dialogue-log.ts';
 import { currentLongTerm, writeLongTerm } from '../store/long-term-store.ts';
 import type { RowError, ToolCallView } from '../store/memory-row.ts';
@@ -36,9 +37,11 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    title of a session it opens is `新对话` for good. (The chat page never sends one.)
  * 2. Store the user row in the session (its MessageLog conversation), then in today's daily
  *    view with its session id (first mirroring any row a crash left out of it: daily-mirror.ts). A new session is registered, unlisted, just before its first
- *    row, so every session with rows can be found, exported and deleted.
+ *    row, so every session with rows can be found, exported and deleted. Before the user row,
+ *    the turn is marked in flight (`rowsPending`), and the commit of its last daily row
+ *    settles it, so a start after a kill repairs the daily view of that session.
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
- *    the demo's "3 rounds") and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
+ *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
  *    sections, each only when non-empty (`[DAILY]` is never injected by a turn, as in the demo).
  * 4. Reply. With no LLM configured: the demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the six memory tools bound to this user and
@@ -61,11 +64,12 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * and that error is what is thrown. After the reply is stored it only cuts the title call short
  * (the offline title is used).
  *
- * A FAILED TURN (the agent or model throws, or a write after the user row fails) leaves no
- * orphan user row: an assistant row with content `''` and `meta.error: {code, message}` is
+ * A FAILED TURN (the agent or model throws, or a write after the user row fails) follows the
+ * failed-turn rule of agent/failed-turns.ts, so it leaves no orphan user row: an assistant row with content `''` and `meta.error: {code, message}` is
  * stored in its place (session and daily), with whatever tool calls were made before the
  * failure, a log row with the same `error`, and the index entry (offline title); then the
- * original error is rethrown. Rolling back was not an option: a MessageLog only appends. If
+ * original error is rethrown. Later turns leave the failed turn (error row and the user row it
+ * answers) out of their `[SESSION]` context. Rolling back was not an option: a MessageLog only appends. If
  * the storage itself is failing, recording the error may fail too; the original error is
  * still what is thrown. A failure while storing the user row leaves nothing behind.
  *
@@ -103,16 +107,24 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   if (signal?.aborted) throw TurnInterruptedError.of(signal);
 
   const asked = localNow(deps);
-  if (!sessionEntry(dbs, userId, sessionId)) {
-    await commit(dbs, () => {
+  // Before any session row: this turn is in flight (a start after a kill mirrors what it left).
+  await commit(dbs, () => {
+    if (!sessionEntry(dbs, userId, sessionId)) {
       registerSession(dbs, userId, sessionId, asked.ts);
       startMirror(dbs, userId, sessionId);
-    });
+    }
+    rowsPending(dbs, userId, sessionId);
+  });
+  let userRecord: StoredMessage | undefined;
+  try {
+    await catchUpDaily(deps, userId, sessionId);
+    [userRecord] = await deps.memory.append(conversationId, [
+      { message: { role: 'user', content: message }, meta: { ts: asked.ts } },
+    ]);
+  } catch (err) {
+    await commit(dbs, () => rowsSettled(dbs, userId, sessionId)).catch(() => undefined);
+    throw err;
   }
-  await catchUpDaily(deps, userId, sessionId);
-  const [userRecord] = await deps.memory.append(conversationId, [
-    { message: { role: 'user', content: message }, meta: { ts: asked.ts } },
-  ]);
 
   let transcript: Message[] = [];
   let memoryContext = '';
@@ -130,7 +142,12 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     );
 
     const longTerm = currentLongTerm(dbs, userId);
-    const session = (await deps.memory.tail(conversationId, CONTEXT_ROWS)).map(toSessionRow);
+    // The failed-turn rule (agent/failed-turns.ts): a failed turn is not sent to the model again.
+    const session = dropFailedTurns(
+      (await deps.memory.tail(conversationId, CONTEXT_ROWS)).map((r) => toSessionRow(r)),
+      (row) => row.error !== undefined,
+      (row) => row.role === 'user',
+    );
     memoryContext = buildPromptContext({ session, daily: [], longTerm });
 
     let reply: string;
@@ -182,6 +199,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         memory_context: memoryContext,
         tool_calls: toolCalls,
       });
+      rowsSettled(dbs, userId, sessionId);
       return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
     });
     if (entry === undefined) {
@@ -221,10 +239,7 @@ async function recordFailure(
 ): Promise<void> {
   const { message, memoryContext, transcript } = turn;
   const dbs = deps.dbs;
-  const error: RowError = {
-    code: err instanceof MnemoError ? err.code : 'agent_failed',
-    message: err instanceof Error ? err.message : String(err),
-  };
+  const error: RowError = turnError(err);
   const toolCalls = projectToolCalls(transcript);
   const at = localNow(deps);
   const [record] = await deps.memory.append(sessionConversationId(userId, sessionId), [
@@ -250,6 +265,7 @@ async function recordFailure(
       tool_calls: toolCalls,
       error,
     });
+    rowsSettled(dbs, userId, sessionId);
     touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
   });
 }

@@ -1,6 +1,6 @@
 import type { StoredMessage } from '../../message.ts';
 import { putDailyRow, type NewDailyRow } from './daily-store.ts';
-import { commit, type RecallDbs } from './recall-dbs.ts';
+import { commit, HIGH, type RecallDbs } from './recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId } from '../recall-ids.ts';
 import { toSessionRow } from './session-row.ts';
@@ -23,10 +23,50 @@ import { toSessionRow } from './session-row.ts';
  *
  * Both run inside LMDB write transactions, which are serialized, so a row a parallel turn is
  * about to mirror is mirrored once, by whichever comes first, with the same content.
+ *
+ * A session that gets no next turn would lag for good, so the start repairs those too, at a
+ * cost that grows with the lagging sessions only, not with the data:
+ * - `['\u0001daily-pending', userId, sessionId]` (counters db) counts the turns of that
+ *   session that may have session rows not yet mirrored. A turn raises it (`rowsPending`) in a
+ *   commit BEFORE it appends its user row, and lowers it (`rowsSettled`) in the commit that
+ *   mirrors its last row (the reply or the error row); the key goes at 0. A kill in between
+ *   leaves it above 0. Keys outside every user's range (no id starts with a control
+ *   character), so the start reads exactly these (`laggingSessions`).
+ * - at start, before any call runs, `repairLaggingSessions` catches each such session up and
+ *   drops its key (one process per data directory: no turn of a live process is in flight).
  */
 const MARK = 'daily-mirrored';
+const PENDING = '\u0001daily-pending';
 
 const markKey = (userId: string, sessionId: string) => [userId, MARK, sessionId];
+const pendingKey = (userId: string, sessionId: string) => [PENDING, userId, sessionId];
+
+/** Inside a write transaction, before a turn appends session rows: one more turn in flight. */
+export function rowsPending(dbs: RecallDbs, userId: string, sessionId: string): void {
+  dbs.counters.put(pendingKey(userId, sessionId), (dbs.counters.get(pendingKey(userId, sessionId)) ?? 0) + 1);
+}
+
+/** Inside the write transaction that mirrors a turn's last row: that turn is settled. */
+export function rowsSettled(dbs: RecallDbs, userId: string, sessionId: string): void {
+  const n = dbs.counters.get(pendingKey(userId, sessionId)) ?? 0;
+  if (n <= 1) dbs.counters.remove(pendingKey(userId, sessionId));
+  else dbs.counters.put(pendingKey(userId, sessionId), n - 1);
+}
+
+/** The sessions a previous process may have left with unmirrored rows. Read before any turn runs. */
+export function laggingSessions(dbs: RecallDbs): Array<[userId: string, sessionId: string]> {
+  return [...dbs.counters.getKeys({ start: [PENDING], end: [PENDING, HIGH] })].map((key) => [key[1]!, key[2]!]);
+}
+
+/** At start: mirrors what each lagging session lacks and drops its key; returns the rows mirrored. */
+export async function repairLaggingSessions(deps: RecallDeps, sessions: Array<[string, string]>): Promise<number> {
+  let rows = 0;
+  for (const [userId, sessionId] of sessions) {
+    rows += await catchUpDaily(deps, userId, sessionId);
+    await commit(deps.dbs, () => deps.dbs.counters.remove(pendingKey(userId, sessionId)));
+  }
+  return rows;
+}
 
 /** Inside a write transaction: the daily row of session row `row.session_message_id`, unless
  * mirrored already; says whether it wrote one. */
@@ -46,6 +86,7 @@ export function startMirror(dbs: RecallDbs, userId: string, sessionId: string): 
 /** Inside a write transaction: forget the session's mark (the session is deleted). */
 export function forgetMirror(dbs: RecallDbs, userId: string, sessionId: string): void {
   dbs.counters.remove(markKey(userId, sessionId));
+  dbs.counters.remove(pendingKey(userId, sessionId));
 }
 
 /** Mirrors the session rows a crash left out of the daily view; returns how many. */

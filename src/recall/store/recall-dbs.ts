@@ -23,6 +23,7 @@ import type { RowError, ToolCallView } from './memory-row.ts';
  * |                         | [userId, 'daily-rows']               | number         |
  * |                         | [userId, 'daily-mirrored', sessionId] | number        |
  * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
+ * |                         | ['\u0001daily-pending', userId, sessionId] | number    |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).

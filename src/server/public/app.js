@@ -1,7 +1,8 @@
 // Mnemo chat page. Talks only to this server's /api; markdown through marked, sanitized by
 // DOMPurify, both served by the server itself. Behaviour follows the Agent Memory Demo's page:
 // default user "demo-user", open the most recent conversation or create one, tool calls in a
-// collapsed panel above the reply, "错误: ..." / "网络错误: ..." on failure.
+// collapsed panel above the reply, "错误: ..." / "网络错误: ..." on failure, and a failed turn
+// stored by the server as "错误: {message} ({code})" after a reload.
 import { marked } from '/static/vendor/marked.esm.js';
 import DOMPurify from '/static/vendor/purify.es.mjs';
 
@@ -141,6 +142,13 @@ function addErrorMsg(text) {
   return row;
 }
 
+// A failed turn's stored row (the failed-turn rule): its error, with any tool calls it made.
+function addStoredError(error, toolCalls) {
+  const row = addErrorMsg(`错误: ${error.message} (${error.code})`);
+  if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), row.firstChild);
+  return row;
+}
+
 function showEmptyHint() {
   const hint = document.createElement('div');
   hint.className = 'empty';
@@ -243,6 +251,7 @@ async function openConversation(sessionId) {
     if (items.length === 0) showEmptyHint();
     for (const item of items) {
       if (item.role === 'user') addUserMsg(item.content);
+      else if (item.error) addStoredError(item.error, item.tool_calls || []);
       else addAssistantMsg(item.content, item.tool_calls || []);
     }
   } catch (err) {
