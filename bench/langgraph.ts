@@ -30,7 +30,9 @@
  * - Mnemo's breakdown: how the `messages` channel was stored (whole values vs deltas).
  * All savers must end with the same conversation (checked). The load average is saved.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { Samples } from './suite/stats.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,9 +62,10 @@ const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
 
 function latency(samples: number[]): Latency {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return { p50: round(at(0.5)), p99: round(at(0.99)), mean: round(sorted.reduce((s, x) => s + x, 0) / Math.max(1, sorted.length)), n: sorted.length };
+  const s = new Samples();
+  for (const x of samples) s.add(x);
+  const { p50Ms, p99Ms, meanMs, count } = s.summary();
+  return { p50: round(p50Ms), p99: round(p99Ms), mean: round(meanMs), n: count };
 }
 
 interface Contender {
@@ -173,9 +176,9 @@ async function sqlite(dir: string, full: boolean): Promise<Contender> {
 async function main(): Promise<void> {
   console.log(`LangGraph checkpoint storage: ${TURNS} turns on one thread${quick ? ' (--quick)' : ''}`);
   const contenders = [
-    mnemo(mkdtempSync(join(tmpdir(), 'mnemo-bench-lg-mnemo-'))),
-    await sqlite(mkdtempSync(join(tmpdir(), 'mnemo-bench-lg-sqlite-')), false),
-    await sqlite(mkdtempSync(join(tmpdir(), 'mnemo-bench-lg-sqlitefull-')), true),
+    mnemo(makeTempDir('lg-mnemo')),
+    await sqlite(makeTempDir('lg-sqlite'), false),
+    await sqlite(makeTempDir('lg-sqlitefull'), true),
   ];
   try {
     const syncMode = (contenders[1]!.saver as SqliteSaver).db.pragma('synchronous', { simple: true });

@@ -22,7 +22,9 @@
  * with the figures.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Samples } from './suite/stats.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -127,11 +129,6 @@ function spawnChild(job: ChildJob) {
   return { proc, ready, result };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 async function round(backend: Backend, target: string, schema: string, processes: number, writers: number, appends: number, shared: boolean) {
   const children = Array.from({ length: processes }, (_, p) =>
     spawnChild({ backend, target, schema, label: `p${p}`, writers, appends, ...(shared ? { sharedConversation: 'shared' } : {}) }),
@@ -141,12 +138,10 @@ async function round(backend: Backend, target: string, schema: string, processes
   const results = await Promise.all(children.map((c) => c.result));
   const start = Math.min(...results.map((r) => r.startMs));
   const end = Math.max(...results.map((r) => r.endMs));
-  const latencies = results.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
-  return {
-    appendsPerSecond: latencies.length / ((end - start) / 1000),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-  };
+  const latencies = new Samples();
+  for (const r of results) for (const ms of r.latenciesMs) latencies.add(ms);
+  const { count, p50Ms, p99Ms } = latencies.summary();
+  return { appendsPerSecond: count / ((end - start) / 1000), p50Ms, p99Ms };
 }
 
 function postgresUrl(): string {
@@ -177,7 +172,7 @@ async function main(quick: boolean): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     for (const [i, { backend, processes, shared }] of plan.entries()) {
       const schema = `bench_${process.pid}_${r}_${i}`;
-      const dir = backend === 'lmdb' ? mkdtempSync(join(tmpdir(), 'mnemo-bench-pg-lmdb-')) : '';
+      const dir = backend === 'lmdb' ? makeTempDir('pg-lmdb') : '';
       try {
         const result = await round(backend, backend === 'postgres' ? url : dir, schema, processes, writers, appends, shared);
         const previous = best.get(i);

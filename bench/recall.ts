@@ -17,7 +17,9 @@
  *
  * Run: `npx tsx bench/recall.ts [--quick]`. Prints a table and writes bench/results/recall.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { median } from './suite/stats.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,10 +122,9 @@ async function measure(run: () => Promise<number>): Promise<{ hits: number; medi
   // Let the monitor's timer fire once after the last search, so a final stall is recorded.
   await new Promise((r) => setTimeout(r, 20));
   histogram.disable();
-  times.sort((a, b) => a - b);
   return {
     hits,
-    medianMs: round(times[Math.floor(times.length / 2)]!),
+    medianMs: round(median(times)),
     loopDelayMaxMs: round(histogram.max / 1e6),
     loopDelayP99Ms: round(histogram.percentile(99) / 1e6),
   };
@@ -134,7 +135,7 @@ function round(x: number): number {
 }
 
 async function benchSize(n: number): Promise<Figure[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'mnemo-bench-recall-'));
+  const dir = makeTempDir('recall');
   const figures: Figure[] = [];
   try {
     const t0 = performance.now();
