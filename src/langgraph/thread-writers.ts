@@ -125,7 +125,7 @@ export class ThreadWriters {
       startDynamicSupervisor<[string]>(
         {
           child: {
-            start: (threadId: string) => spawn(threadWriter(), { input: { threadId, deps: this.writerDeps } }),
+            start: (threadId: string) => spawn(threadWriter(), { input: { threadId, deps: this.writerDeps }, trapExit: true }),
             restart: 'temporary',
             shutdown: 5000,
           },

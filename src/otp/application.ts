@@ -20,7 +20,7 @@ import type { ChildType } from './child-spec.ts';
 import type { ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Pid } from './pid.ts';
-import { exit, Process, processInfo } from './process.ts';
+import { Process, processInfo, stop } from './process.ts';
 import { onSupervisorEvent } from './supervisor-events.ts';
 import { startSupervisor, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
 import { createEventStream } from './event-stream.ts';
@@ -96,7 +96,7 @@ function node(id: string | undefined, pid: Pid | 'restarting' | undefined, type:
 
 /** True if `pid` is `root` or was started (transitively) by it. */
 function inTree(pid: Pid, root: Process): boolean {
-  for (let p: Process | undefined = pid as Process; p !== undefined; p = p.supervisor) if (p === root) return true;
+  for (let p: Process | undefined = pid as Process; p !== undefined; p = p.parent) if (p === root) return true;
   return false;
 }
 
@@ -126,7 +126,8 @@ export async function startApplication(spec: SupervisorSpec, options: Applicatio
     events,
     async stop() {
       stopping = true;
-      exit(root, 'shutdown');
+      // gen_server:stop: the application is not the root's parent, so an exit signal would not do.
+      if (root.alive) stop(root, 'shutdown').catch(() => {});
       await exited;
     },
     onFatal(listener) {

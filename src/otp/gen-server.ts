@@ -9,24 +9,33 @@
  *   message waits until its promise settles. State is an object the handlers mutate.
  * - `handleCall(request, from, state)` returns the reply (or a promise of it), or `noReply`
  *   to answer later with `from.reply(value)` / `from.fail(error)`.
- * - `handleCast(message, state)` for `cast`; `handleInfo(message, state)` for `send` and, with
- *   `trapExit`, linked exits (`ExitMessage`). Unhandled infos are dropped; a call or cast
- *   without its handler crashes the process, like a missing clause. An exit signal from the
- *   server's own supervisor stops it with that reason (gen_server's parent rule).
+ * - `handleCast(message, state)` for `cast`; `handleInfo(message, state)` for `send`, timers,
+ *   and, with `trapExit`, exit signals (`ExitMessage`) from anyone but its parent. Unhandled
+ *   infos are dropped; a call or cast without its handler crashes the process, like a
+ *   missing clause.
+ * - `self.continue(request)` (OTP's `{continue, C}`): when the current callback (init
+ *   included) finishes, `handleContinue(request, state)` runs before any other message.
+ * - `self.timeout(ms)` (OTP's `{noreply, State, Timeout}`): if no message arrives within `ms`
+ *   after the current callback finishes, `handleInfo({ type: 'timeout' })` runs. Any message
+ *   cancels it; a callback that does not call it sets no timeout.
  * - `self.stop(reason = 'normal')` stops the server once the current handler finishes
  *   (OTP's `{stop, Reason, ...}`); `terminate(reason, state)` then runs and the process exits
- *   with `reason`. A graceful `exit(pid, reason)` queues behind the messages already received,
- *   then runs `terminate` the same way. `exit(pid, 'kill')` skips it.
+ *   with `reason`. `stop(pid)` and, in a server that traps exits, its parent's exit signal
+ *   queue behind the messages already received, then run `terminate` the same way. An exit
+ *   signal the server does not trap (it traps none by default) ends it without `terminate`,
+ *   as does `exit(pid, 'kill')`.
  * - An exception (or rejection) in any callback crashes the process with that error; like
  *   gen_server, `terminate({ crashed: error }, state)` runs first (not awaited). A crash in
  *   `init` or in `terminate` itself skips it.
  */
 import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
-import type { From } from './call.ts';
+import { InvalidInputError } from '../errors.ts';
 import { CallEnvelope, InfoEnvelope } from './envelopes.ts';
 import type { ExitReason } from './exit-reason.ts';
+import type { From } from './from.ts';
 import type { Message, Pid } from './pid.ts';
-import { EXIT, processOfActor, serverLogics, TERMINATE, type ExitMessage, type Process, type TerminateEvent } from './process.ts';
+import { processOfActor, type Process, serverLogics, TERMINATE, type ExitMessage, type TerminateEvent } from './process.ts';
+import { deliverAfter, type TimerRef } from './timers.ts';
 
 /** Return from `handleCall` to reply later through `from`. */
 export const noReply: unique symbol = Symbol('noReply');
@@ -35,6 +44,15 @@ export interface ServerSelf {
   readonly pid: Pid;
   /** Stop after the current handler (or at once, if idle); `terminate` runs first. */
   stop(reason?: ExitReason): void;
+  /** Run `handleContinue(request)` when the current callback finishes, before any message. */
+  continue(request: unknown): void;
+  /** A `{ type: 'timeout' }` info if no message comes within `ms` after the current callback. */
+  timeout(ms: number): void;
+}
+
+/** The info a gen server gets when its `self.timeout(ms)` passed without a message. */
+export interface TimeoutInfo {
+  readonly type: 'timeout';
 }
 
 export interface GenServerCallbacks<
@@ -47,7 +65,8 @@ export interface GenServerCallbacks<
   init(input: TInput, self: ServerSelf): S | Promise<S>;
   handleCall?(request: TCall, from: From, state: S): unknown;
   handleCast?(message: TCast, state: S): void | Promise<void>;
-  handleInfo?(message: TInfo | ExitMessage, state: S): void | Promise<void>;
+  handleInfo?(message: TInfo | ExitMessage | TimeoutInfo, state: S): void | Promise<void>;
+  handleContinue?(request: unknown, state: S): void | Promise<void>;
   terminate?(reason: ExitReason, state: S): void | Promise<void>;
 }
 
@@ -61,6 +80,14 @@ export class ServerSnapshot {
   busy = false;
   inHandler = false;
   stopReason: ExitReason | undefined = undefined;
+  /** A `self.continue` not yet run. */
+  hasContinue = false;
+  continueRequest: unknown = undefined;
+  /** A `self.timeout` of the callback running now, armed once it finishes with nothing queued. */
+  nextTimeoutMs: number | undefined = undefined;
+  /** The armed timeout; stale ticks (of a cancelled one) are ignored. */
+  timeoutTick: TimeoutTick | undefined = undefined;
+  timeoutTimer: TimerRef | undefined = undefined;
   proc: Process | undefined = undefined;
   private queue: object[] = [];
   private head = 0;
@@ -102,8 +129,21 @@ class Crash {
   constructor(readonly error: unknown) {}
 }
 
-/** Wakes an idle server so a `self.stop()` from outside a handler takes effect. */
+/** Wakes an idle server so a `self.stop()` from outside a handler (or an init's continue) takes effect. */
 const POKE = { type: 'otp.poke' };
+
+/** The server's own timeout passed. */
+class TimeoutTick {
+  readonly type = 'otp.timeout_tick';
+}
+
+const TIMEOUT_INFO: TimeoutInfo = { type: 'timeout' };
+
+function cancelTimeout(snapshot: ServerSnapshot): void {
+  snapshot.timeoutTimer?.cancel();
+  snapshot.timeoutTimer = undefined;
+  snapshot.timeoutTick = undefined;
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
@@ -142,13 +182,13 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
       if (isThenable(result)) after(snapshot, result, (_s, value) => value !== noReply && from.reply(value));
       else if (result !== noReply) from.reply(result);
     } else if (event instanceof InfoEnvelope) {
-      const message = event.message as ExitMessage;
-      // gen_server: an exit signal from the parent (its supervisor) stops the server.
-      if (message.type === EXIT && message.from === snapshot.proc?.supervisor && message.from !== undefined) {
-        snapshot.stopReason = message.reason;
-        return;
-      }
       const result = callbacks.handleInfo?.(event.message as TInfo, state);
+      if (isThenable(result)) after(snapshot, result, () => {});
+    } else if (event instanceof TimeoutTick) {
+      if (event !== snapshot.timeoutTick) return;
+      snapshot.timeoutTick = undefined;
+      snapshot.timeoutTimer = undefined;
+      const result = callbacks.handleInfo?.(TIMEOUT_INFO, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     } else if ((event as Message).type === TERMINATE) {
       terminate(snapshot, (event as TerminateEvent).reason);
@@ -177,8 +217,28 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
   const drain = (snapshot: ServerSnapshot): void => {
     while (!snapshot.busy && snapshot.status === 'active') {
       if (snapshot.stopReason !== undefined) return terminate(snapshot, snapshot.stopReason);
+      if (snapshot.hasContinue) {
+        const request = snapshot.continueRequest;
+        snapshot.hasContinue = false;
+        snapshot.continueRequest = undefined;
+        if (callbacks.handleContinue === undefined) throw new Error('gen server asked to continue but has no handleContinue');
+        const result = callbacks.handleContinue(request, snapshot.state as S);
+        if (isThenable(result)) after(snapshot, result, () => {});
+        continue;
+      }
       const next = snapshot.dequeue();
-      if (next === undefined) return;
+      if (next === undefined) {
+        const ms = snapshot.nextTimeoutMs;
+        if (ms !== undefined && snapshot.proc !== undefined) {
+          snapshot.nextTimeoutMs = undefined;
+          const tick = new TimeoutTick();
+          snapshot.timeoutTick = tick;
+          snapshot.timeoutTimer = deliverAfter(snapshot.proc, tick, ms);
+        }
+        return;
+      }
+      // A message came before the timeout was armed: the timeout is void.
+      if (next !== POKE) snapshot.nextTimeoutMs = undefined;
       handle(snapshot, next);
     }
   };
@@ -196,6 +256,14 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
           snapshot.stopReason = reason;
           if (!snapshot.busy && !snapshot.inHandler) proc?.deliver(POKE);
         },
+        continue: (request) => {
+          snapshot.hasContinue = true;
+          snapshot.continueRequest = request;
+        },
+        timeout: (ms) => {
+          if (!(typeof ms === 'number' && ms >= 0)) throw new InvalidInputError('invalid_option', `gen server timeout: ms must be a non-negative number, got ${ms}`);
+          snapshot.nextTimeoutMs = ms === Infinity ? undefined : ms;
+        },
       };
       snapshot.inHandler = true;
       const state = callbacks.init(snapshot.input as TInput, self);
@@ -210,6 +278,8 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
       } else {
         snapshot.state = state;
         snapshot.initialised = true;
+        // init's continue or timeout: run from the server's first turn (messages sent meanwhile wait behind the continue).
+        if (snapshot.hasContinue || snapshot.nextTimeoutMs !== undefined) queueMicrotask(() => proc?.deliver(POKE));
       }
     },
 
@@ -219,15 +289,20 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
         return snapshot;
       }
       if (event instanceof Crash) return crash(snapshot, event.error);
-      if (snapshot.busy && !(event instanceof Resume)) {
+      const resume = event instanceof Resume;
+      // Any message cancels an armed timeout (gen_server's receive ... after Timeout).
+      if (snapshot.timeoutTick !== undefined && !resume && event !== POKE && !(event instanceof TimeoutTick)) cancelTimeout(snapshot);
+      if (snapshot.busy && !resume) {
         snapshot.enqueue(event);
         return snapshot;
       }
       snapshot.inHandler = true;
       try {
-        if (event instanceof Resume) {
+        if (resume) {
           snapshot.busy = false;
           event.run(snapshot);
+        } else if (snapshot.hasContinue || !snapshot.initialised) {
+          snapshot.enqueue(event);
         } else {
           handle(snapshot, event);
         }
