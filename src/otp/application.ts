@@ -22,7 +22,7 @@ import { monitor } from './monitor.ts';
 import type { Pid } from './pid.ts';
 import { Process, processInfo, stop } from './process.ts';
 import { onSupervisorEvent } from './supervisor-events.ts';
-import { startSupervisor, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
+import { startSupervisorProcess, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
 import { createEventStream } from './event-stream.ts';
 import { traceProcess, type ProcessTraceEvent } from './trace.ts';
 import type { EventStream, TreeEvent } from './tree-events.ts';
@@ -96,14 +96,14 @@ function node(id: string | undefined, pid: Pid | 'restarting' | undefined, type:
 
 /** True if `pid` is `root` or was started (transitively) by it. */
 function inTree(pid: Pid, root: Process): boolean {
-  for (let p: Process | undefined = pid as Process; p !== undefined; p = p.parent) if (p === root) return true;
+  for (let p = pid instanceof Process ? pid : undefined; p !== undefined; p = p.parent) if (p === root) return true;
   return false;
 }
 
 /** Start the root supervisor of an application and return its handle. */
 export async function startApplication(spec: SupervisorSpec, options: ApplicationOptions = {}): Promise<Application> {
   const events = createEventStream<TreeEvent>();
-  const root = (await startSupervisor(spec, options)) as Process;
+  const root = await startSupervisorProcess(spec, options);
   const offSupervisorEvents = onSupervisorEvent((event) => {
     if ('supervisor' in event && inTree(event.supervisor, root)) events.emit(event);
   });

@@ -89,7 +89,7 @@ export class ServerSnapshot {
   timeoutTick: TimeoutTick | undefined = undefined;
   timeoutTimer: TimerRef | undefined = undefined;
   proc: Process | undefined = undefined;
-  private queue: object[] = [];
+  private queue: (object | undefined)[] = [];
   private head = 0;
 
   constructor(readonly input: unknown) {}
@@ -105,7 +105,7 @@ export class ServerSnapshot {
   dequeue(): object | undefined {
     if (this.head === this.queue.length) return undefined;
     const event = this.queue[this.head];
-    this.queue[this.head++] = undefined as unknown as object;
+    this.queue[this.head++] = undefined;
     if (this.head === this.queue.length) {
       this.queue.length = 0;
       this.head = 0;
@@ -315,6 +315,8 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     },
 
     getPersistedSnapshot: (snapshot: ServerSnapshot) => ({ status: snapshot.status, output: snapshot.output, error: snapshot.error }),
+    // The one cast left: xstate types a snapshot as a discriminated union of immutable records, and a
+    // gen server keeps one mutable snapshot object (its queue) for its whole life.
   } as unknown as GenServerLogic<TInput>;
   serverLogics.add(logic);
   return logic;

@@ -311,6 +311,11 @@ function startActor(actor: AnyActorRef): void {
  * `timeout` after `timeoutMs` (the process is killed first).
  */
 export function start<TLogic extends AnyActorLogic>(logic: TLogic, options: StartOptions = {}): Promise<Pid> {
+  return startProcess(logic, options);
+}
+
+/** `start`, resolving with the process itself (for the supervisor). */
+export function startProcess(logic: AnyActorLogic, options: StartOptions = {}): Promise<Process> {
   const timeoutMs = options.timeoutMs ?? Infinity;
   if (!(timeoutMs > 0)) {
     return Promise.reject(new InvalidInputError('invalid_option', `start: timeoutMs must be a positive number or Infinity, got ${timeoutMs}`));

@@ -39,7 +39,7 @@ import { ExitError, SupervisorError } from './errors.ts';
 import { isNormalExit, type ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
-import { EXIT, exit, exitSignal, link, Process, start, unlink, type ExitMessage } from './process.ts';
+import { EXIT, exit, exitSignal, link, Process, resolve, startProcess, unlink, type ExitMessage } from './process.ts';
 import { emitSupervisorEvent } from './supervisor-events.ts';
 import type { TreeEvent } from './tree-events.ts';
 
@@ -115,12 +115,14 @@ export class SupervisorState {
   children: Child[] = [];
   /** A dynamic supervisor's children. */
   readonly dynamicChildren = new Set<Child>();
-  readonly byPid = new Map<Process, Child>();
+  readonly byPid = new Map<Pid, Child>();
   /** OTP's restart list: whole-second timestamps, newest first. */
   restartTimes: number[] = [];
 
   constructor(
     readonly self: ServerSelf,
+    /** The supervisor's own process. */
+    readonly me: Process,
     readonly strategy: Strategy | 'simple_one_for_one',
     readonly intensity: number,
     readonly period: number,
@@ -129,10 +131,6 @@ export class SupervisorState {
     readonly maxChildren: number,
     readonly autoShutdown: AutoShutdown,
   ) {}
-
-  get me(): Process {
-    return this.self.pid as Process;
-  }
 
   get dynamic(): boolean {
     return this.strategy === 'simple_one_for_one';
@@ -144,11 +142,11 @@ export class SupervisorState {
   }
 }
 
-const states = new WeakMap<Process, SupervisorState>();
+const states = new WeakMap<Pid, SupervisorState>();
 
 /** The state of a live supervisor process (for application inspection). */
 export function supervisorStateOf(pid: Pid): SupervisorState | undefined {
-  return states.get(pid as Process);
+  return states.get(pid);
 }
 
 type SupervisorInput =
@@ -436,7 +434,7 @@ function describe(error: unknown): string {
 }
 
 function findChild(sup: SupervisorState, key: string | Pid): Child | undefined {
-  if (typeof key !== 'string') return sup.byPid.get(key as Process);
+  if (typeof key !== 'string') return sup.byPid.get(key);
   return sup.dynamic ? undefined : sup.children.find((c) => c.id === key);
 }
 
@@ -507,10 +505,12 @@ async function answer(from: From, work: () => unknown): Promise<typeof noReply> 
 
 const supervisorLogic = genServer<SupervisorState, SupervisorInput, SupervisorCall, Message, TryAgain | ExitMessage>({
   async init(input, self) {
+    const me = resolve(self.pid);
+    if (me === undefined) throw new Error(`supervisor ${self.pid} is not alive in its own init`);
     const sup =
       input.kind === 'static'
-        ? new SupervisorState(self, input.flags.strategy, input.flags.intensity, input.flags.period, input.clock, undefined, Infinity, input.flags.autoShutdown)
-        : new SupervisorState(self, 'simple_one_for_one', input.intensity, input.period, input.clock, input.template, input.maxChildren, input.autoShutdown);
+        ? new SupervisorState(self, me, input.flags.strategy, input.flags.intensity, input.flags.period, input.clock, undefined, Infinity, input.flags.autoShutdown)
+        : new SupervisorState(self, me, 'simple_one_for_one', input.intensity, input.period, input.clock, input.template, input.maxChildren, input.autoShutdown);
     states.set(sup.me, sup);
     if (input.kind === 'static') {
       sup.children = input.children.map((spec) => ({ id: spec.id, spec, args: [], pid: undefined, restarts: 0 }));
@@ -593,7 +593,12 @@ function unwrapInitError(error: unknown): never {
  * children in order; resolves once all started, rejects with `failed_to_start_child` after
  * stopping the ones already started.
  */
-export async function startSupervisor(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Pid> {
+export function startSupervisor(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Pid> {
+  return startSupervisorProcess(spec, options);
+}
+
+/** `startSupervisor`, resolving with the process itself (for application.ts). */
+export async function startSupervisorProcess(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Process> {
   const strategy = spec.strategy ?? 'one_for_one';
   if (strategy !== 'one_for_one' && strategy !== 'one_for_all' && strategy !== 'rest_for_one') {
     invalidFlags('strategy', 'strategy must be one_for_one, one_for_all or rest_for_one (use startDynamicSupervisor for simple_one_for_one)');
@@ -610,7 +615,7 @@ export async function startSupervisor(spec: SupervisorSpec, options: SupervisorO
     ids.add(child.id as string);
   }
   const input: SupervisorInput = { kind: 'static', flags: { strategy, intensity, period, autoShutdown }, children, clock: options.clock ?? monotonicClock };
-  return start(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
+  return startProcess(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
 }
 
 /** Start a dynamic (simple_one_for_one) supervisor: one child template, no children yet. */
@@ -623,7 +628,7 @@ export async function startDynamicSupervisor<TArgs extends unknown[]>(spec: Dyna
   const autoShutdown = checkAutoShutdown(spec.autoShutdown);
   const template = resolveChildSpec(spec.child, { idRequired: false, autoShutdown });
   const input: SupervisorInput = { kind: 'dynamic', intensity, period, template, maxChildren, autoShutdown, clock: options.clock ?? monotonicClock };
-  return start(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
+  return startProcess(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
 }
 
 const forever = { timeoutMs: Infinity };
