@@ -179,10 +179,10 @@ describe('gen_server_SUITE: exit signals', () => {
 describe('gen_server_SUITE: calling_self', () => {
   it('a server calling itself after an await is rejected with calling_self at once', async () => {
     // gen:call: "call(Process, ...) when Process =:= self() -> exit(calling_self)".
-    const pid = spawn(
+    const pid: Pid = spawn(
       genServer<object>({
         init: () => ({}),
-        handleCall: async (request, _from, _state) => {
+        handleCall: async (request): Promise<string> => {
           if (request.type === 'peek') return 'peeked';
           await new Promise((r) => setTimeout(r, 1));
           return call(pid, { type: 'peek' }).then(
