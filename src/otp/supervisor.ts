@@ -23,12 +23,20 @@
  *     through a message to itself (after `setImmediate`, so a pending shutdown runs first);
  *     every retry counts against intensity.
  * - Stopping a child (shutdown spec): unlink, monitor, then `brutal_kill` kills at once; a
- *   number of ms asks for a graceful `shutdown` and kills after that long; `infinity` waits.
- *   The supervisor's own exit stops children right to left (a dynamic supervisor: all in
- *   parallel).
+ *   number of ms sends the exit signal `shutdown` as the child's parent (a gen server that
+ *   traps exits runs `terminate`; one that does not ends at once) and kills after that long;
+ *   `infinity` waits. The supervisor's own exit stops children right to left (a dynamic
+ *   supervisor: all in parallel). The supervisor stops on an exit signal from its parent
+ *   only (gen_server's rule); anyone else uses `stop(sup)`.
+ * - A start bounded by the child's `startTimeoutMs` that has not settled in time is a start
+ *   failure with ExitError `timeout`.
+ * - autoShutdown (OTP 24): when a significant child ends by itself and is not restarted,
+ *   `any_significant` shuts the supervisor down (children right to left, then exit
+ *   `shutdown`); `all_significant` does so once no significant child is running.
  * - Dynamic supervisors (simple_one_for_one): one child template, no children at start,
- *   `startChild(sup, ...args)`, `terminateChild(sup, pid)`, `restartChild`/`deleteChild`
- *   reject with `simple_one_for_one`, optional `maxChildren`.
+ *   `startChild(sup, ...args)`, `terminateChild(sup, pid)` (ok for a pid that already
+ *   exited, as OTP's find_child), `restartChild`/`deleteChild` reject with
+ *   `simple_one_for_one`, optional `maxChildren`.
  */
 import { genServer, noReply, type ServerSelf } from './gen-server.ts';
 import type { From } from './call.ts';
