@@ -34,7 +34,7 @@ import { CallEnvelope, InfoEnvelope } from './envelopes.ts';
 import type { ExitReason } from './exit-reason.ts';
 import type { From } from './from.ts';
 import type { Message, Pid } from './pid.ts';
-import { processOfActor, type Process, serverLogics, TERMINATE, type ExitMessage, type TerminateEvent } from './process.ts';
+import { processOfActor, runAsyncCallback, type Process, serverLogics, TERMINATE, type ExitMessage, type TerminateEvent } from './process.ts';
 import { deliverAfter, type TimerRef } from './timers.ts';
 
 /** Return from `handleCall` to reply later through `from`. */
@@ -145,6 +145,11 @@ function cancelTimeout(snapshot: ServerSnapshot): void {
   snapshot.timeoutTick = undefined;
 }
 
+/** A callback written as an async function: the only kind that can `await` (and so call itself after one). */
+function isAsyncFunction(fn: unknown): boolean {
+  return typeof fn === 'function' && fn.constructor.name === 'AsyncFunction';
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
@@ -152,6 +157,18 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function genServer<S, TInput = void, TCall extends Message = Message, TCast extends Message = Message, TInfo extends Message = Message>(
   callbacks: GenServerCallbacks<S, TInput, TCall, TCast, TInfo>,
 ): GenServerLogic<TInput> {
+  const asyncCallbacks = new Set<unknown>(Object.values(callbacks).filter(isAsyncFunction));
+  // The hot callbacks, checked once: a sync one is called directly.
+  const asyncCall = asyncCallbacks.has(callbacks.handleCall);
+  const asyncCast = asyncCallbacks.has(callbacks.handleCast);
+  const asyncInfo = asyncCallbacks.has(callbacks.handleInfo);
+  /** Call a callback (as a method of `callbacks`); an async one runs in the server's context. */
+  const invoke = <A extends unknown[], R>(snapshot: ServerSnapshot, fn: (...args: A) => R, ...args: A): R => {
+    const proc = snapshot.proc;
+    if (proc === undefined || !asyncCallbacks.has(fn)) return Reflect.apply(fn, callbacks, args);
+    return runAsyncCallback(proc, () => Reflect.apply(fn, callbacks, args));
+  };
+
   const after = (snapshot: ServerSnapshot, promise: PromiseLike<unknown>, then: (snapshot: ServerSnapshot, value: unknown) => void): void => {
     snapshot.busy = true;
     const proc = snapshot.proc;
@@ -168,7 +185,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
 
   const terminate = (snapshot: ServerSnapshot, reason: ExitReason): void => {
     snapshot.stopReason = reason;
-    const result = callbacks.terminate?.(reason, snapshot.state as S);
+    const result = callbacks.terminate === undefined ? undefined : invoke(snapshot, callbacks.terminate, reason, snapshot.state as S);
     if (isThenable(result)) after(snapshot, result, (s) => finish(s, reason));
     else finish(snapshot, reason);
   };
@@ -178,23 +195,23 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     if (event instanceof CallEnvelope) {
       if (callbacks.handleCall === undefined) throw new Error(`gen server got call '${event.type}' but has no handleCall`);
       const from = event.from;
-      const result = callbacks.handleCall(event.request as TCall, from, state);
+      const result = asyncCall ? invoke(snapshot, callbacks.handleCall, event.request as TCall, from, state) : callbacks.handleCall(event.request as TCall, from, state);
       if (isThenable(result)) after(snapshot, result, (_s, value) => value !== noReply && from.reply(value));
       else if (result !== noReply) from.reply(result);
     } else if (event instanceof InfoEnvelope) {
-      const result = callbacks.handleInfo?.(event.message as TInfo, state);
+      const result = asyncInfo ? invoke(snapshot, callbacks.handleInfo!, event.message as TInfo, state) : callbacks.handleInfo?.(event.message as TInfo, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     } else if (event instanceof TimeoutTick) {
       if (event !== snapshot.timeoutTick) return;
       snapshot.timeoutTick = undefined;
       snapshot.timeoutTimer = undefined;
-      const result = callbacks.handleInfo?.(TIMEOUT_INFO, state);
+      const result = callbacks.handleInfo === undefined ? undefined : invoke(snapshot, callbacks.handleInfo, TIMEOUT_INFO, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     } else if ((event as Message).type === TERMINATE) {
       terminate(snapshot, (event as TerminateEvent).reason);
     } else if (event !== POKE) {
       if (callbacks.handleCast === undefined) throw new Error(`gen server got cast '${(event as Message).type}' but has no handleCast`);
-      const result = callbacks.handleCast(event as TCast, state);
+      const result = asyncCast ? invoke(snapshot, callbacks.handleCast, event as TCast, state) : callbacks.handleCast(event as TCast, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     }
   };
@@ -204,7 +221,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     if (snapshot.initialised && snapshot.stopReason === undefined) {
       snapshot.stopReason = { crashed: error };
       try {
-        const result = callbacks.terminate?.({ crashed: error }, snapshot.state as S);
+        const result = callbacks.terminate === undefined ? undefined : invoke(snapshot, callbacks.terminate, { crashed: error }, snapshot.state as S);
         if (isThenable(result)) result.then(undefined, () => {});
       } catch {
         // the crash reason stays the original error
@@ -222,7 +239,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
         snapshot.hasContinue = false;
         snapshot.continueRequest = undefined;
         if (callbacks.handleContinue === undefined) throw new Error('gen server asked to continue but has no handleContinue');
-        const result = callbacks.handleContinue(request, snapshot.state as S);
+        const result = invoke(snapshot, callbacks.handleContinue, request, snapshot.state as S);
         if (isThenable(result)) after(snapshot, result, () => {});
         continue;
       }
@@ -266,7 +283,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
         },
       };
       snapshot.inHandler = true;
-      const state = callbacks.init(snapshot.input as TInput, self);
+      const state = invoke(snapshot, callbacks.init, snapshot.input as TInput, self);
       snapshot.inHandler = false;
       if (isThenable(state)) {
         if (proc !== undefined) proc.ready = false;

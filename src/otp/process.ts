@@ -23,9 +23,10 @@
  *   pending calls reject with an ExitError for the reason; then (next microtask) linked
  *   processes get the exit signal and monitors fire DOWN. So a DOWN observer or a restarting
  *   supervisor can reuse the name.
- * - The current process: the one whose behaviour runs now. A machine runs synchronously
- *   inside `send`; a gen server's callbacks run in an AsyncLocalStorage context, so after an
- *   `await` the server is still the current process (`call` to itself is `calling_self`).
+ * - The current process: the one whose behaviour runs now, inside its synchronous turn; a
+ *   gen server's callbacks that are async functions also run in an AsyncLocalStorage context,
+ *   so after an `await` the server is still the current process (`call` to itself is
+ *   `calling_self`). The context is enabled only while such a callback runs.
  * - Mailbox depth: messages accepted but not yet taken by the behaviour. A machine takes
  *   every event synchronously (xstate runs to completion inside `send`), so its depth is what
  *   its `mailboxDepth(snapshot)` option reports (e.g. events it queues in context while busy);
@@ -178,10 +179,6 @@ export class Process extends Pid implements Registrant {
   deliver(message: object): void {
     const actor = this.actor;
     if (actor === undefined || this.state === 'dead') return;
-    if (this.kind === 'server') {
-      serverContext.run(this, sendTo, actor, message);
-      return;
-    }
     const previous = current;
     current = this;
     try {
@@ -241,18 +238,45 @@ export class Process extends Pid implements Registrant {
   }
 }
 
-function sendTo(actor: AnyActorRef, message: object): void {
-  actor.send(message as Message);
-}
-
-/** The process running now (a machine inside `send`, or a gen server across its awaits), if any. */
+/** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of an async callback), if any. */
 export function self(): Process | undefined {
   return current ?? serverContext.getStore();
 }
 
 /** True if `target` is the process running now (gen:call's `calling_self` check). */
 export function isSelf(target: Process): boolean {
-  return target === current || (target.kind === 'server' && serverContext.getStore() === target);
+  return target === (current ?? serverContext.getStore());
+}
+
+/** Async gen server callbacks running now; the context is switched off when none is. */
+let asyncCallbacks = 0;
+
+function asyncCallbackSettled(): void {
+  // On Node 20 an enabled AsyncLocalStorage puts a promise hook on every promise of the
+  // process; off between async callbacks, Mnemo's append path (machines, sync servers) pays nothing.
+  if (--asyncCallbacks === 0) serverContext.disable();
+}
+
+/**
+ * Run a gen server callback that is an async function inside the server's context, so the
+ * server stays the current process after each `await`.
+ */
+export function runAsyncCallback<R>(proc: Process, callback: () => R): R {
+  asyncCallbacks++;
+  let result: R;
+  try {
+    result = serverContext.run(proc, callback);
+  } catch (error) {
+    asyncCallbackSettled();
+    throw error;
+  }
+  const thenable = result as { then?: unknown };
+  if (typeof thenable === 'object' && thenable !== null && typeof thenable.then === 'function') {
+    (result as PromiseLike<unknown>).then(asyncCallbackSettled, asyncCallbackSettled);
+  } else {
+    asyncCallbackSettled();
+  }
+  return result;
 }
 
 export function codeOf(reason: ExitReason): ExitError['code'] {
@@ -287,10 +311,6 @@ function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
     complete: () => onComplete(proc, actor),
   });
   if (options.link !== undefined) link(proc, options.link);
-  if (kind === 'server') {
-    serverContext.run(proc, startActor, actor);
-    return proc;
-  }
   const previous = current;
   current = proc;
   try {
@@ -299,10 +319,6 @@ function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
     current = previous;
   }
   return proc;
-}
-
-function startActor(actor: AnyActorRef): void {
-  actor.start();
 }
 
 /**
