@@ -24,6 +24,8 @@
  *   queue behind the messages already received, then run `terminate` the same way. An exit
  *   signal the server does not trap (it traps none by default) ends it without `terminate`,
  *   as does `exit(pid, 'kill')`.
+ * - A callback written as an async function runs in the server's context, so a `call` to
+ *   the server itself after an `await` is rejected with `calling_self` at once.
  * - An exception (or rejection) in any callback crashes the process with that error; like
  *   gen_server, `terminate({ crashed: error }, state)` runs first (not awaited). A crash in
  *   `init` or in `terminate` itself skips it.
