@@ -127,6 +127,9 @@ let current: Process | undefined;
 /** The gen server whose callback is running, across its awaits. */
 const serverContext = new AsyncLocalStorage<Process>();
 
+/** Async gen server callbacks running now; the context is switched off when none is. */
+let asyncCallbacks = 0;
+
 /** Marks logic built by `genServer` so the shell envelopes calls/infos for it. */
 export const serverLogics = new WeakSet<AnyActorLogic>();
 
@@ -240,16 +243,13 @@ export class Process extends Pid implements Registrant {
 
 /** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of an async callback), if any. */
 export function self(): Process | undefined {
-  return current ?? serverContext.getStore();
+  return current ?? (asyncCallbacks > 0 ? serverContext.getStore() : undefined);
 }
 
 /** True if `target` is the process running now (gen:call's `calling_self` check). */
 export function isSelf(target: Process): boolean {
-  return target === (current ?? serverContext.getStore());
+  return target === self();
 }
-
-/** Async gen server callbacks running now; the context is switched off when none is. */
-let asyncCallbacks = 0;
 
 function asyncCallbackSettled(): void {
   // On Node 20 an enabled AsyncLocalStorage puts a promise hook on every promise of the
