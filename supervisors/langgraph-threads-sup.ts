@@ -18,7 +18,7 @@ export function startThreadWritersSup(name: string, deps: WriterDeps): Promise<P
   return startDynamicSupervisor<[string]>(
     {
       child: {
-        start: (threadId: string) => spawn(threadWriter(), { input: { threadId, deps } }),
+        start: (threadId: string) => spawn(threadWriter(), { input: { threadId, deps }, trapExit: true }),
         restart: 'temporary',
         shutdown: 5000,
       },

@@ -53,7 +53,8 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
             await pool.close();
           },
         }),
-        { name: searchPoolName(options.runtime) },
+        // Traps exits so the supervisor's shutdown runs terminate (closes the worker threads).
+        { name: searchPoolName(options.runtime), trapExit: true },
       ),
   };
 
@@ -81,7 +82,8 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
             await service.close();
           },
         }),
-        { name: recallName(options.runtime) },
+        // Traps exits so the supervisor's shutdown runs terminate (closes the service).
+        { name: recallName(options.runtime), trapExit: true },
       ),
   };
 

@@ -46,7 +46,7 @@ export function rootSpec(options: RootOptions, extraChildren: readonly ChildSpec
     id: 'lmdb_environment',
     restart: 'permanent',
     shutdown: 5000,
-    start: () => start(environmentHolder(slot, options.lmdb.path, options.lmdb.options), { name: `${runtime}_lmdb_environment` }),
+    start: () => start(environmentHolder(slot, options.lmdb.path, options.lmdb.options), { name: `${runtime}_lmdb_environment`, trapExit: true }),
   };
   const store: ChildSpec = {
     id: 'default_memory',

@@ -20,9 +20,9 @@ import type { ChildType } from './child-spec.ts';
 import type { ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Pid } from './pid.ts';
-import { exit, Process, processInfo } from './process.ts';
+import { Process, processInfo, stop } from './process.ts';
 import { onSupervisorEvent } from './supervisor-events.ts';
-import { startSupervisor, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
+import { startSupervisorProcess, supervisorStateOf, type Child, type SupervisorOptions, type SupervisorSpec } from './supervisor.ts';
 import { createEventStream } from './event-stream.ts';
 import { traceProcess, type ProcessTraceEvent } from './trace.ts';
 import type { EventStream, TreeEvent } from './tree-events.ts';
@@ -96,14 +96,14 @@ function node(id: string | undefined, pid: Pid | 'restarting' | undefined, type:
 
 /** True if `pid` is `root` or was started (transitively) by it. */
 function inTree(pid: Pid, root: Process): boolean {
-  for (let p: Process | undefined = pid as Process; p !== undefined; p = p.supervisor) if (p === root) return true;
+  for (let p = pid instanceof Process ? pid : undefined; p !== undefined; p = p.parent) if (p === root) return true;
   return false;
 }
 
 /** Start the root supervisor of an application and return its handle. */
 export async function startApplication(spec: SupervisorSpec, options: ApplicationOptions = {}): Promise<Application> {
   const events = createEventStream<TreeEvent>();
-  const root = (await startSupervisor(spec, options)) as Process;
+  const root = await startSupervisorProcess(spec, options);
   const offSupervisorEvents = onSupervisorEvent((event) => {
     if ('supervisor' in event && inTree(event.supervisor, root)) events.emit(event);
   });
@@ -126,7 +126,8 @@ export async function startApplication(spec: SupervisorSpec, options: Applicatio
     events,
     async stop() {
       stopping = true;
-      exit(root, 'shutdown');
+      // gen_server:stop: the application is not the root's parent, so an exit signal would not do.
+      if (root.alive) stop(root, 'shutdown').catch(() => {});
       await exited;
     },
     onFatal(listener) {

@@ -23,17 +23,10 @@ import { formatExitReason, type ExitReason } from './exit-reason.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
 import { expireAfter, type Expirable, type TimeoutQueue } from './call-timeouts.ts';
 import { CallEnvelope } from './envelopes.ts';
-import { codeOf, current, deliverInfo, KIND_SERVER, resolve, type PendingCall, type Process } from './process.ts';
+import type { From } from './from.ts';
+import { codeOf, deliverInfo, isSelf, resolve, type PendingCall, type Process } from './process.ts';
 
-/** The reply capability that comes with a call. */
-export interface From<R = unknown> {
-  /** Resolve the caller's promise. Ignored if the call already ended (timeout, exit, earlier reply). */
-  reply(value: R): void;
-  /** Reject the caller's promise with `error`; the process itself carries on. */
-  fail(error: unknown): void;
-  /** True until the call is answered, timed out or rejected. */
-  readonly pending: boolean;
-}
+export type { From } from './from.ts';
 
 /** The event a machine receives for `call(ref, request)`. */
 export type CallEvent<TRequest extends Message = Message, R = unknown> = TRequest & { readonly from: From<R> };
@@ -96,7 +89,7 @@ export function call<R = unknown, TRequest extends Message = Message>(ref: Proce
   if (target === undefined) {
     return Promise.reject(new ExitError('noproc', 'noproc', `call ${request.type}: no process ${String(ref)}`));
   }
-  if (target === current) {
+  if (isSelf(target)) {
     return Promise.reject(new ExitError('calling_self', 'calling_self', `call ${request.type}: ${target} called itself`));
   }
   const timeoutMs = options?.timeoutMs ?? 5000;
@@ -108,7 +101,7 @@ export function call<R = unknown, TRequest extends Message = Message>(ref: Proce
     (target.pending ??= new Set()).add(from);
     if (timeoutMs !== Infinity) from.timeouts = expireAfter(from, timeoutMs);
     // Object.assign, not a spread: measured faster through xstate's machine transition.
-    target.deliver(target.kind === KIND_SERVER ? new CallEnvelope(request.type, request, from) : Object.assign({}, request, { from }));
+    target.deliver(target.kind === 'server' ? new CallEnvelope(request.type, request, from) : Object.assign({}, request, { from }));
   });
 }
 

@@ -9,6 +9,11 @@
  * - `start` must spawn the child and return its Pid (or a promise of it), or `'ignore'`
  *   (the spec is kept with no process; a temporary one is dropped). The supervisor links the
  *   child to itself. A throw, rejection or other return value is a start failure.
+ * - `startTimeoutMs` (default `Infinity`): a start that has not settled by then is a start
+ *   failure with ExitError `timeout`; a process it hands back later is killed.
+ * - `significant` (default false; OTP 24): the child's own exit (transient: a normal one;
+ *   temporary: any) can end the supervisor, as its `autoShutdown` flag says. It cannot be
+ *   true for a permanent child (`bad_combination`), nor under `autoShutdown: 'never'`.
  */
 import { SupervisorError } from './otp-errors.ts';
 import type { Pid } from './pid.ts';
@@ -17,6 +22,8 @@ export type RestartType = 'permanent' | 'transient' | 'temporary';
 export type ShutdownSpec = 'brutal_kill' | number | 'infinity';
 export type ChildType = 'worker' | 'supervisor';
 export type StartResult = Pid | 'ignore';
+/** When a supervisor ends with its significant children (OTP 24's auto_shutdown). */
+export type AutoShutdown = 'never' | 'any_significant' | 'all_significant';
 
 export interface ChildSpec {
   readonly id: string;
@@ -24,6 +31,8 @@ export interface ChildSpec {
   readonly restart?: RestartType;
   readonly shutdown?: ShutdownSpec;
   readonly type?: ChildType;
+  readonly significant?: boolean;
+  readonly startTimeoutMs?: number;
 }
 
 /** The one child template of a dynamic supervisor; `startChild(sup, ...args)` calls `start(...args)`. */
@@ -33,6 +42,8 @@ export interface DynamicChildSpec<TArgs extends unknown[] = unknown[]> {
   readonly restart?: RestartType;
   readonly shutdown?: ShutdownSpec;
   readonly type?: ChildType;
+  readonly significant?: boolean;
+  readonly startTimeoutMs?: number;
 }
 
 /** A spec with every default filled in. */
@@ -42,6 +53,8 @@ export interface ResolvedChildSpec {
   readonly restart: RestartType;
   readonly shutdown: ShutdownSpec;
   readonly type: ChildType;
+  readonly significant: boolean;
+  readonly startTimeoutMs: number;
 }
 
 const RESTARTS: readonly string[] = ['permanent', 'transient', 'temporary'];
@@ -55,7 +68,7 @@ function invalid(field: string, message: string, childId: string | undefined): n
 }
 
 /** Validate a spec and fill OTP's defaults. Throws SupervisorError `invalid_child_spec`. */
-export function resolveChildSpec(spec: unknown, options: { idRequired: boolean }): ResolvedChildSpec {
+export function resolveChildSpec(spec: unknown, options: { idRequired: boolean; autoShutdown: AutoShutdown }): ResolvedChildSpec {
   if (typeof spec !== 'object' || spec === null) invalid('spec', 'must be an object', undefined);
   const s = spec as Record<string, unknown>;
   const id = s['id'];
@@ -72,11 +85,19 @@ export function resolveChildSpec(spec: unknown, options: { idRequired: boolean }
   const validShutdown =
     shutdown === 'brutal_kill' || shutdown === 'infinity' || (typeof shutdown === 'number' && Number.isInteger(shutdown) && shutdown >= 0);
   if (!validShutdown) invalid('shutdown', 'shutdown must be "brutal_kill", "infinity" or a non-negative integer of ms', childId);
+  const significant = s['significant'] ?? false;
+  if (typeof significant !== 'boolean') invalid('significant', 'significant must be a boolean', childId);
+  if (significant && restart === 'permanent') invalid('significant', 'bad_combination: a permanent child cannot be significant', childId);
+  if (significant && options.autoShutdown === 'never') invalid('significant', "significant children need autoShutdown 'any_significant' or 'all_significant'", childId);
+  const startTimeoutMs = s['startTimeoutMs'] ?? Infinity;
+  if (!(typeof startTimeoutMs === 'number' && startTimeoutMs > 0)) invalid('startTimeoutMs', 'startTimeoutMs must be a positive number of ms or Infinity', childId);
   return {
     id: childId,
     start: s['start'] as ResolvedChildSpec['start'],
     restart: restart as RestartType,
     shutdown: shutdown as ShutdownSpec,
     type: type as ChildType,
+    significant,
+    startTimeoutMs,
   };
 }

@@ -2,7 +2,7 @@
  * How a gen server receives calls and infos: wrapped, so its logic can tell them from casts
  * (which arrive bare) without inspecting user fields. Machines never see these.
  */
-import type { From } from './call.ts';
+import type { From } from './from.ts';
 import type { Message } from './pid.ts';
 
 export class CallEnvelope {

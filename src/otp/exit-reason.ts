@@ -14,7 +14,7 @@ export type ExitReason =
   | { readonly shutdown: unknown }
   | { readonly crashed: unknown };
 
-/** What `exit(pid, signal)` accepts: `'kill'` is untrappable; the rest stop gracefully. */
+/** What `exit(pid, signal)` and `stop(pid, reason)` accept: `'kill'` is untrappable (the target exits `killed`). */
 export type ExitSignal = 'kill' | 'normal' | 'shutdown' | { readonly shutdown: unknown } | { readonly crashed: unknown };
 
 /** OTP's "not abnormal": transient children are not restarted after these. */

@@ -9,24 +9,35 @@
  *   message waits until its promise settles. State is an object the handlers mutate.
  * - `handleCall(request, from, state)` returns the reply (or a promise of it), or `noReply`
  *   to answer later with `from.reply(value)` / `from.fail(error)`.
- * - `handleCast(message, state)` for `cast`; `handleInfo(message, state)` for `send` and, with
- *   `trapExit`, linked exits (`ExitMessage`). Unhandled infos are dropped; a call or cast
- *   without its handler crashes the process, like a missing clause. An exit signal from the
- *   server's own supervisor stops it with that reason (gen_server's parent rule).
+ * - `handleCast(message, state)` for `cast`; `handleInfo(message, state)` for `send`, timers,
+ *   and, with `trapExit`, exit signals (`ExitMessage`) from anyone but its parent. Unhandled
+ *   infos are dropped; a call or cast without its handler crashes the process, like a
+ *   missing clause.
+ * - `self.continue(request)` (OTP's `{continue, C}`): when the current callback (init
+ *   included) finishes, `handleContinue(request, state)` runs before any other message.
+ * - `self.timeout(ms)` (OTP's `{noreply, State, Timeout}`): if no message arrives within `ms`
+ *   after the current callback finishes, `handleInfo({ type: 'timeout' })` runs. Any message
+ *   cancels it; a callback that does not call it sets no timeout.
  * - `self.stop(reason = 'normal')` stops the server once the current handler finishes
  *   (OTP's `{stop, Reason, ...}`); `terminate(reason, state)` then runs and the process exits
- *   with `reason`. A graceful `exit(pid, reason)` queues behind the messages already received,
- *   then runs `terminate` the same way. `exit(pid, 'kill')` skips it.
+ *   with `reason`. `stop(pid)` and, in a server that traps exits, its parent's exit signal
+ *   queue behind the messages already received, then run `terminate` the same way. An exit
+ *   signal the server does not trap (it traps none by default) ends it without `terminate`,
+ *   as does `exit(pid, 'kill')`.
+ * - A callback written as an async function runs in the server's context, so a `call` to
+ *   the server itself after an `await` is rejected with `calling_self` at once.
  * - An exception (or rejection) in any callback crashes the process with that error; like
  *   gen_server, `terminate({ crashed: error }, state)` runs first (not awaited). A crash in
  *   `init` or in `terminate` itself skips it.
  */
 import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
-import type { From } from './call.ts';
+import { InvalidInputError } from '../errors.ts';
 import { CallEnvelope, InfoEnvelope } from './envelopes.ts';
 import type { ExitReason } from './exit-reason.ts';
+import type { From } from './from.ts';
 import type { Message, Pid } from './pid.ts';
-import { EXIT, processOfActor, serverLogics, TERMINATE, type ExitMessage, type Process, type TerminateEvent } from './process.ts';
+import { processOfActor, runAsyncCallback, type Process, serverLogics, TERMINATE, type ExitMessage, type TerminateEvent } from './process.ts';
+import { deliverAfter, type TimerRef } from './timers.ts';
 
 /** Return from `handleCall` to reply later through `from`. */
 export const noReply: unique symbol = Symbol('noReply');
@@ -35,6 +46,15 @@ export interface ServerSelf {
   readonly pid: Pid;
   /** Stop after the current handler (or at once, if idle); `terminate` runs first. */
   stop(reason?: ExitReason): void;
+  /** Run `handleContinue(request)` when the current callback finishes, before any message. */
+  continue(request: unknown): void;
+  /** A `{ type: 'timeout' }` info if no message comes within `ms` after the current callback. */
+  timeout(ms: number): void;
+}
+
+/** The info a gen server gets when its `self.timeout(ms)` passed without a message. */
+export interface TimeoutInfo {
+  readonly type: 'timeout';
 }
 
 export interface GenServerCallbacks<
@@ -47,7 +67,8 @@ export interface GenServerCallbacks<
   init(input: TInput, self: ServerSelf): S | Promise<S>;
   handleCall?(request: TCall, from: From, state: S): unknown;
   handleCast?(message: TCast, state: S): void | Promise<void>;
-  handleInfo?(message: TInfo | ExitMessage, state: S): void | Promise<void>;
+  handleInfo?(message: TInfo | ExitMessage | TimeoutInfo, state: S): void | Promise<void>;
+  handleContinue?(request: unknown, state: S): void | Promise<void>;
   terminate?(reason: ExitReason, state: S): void | Promise<void>;
 }
 
@@ -61,8 +82,16 @@ export class ServerSnapshot {
   busy = false;
   inHandler = false;
   stopReason: ExitReason | undefined = undefined;
+  /** A `self.continue` not yet run. */
+  hasContinue = false;
+  continueRequest: unknown = undefined;
+  /** A `self.timeout` of the callback running now, armed once it finishes with nothing queued. */
+  nextTimeoutMs: number | undefined = undefined;
+  /** The armed timeout; stale ticks (of a cancelled one) are ignored. */
+  timeoutTick: TimeoutTick | undefined = undefined;
+  timeoutTimer: TimerRef | undefined = undefined;
   proc: Process | undefined = undefined;
-  private queue: object[] = [];
+  private queue: (object | undefined)[] = [];
   private head = 0;
 
   constructor(readonly input: unknown) {}
@@ -78,7 +107,7 @@ export class ServerSnapshot {
   dequeue(): object | undefined {
     if (this.head === this.queue.length) return undefined;
     const event = this.queue[this.head];
-    this.queue[this.head++] = undefined as unknown as object;
+    this.queue[this.head++] = undefined;
     if (this.head === this.queue.length) {
       this.queue.length = 0;
       this.head = 0;
@@ -102,8 +131,26 @@ class Crash {
   constructor(readonly error: unknown) {}
 }
 
-/** Wakes an idle server so a `self.stop()` from outside a handler takes effect. */
+/** Wakes an idle server so a `self.stop()` from outside a handler (or an init's continue) takes effect. */
 const POKE = { type: 'otp.poke' };
+
+/** The server's own timeout passed. */
+class TimeoutTick {
+  readonly type = 'otp.timeout_tick';
+}
+
+const TIMEOUT_INFO: TimeoutInfo = { type: 'timeout' };
+
+function cancelTimeout(snapshot: ServerSnapshot): void {
+  snapshot.timeoutTimer?.cancel();
+  snapshot.timeoutTimer = undefined;
+  snapshot.timeoutTick = undefined;
+}
+
+/** A callback written as an async function: the only kind that can `await` (and so call itself after one). */
+function isAsyncFunction(fn: unknown): boolean {
+  return typeof fn === 'function' && fn.constructor.name === 'AsyncFunction';
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
@@ -112,6 +159,18 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function genServer<S, TInput = void, TCall extends Message = Message, TCast extends Message = Message, TInfo extends Message = Message>(
   callbacks: GenServerCallbacks<S, TInput, TCall, TCast, TInfo>,
 ): GenServerLogic<TInput> {
+  const asyncCallbacks = new Set<unknown>(Object.values(callbacks).filter(isAsyncFunction));
+  // The hot callbacks, checked once: a sync one is called directly.
+  const asyncCall = asyncCallbacks.has(callbacks.handleCall);
+  const asyncCast = asyncCallbacks.has(callbacks.handleCast);
+  const asyncInfo = asyncCallbacks.has(callbacks.handleInfo);
+  /** Call a callback (as a method of `callbacks`); an async one runs in the server's context. */
+  const invoke = <A extends unknown[], R>(snapshot: ServerSnapshot, fn: (...args: A) => R, ...args: A): R => {
+    const proc = snapshot.proc;
+    if (proc === undefined || !asyncCallbacks.has(fn)) return Reflect.apply(fn, callbacks, args);
+    return runAsyncCallback(proc, () => Reflect.apply(fn, callbacks, args));
+  };
+
   const after = (snapshot: ServerSnapshot, promise: PromiseLike<unknown>, then: (snapshot: ServerSnapshot, value: unknown) => void): void => {
     snapshot.busy = true;
     const proc = snapshot.proc;
@@ -128,7 +187,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
 
   const terminate = (snapshot: ServerSnapshot, reason: ExitReason): void => {
     snapshot.stopReason = reason;
-    const result = callbacks.terminate?.(reason, snapshot.state as S);
+    const result = callbacks.terminate === undefined ? undefined : invoke(snapshot, callbacks.terminate, reason, snapshot.state as S);
     if (isThenable(result)) after(snapshot, result, (s) => finish(s, reason));
     else finish(snapshot, reason);
   };
@@ -138,23 +197,23 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     if (event instanceof CallEnvelope) {
       if (callbacks.handleCall === undefined) throw new Error(`gen server got call '${event.type}' but has no handleCall`);
       const from = event.from;
-      const result = callbacks.handleCall(event.request as TCall, from, state);
+      const result = asyncCall ? invoke(snapshot, callbacks.handleCall, event.request as TCall, from, state) : callbacks.handleCall(event.request as TCall, from, state);
       if (isThenable(result)) after(snapshot, result, (_s, value) => value !== noReply && from.reply(value));
       else if (result !== noReply) from.reply(result);
     } else if (event instanceof InfoEnvelope) {
-      const message = event.message as ExitMessage;
-      // gen_server: an exit signal from the parent (its supervisor) stops the server.
-      if (message.type === EXIT && message.from === snapshot.proc?.supervisor && message.from !== undefined) {
-        snapshot.stopReason = message.reason;
-        return;
-      }
-      const result = callbacks.handleInfo?.(event.message as TInfo, state);
+      const result = asyncInfo ? invoke(snapshot, callbacks.handleInfo!, event.message as TInfo, state) : callbacks.handleInfo?.(event.message as TInfo, state);
+      if (isThenable(result)) after(snapshot, result, () => {});
+    } else if (event instanceof TimeoutTick) {
+      if (event !== snapshot.timeoutTick) return;
+      snapshot.timeoutTick = undefined;
+      snapshot.timeoutTimer = undefined;
+      const result = callbacks.handleInfo === undefined ? undefined : invoke(snapshot, callbacks.handleInfo, TIMEOUT_INFO, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     } else if ((event as Message).type === TERMINATE) {
       terminate(snapshot, (event as TerminateEvent).reason);
     } else if (event !== POKE) {
       if (callbacks.handleCast === undefined) throw new Error(`gen server got cast '${(event as Message).type}' but has no handleCast`);
-      const result = callbacks.handleCast(event as TCast, state);
+      const result = asyncCast ? invoke(snapshot, callbacks.handleCast, event as TCast, state) : callbacks.handleCast(event as TCast, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     }
   };
@@ -164,7 +223,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     if (snapshot.initialised && snapshot.stopReason === undefined) {
       snapshot.stopReason = { crashed: error };
       try {
-        const result = callbacks.terminate?.({ crashed: error }, snapshot.state as S);
+        const result = callbacks.terminate === undefined ? undefined : invoke(snapshot, callbacks.terminate, { crashed: error }, snapshot.state as S);
         if (isThenable(result)) result.then(undefined, () => {});
       } catch {
         // the crash reason stays the original error
@@ -177,8 +236,28 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
   const drain = (snapshot: ServerSnapshot): void => {
     while (!snapshot.busy && snapshot.status === 'active') {
       if (snapshot.stopReason !== undefined) return terminate(snapshot, snapshot.stopReason);
+      if (snapshot.hasContinue) {
+        const request = snapshot.continueRequest;
+        snapshot.hasContinue = false;
+        snapshot.continueRequest = undefined;
+        if (callbacks.handleContinue === undefined) throw new Error('gen server asked to continue but has no handleContinue');
+        const result = invoke(snapshot, callbacks.handleContinue, request, snapshot.state as S);
+        if (isThenable(result)) after(snapshot, result, () => {});
+        continue;
+      }
       const next = snapshot.dequeue();
-      if (next === undefined) return;
+      if (next === undefined) {
+        const ms = snapshot.nextTimeoutMs;
+        if (ms !== undefined && snapshot.proc !== undefined) {
+          snapshot.nextTimeoutMs = undefined;
+          const tick = new TimeoutTick();
+          snapshot.timeoutTick = tick;
+          snapshot.timeoutTimer = deliverAfter(snapshot.proc, tick, ms);
+        }
+        return;
+      }
+      // A message came before the timeout was armed: the timeout is void.
+      if (next !== POKE) snapshot.nextTimeoutMs = undefined;
       handle(snapshot, next);
     }
   };
@@ -196,9 +275,17 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
           snapshot.stopReason = reason;
           if (!snapshot.busy && !snapshot.inHandler) proc?.deliver(POKE);
         },
+        continue: (request) => {
+          snapshot.hasContinue = true;
+          snapshot.continueRequest = request;
+        },
+        timeout: (ms) => {
+          if (!(typeof ms === 'number' && ms >= 0)) throw new InvalidInputError('invalid_option', `gen server timeout: ms must be a non-negative number, got ${ms}`);
+          snapshot.nextTimeoutMs = ms === Infinity ? undefined : ms;
+        },
       };
       snapshot.inHandler = true;
-      const state = callbacks.init(snapshot.input as TInput, self);
+      const state = invoke(snapshot, callbacks.init, snapshot.input as TInput, self);
       snapshot.inHandler = false;
       if (isThenable(state)) {
         if (proc !== undefined) proc.ready = false;
@@ -210,6 +297,8 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
       } else {
         snapshot.state = state;
         snapshot.initialised = true;
+        // init's continue or timeout: run from the server's first turn (messages sent meanwhile wait behind the continue).
+        if (snapshot.hasContinue || snapshot.nextTimeoutMs !== undefined) queueMicrotask(() => proc?.deliver(POKE));
       }
     },
 
@@ -219,15 +308,20 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
         return snapshot;
       }
       if (event instanceof Crash) return crash(snapshot, event.error);
-      if (snapshot.busy && !(event instanceof Resume)) {
+      const resume = event instanceof Resume;
+      // Any message cancels an armed timeout (gen_server's receive ... after Timeout).
+      if (snapshot.timeoutTick !== undefined && !resume && event !== POKE && !(event instanceof TimeoutTick)) cancelTimeout(snapshot);
+      if (snapshot.busy && !resume) {
         snapshot.enqueue(event);
         return snapshot;
       }
       snapshot.inHandler = true;
       try {
-        if (event instanceof Resume) {
+        if (resume) {
           snapshot.busy = false;
           event.run(snapshot);
+        } else if (snapshot.hasContinue || !snapshot.initialised) {
+          snapshot.enqueue(event);
         } else {
           handle(snapshot, event);
         }
@@ -240,6 +334,8 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     },
 
     getPersistedSnapshot: (snapshot: ServerSnapshot) => ({ status: snapshot.status, output: snapshot.output, error: snapshot.error }),
+    // The one cast left: xstate types a snapshot as a discriminated union of immutable records, and a
+    // gen server keeps one mutable snapshot object (its queue) for its whole life.
   } as unknown as GenServerLogic<TInput>;
   serverLogics.add(logic);
   return logic;

@@ -29,18 +29,22 @@ export {
   TERMINATE,
   EXIT,
 } from './process.ts';
-export type { SpawnOptions, ProcessInfo, ProcessStatus, TerminateEvent, ExitMessage } from './process.ts';
+export type { SpawnOptions, StartOptions, ProcessInfo, ProcessStatus, TerminateEvent, ExitMessage } from './process.ts';
+
+export { sendAfter, startTimer, cancelTimer, readTimer } from './timers.ts';
+export type { TimerRef, TimerMessage } from './timers.ts';
 
 export { register, unregister, whereis, registered } from './registry.ts';
 
 export { call, cast, send } from './call.ts';
-export type { CallOptions, CallEvent, From } from './call.ts';
+export type { CallOptions, CallEvent } from './call.ts';
+export type { From } from './from.ts';
 
 export { monitor, demonitor } from './monitor.ts';
 export type { MonitorRef, Down } from './monitor.ts';
 
 export { genServer, noReply } from './gen-server.ts';
-export type { GenServerCallbacks, ServerSelf, GenServerLogic } from './gen-server.ts';
+export type { GenServerCallbacks, ServerSelf, GenServerLogic, TimeoutInfo } from './gen-server.ts';
 
 export type {
   ChildSpec,
@@ -49,6 +53,7 @@ export type {
   ShutdownSpec,
   ChildType,
   StartResult,
+  AutoShutdown,
 } from './child-spec.ts';
 
 export {

@@ -6,7 +6,7 @@ import type { Pid } from './pid.ts';
  * Why a `call` (or a synchronous start) failed. `code` is the OTP exit reason class:
  * - `noproc`: the name is not registered or the process is dead;
  * - `timeout`: no reply within `timeoutMs` (a late reply is dropped);
- * - `calling_self`: a process called itself (detected within a synchronous turn);
+ * - `calling_self`: a process called itself (also after an `await` in an async gen server callback);
  * - `normal` / `shutdown` / `killed`: the target stopped while the call was pending;
  * - `crashed`: the target crashed; `reason` is the original thrown value.
  */

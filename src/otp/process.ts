@@ -4,33 +4,42 @@
  * Contract
  * - `spawn(logic)` starts an actor and returns its Pid. Any xstate logic works (machines,
  *   `fromPromise`, `fromCallback`, ...); `genServer(...)` builds a gen_server-style logic.
+ *   Its parent is the process that spawned it (none from top-level code); a supervisor
+ *   becomes the parent of the children it starts.
  * - A process ends exactly once, with an ExitReason:
  *   - its actor reaches a final state: `normal` (a gen server: the reason it stopped with);
  *   - an exception escapes its actor (snapshot status `error`): `{ crashed: error }`;
- *   - `exit(pid, 'kill')`: `killed`, at once (between messages: a synchronous JS turn
- *     cannot be pre-empted; a machine's invoked children are stopped with it);
- *   - `exit(pid, reason)` for any other reason: graceful if the behaviour handles
- *     termination (a gen server always does; a machine does if it has a transition for
- *     `{ type: TERMINATE, reason }`), which lets it finish in-flight work, run its terminate
- *     hook and end in a final state; the process then exits with `reason`. A behaviour that
- *     does not handle termination exits with `reason` at once.
- * - On exit, in this order: the registered name is released; pending calls reject with an
- *   ExitError for the reason; then (next microtask) linked processes get the exit signal and
- *   monitors fire DOWN. So a DOWN observer or a restarting supervisor can reuse the name.
- * - Links are bidirectional. A process with `trapExit` receives a linked process's exit as
- *   the message `{ type: EXIT, from, reason }`; one without dies with the same reason unless
- *   the reason is `normal`.
+ *   - an exit signal it does not trap (see `exit`), or `stop` (see `stop`).
+ * - Exit signals (erlang:exit/2, and a linked process's exit): `kill` sent by `exit` ends the
+ *   process at once with `killed` (between messages: a synchronous JS turn cannot be
+ *   pre-empted; a machine's invoked children are stopped with it). Otherwise, a process that
+ *   does not trap exits ignores `normal` and ends at once with any other reason; a process
+ *   that traps exits receives `{ type: EXIT, from, reason }`, except that a behaviour takes
+ *   its parent's exit signal as a stop (gen_server's and gen_statem's loops): a gen server
+ *   runs `terminate` and exits with the reason; a machine that has a transition for
+ *   `{ type: TERMINATE, reason }` gets that event and exits with the reason when it reaches a
+ *   final state; a machine without one exits at once.
+ * - On exit, in this order: the registered name is released; its timers are cancelled;
+ *   pending calls reject with an ExitError for the reason; then (next microtask) linked
+ *   processes get the exit signal and monitors fire DOWN. So a DOWN observer or a restarting
+ *   supervisor can reuse the name.
+ * - The current process: the one whose behaviour runs now, inside its synchronous turn; a
+ *   gen server's callbacks that are async functions also run in an AsyncLocalStorage context,
+ *   so after an `await` the server is still the current process (`call` to itself is
+ *   `calling_self`). The context is enabled only while such a callback runs.
  * - Mailbox depth: messages accepted but not yet taken by the behaviour. A machine takes
  *   every event synchronously (xstate runs to completion inside `send`), so its depth is what
  *   its `mailboxDepth(snapshot)` option reports (e.g. events it queues in context while busy);
  *   a gen server reports its own queue.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 import { InfoEnvelope } from './envelopes.ts';
-import { ExitError, RegistryError } from './otp-errors.ts';
+import { InvalidInputError } from '../errors.ts';
+import { ExitError } from './otp-errors.ts';
 import { formatExitReason, type ExitReason, type ExitSignal } from './exit-reason.ts';
+import { claimName, lookupName, releaseName, type Registrant } from './name-table.ts';
 import { Pid, type Message, type ProcessRef } from './pid.ts';
-import { claimName, lookupName, releaseName } from './registry.ts';
 
 /** Sent to a behaviour asked to stop gracefully. A machine that handles it should end in a final state. */
 export const TERMINATE = 'otp.terminate';
@@ -39,11 +48,12 @@ export interface TerminateEvent {
   readonly reason: ExitReason;
 }
 
-/** A linked process's exit, as received by a process with `trapExit`. */
+/** An exit signal, as received by a process that traps exits. */
 export const EXIT = 'otp.exit';
 export interface ExitMessage {
   readonly type: typeof EXIT;
-  readonly from: Pid;
+  /** The process that sent it (a linked process that exited, or the caller of `exit`); undefined from top-level code. */
+  readonly from: Pid | undefined;
   readonly reason: ExitReason;
 }
 
@@ -54,14 +64,28 @@ export interface SpawnOptions<TInput = unknown> {
   readonly input?: TInput;
   /** Link the new process to this one before it starts (spawn_link from `link`). */
   readonly link?: Pid;
-  /** Receive linked exits as `ExitMessage`s instead of dying with them. Default false. */
+  /** Receive exit signals as `ExitMessage`s instead of dying with them (process_flag(trap_exit)). Default false. */
   readonly trapExit?: boolean;
   /** A machine's own backlog (events it holds in context while busy), for inspection. */
   readonly mailboxDepth?: (snapshot: unknown) => number;
 }
 
+export interface StartOptions<TInput = unknown> extends SpawnOptions<TInput> {
+  /**
+   * Give up on an `init` that has not finished after this many ms: the process is killed
+   * and `start` rejects with ExitError `timeout` (proc_lib:start's timeout). Default `Infinity`.
+   */
+  readonly timeoutMs?: number;
+}
+
 /** `running`, or `exiting` once a graceful stop was requested and the behaviour is winding down. */
 export type ProcessStatus = 'running' | 'exiting';
+
+/** The shell's own lifecycle: `dead` once the exit reason is set. */
+export type ProcessState = ProcessStatus | 'dead';
+
+/** What the shell treats differently: gen servers get enveloped calls and infos; machines can wind down on TERMINATE. */
+export type ProcessKind = 'machine' | 'server' | 'other';
 
 export interface ProcessInfo {
   readonly pid: Pid;
@@ -88,31 +112,33 @@ export interface ExitWatcher {
   fire(reason: ExitReason, pid: Pid): void;
 }
 
-/** The kinds the shell treats differently; gen servers get enveloped calls and infos. */
-export const KIND_MACHINE = 0;
-export const KIND_SERVER = 1;
-export const KIND_OTHER = 2;
-
-const RUNNING = 0;
-const EXITING = 1;
-const DEAD = 2;
+/** Something a process owns that ends with it (a timer). */
+export interface Owned {
+  cancel(): void;
+}
 
 let nextId = 1;
 const live = new Map<number, Process>();
 const procOfActor = new WeakMap<AnyActorRef, Process>();
 
-/** The process whose behaviour is running synchronously right now (for `calling_self`). */
-export let current: Process | undefined;
+/** The machine (or other non-server logic) whose behaviour is running synchronously right now. */
+let current: Process | undefined;
+
+/** The gen server whose callback is running, across its awaits. */
+const serverContext = new AsyncLocalStorage<Process>();
+
+/** Async gen server callbacks running now; the context is switched off when none is. */
+let asyncCallbacks = 0;
 
 /** Marks logic built by `genServer` so the shell envelopes calls/infos for it. */
 export const serverLogics = new WeakSet<AnyActorLogic>();
 
-export class Process extends Pid {
+export class Process extends Pid implements Registrant {
   readonly id: number;
   name: string | undefined = undefined;
   actor: AnyActorRef | undefined = undefined;
-  state = RUNNING;
-  readonly kind: number;
+  state: ProcessState = 'running';
+  readonly kind: ProcessKind;
   exitReason: ExitReason | undefined = undefined;
   terminateReason: ExitReason | undefined = undefined;
   trapExit: boolean;
@@ -120,22 +146,24 @@ export class Process extends Pid {
   pending: Set<PendingCall> | undefined = undefined;
   links: Set<Process> | undefined = undefined;
   watchers: Set<ExitWatcher> | undefined = undefined;
+  owned: Set<Owned> | undefined = undefined;
   readyWaiters: Array<(error?: unknown) => void> | undefined = undefined;
   ready = true;
-  /** The supervisor that started this process, for tree inspection. */
-  supervisor: Process | undefined = undefined;
+  /** The process that started it (its supervisor, for a supervised child); its exit signal stops a behaviour. */
+  parent: Process | undefined;
   readonly depthOf: ((snapshot: unknown) => number) | undefined;
 
-  constructor(kind: number, options: SpawnOptions) {
+  constructor(kind: ProcessKind, options: SpawnOptions, parent: Process | undefined) {
     super();
     this.id = nextId++;
     this.kind = kind;
+    this.parent = parent;
     this.trapExit = options.trapExit === true;
     this.depthOf = options.mailboxDepth;
   }
 
   get alive(): boolean {
-    return this.state !== DEAD;
+    return this.state !== 'dead';
   }
 
   toString(): string {
@@ -153,7 +181,7 @@ export class Process extends Pid {
   /** Hand one message to the behaviour. The hot path of cast and call. */
   deliver(message: object): void {
     const actor = this.actor;
-    if (actor === undefined || this.state === DEAD) return;
+    if (actor === undefined || this.state === 'dead') return;
     const previous = current;
     current = this;
     try {
@@ -167,17 +195,20 @@ export class Process extends Pid {
     const actor = this.actor;
     if (actor === undefined) return 0;
     const snapshot = actor.getSnapshot() as { queueDepth?: () => number };
-    if (this.kind === KIND_SERVER && typeof snapshot.queueDepth === 'function') return snapshot.queueDepth();
+    if (this.kind === 'server' && typeof snapshot.queueDepth === 'function') return snapshot.queueDepth();
     return this.depthOf === undefined ? 0 : this.depthOf(snapshot);
   }
 
-  /** Ends the process at once with `reason` (kill, crash, finish, or a non-graceful exit). */
+  /** Ends the process at once with `reason` (kill, crash, finish, or an untrapped exit signal). */
   die(reason: ExitReason): void {
-    if (this.state === DEAD) return;
-    this.state = DEAD;
+    if (this.state === 'dead') return;
+    this.state = 'dead';
     this.exitReason = reason;
     live.delete(this.id);
     if (this.name !== undefined) releaseName(this.name, this);
+    const owned = this.owned;
+    this.owned = undefined;
+    if (owned !== undefined) for (const thing of owned) thing.cancel();
     const actor = this.actor;
     this.actor = undefined;
     if (actor !== undefined && actor.getSnapshot().status === 'active') (actor as { stop?: () => void }).stop?.();
@@ -196,7 +227,7 @@ export class Process extends Pid {
     queueMicrotask(() => {
       if (links !== undefined) {
         // A process that unlinked in the meantime (a supervisor shutting this child down) gets no signal.
-        for (const other of links) if (other.links?.delete(this) === true) exitSignal(other, this, reason);
+        for (const other of links) if (other.links?.delete(this) === true) exitSignal(this, other, reason);
       }
       if (watchers !== undefined) for (const watcher of watchers) watcher.fire(reason, this);
     });
@@ -210,6 +241,44 @@ export class Process extends Pid {
   }
 }
 
+/** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of an async callback), if any. */
+export function self(): Process | undefined {
+  return current ?? (asyncCallbacks > 0 ? serverContext.getStore() : undefined);
+}
+
+/** True if `target` is the process running now (gen:call's `calling_self` check). */
+export function isSelf(target: Process): boolean {
+  return target === self();
+}
+
+function asyncCallbackSettled(): void {
+  // On Node 20 an enabled AsyncLocalStorage puts a promise hook on every promise of the
+  // process; off between async callbacks, Mnemo's append path (machines, sync servers) pays nothing.
+  if (--asyncCallbacks === 0) serverContext.disable();
+}
+
+/**
+ * Run a gen server callback that is an async function inside the server's context, so the
+ * server stays the current process after each `await`.
+ */
+export function runAsyncCallback<R>(proc: Process, callback: () => R): R {
+  asyncCallbacks++;
+  let result: R;
+  try {
+    result = serverContext.run(proc, callback);
+  } catch (error) {
+    asyncCallbackSettled();
+    throw error;
+  }
+  const thenable = result as { then?: unknown };
+  if (typeof thenable === 'object' && thenable !== null && typeof thenable.then === 'function') {
+    (result as PromiseLike<unknown>).then(asyncCallbackSettled, asyncCallbackSettled);
+  } else {
+    asyncCallbackSettled();
+  }
+  return result;
+}
+
 export function codeOf(reason: ExitReason): ExitError['code'] {
   if (typeof reason === 'string') return reason === 'noproc' ? 'noproc' : reason;
   return 'shutdown' in reason ? 'shutdown' : 'crashed';
@@ -217,8 +286,8 @@ export function codeOf(reason: ExitReason): ExitError['code'] {
 
 /** Resolve a Pid or a registered name to a live process, or undefined. */
 export function resolve(ref: ProcessRef): Process | undefined {
-  const proc = typeof ref === 'string' ? lookupName(ref) : (ref as unknown as Process);
-  return proc !== undefined && proc.state !== DEAD ? proc : undefined;
+  const proc = typeof ref === 'string' ? lookupName(ref) : ref;
+  return proc instanceof Process && proc.state !== 'dead' ? proc : undefined;
 }
 
 /**
@@ -226,10 +295,14 @@ export function resolve(ref: ProcessRef): Process | undefined {
  * runs before any message. Throws RegistryError if `options.name` is taken.
  */
 export function spawn<TLogic extends AnyActorLogic>(logic: TLogic, options: SpawnOptions = {}): Pid {
-  const kind = serverLogics.has(logic) ? KIND_SERVER : isMachine(logic) ? KIND_MACHINE : KIND_OTHER;
-  const proc = new Process(kind, options);
+  return spawnProcess(logic, options);
+}
+
+function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
+  const kind: ProcessKind = serverLogics.has(logic) ? 'server' : isMachine(logic) ? 'machine' : 'other';
+  const proc = new Process(kind, options, self());
   if (options.name !== undefined) claimName(options.name, proc);
-  const actor = createActor(logic as AnyActorLogic, { input: options.input });
+  const actor = createActor(logic, { input: options.input });
   proc.actor = actor;
   procOfActor.set(actor, proc);
   live.set(proc.id, proc);
@@ -250,30 +323,52 @@ export function spawn<TLogic extends AnyActorLogic>(logic: TLogic, options: Spaw
 
 /**
  * Spawn and wait until the behaviour is initialised (a gen server's async `init` done).
- * Rejects with an ExitError (`crashed`, reason = the init error) if it dies first.
+ * Rejects with an ExitError (`crashed`, reason = the init error) if it dies first, or with
+ * `timeout` after `timeoutMs` (the process is killed first).
  */
-export function start<TLogic extends AnyActorLogic>(logic: TLogic, options: SpawnOptions = {}): Promise<Pid> {
+export function start<TLogic extends AnyActorLogic>(logic: TLogic, options: StartOptions = {}): Promise<Pid> {
+  return startProcess(logic, options);
+}
+
+/** `start`, resolving with the process itself (for the supervisor). */
+export function startProcess(logic: AnyActorLogic, options: StartOptions = {}): Promise<Process> {
+  const timeoutMs = options.timeoutMs ?? Infinity;
+  if (!(timeoutMs > 0)) {
+    return Promise.reject(new InvalidInputError('invalid_option', `start: timeoutMs must be a positive number or Infinity, got ${timeoutMs}`));
+  }
   let proc: Process;
   try {
-    proc = spawn(logic, options) as Process;
+    proc = spawnProcess(logic, options);
   } catch (error) {
     return Promise.reject(error);
   }
-  if (proc.state === DEAD) {
+  if (proc.state === 'dead') {
     const reason = proc.exitReason ?? 'noproc';
     return Promise.reject(new ExitError(codeOf(reason), reason, `process ${proc} exited during init: ${formatExitReason(reason)}`));
   }
   if (proc.ready) return Promise.resolve(proc);
   return new Promise((resolvePid, reject) => {
-    (proc.readyWaiters ??= []).push((error) => (error === undefined ? resolvePid(proc) : reject(error)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    (proc.readyWaiters ??= []).push((error) => {
+      if (timer !== undefined) clearTimeout(timer);
+      if (error === undefined) resolvePid(proc);
+      else reject(error);
+    });
+    if (timeoutMs === Infinity) return;
+    timer = setTimeout(() => {
+      // proc_lib:start: kill the starting process, then report the timeout (not `killed`).
+      proc.readyWaiters = undefined;
+      proc.die('killed');
+      reject(new ExitError('timeout', 'timeout', `start: ${proc} did not finish init within ${timeoutMs} ms`));
+    }, timeoutMs);
   });
 }
 
 function onComplete(proc: Process, actor: AnyActorRef): void {
-  if (proc.state === DEAD) return;
+  if (proc.state === 'dead') return;
   const snapshot = actor.getSnapshot() as { status: string; output?: unknown };
   if (proc.terminateReason !== undefined) return proc.die(proc.terminateReason);
-  if (proc.kind === KIND_SERVER && snapshot.output !== undefined) return proc.die(snapshot.output as ExitReason);
+  if (proc.kind === 'server' && snapshot.output !== undefined) return proc.die(snapshot.output as ExitReason);
   proc.die('normal');
 }
 
@@ -282,49 +377,65 @@ function isMachine(logic: AnyActorLogic): boolean {
 }
 
 function handlesTerminate(proc: Process, event: TerminateEvent): boolean {
-  if (proc.kind === KIND_SERVER) return true;
-  if (proc.kind !== KIND_MACHINE || proc.actor === undefined) return false;
+  if (proc.kind === 'server') return true;
+  if (proc.kind !== 'machine' || proc.actor === undefined) return false;
   const snapshot = proc.actor.getSnapshot() as { can?: (event: TerminateEvent) => boolean };
   return snapshot.can?.(event) === true;
 }
 
 /**
- * Send an exit signal. `'kill'` ends the process at once with reason `killed`. Any other
- * reason stops it gracefully if its behaviour handles termination, else at once with that
- * reason. A second graceful request while one is in progress is ignored. Never throws.
+ * Ask a behaviour to wind down: a gen server runs `terminate`, a machine with a TERMINATE
+ * transition takes it; then the process exits with `reason`. A behaviour that cannot wind
+ * down exits at once. A second request while one is in progress is ignored.
+ */
+function windDown(proc: Process, reason: ExitReason): void {
+  if (proc.state !== 'running') return;
+  const event: TerminateEvent = { type: TERMINATE, reason };
+  if (!handlesTerminate(proc, event)) return proc.die(reason);
+  proc.state = 'exiting';
+  proc.terminateReason = reason;
+  proc.deliver(event);
+}
+
+/**
+ * Send an exit signal (erlang:exit/2) from the current process (undefined from top-level
+ * code). `'kill'` ends the target at once with `killed`. A target that does not trap exits
+ * ignores `normal` (unless it is the sender itself) and ends at once with any other reason;
+ * a trapping target receives an `ExitMessage`, or stops if the sender is its parent (see the
+ * file header). Never throws; a dead or unknown target is ignored.
  */
 export function exit(ref: ProcessRef, signal: ExitSignal): void {
   const proc = resolve(ref);
   if (proc === undefined) return;
+  const from = self();
   if (signal === 'kill') return proc.die('killed');
-  if (proc.state === EXITING) return;
-  const event: TerminateEvent = { type: TERMINATE, reason: signal };
-  if (!handlesTerminate(proc, event)) return proc.die(signal);
-  proc.state = EXITING;
-  proc.terminateReason = signal;
-  proc.deliver(event);
+  if (signal === 'normal' && from === proc && !proc.trapExit) return proc.die('normal');
+  exitSignal(from, proc, signal);
 }
 
-/** Deliver the exit signal of `from` (which ended with `reason`) to a linked process. */
-function exitSignal(to: Process, from: Process, reason: ExitReason): void {
-  if (to.state === DEAD) return;
-  if (to.trapExit) {
-    const message: ExitMessage = { type: EXIT, from, reason };
-    deliverInfo(to, message);
-  } else if (reason !== 'normal') {
-    to.die(reason);
+/** Deliver an exit signal from `from` (a process, or top-level code) to `to`. */
+export function exitSignal(from: Process | undefined, to: Process, reason: ExitReason): void {
+  if (to.state === 'dead') return;
+  if (!to.trapExit) {
+    if (reason !== 'normal') to.die(reason);
+    return;
   }
+  if (from === to.parent && to.kind !== 'other') return windDown(to, reason);
+  const message: ExitMessage = { type: EXIT, from, reason };
+  deliverInfo(to, message);
 }
 
 /** Deliver an out-of-band message (a gen server's `handleInfo`; a machine's plain event). */
 export function deliverInfo(to: Process, message: Message): void {
-  to.deliver(to.kind === KIND_SERVER ? new InfoEnvelope(message) : message);
+  to.deliver(to.kind === 'server' ? new InfoEnvelope(message) : message);
 }
 
 /**
- * Stop a process and wait for it to end, like gen_server:stop. Resolves when it exits with
- * `reason`; rejects with ExitError `noproc` if it is not alive, with the actual reason if it
- * ended otherwise, or `timeout` (the process keeps stopping) after `timeoutMs`.
+ * Stop a process and wait for it to end, like gen_server:stop: the behaviour winds down
+ * (a gen server runs `terminate` whether or not it traps exits) and exits with `reason`.
+ * Resolves when it exits with `reason`; rejects with ExitError `noproc` if it is not alive,
+ * with the actual reason if it ended otherwise, or `timeout` (the process keeps stopping)
+ * after `timeoutMs`.
  */
 export function stop(ref: ProcessRef, reason: ExitSignal = 'normal', timeoutMs = Infinity): Promise<void> {
   const proc = resolve(ref);
@@ -346,7 +457,8 @@ export function stop(ref: ProcessRef, reason: ExitSignal = 'normal', timeoutMs =
         fail(new ExitError('timeout', 'timeout', `stop: ${proc} did not exit within ${timeoutMs} ms`));
       }, timeoutMs);
     }
-    exit(proc, reason);
+    if (reason === 'kill') proc.die('killed');
+    else windDown(proc, reason);
   });
 }
 
@@ -355,22 +467,21 @@ export function stop(ref: ProcessRef, reason: ExitSignal = 'normal', timeoutMs =
  * other receives an exit signal with reason `noproc`.
  */
 export function link(a: Pid, b: Pid): void {
-  const pa = a as unknown as Process;
-  const pb = b as unknown as Process;
-  if (pa === pb) return;
-  if (pa.state === DEAD || pb.state === DEAD) {
-    if (pa.state !== DEAD) queueMicrotask(() => exitSignal(pa, pb, 'noproc'));
-    if (pb.state !== DEAD) queueMicrotask(() => exitSignal(pb, pa, 'noproc'));
+  if (!(a instanceof Process) || !(b instanceof Process) || a === b) return;
+  if (a.state === 'dead' || b.state === 'dead') {
+    if (a.state !== 'dead') queueMicrotask(() => exitSignal(b, a, 'noproc'));
+    if (b.state !== 'dead') queueMicrotask(() => exitSignal(a, b, 'noproc'));
     return;
   }
-  (pa.links ??= new Set()).add(pb);
-  (pb.links ??= new Set()).add(pa);
+  (a.links ??= new Set()).add(b);
+  (b.links ??= new Set()).add(a);
 }
 
 /** Remove the link between two processes, if any. No exit signal is sent afterwards. */
 export function unlink(a: Pid, b: Pid): void {
-  (a as unknown as Process).links?.delete(b as unknown as Process);
-  (b as unknown as Process).links?.delete(a as unknown as Process);
+  if (!(a instanceof Process) || !(b instanceof Process)) return;
+  a.links?.delete(b);
+  b.links?.delete(a);
 }
 
 export function isAlive(ref: ProcessRef): boolean {
@@ -385,10 +496,10 @@ export function processInfo(ref: ProcessRef): ProcessInfo | undefined {
   return {
     pid: proc,
     name: proc.name,
-    status: proc.state === EXITING ? 'exiting' : 'running',
+    status: proc.state === 'exiting' ? 'exiting' : 'running',
     mailboxDepth: proc.mailboxDepth(),
     pendingCalls: proc.pending?.size ?? 0,
-    state: proc.kind === KIND_MACHINE ? snapshot?.value : undefined,
+    state: proc.kind === 'machine' ? snapshot?.value : undefined,
     links: proc.links === undefined ? [] : [...proc.links],
     monitors: proc.watchers?.size ?? 0,
     trapExit: proc.trapExit,
@@ -411,10 +522,4 @@ export function pidOf(actor: AnyActorRef): Pid | undefined {
 /** The shell process behind an actor ref (for gen-server.ts). */
 export function processOfActor(actor: AnyActorRef): Process | undefined {
   return procOfActor.get(actor);
-}
-
-export function registerOwnName(proc: Process, name: string): void {
-  if (proc.state === DEAD) throw new RegistryError('noproc', `register: ${proc} is not alive`);
-  if (proc.name !== undefined) throw new RegistryError('already_named', `register: ${proc} is already registered as '${proc.name}'`, proc);
-  claimName(name, proc);
 }

@@ -23,23 +23,31 @@
  *     through a message to itself (after `setImmediate`, so a pending shutdown runs first);
  *     every retry counts against intensity.
  * - Stopping a child (shutdown spec): unlink, monitor, then `brutal_kill` kills at once; a
- *   number of ms asks for a graceful `shutdown` and kills after that long; `infinity` waits.
- *   The supervisor's own exit stops children right to left (a dynamic supervisor: all in
- *   parallel).
+ *   number of ms sends the exit signal `shutdown` as the child's parent (a gen server that
+ *   traps exits runs `terminate`; one that does not ends at once) and kills after that long;
+ *   `infinity` waits. The supervisor's own exit stops children right to left (a dynamic
+ *   supervisor: all in parallel). The supervisor stops on an exit signal from its parent
+ *   only (gen_server's rule); anyone else uses `stop(sup)`.
+ * - A start bounded by the child's `startTimeoutMs` that has not settled in time is a start
+ *   failure with ExitError `timeout`.
+ * - autoShutdown (OTP 24): when a significant child ends by itself and is not restarted,
+ *   `any_significant` shuts the supervisor down (children right to left, then exit
+ *   `shutdown`); `all_significant` does so once no significant child is running.
  * - Dynamic supervisors (simple_one_for_one): one child template, no children at start,
- *   `startChild(sup, ...args)`, `terminateChild(sup, pid)`, `restartChild`/`deleteChild`
- *   reject with `simple_one_for_one`, optional `maxChildren`.
+ *   `startChild(sup, ...args)`, `terminateChild(sup, pid)` (ok for a pid that already
+ *   exited, as OTP's find_child), `restartChild`/`deleteChild` reject with
+ *   `simple_one_for_one`, optional `maxChildren`.
  */
 import { genServer, noReply, type ServerSelf } from './gen-server.ts';
 import type { From } from './call.ts';
 import { call, send } from './call.ts';
-import { resolveChildSpec, type ChildSpec, type ChildType, type DynamicChildSpec, type ResolvedChildSpec, type StartResult } from './child-spec.ts';
+import { resolveChildSpec, type AutoShutdown, type ChildSpec, type ChildType, type DynamicChildSpec, type ResolvedChildSpec, type StartResult } from './child-spec.ts';
 import { monotonicClock, type Clock } from './clock.ts';
 import { ExitError, SupervisorError } from './otp-errors.ts';
 import { isNormalExit, type ExitReason } from './exit-reason.ts';
 import { monitor } from './monitor.ts';
 import type { Message, Pid, ProcessRef } from './pid.ts';
-import { EXIT, exit, link, Process, start, unlink, type ExitMessage } from './process.ts';
+import { EXIT, exit, exitSignal, link, Process, resolve, startProcess, unlink, type ExitMessage } from './process.ts';
 import { emitSupervisorEvent } from './supervisor-events.ts';
 import type { TreeEvent } from './tree-events.ts';
 
@@ -52,6 +60,8 @@ export interface SupervisorFlags {
   readonly intensity?: number;
   /** Seconds. Default 5. */
   readonly period?: number;
+  /** End the supervisor when significant children end (OTP 24's auto_shutdown). Default `never`. */
+  readonly autoShutdown?: AutoShutdown;
 }
 
 export interface SupervisorSpec extends SupervisorFlags {
@@ -67,6 +77,8 @@ export interface DynamicSupervisorSpec<TArgs extends unknown[] = unknown[]> {
   readonly period?: number;
   /** Refuse `startChild` beyond this many children (SupervisorError `max_children`). Default unlimited. */
   readonly maxChildren?: number;
+  /** Default `never`; `all_significant` ends the supervisor when its last child ended by itself. */
+  readonly autoShutdown?: AutoShutdown;
 }
 
 export interface SupervisorOptions {
@@ -111,23 +123,22 @@ export class SupervisorState {
   children: Child[] = [];
   /** A dynamic supervisor's children. */
   readonly dynamicChildren = new Set<Child>();
-  readonly byPid = new Map<Process, Child>();
+  readonly byPid = new Map<Pid, Child>();
   /** OTP's restart list: whole-second timestamps, newest first. */
   restartTimes: number[] = [];
 
   constructor(
     readonly self: ServerSelf,
+    /** The supervisor's own process. */
+    readonly me: Process,
     readonly strategy: Strategy | 'simple_one_for_one',
     readonly intensity: number,
     readonly period: number,
     readonly clock: Clock,
     readonly template: ResolvedChildSpec | undefined,
     readonly maxChildren: number,
+    readonly autoShutdown: AutoShutdown,
   ) {}
-
-  get me(): Process {
-    return this.self.pid as Process;
-  }
 
   get dynamic(): boolean {
     return this.strategy === 'simple_one_for_one';
@@ -139,11 +150,11 @@ export class SupervisorState {
   }
 }
 
-const states = new WeakMap<Process, SupervisorState>();
+const states = new WeakMap<Pid, SupervisorState>();
 
 /** The state of a live supervisor process (for application inspection). */
 export function supervisorStateOf(pid: Pid): SupervisorState | undefined {
-  return states.get(pid as Process);
+  return states.get(pid);
 }
 
 type SupervisorInput =
@@ -154,6 +165,7 @@ type SupervisorInput =
       readonly period: number;
       readonly template: ResolvedChildSpec;
       readonly maxChildren: number;
+      readonly autoShutdown: AutoShutdown;
       readonly clock: Clock;
     };
 
@@ -183,7 +195,7 @@ type StartOutcome = { readonly ok: true; readonly pid: Process | undefined } | {
 async function startOne(sup: SupervisorState, child: Child): Promise<StartOutcome> {
   let result: StartResult;
   try {
-    result = await child.spec.start(...child.args);
+    result = await withStartTimeout(child.spec.start(...child.args), child.spec.startTimeoutMs);
   } catch (error) {
     return { ok: false, error };
   }
@@ -198,10 +210,33 @@ async function startOne(sup: SupervisorState, child: Child): Promise<StartOutcom
   return { ok: true, pid: result };
 }
 
+/** A start that has not settled after `ms` fails with `timeout`; a pid it hands back later is killed. */
+function withStartTimeout(started: StartResult | Promise<StartResult>, ms: number): StartResult | Promise<StartResult> {
+  if (ms === Infinity || !(started instanceof Promise)) return started;
+  return new Promise((resolveStart, rejectStart) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      rejectStart(new ExitError('timeout', 'timeout', `child start did not finish within ${ms} ms`));
+    }, ms);
+    started.then(
+      (result) => {
+        clearTimeout(timer);
+        if (!late) resolveStart(result);
+        else if (result instanceof Process) exit(result, 'kill');
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        if (!late) rejectStart(error);
+      },
+    );
+  });
+}
+
 function adopt(sup: SupervisorState, child: Child, pid: Process): void {
   child.pid = pid;
   sup.byPid.set(pid, child);
-  pid.supervisor = sup.me;
+  pid.parent = sup.me;
   emit({ type: 'start', supervisor: sup.me, id: child.id, pid, childType: child.spec.type });
   if (pid.alive) {
     link(sup.me, pid);
@@ -213,7 +248,7 @@ function adopt(sup: SupervisorState, child: Child, pid: Process): void {
 }
 
 /** Stop a running child as its shutdown spec says; resolves with its exit reason. */
-function shutdownProcess(pid: Process, shutdown: ResolvedChildSpec['shutdown']): Promise<ExitReason> {
+function shutdownProcess(sup: Process, pid: Process, shutdown: ResolvedChildSpec['shutdown']): Promise<ExitReason> {
   return new Promise((resolveReason) => {
     if (!pid.alive) return resolveReason(pid.exitReason ?? 'noproc');
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -224,7 +259,8 @@ function shutdownProcess(pid: Process, shutdown: ResolvedChildSpec['shutdown']):
     if (shutdown === 'brutal_kill') {
       exit(pid, 'kill');
     } else {
-      exit(pid, 'shutdown');
+      // The supervisor is the child's parent: a gen server that traps exits runs terminate.
+      exitSignal(sup, pid, 'shutdown');
       if (shutdown !== 'infinity') timer = setTimeout(() => exit(pid, 'kill'), shutdown);
     }
   });
@@ -237,7 +273,7 @@ async function terminateOne(sup: SupervisorState, child: Child): Promise<void> {
   if (!(pid instanceof Process)) return;
   unlink(sup.me, pid);
   sup.byPid.delete(pid);
-  const reason = await shutdownProcess(pid, child.spec.shutdown);
+  const reason = await shutdownProcess(sup.me, pid, child.spec.shutdown);
   emit({ type: 'exit', supervisor: sup.me, id: child.id, pid, reason });
 }
 
@@ -306,9 +342,23 @@ async function onChildExit(sup: SupervisorState, pid: Process, reason: ExitReaso
   const restart = child.spec.restart;
   if (restart === 'temporary' || (restart === 'transient' && isNormalExit(reason))) {
     delChild(sup, child);
+    autoShutdown(sup, child);
     return;
   }
   await restartChild_(sup, child, pid);
+}
+
+/** OTP's do_auto_shutdown: a significant child ended by itself and is not restarted. */
+function autoShutdown(sup: SupervisorState, child: Child): void {
+  if (sup.autoShutdown === 'never' || !child.spec.significant) return;
+  if (sup.autoShutdown === 'all_significant') {
+    const anyLeft = sup.dynamic
+      ? sup.dynamicChildren.size > 0
+      : sup.children.some((c) => c.spec.significant && c.pid !== undefined);
+    if (anyLeft) return;
+  }
+  emit({ type: 'auto_shutdown', supervisor: sup.me, id: child.id });
+  sup.self.stop('shutdown');
 }
 
 async function restartChild_(sup: SupervisorState, child: Child, previous: Process | undefined): Promise<void> {
@@ -364,7 +414,7 @@ async function handleStartChild(sup: SupervisorState, args: readonly unknown[]):
     if (outcome.pid !== undefined) sup.dynamicChildren.add(child);
     return outcome.pid;
   }
-  const spec = resolveChildSpec(args[0], { idRequired: true });
+  const spec = resolveChildSpec(args[0], { idRequired: true, autoShutdown: sup.autoShutdown });
   const existing = sup.children.find((c) => c.id === spec.id);
   if (existing !== undefined) {
     if (existing.pid instanceof Process) {
@@ -392,7 +442,7 @@ function describe(error: unknown): string {
 }
 
 function findChild(sup: SupervisorState, key: string | Pid): Child | undefined {
-  if (typeof key !== 'string') return sup.byPid.get(key as Process);
+  if (typeof key !== 'string') return sup.byPid.get(key);
   return sup.dynamic ? undefined : sup.children.find((c) => c.id === key);
 }
 
@@ -401,7 +451,11 @@ async function handleTerminateChild(sup: SupervisorState, key: string | Pid): Pr
     throw new SupervisorError('simple_one_for_one', 'terminateChild on a dynamic supervisor takes the child pid, not an id');
   }
   const child = findChild(sup, key);
-  if (child === undefined) throw new SupervisorError('not_found', `no child ${String(key)}`);
+  if (child === undefined) {
+    // OTP's find_child: a dynamic supervisor treats a pid that is no longer alive as found, so stopping is idempotent.
+    if (sup.dynamic && key instanceof Process && !key.alive) return;
+    throw new SupervisorError('not_found', `no child ${String(key)}`);
+  }
   await terminateOne(sup, child);
   delChild(sup, child);
 }
@@ -459,10 +513,12 @@ async function answer(from: From, work: () => unknown): Promise<typeof noReply> 
 
 const supervisorLogic = genServer<SupervisorState, SupervisorInput, SupervisorCall, Message, TryAgain | ExitMessage>({
   async init(input, self) {
+    const me = resolve(self.pid);
+    if (me === undefined) throw new Error(`supervisor ${self.pid} is not alive in its own init`);
     const sup =
       input.kind === 'static'
-        ? new SupervisorState(self, input.flags.strategy, input.flags.intensity, input.flags.period, input.clock, undefined, Infinity)
-        : new SupervisorState(self, 'simple_one_for_one', input.intensity, input.period, input.clock, input.template, input.maxChildren);
+        ? new SupervisorState(self, me, input.flags.strategy, input.flags.intensity, input.flags.period, input.clock, undefined, Infinity, input.flags.autoShutdown)
+        : new SupervisorState(self, me, 'simple_one_for_one', input.intensity, input.period, input.clock, input.template, input.maxChildren, input.autoShutdown);
     states.set(sup.me, sup);
     if (input.kind === 'static') {
       sup.children = input.children.map((spec) => ({ id: spec.id, spec, args: [], pid: undefined, restarts: 0 }));
@@ -525,6 +581,14 @@ function checkIntensity(intensity: unknown, period: unknown): { intensity: numbe
   return { intensity: i, period: p };
 }
 
+function checkAutoShutdown(value: unknown): AutoShutdown {
+  const v = value ?? 'never';
+  if (v !== 'never' && v !== 'any_significant' && v !== 'all_significant') {
+    invalidFlags('autoShutdown', 'autoShutdown must be never, any_significant or all_significant');
+  }
+  return v;
+}
+
 /** Rethrow a failed init as the supervisor error it carries. */
 function unwrapInitError(error: unknown): never {
   if (error instanceof ExitError && error.reason instanceof SupervisorError) throw error.reason;
@@ -537,14 +601,20 @@ function unwrapInitError(error: unknown): never {
  * children in order; resolves once all started, rejects with `failed_to_start_child` after
  * stopping the ones already started.
  */
-export async function startSupervisor(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Pid> {
+export function startSupervisor(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Pid> {
+  return startSupervisorProcess(spec, options);
+}
+
+/** `startSupervisor`, resolving with the process itself (for application.ts). */
+export async function startSupervisorProcess(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Process> {
   const strategy = spec.strategy ?? 'one_for_one';
   if (strategy !== 'one_for_one' && strategy !== 'one_for_all' && strategy !== 'rest_for_one') {
     invalidFlags('strategy', 'strategy must be one_for_one, one_for_all or rest_for_one (use startDynamicSupervisor for simple_one_for_one)');
   }
   const { intensity, period } = checkIntensity(spec.intensity, spec.period);
+  const autoShutdown = checkAutoShutdown(spec.autoShutdown);
   if (!Array.isArray(spec.children)) invalidFlags('children', 'children must be an array of child specs');
-  const children = spec.children.map((child) => resolveChildSpec(child, { idRequired: true }));
+  const children = spec.children.map((child) => resolveChildSpec(child, { idRequired: true, autoShutdown }));
   const ids = new Set<string>();
   for (const child of children) {
     if (ids.has(child.id as string)) {
@@ -552,8 +622,8 @@ export async function startSupervisor(spec: SupervisorSpec, options: SupervisorO
     }
     ids.add(child.id as string);
   }
-  const input: SupervisorInput = { kind: 'static', flags: { strategy, intensity, period }, children, clock: options.clock ?? monotonicClock };
-  return start(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
+  const input: SupervisorInput = { kind: 'static', flags: { strategy, intensity, period, autoShutdown }, children, clock: options.clock ?? monotonicClock };
+  return startProcess(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
 }
 
 /** Start a dynamic (simple_one_for_one) supervisor: one child template, no children yet. */
@@ -563,9 +633,10 @@ export async function startDynamicSupervisor<TArgs extends unknown[]>(spec: Dyna
   if (maxChildren !== Infinity && (!Number.isInteger(maxChildren) || maxChildren < 0)) {
     invalidFlags('maxChildren', 'maxChildren must be a non-negative integer');
   }
-  const template = resolveChildSpec(spec.child, { idRequired: false });
-  const input: SupervisorInput = { kind: 'dynamic', intensity, period, template, maxChildren, clock: options.clock ?? monotonicClock };
-  return start(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
+  const autoShutdown = checkAutoShutdown(spec.autoShutdown);
+  const template = resolveChildSpec(spec.child, { idRequired: false, autoShutdown });
+  const input: SupervisorInput = { kind: 'dynamic', intensity, period, template, maxChildren, autoShutdown, clock: options.clock ?? monotonicClock };
+  return startProcess(supervisorLogic, { input, trapExit: true, ...(options.name === undefined ? {} : { name: options.name }) }).catch(unwrapInitError);
 }
 
 const forever = { timeoutMs: Infinity };
@@ -585,8 +656,9 @@ export function startChild(sup: ProcessRef, ...args: unknown[]): Promise<Pid | u
 
 /**
  * Stop a child: by id on a static supervisor (its spec is kept, a temporary one dropped), by
- * Pid on either kind. Rejects with `not_found`, or `simple_one_for_one` for an id on a
- * dynamic supervisor.
+ * Pid on either kind. On a dynamic supervisor a Pid that already exited is ok (OTP's
+ * find_child: stopping is idempotent). Rejects with `not_found`, or `simple_one_for_one` for
+ * an id on a dynamic supervisor.
  */
 export function terminateChild(sup: ProcessRef, child: string | Pid): Promise<void> {
   return call<void, SupervisorCall>(sup, { type: 'terminate_child', child }, forever);

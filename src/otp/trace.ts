@@ -9,13 +9,13 @@
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Pid, ProcessRef } from './pid.ts';
-import { KIND_MACHINE, resolve } from './process.ts';
+import { resolve } from './process.ts';
 
 export type ProcessTraceEvent =
   | { readonly type: 'received'; readonly pid: Pid; readonly message: string }
   | { readonly type: 'state'; readonly pid: Pid; readonly state: unknown };
 
-const INTERNAL = /^(xstate\.|otp\.(resume|poke|crash)$)/;
+const INTERNAL = /^(xstate\.|otp\.(resume|poke|crash|continue|timeout_tick)$)/;
 
 /**
  * Trace one live process until the returned function is called or it exits. Returns
@@ -25,7 +25,7 @@ export function traceProcess(ref: ProcessRef, listener: (event: ProcessTraceEven
   const proc = resolve(ref);
   const actor = proc?.actor as AnyActorRef | undefined;
   if (proc === undefined || actor === undefined) return undefined;
-  const machine = proc.kind === KIND_MACHINE;
+  const machine = proc.kind === 'machine';
   const subscription = actor.system.inspect((event: InspectionEvent) => {
     if (event.actorRef !== actor) return;
     if (event.type === '@xstate.event') {

@@ -7,6 +7,8 @@
  * - `start_error`: a child's start failed (at init, or during a restart: it will be retried);
  * - `escalate`: a supervisor reached its restart intensity; it stops its children and exits
  *   with `shutdown`, which its parent handles;
+ * - `auto_shutdown`: a significant child (`id`) ended by itself and the supervisor's
+ *   `autoShutdown` flag ends the supervisor: it stops its other children and exits `shutdown`;
  * - `fatal`: the application's root supervisor exited on its own (not through `stop()`).
  */
 import type { ChildType } from './child-spec.ts';
@@ -27,6 +29,7 @@ export type TreeEvent =
     }
   | { readonly type: 'start_error'; readonly supervisor: Pid; readonly id: string | undefined; readonly error: unknown }
   | { readonly type: 'escalate'; readonly supervisor: Pid; readonly reason: 'reached_max_restart_intensity' }
+  | { readonly type: 'auto_shutdown'; readonly supervisor: Pid; readonly id: string | undefined }
   | { readonly type: 'fatal'; readonly pid: Pid; readonly reason: ExitReason };
 
 /** A typed event stream: subscribe with a listener, or `for await` over it. */

@@ -38,7 +38,7 @@ function conversation(log: string[]) {
         },
         terminate: () => void log.push(`stop ${id}`),
       }),
-      { name: `conv:${id}`, input: id },
+      { name: `conv:${id}`, input: id, trapExit: true },
     );
 }
 
@@ -93,7 +93,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     await waitDead(sup);
   });
 
-  it('terminateChild takes a pid; an id is refused with simple_one_for_one, an unknown pid with not_found', async () => {
+  it('terminateChild takes a pid; an id is refused with simple_one_for_one; a pid that already exited is ok (idempotent)', async () => {
     const log: string[] = [];
     const sup = await startDynamicSupervisor({ child: { start: conversation(log) } });
     const pid = (await startChild(sup, 'c4')) as Pid;
@@ -101,7 +101,8 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     await terminateChild(sup, pid);
     expect(isAlive(pid)).toBe(false);
     expect(await whichChildren(sup)).toEqual([]);
-    expect((await supervisorError(terminateChild(sup, pid))).code).toBe('not_found');
+    // supervisor_SUITE: OTP's find_child treats a dynamic child's pid that is no longer alive as found.
+    await expect(terminateChild(sup, pid)).resolves.toBeUndefined();
     exit(sup, 'shutdown');
     await waitDead(sup);
   });
@@ -149,6 +150,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
             log.push(`end ${id}`);
           },
         }),
+        { trapExit: true },
       );
     const sup = await startDynamicSupervisor({ child: { start: slowStop, shutdown: 2000 } });
     for (const id of ['p1', 'p2', 'p3']) await startChild(sup, id);

@@ -41,6 +41,7 @@ describe('exit reasons and graceful stop', () => {
         },
         terminate: (reason) => void log.push(`terminate ${String(reason)}`),
       }),
+      { trapExit: true },
     );
     cast(pid, { type: 'work' });
     const down = downOf(pid);
@@ -88,7 +89,7 @@ describe('exit reasons and graceful stop', () => {
         closed: { type: 'final' },
       },
     });
-    const pid = spawn(machine);
+    const pid = spawn(machine, { trapExit: true });
     const down = downOf(pid);
     exit(pid, { shutdown: 'maintenance' });
     expect(processInfo(pid)?.status).toBe('exiting');

@@ -65,7 +65,7 @@ describe('supervisor shutdown', () => {
   it('infinity waits for the child however long its terminate takes', async () => {
     let release!: () => void;
     const slow = () =>
-      spawn(genServer<object>({ init: () => ({}), terminate: () => new Promise<void>((r) => (release = r)) }));
+      spawn(genServer<object>({ init: () => ({}), terminate: () => new Promise<void>((r) => (release = r)) }), { trapExit: true });
     const sup = await startSupervisor({ children: [{ id: 'slow', start: slow, shutdown: 'infinity' }] });
     const child = await onlyChild(sup);
     const childExit = exitOf(child);
@@ -103,7 +103,7 @@ describe('supervisor shutdown', () => {
   it('a supervisor child is waited for by default (shutdown infinity)', async () => {
     let release!: () => void;
     const hanging = () =>
-      spawn(genServer<object>({ init: () => ({}), terminate: () => new Promise<void>((r) => (release = r)) }));
+      spawn(genServer<object>({ init: () => ({}), terminate: () => new Promise<void>((r) => (release = r)) }), { trapExit: true });
     const root = await startSupervisor({
       children: [
         {

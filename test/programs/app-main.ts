@@ -19,6 +19,7 @@ const printer = (id: string) => () =>
         process.stdout.write(`stop ${id} ${String(reason)}\n`);
       },
     }),
+    { trapExit: true },
   );
 
 const app = await startApplication({

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { exit, monitor, whereis } from '../../src/otp/index.ts';
+import { monitor, stop, whereis } from '../../src/otp/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 
 // runtime.recall: the layered memory as supervised children of the root (search pool, then the
@@ -43,7 +43,10 @@ test('a crashed recall process is restarted and calls reach the new incarnation'
   const first = whereis('recall_sup_recall');
   expect(first).toBeDefined();
   const down = new Promise((resolve) => monitor(first!, (d) => resolve(d.reason)));
-  exit(first!, { crashed: new Error('injected') });
+  // The recall process traps exits, so an exit signal from outside its supervisor would only reach
+  // handleInfo (gen_server's rule); gen_server:stop with a crash reason runs terminate and exits with it.
+  const crash = { crashed: new Error('injected') } as const;
+  void stop(first!, crash);
   await down;
   // Called while the supervisor may still be restarting it: the facade waits.
   const rows = await rt.recall.getSessionMessages('alice', 's1');

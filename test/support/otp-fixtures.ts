@@ -41,6 +41,8 @@ export interface WorkerOptions {
   readonly ignore?: boolean;
   /** Register under this name. */
   readonly name?: string;
+  /** Trap exits, so a supervisor's shutdown runs terminate (gen_server's rule). Default true. */
+  readonly trapExit?: boolean;
 }
 
 /**
@@ -70,7 +72,7 @@ export function worker(log: string[], id: string, options: WorkerOptions = {}): 
           if (options.hangOnShutdown === true) return new Promise<void>(() => {});
         },
       }),
-      options.name === undefined ? {} : { name: options.name },
+      { trapExit: options.trapExit ?? true, ...(options.name === undefined ? {} : { name: options.name }) },
     );
   };
 }

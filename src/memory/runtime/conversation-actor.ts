@@ -15,7 +15,7 @@
  * - ready: on `idle` (the router's idle sweep: no write delivered for `idleMs`) an actor whose
  *   lane is idle passivates: it tells the router first (so writes sent from then on wait for
  *   the next incarnation), then exits `normal`, which its transient child spec does not restart.
- * - A graceful stop (`otp.terminate`, e.g. the runtime stopping) lets the lane finish the
+ * - A graceful stop (`otp.terminate`: the supervisor's shutdown, since the actor traps exits) lets the lane finish the
  *   writes it holds, then exits with the stop reason.
  * - A failure other than a storage error (an injected fault, a broken invariant) crashes the
  *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
@@ -186,6 +186,8 @@ export function conversationActorName(runtime: string, conversationId: string): 
 export function spawnConversationActor(runtime: string, conversationId: string, deps: ConversationDeps): Pid {
   return spawn(conversationMachine, {
     name: conversationActorName(runtime, conversationId),
+    // Traps exits: the supervisor's shutdown arrives as TERMINATE, so the lane commits what it holds.
+    trapExit: true,
     input: { conversationId, deps } satisfies ConversationInput,
     mailboxDepth: conversationBacklog,
   });

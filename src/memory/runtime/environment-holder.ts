@@ -17,7 +17,8 @@ export function environmentHolder(slot: StorageSlot, path: string, options: Lmdb
       return { path: slot.lease.path };
     },
     handleCall: (_request, _from, state) => state.path,
-    // A crash keeps the environment for the next incarnation; only a stop releases it.
+    // A crash keeps the environment for the next incarnation; only a stop releases it (the holder traps
+    // exits, see supervisors/root.ts, so the supervisor's shutdown reaches this).
     terminate: async (reason: ExitReason) => {
       if (isNormalExit(reason)) await slot.releaseEnvironment();
     },

@@ -34,7 +34,9 @@ export function storeActor(slot: StorageSlot, storage: StorageKind, faults: Faul
       return { table, pid: self.pid };
     },
     handleCall: (_request, _from, state) => state.table.kind,
-    // By pid, so a successor that already published is left alone.
+    // Runs on a crash (and on stop()); the store does not trap exits, so a supervisor shutdown skips it,
+    // which is safe: the slot reads a table only while its owner is alive. By pid, so a successor that
+    // already published is left alone.
     terminate: (_reason, state) => slot.retract(state.pid),
   });
 }
