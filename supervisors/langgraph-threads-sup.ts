@@ -10,15 +10,17 @@
  * - Under a runtime it is a child of the root (`permanent`, shutdown `infinity`, added after the
  *   memory, so it stops before LMDB closes); standalone, the saver starts and stops it.
  */
-import type { ChildSpec, Pid } from '../src/otp/index.ts';
-import { spawn, startDynamicSupervisor } from '../src/otp/index.ts';
-import { threadWriter, type WriterDeps } from '../src/langgraph/thread-writer.ts';
+import type { ChildSpec, Pid, StartResult } from '../src/otp/index.ts';
+import { startDynamicSupervisor } from '../src/otp/index.ts';
 
-export function startThreadWritersSup(name: string, deps: WriterDeps): Promise<Pid> {
+/** Starts one thread's writer (the saver's own, as it holds the saver's dependencies). */
+export type StartWriter = (threadId: string) => StartResult | Promise<StartResult>;
+
+export function startThreadWritersSup(name: string, startWriter: StartWriter): Promise<Pid> {
   return startDynamicSupervisor<[string]>(
     {
       child: {
-        start: (threadId: string) => spawn(threadWriter(), { input: { threadId, deps }, trapExit: true }),
+        start: startWriter,
         restart: 'temporary',
         shutdown: 5000,
       },
@@ -30,6 +32,6 @@ export function startThreadWritersSup(name: string, deps: WriterDeps): Promise<P
 }
 
 /** The supervisor as a child of a runtime's root. */
-export function threadWritersSupChild(id: string, name: string, deps: WriterDeps): ChildSpec {
-  return { id, type: 'supervisor', restart: 'permanent', shutdown: 'infinity', start: () => startThreadWritersSup(name, deps) };
+export function threadWritersSupChild(id: string, name: string, startWriter: StartWriter): ChildSpec {
+  return { id, type: 'supervisor', restart: 'permanent', shutdown: 'infinity', start: () => startThreadWritersSup(name, startWriter) };
 }

@@ -17,6 +17,7 @@ import {
   call,
   deleteChild,
   isAlive,
+  spawn,
   startChild,
   stop,
   terminateChild,
@@ -26,7 +27,7 @@ import {
 import { StorageError } from '../memory/contract/memory-errors.ts';
 import { rootName } from '../../supervisors/root.ts';
 import { startThreadWritersSup, threadWritersSupChild } from '../../supervisors/langgraph-threads-sup.ts';
-import type { WriterDeps, WriterRequest } from './thread-writer.ts';
+import { threadWriter, type WriterDeps, type WriterRequest } from './thread-writer.ts';
 
 let instances = 0;
 
@@ -118,11 +119,13 @@ export class ThreadWriters {
   }
 
   private async startSupervisor(): Promise<void> {
+    // Writers trap exits: a supervisor's shutdown lets each finish what it was handed.
+    const startWriter = (threadId: string) => spawn(threadWriter(), { input: { threadId, deps: this.writerDeps }, trapExit: true });
     if (this.options.runtimeName === undefined) {
-      await startThreadWritersSup(this.supervisorName, this.writerDeps);
+      await startThreadWritersSup(this.supervisorName, startWriter);
       return;
     }
-    const spec = threadWritersSupChild(this.childId, this.supervisorName, this.writerDeps);
+    const spec = threadWritersSupChild(this.childId, this.supervisorName, startWriter);
     try {
       await startChild(rootName(this.options.runtimeName), spec);
     } catch (error) {
