@@ -18,11 +18,20 @@ import type { LlmResponse, LlmService } from './llm-service.ts';
  * (full-width ： and 。).
  */
 export function fallbackLlm(): LlmService {
-  return {
+  const llm: LlmService = {
     async chat(messages): Promise<LlmResponse> {
       return { content: fallbackReply(lastUserText(messages), memoryContext(messages)), finish_reason: 'stop' };
     },
   };
+  fallbacks.add(llm);
+  return llm;
+}
+
+const fallbacks = new WeakSet<LlmService>();
+
+/** Whether `llm` came from `fallbackLlm()` (its replies are canned: never a summary). */
+export function isFallbackLlm(llm: LlmService): boolean {
+  return fallbacks.has(llm);
 }
 
 /** The demo's `FallbackAgent.respond(user_message, memory_context)`, exactly. */

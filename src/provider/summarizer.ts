@@ -1,0 +1,278 @@
+import { isFallbackLlm } from '../llm/fallback-llm.ts';
+import type { LlmService } from '../llm/llm-service.ts';
+import type { MessageLog } from '../memory/contract/message-log.ts';
+import type { Message, StoredMessage } from '../message.ts';
+import { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';
+import { clipToTokens, extractiveSummary, textOf } from './extractive-summary.ts';
+import { InvalidMemoryConfigError } from './provider-errors.ts';
+import { SummaryFailedError } from './summary-errors.ts';
+import {
+  assertSummarizableId,
+  latestSummary,
+  listSummaries,
+  provenanceMeta,
+  summaryConversationId,
+  toSummaryRecord,
+  type SummaryProvenance,
+  type SummaryRecord,
+} from './summary-record.ts';
+import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
+
+/**
+ * Rolling summaries of conversations in a `MessageLog` (compaction without deletion), the
+ * engine under `summaryProvider` and usable on its own (a recall session's log, say).
+ *
+ * A conversation's non-system messages after the latest summary split in two: the RECENT part,
+ * the last `keepLast` whole turns (a turn starts at a user message; messages before the first
+ * user message form one), always sent verbatim; and the PENDING part before it. A check
+ * (`afterTurn`) reads only what follows the latest summary; when the pending part costs more
+ * than `maxTokens`, the model summarizes [previous summary + pending messages] into a new
+ * summary covering up to the last pending message, appended to the companion conversation
+ * (summary-record.ts). Nothing is deleted from the history. A backlog longer than
+ * 4 × `maxTokens` (a long history put under a summarizer) is summarized in steps of at most
+ * that much, each building on the last.
+ *
+ * Without an `llm` (or with `fallbackLlm()`, whose replies are canned) the summary is
+ * extractive (extractive-summary.ts). A model's summary longer than `maxTokens` is cut to it.
+ *
+ * Scheduling: per store and conversation, one summarization at a time, across every
+ * summarizer over that store in this process; checks requested while one waits are merged.
+ * `afterTurn` returns at once and never throws: a failure goes to `onError` (default
+ * `console.warn`) and the next check tries again. Before appending, the latest summary is read
+ * again: if another writer (another process) added one meanwhile, this one is dropped.
+ */
+export interface SummarizerOptions {
+  /** The model that writes summaries. Default: none, the extractive summary. */
+  llm?: LlmService;
+  /** Recorded as the summary's `model`. Default: the service's `model` property if it has a string one, else `'unknown'`. */
+  model?: string;
+  /** Whole turns kept verbatim after the summary; an integer >= 0, default 4. */
+  keepLast?: number;
+  /** Budget of the pending part, and the longest summary; an integer > 0, default 2000. */
+  maxTokens?: number;
+  /** Default: the `o200k_base` tokenizer (`o200kTokenCounter`). */
+  countTokens?: TokenCounter;
+  /** Default: `console.warn`. */
+  onError?: (error: unknown, conversationId: string) => void;
+  /** Stamps `at`. Default: the system clock. */
+  clock?: WallClock;
+}
+
+export interface Summarizer {
+  /** Schedules a check of `conversationId` (after a turn): returns at once; throws only on a reserved id. */
+  afterTurn(conversationId: string): void;
+  /** Summarizes the pending part now, whatever its size (after any summarization in flight). The newest summary made, or `undefined` when nothing was pending. */
+  summarize(conversationId: string): Promise<SummaryRecord | undefined>;
+  /** Every summary, oldest first, with provenance. */
+  summaries(conversationId: string): Promise<SummaryRecord[]>;
+  /** The newest summary: one read of the companion's tail. */
+  latest(conversationId: string): Promise<SummaryRecord | undefined>;
+  /** Deletes the conversation's summaries, after any summarization in flight (the history is the caller's). */
+  forget(conversationId: string): Promise<void>;
+  /** Resolves once no summarization of this store is running or queued (e.g. before stopping the runtime). */
+  idle(): Promise<void>;
+}
+
+export const DEFAULT_KEEP_LAST = 4;
+export const DEFAULT_SUMMARY_MAX_TOKENS = 2000;
+/** A summarization call is sent at most this many times `maxTokens` of messages. */
+const STEP_FACTOR = 4;
+
+export const SUMMARY_INSTRUCTION =
+  'You maintain the running summary of a long conversation between a user and an assistant. ' +
+  'You are given the previous summary (if any) and the messages that came after it. Write the new summary: ' +
+  'it replaces the previous one, so carry over everything from it that still matters, and add what the new ' +
+  'messages bring: facts about the user, preferences, decisions, names, numbers, results of tool calls, and ' +
+  'open questions or tasks. Be concise and factual; write plain text, no preamble. ';
+
+/** Per store, per conversation: the lane of summarization jobs. Shared by every summarizer of the store. */
+const lanesByStore = new WeakMap<MessageLog, Map<string, Lane>>();
+
+interface Lane {
+  tail: Promise<void>;
+  jobs: number;
+  /** A check is queued and has not started: another request joins it. */
+  checkQueued: boolean;
+}
+
+export function createSummarizer(log: MessageLog, options: SummarizerOptions = {}): Summarizer {
+  checkOptions(options);
+  const keepLast = options.keepLast ?? DEFAULT_KEEP_LAST;
+  const maxTokens = options.maxTokens ?? DEFAULT_SUMMARY_MAX_TOKENS;
+  const llm = options.llm !== undefined && !isFallbackLlm(options.llm) ? options.llm : undefined;
+  const model = llm === undefined ? 'extractive' : (options.model ?? modelOf(llm));
+  const onError = options.onError ?? warn;
+  const clock = options.clock ?? systemWallClock;
+  const counter = async (): Promise<TokenCounter> => options.countTokens ?? (await o200kTokenCounter());
+  let lanes = lanesByStore.get(log);
+  if (lanes === undefined) lanesByStore.set(log, (lanes = new Map()));
+  const byId = lanes;
+
+  const enqueue = <T>(id: string, job: (lane: Lane) => Promise<T>): Promise<T> => {
+    let lane = byId.get(id);
+    if (lane === undefined) byId.set(id, (lane = { tail: Promise.resolve(), jobs: 0, checkQueued: false }));
+    const l = lane;
+    l.jobs++;
+    const result = l.tail.then(() => job(l));
+    l.tail = result.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      if (--l.jobs === 0 && byId.get(id) === l) byId.delete(id);
+    });
+    return result;
+  };
+
+  /** One pass: read what follows the latest summary; summarize the pending part if due (or forced). */
+  const pass = async (id: string, force: boolean): Promise<SummaryRecord | undefined> => {
+    const count = await counter();
+    let latest = await latestSummary(log, id);
+    const rows = await log.range(id, { from: (latest?.to ?? 0) + 1 });
+    const { pending, coveredTo } = splitPending(rows, keepLast);
+    if (pending.length === 0) return undefined;
+    const cost = pending.reduce((sum, r) => sum + count(r.message), 0);
+    if (!force && cost <= maxTokens) return undefined;
+    let made: SummaryRecord | undefined;
+    for (const step of steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)) {
+      const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count);
+      const provenance: SummaryProvenance = {
+        from: (latest?.to ?? 0) + 1,
+        to: step.to,
+        model,
+        at: isoWithOffset(clock.now()),
+        previous: latest?.id ?? null,
+        method: llm === undefined ? 'extractive' : 'llm',
+      };
+      // Another writer (another process over the same store) may have summarized meanwhile.
+      const now = await latestSummary(log, id);
+      if ((now?.id ?? null) !== (latest?.id ?? null)) return made;
+      const [stored] = await log.append(summaryConversationId(id), [
+        { message: { role: 'assistant', content: text }, meta: provenanceMeta(provenance) },
+      ]);
+      latest = toSummaryRecord(stored!);
+      made = latest;
+    }
+    return made;
+  };
+
+  const summaryText = async (id: string, previous: string | undefined, messages: Message[], count: TokenCounter): Promise<string> => {
+    if (llm === undefined) return extractiveSummary(previous, messages, maxTokens, count);
+    const response = await llm.chat([
+      { role: 'system', content: `${SUMMARY_INSTRUCTION}At most about ${maxTokens} tokens.` },
+      { role: 'user', content: summaryRequest(previous, messages) },
+    ]);
+    const text = typeof response.content === 'string' ? response.content.trim() : '';
+    if (text === '') throw new SummaryFailedError(`the model returned no summary for ${JSON.stringify(id)}`, id);
+    return clipToTokens(text, maxTokens, count);
+  };
+
+  return {
+    afterTurn(id) {
+      assertSummarizableId(id);
+      const lane = byId.get(id);
+      if (lane?.checkQueued) return;
+      void enqueue(id, async (l) => {
+        l.checkQueued = false;
+        try {
+          await pass(id, false);
+        } catch (err) {
+          try {
+            onError(err, id);
+          } catch {
+            // A failing logger must not fail anything either.
+          }
+        }
+      });
+      byId.get(id)!.checkQueued = true;
+    },
+    summarize: async (id) => enqueue(assertSummarizableId(id), () => pass(id, true)),
+    summaries: async (id) => listSummaries(log, assertSummarizableId(id)),
+    latest: async (id) => latestSummary(log, assertSummarizableId(id)),
+    forget: async (id) => enqueue(assertSummarizableId(id), () => log.clear(summaryConversationId(id))),
+    async idle() {
+      while (byId.size > 0) await Promise.all([...byId.values()].map((l) => l.tail));
+    },
+  };
+}
+
+/**
+ * The pending rows (non-system, before the last `keepLast` whole turns) and the last id they
+ * cover (just before the recent part, so system messages in between are covered too).
+ */
+export function splitPending(rows: readonly StoredMessage[], keepLast: number): { pending: StoredMessage[]; coveredTo: number } {
+  const body = rows.filter((r) => r.message.role !== 'system');
+  let start = body.length;
+  let turns = 0;
+  while (start > 0 && turns < keepLast) {
+    start--;
+    if (body[start]!.message.role === 'user') turns++;
+  }
+  // Fewer user messages than keepLast: everything is recent.
+  if (turns < keepLast) start = 0;
+  const pending = body.slice(0, start);
+  const coveredTo = start < body.length ? body[start]!.message_id - 1 : (rows[rows.length - 1]?.message_id ?? 0);
+  return { pending, coveredTo };
+}
+
+/** The pending rows in steps of at most `budget` tokens (at least one row each); the last step covers up to `coveredTo`. */
+function* steps(pending: StoredMessage[], coveredTo: number, budget: number, count: TokenCounter): Generator<{ messages: StoredMessage[]; to: number }> {
+  let step: StoredMessage[] = [];
+  let cost = 0;
+  for (const r of pending) {
+    const c = count(r.message);
+    if (step.length > 0 && cost + c > budget) {
+      yield { messages: step, to: step[step.length - 1]!.message_id };
+      step = [];
+      cost = 0;
+    }
+    step.push(r);
+    cost += c;
+  }
+  if (step.length > 0) yield { messages: step, to: coveredTo };
+}
+
+/** The user message of a summarization call: the previous summary, then the new messages as a transcript. */
+export function summaryRequest(previous: string | undefined, messages: readonly Message[]): string {
+  const lines = messages.map((m) => {
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      const calls = m.tool_calls.map((tc) => `${tc.function.name}(${tc.function.arguments})`).join(', ');
+      const said = textOf(m);
+      return `assistant: ${said ? `${said} ` : ''}[calls ${calls}]`;
+    }
+    if (m.role === 'tool') return `tool result${m.name ? ` (${m.name})` : ''}: ${m.content}`;
+    return `${m.role}: ${textOf(m)}`;
+  });
+  return `Previous summary:\n${previous ?? '(none)'}\n\nNew messages:\n${lines.join('\n')}`;
+}
+
+function modelOf(llm: LlmService): string {
+  const m = (llm as { model?: unknown }).model;
+  return typeof m === 'string' && m !== '' ? m : 'unknown';
+}
+
+function warn(error: unknown, conversationId: string): void {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? ` (${String((error as { code: unknown }).code)})` : '';
+  const message = error instanceof Error ? error.message : String(error);
+  console.warn(`mnemo: summarizing ${JSON.stringify(conversationId)} failed${code}: ${message}; it is tried again after the next turn`);
+}
+
+/** Every option checked when the summarizer is made, so a bad one fails there (`InvalidMemoryConfigError`). */
+function checkOptions(options: SummarizerOptions): void {
+  if (typeof options !== 'object' || options === null) throw new InvalidMemoryConfigError('options must be an object', options);
+  const { llm, keepLast, maxTokens, countTokens, onError, model, clock } = options;
+  if (llm !== undefined && (typeof llm !== 'object' || llm === null || typeof llm.chat !== 'function')) {
+    throw new InvalidMemoryConfigError('llm must be an LlmService (with chat)', llm);
+  }
+  if (keepLast !== undefined && (!Number.isInteger(keepLast) || keepLast < 0)) {
+    throw new InvalidMemoryConfigError(`keepLast must be an integer >= 0, got ${String(keepLast)}`, keepLast);
+  }
+  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens <= 0)) {
+    throw new InvalidMemoryConfigError(`maxTokens must be an integer > 0, got ${String(maxTokens)}`, maxTokens);
+  }
+  if (countTokens !== undefined && typeof countTokens !== 'function') throw new InvalidMemoryConfigError('countTokens must be a function', countTokens);
+  if (onError !== undefined && typeof onError !== 'function') throw new InvalidMemoryConfigError('onError must be a function', onError);
+  if (model !== undefined && typeof model !== 'string') throw new InvalidMemoryConfigError('model must be a string', model);
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
+    throw new InvalidMemoryConfigError('clock must have now()', clock);
+  }
+}
