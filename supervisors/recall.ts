@@ -12,9 +12,11 @@
  * The recall service starts after the pool and is stopped before it (reverse order), so no
  * scan is sent to a closed pool.
  */
-import type { ChildSpec, Pid } from '../src/otp/index.ts';
-import { genServer, ServiceSlot, start } from '../src/otp/index.ts';
-import { createRecall, createSearchPool, type Recall, type RecallOptions, type SearchPool, type SearchPoolOptions } from '../src/recall/index.ts';
+import type { ChildSpec } from '../src/otp/index.ts';
+import { ServiceSlot, start } from '../src/otp/index.ts';
+import type { Recall, RecallOptions, SearchPool, SearchPoolOptions } from '../src/recall/index.ts';
+import { recallServer } from '../src/recall/recall-server.ts';
+import { searchPoolServer } from '../src/recall/search/search-pool-server.ts';
 import type { MessageLog } from '../src/memory/contract/message-log.ts';
 import type { RootDatabase } from 'lmdb';
 
@@ -33,30 +35,15 @@ export const recallName = (runtime: string) => `${runtime}_recall`;
 export const searchPoolName = (runtime: string) => `${runtime}_search_pool`;
 
 export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
-  const poolSlot = new ServiceSlot<SearchPool>();
-  const poolOptions = options.pool;
+  const poolSlot = options.pool === false ? undefined : new ServiceSlot<SearchPool>();
 
-  const searchPool: ChildSpec = {
+  const searchPool = (slot: ServiceSlot<SearchPool>, pool: SearchPoolOptions): ChildSpec => ({
     id: 'search_pool',
     restart: 'permanent',
     shutdown: 30_000,
-    start: () =>
-      start(
-        genServer<{ pool: SearchPool; pid: Pid }>({
-          init: (_input, self) => {
-            const pool = createSearchPool(poolOptions === false ? {} : poolOptions);
-            poolSlot.publish(pool, self.pid);
-            return { pool, pid: self.pid };
-          },
-          terminate: async (_reason, { pool, pid }) => {
-            poolSlot.retract(pid);
-            await pool.close();
-          },
-        }),
-        // Traps exits so the supervisor's shutdown runs terminate (closes the worker threads).
-        { name: searchPoolName(options.runtime), trapExit: true },
-      ),
-  };
+    // Traps exits so the supervisor's shutdown runs terminate (closes the worker threads).
+    start: () => start(searchPoolServer(slot, pool), { name: searchPoolName(options.runtime), trapExit: true }),
+  });
 
   const recall: ChildSpec = {
     id: 'recall',
@@ -64,28 +51,16 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
     shutdown: 30_000,
     start: () =>
       start(
-        genServer<{ service: Recall; pid: Pid }>({
-          init: (_input, self) => {
-            const pool = poolSlot.current();
-            const service = createRecall({
-              ...options.service,
-              memory: options.memory,
-              env: options.environment(),
-              memoryInEnv: true,
-              ...(pool === undefined ? {} : { pool }),
-            });
-            options.recallSlot.publish(service, self.pid);
-            return { service, pid: self.pid };
-          },
-          terminate: async (_reason, { service, pid }) => {
-            options.recallSlot.retract(pid);
-            await service.close();
-          },
-        }),
+        recallServer(options.recallSlot, poolSlot, () => ({
+          ...options.service,
+          memory: options.memory,
+          env: options.environment(),
+          memoryInEnv: true,
+        })),
         // Traps exits so the supervisor's shutdown runs terminate (closes the service).
         { name: recallName(options.runtime), trapExit: true },
       ),
   };
 
-  return poolOptions === false ? [recall] : [searchPool, recall];
+  return options.pool === false || poolSlot === undefined ? [recall] : [searchPool(poolSlot, options.pool), recall];
 }
