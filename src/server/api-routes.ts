@@ -29,6 +29,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { redactTree, type InspectedNode } from './runtime-redaction.ts';
 import { HttpError } from './server-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
+import { API_SCHEMAS as S } from './api-schemas.ts';
+import { errorCode } from './metrics.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
 
@@ -39,14 +41,16 @@ export interface ApiServices {
   stopSignal?: AbortSignal;
   /** Whether the request carries the admin token. */
   isAdmin?: (request: FastifyRequest) => boolean;
+  /** Told of every chat turn: its seconds and outcome (`ok`, else the error's code). */
+  onTurn?: (seconds: number, outcome: string) => void;
 }
 
 interface SessionParams {
   session_id: string;
 }
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false }: ApiServices): void {
-  api.post('/api/chat', async (request, reply) => {
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false, onTurn }: ApiServices): void {
+  api.post('/api/chat', { schema: S.chat }, async (request, reply) => {
     const body = readBody(request.body, {
       user_id: { type: 'string' },
       session_id: { type: 'string' },
@@ -54,9 +58,18 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     });
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     const turn = turnSignal(reply, stopSignal);
+    const started = performance.now();
+    let outcome = 'ok';
     const result = await recall
       .chat({ userId: body.user_id, sessionId: body.session_id, message: body.message, signal: turn.signal })
-      .finally(() => turn.dispose());
+      .catch((error: unknown) => {
+        outcome = errorCode(error);
+        throw error;
+      })
+      .finally(() => {
+        turn.dispose();
+        onTurn?.((performance.now() - started) / 1000, outcome);
+      });
     return {
       reply: result.reply,
       memory_hits: result.memoryHits,
@@ -65,27 +78,27 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     };
   });
 
-  api.post('/api/conversations', async (request) => {
+  api.post('/api/conversations', { schema: S.createSession }, async (request) => {
     const { user_id } = readBody(request.body, { user_id: { type: 'string' } });
     requireIds({ user_id });
     return { session_id: await recall.createSession(user_id) };
   });
 
-  api.get('/api/conversations', async (request) => {
+  api.get('/api/conversations', { schema: S.listSessions }, async (request) => {
     const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
     requireIds({ user_id });
     const items = await recall.listSessions(user_id);
     return { items: items.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at })) };
   });
 
-  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/messages', async (request) => {
+  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/messages', { schema: S.messages }, async (request) => {
     const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
     return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
   });
 
-  api.delete<{ Params: SessionParams }>('/api/conversations/:session_id', async (request) => {
+  api.delete<{ Params: SessionParams }>('/api/conversations/:session_id', { schema: S.deleteSession }, async (request) => {
     const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
@@ -95,7 +108,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { session_id, deleted: true };
   });
 
-  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/search', async (request) => {
+  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/search', { schema: S.searchSession }, async (request) => {
     const q = readQuery(request.query, {
       user_id: { type: 'string' },
       keyword: { type: 'string', default: '' },
@@ -112,7 +125,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(rowView) };
   });
 
-  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/window', async (request) => {
+  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/window', { schema: S.sessionWindow }, async (request) => {
     const q = readQuery(request.query, {
       user_id: { type: 'string' },
       message_id: { type: 'int' },
@@ -131,7 +144,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(rowView) };
   });
 
-  api.get('/api/daily/search', async (request) => {
+  api.get('/api/daily/search', { schema: S.searchDaily }, async (request) => {
     const q = readQuery(request.query, {
       user_id: { type: 'string' },
       keyword: { type: 'string', default: '' },
@@ -143,7 +156,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get('/api/daily/window', async (request) => {
+  api.get('/api/daily/window', { schema: S.dailyWindow }, async (request) => {
     const q = readQuery(request.query, {
       user_id: { type: 'string' },
       message_id: { type: 'int' },
@@ -162,7 +175,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get('/api/runtime', async (request) => {
+  api.get('/api/runtime', { schema: S.runtime }, async (request) => {
     const admin = isAdmin(request);
     const tree = runtime.inspect() as InspectedNode;
     return {
