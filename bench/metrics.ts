@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/metrics.ts              10 000 live conversations, 300 scrapes
  *   npx tsx bench/metrics.ts --quick      1 000 live conversations, 100 scrapes
+ *   ... --no-default-metrics              without prom-client's process metrics
  *
  * A runtime on a temp LMDB dir (idle timeout long enough that nothing passivates), wired to the
  * server's metrics as `mnemo` wires them; one message appended to each of N conversations so N
@@ -26,7 +27,7 @@ const WARMUP = 20;
 const TARGET_MS = 5;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mnemo-bench-metrics-'));
-const metrics = createServerMetrics();
+const metrics = createServerMetrics({ defaultMetrics: !process.argv.includes('--no-default-metrics') });
 const runtime = await startRuntime({
   name: 'mnemo_bench_metrics',
   dataDir,
