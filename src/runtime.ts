@@ -129,7 +129,8 @@ export type RuntimeStorage =
       /**
        * Open (or create) a named database in the runtime's environment. Cheap and idempotent;
        * handles stay valid until `stop()`. The name `messages` is the message store's own and
-       * is refused. At most 31 names besides it (`lmdb.maxDbs`, default 32).
+       * is refused, and `mnemo_health` is the readiness probe's (`health()`). At most 30 names
+       * besides them (`lmdb.maxDbs`, default 32).
        */
       openDB<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: DatabaseOptions): Database<V, K>;
     }

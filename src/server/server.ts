@@ -34,7 +34,7 @@ import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
 import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from '../cli/cli-options.ts';
-import { clientErrorHandler, errorResponse, installErrorHandlers } from './server-errors.ts';
+import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
@@ -86,6 +86,8 @@ const SECURITY_HEADERS = {
 export function createServer(options: ServerOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const metrics = options.metrics ?? createServerMetrics();
+  const runtimeView = options.runtime;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
@@ -108,6 +110,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     // get the same `{detail}` bodies as everything else.
     frameworkErrors: (err, _request, reply) => {
       const { status, body } = errorResponse(err, bodyLimit);
+      metrics.error(errorCodeOf(err, status, body), status);
       void (reply as FastifyReply).headers(SECURITY_HEADERS).code(status).send(body);
     },
     // Requests Node's parser refuses before routing (raw non-ASCII in the URL): `{detail}` too.
@@ -117,8 +120,6 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
-  const metrics = options.metrics ?? createServerMetrics();
-  const runtimeView = options.runtime;
   metrics.trackLiveConversations(() => runtimeView.liveConversations ?? 0);
   const stopTracking = runtimeView.events ? metrics.trackRestarts(runtimeView.events, runtimeView.name) : () => {};
   app.addHook('onClose', async () => stopTracking());

@@ -106,6 +106,13 @@ describe('metrics of the real write path and model', () => {
     expect(text).not.toContain('m-u');
   });
 
+  it('counts an error found while routing (a path parameter over 100 characters) by its fastify code', async () => {
+    const res = await t.request('GET', `/api/conversations/${'x'.repeat(200)}/messages?user_id=u`, { headers: auth });
+    expect(res.json).toEqual({ detail: expect.any(String) });
+    const line = (await scrape()).split('\n').find((l) => l.startsWith(`mnemo_http_errors_total{code="FST_`) && l.includes(`status="${res.status}"`));
+    expect(line).toMatch(/ 1$/);
+  });
+
   it('counts a 401 by its code, and the live conversations the runtime reports', async () => {
     expect((await t.request('GET', '/metrics')).status).toBe(401);
     await t.runtime.memory.append('metrics-live-1', [{ message: { role: 'user', content: 'x' } }]);
