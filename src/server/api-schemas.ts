@@ -2,13 +2,14 @@
  * JSON schemas of the API's routes (body, querystring, path, answers), declared on the routes
  * so `/openapi.json` (@fastify/swagger) describes them.
  *
- * They document; they do not validate or serialize: the routes keep reading their fields with
- * request-validation.ts (FastAPI's exact 422 issue list, which ajv's errors cannot all be
- * mapped to: `int_parsing` of "12abc", the last value of a repeated query key, the demo's 400
- * for blank ids), and answers are written with JSON.stringify as before (a schema serializer
- * would drop fields it does not list). `documentOnly` below installs both no-ops.
+ * They are also what fastify validates a request with: `fieldValidatorCompiler`
+ * (request-validation.ts) reads a body's or a query string's fields from them (type, default,
+ * required) and answers FastAPI's exact 422 issue list. Answers are written with
+ * JSON.stringify, as before (a schema serializer would drop fields a schema does not list).
+ * `validated` below installs both on a scope.
  */
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { fieldValidatorCompiler } from './request-validation.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -62,8 +63,8 @@ const searchQuery = (withDay: boolean): Schema => ({
   properties: {
     user_id: idField,
     keyword: { ...str, default: '' },
-    limit: { ...int, default: 20 },
     ...(withDay ? { day: { ...str, default: '', description: 'YYYY-MM-DD' } } : {}),
+    limit: { ...int, default: 20 },
   },
   required: ['user_id'],
 });
@@ -140,8 +141,8 @@ export const API_SCHEMAS = {
   },
 } satisfies Record<string, FastifySchema & { summary: string; tags: string[] }>;
 
-/** Routes registered on `app` after this keep their schemas for the docs only (see above). */
-export function documentOnly(app: FastifyInstance): void {
-  app.setValidatorCompiler(() => () => true);
+/** Routes registered on `app` after this are validated from their schemas (see above). */
+export function validated(app: FastifyInstance): void {
+  app.setValidatorCompiler(fieldValidatorCompiler);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 }

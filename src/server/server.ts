@@ -29,7 +29,7 @@ import type { AddressInfo } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
-import { documentOnly } from './api-schemas.ts';
+import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
 import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
@@ -158,12 +158,12 @@ export function createServer(options: ServerOptions): FastifyInstance {
     },
   });
   void app.register(async (ops) => {
-    documentOnly(ops);
+    validated(ops);
     registerProbeRoutes(ops, runtimeView);
     registerMetricsRoute(ops, metrics, adminToken ?? token);
   });
   void app.register(async (api) => {
-    documentOnly(api);
+    validated(api);
     if (token !== null) api.addHook('onRequest', bearerTokenHook(token, ...(adminToken === null ? [] : [adminToken])));
     const isAdmin = adminToken === null ? () => false : bearerCheck(adminToken);
     registerApiRoutes(api, {

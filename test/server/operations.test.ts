@@ -7,6 +7,7 @@ import { LlmError } from '../../src/llm/index.ts';
 import { createFaultInjector } from '../../src/memory/runtime/fault-injector.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { createServerMetrics } from '../../src/server/metrics.ts';
+import { fieldSpecOf } from '../../src/server/request-validation.ts';
 import { startServer } from '../../src/server/index.ts';
 import { http } from '../support/http.ts';
 import { scriptedLlm, text } from '../support/scripted-llm.ts';
@@ -64,6 +65,49 @@ describe('with an API token and an admin token', () => {
     });
     const params = doc.paths['/api/conversations/{session_id}/search']!['get']!.parameters!.map((p) => `${p.in}:${p.name}`);
     expect(params).toEqual(expect.arrayContaining(['path:session_id', 'query:user_id', 'query:keyword', 'query:limit']));
+  });
+});
+
+describe('validation from the route schemas', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('reports exactly the fields /openapi.json marks required, in its order, as FastAPI’s 422 issues', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).json as {
+      paths: Record<string, Record<string, { requestBody: { content: { 'application/json': { schema: { required: string[] } } } }; parameters: { name: string; in: string; required?: boolean }[] }>>;
+    };
+    const required = doc.paths['/api/chat']!['post']!.requestBody.content['application/json'].schema.required;
+    const chat = await t.request('POST', '/api/chat', { body: {} });
+    expect(chat.status).toBe(422);
+    expect(chat.json).toEqual({ detail: required.map((name) => ({ type: 'missing', loc: ['body', name], msg: 'Field required', input: {} })) });
+
+    const window = doc.paths['/api/daily/window']!['get']!.parameters.filter((p) => p.in === 'query' && p.required).map((p) => p.name);
+    const res = await t.request('GET', '/api/daily/window');
+    expect(res.json).toEqual({ detail: window.map((name) => ({ type: 'missing', loc: ['query', name], msg: 'Field required', input: null })) });
+  });
+
+  it('hands the handler the schema’s defaults and parsed integers', async () => {
+    await t.request('POST', '/api/chat', { body: { user_id: 'v-u', session_id: 's', message: 'one' } });
+    const all = await t.request('GET', '/api/conversations/s/search?user_id=v-u');
+    expect((all.json as { items: unknown[] }).items.length).toBe(2);
+    const one = await t.request('GET', '/api/conversations/s/search?user_id=v-u&limit=%201%20');
+    expect((one.json as { items: unknown[] }).items.length).toBe(1);
+  });
+});
+
+describe('fieldSpecOf', () => {
+  it('refuses a schema whose optional field has no default, or a type it cannot read', () => {
+    expect(() => fieldSpecOf({ properties: { limit: { type: 'integer' } } }, 'GET /x querystring')).toThrow(/GET \/x querystring\.limit: an optional field needs a default/);
+    expect(() => fieldSpecOf({ properties: { on: { type: 'boolean' } }, required: ['on'] }, 'body')).toThrow(/only string and integer/);
+    expect(fieldSpecOf({ properties: { a: { type: 'string' }, n: { type: 'integer', default: 3 } }, required: ['a'] }, 'body')).toEqual({
+      a: { type: 'string' },
+      n: { type: 'int', default: 3 },
+    });
   });
 });
 
