@@ -11,7 +11,8 @@
  *   mnemo_live_conversations                         conversation actors alive (read at scrape time)
  *   mnemo_restarts_total{child}                      supervisor restarts (`conversation` for any conversation actor)
  *   mnemo_http_errors_total{code,status}             error answers by stable code
- *   mnemo_process_* / mnemo_nodejs_*                 prom-client's default process metrics
+ *   mnemo_process_* / mnemo_nodejs_*                 prom-client's default process metrics (but
+ *                                                    `nodejs_eventloop_lag_seconds`: see below)
  *
  * Hooks are plain calls on the paths that already exist: the write path's `WriteObserver`
  * (a commit), a wrapped `LlmService` (a model call), the chat route, the error handler and the
@@ -93,7 +94,12 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
     labelNames: ['code', 'status'],
     registers,
   });
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'mnemo_' });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: 'mnemo_' });
+    // It waits a setImmediate at every scrape (a whole event-loop turn, most of a scrape's time
+    // under load); the perf_hooks lag gauges (`_lag_mean_seconds`, `_lag_p99_seconds`, ...) stay.
+    registry.removeSingleMetric('mnemo_nodejs_eventloop_lag_seconds');
+  }
 
   // Unbound children (the observer is called per commit, the hot path).
   const appendsInc = appends.inc.bind(appends);
