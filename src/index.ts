@@ -9,7 +9,8 @@ export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.t
 
 // The runtime and its supervision tree.
 export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';
-export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeStorage } from './runtime.ts';
+export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeStorage, RuntimeHealth } from './runtime.ts';
+export type { WriteObserver } from './memory/runtime/write-queue.ts';
 
 // OTP: processes, calls, monitors, registry, supervisors, applications. (Its `Message`, a
 // process message, is shadowed below by the chat message type, the one users mean.)
@@ -76,5 +77,5 @@ export type {
 } from './recall/index.ts';
 
 // HTTP API and chat page.
-export { createServer, startServer } from './server/index.ts';
-export type { ServerOptions, RunningServer } from './server/index.ts';
+export { createServer, startServer, createServerMetrics } from './server/index.ts';
+export type { ServerOptions, RunningServer, ServerMetrics } from './server/index.ts';

@@ -9,6 +9,7 @@
  *   layered recall memory) open named databases in the same environment with
  *   `storage.openDB(name, options)`, so their writes share commits with the messages.
  * - `inspect()` / `events`: the live tree and its start/exit/restart/escalate/fatal events.
+ * - `liveConversations` / `health()`: for operators' metrics and readiness probes.
  * - `stop()`: stops the tree right to left (conversation actors commit what they hold; the
  *   environment holder flushes, yields a turn and closes LMDB). Writes after `stop()` began
  *   reject with `store_closed`.
@@ -29,6 +30,7 @@ import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
 import type { ClosableLog } from './memory/standalone-log.ts';
 import { StorageError } from './memory/contract/memory-errors.ts';
 import { StorageSlot } from './memory/runtime/storage-slot.ts';
+import type { WriteObserver } from './memory/runtime/write-queue.ts';
 import type { StorageKind } from './memory/runtime/store-actor.ts';
 import { systemWallClock, type WallClock } from './wall-clock.ts';
 import {
@@ -95,6 +97,8 @@ export interface RuntimeOptions {
    * layered memory out.
    */
   recall?: RuntimeRecallOptions | false;
+  /** Told of every committed append batch (metrics). Default none: then it costs nothing. */
+  observer?: WriteObserver;
   /** More children for the root, after the memory and recall (HTTP server, ...). */
   children?: (runtime: RuntimeParts) => readonly ChildSpec[];
 }
@@ -125,7 +129,8 @@ export type RuntimeStorage =
       /**
        * Open (or create) a named database in the runtime's environment. Cheap and idempotent;
        * handles stay valid until `stop()`. The name `messages` is the message store's own and
-       * is refused. At most 31 names besides it (`lmdb.maxDbs`, default 32).
+       * is refused, and `mnemo_health` is the readiness probe's (`health()`). At most 30 names
+       * besides them (`lmdb.maxDbs`, default 32).
        */
       openDB<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: DatabaseOptions): Database<V, K>;
     }
@@ -142,10 +147,29 @@ export interface Runtime extends RuntimeParts {
   /** A snapshot of the live supervision tree. */
   inspect(): TreeNode;
   readonly events: EventStream<TreeEvent>;
+  /** Conversation actors alive now (read from the router: costs nothing). */
+  readonly liveConversations: number;
+  /**
+   * Whether the runtime can take writes: the tree is running, the store is open and, with
+   * LMDB, a one-key probe write to its `mnemo_health` database commits. (Other storage counts
+   * as writable while its store actor holds it: a probe would have to write a message.)
+   */
+  health(): Promise<RuntimeHealth>;
   /** Resolves with the root's exit reason once the tree is gone (stopped, or fatal). */
   readonly exited: Promise<ExitReason>;
   stop(): Promise<void>;
 }
+
+export interface RuntimeHealth {
+  tree: 'running' | 'stopped';
+  storage: 'open' | 'closed';
+  writable: boolean;
+  /** Why it is not writable (the probe's error code or message). */
+  error?: string;
+}
+
+/** The LMDB database the readiness probe writes one key to. */
+export const HEALTH_DB = 'mnemo_health';
 
 export const DEFAULT_DATA_DIR = './data';
 export const DEFAULT_IDLE_MS = 60_000;
@@ -207,7 +231,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         deps: () => {
           const table = slot.current();
           if (table === undefined) throw new StorageError('store_closed', 'the store is not running');
-          return { table, clock: wallClock, router, hooks };
+          return { table, clock: wallClock, router, hooks, observer: options.observer };
         },
         ...(options.clock ? { clock: options.clock } : {}),
         onStarted: () => router.supervisorStarted(),
@@ -241,11 +265,34 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   app.onFatal(() => void shutDown());
 
   let stopping: Promise<void> | undefined;
+  let treeRunning = true;
+  void app.exited.then(() => (treeRunning = false));
+  let healthDb: Database<number, string> | undefined;
+  const health = async (): Promise<RuntimeHealth> => {
+    const tree = treeRunning && stopping === undefined ? 'running' : 'stopped';
+    const open = tree === 'running' && slot.current() !== undefined;
+    if (!open) return { tree, storage: 'closed', writable: false };
+    if (kind.kind !== 'lmdb') return { tree, storage: 'open', writable: true };
+    try {
+      const root = slot.lease?.root;
+      if (root === undefined) return { tree, storage: 'closed', writable: false };
+      healthDb ??= root.openDB<number, string>(HEALTH_DB, { encoding: 'json' });
+      await healthDb.put('probe', Date.now());
+      return { tree, storage: 'open', writable: true };
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      return { tree, storage: 'open', writable: false, error: typeof code === 'string' ? code : String((error as Error).message ?? error) };
+    }
+  };
   return {
     ...parts,
     recall: supervisedRecall(recallSlot),
     inspect: () => app.inspect(),
     events: app.events,
+    get liveConversations() {
+      return router.liveActors;
+    },
+    health,
     exited: app.exited,
     stop: () =>
       (stopping ??= (async () => {

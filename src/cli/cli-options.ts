@@ -6,7 +6,7 @@
  *   --port <n>           MNEMO_PORT        8000          0 picks a free port
  *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
  *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
- *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: /api/runtime shows names
+ *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: /api/runtime shows names, /metrics needs it
  *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
  *   --llm-timeout <ms>        MNEMO_LLM_TIMEOUT      llm.timeout, else 60000  (per model call attempt)
  *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
@@ -55,7 +55,8 @@ Options (flag, else environment variable, else default):
   --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
   --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
   --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: GET /api/runtime names conversations
-                                                  only for "Authorization: Bearer <s>"   [none]
+                                                  only for "Authorization: Bearer <s>", and GET /metrics
+                                                  needs it (else --token, if set)   [none]
   --llm-config <path>      MNEMO_LLM_CONFIG       LLM config file             [config/llm.yaml]
   --llm-timeout <ms>       MNEMO_LLM_TIMEOUT      per model call attempt      [llm.timeout, else 60000]
   --llm-max-retries <n>    MNEMO_LLM_MAX_RETRIES  retries of a failed model call  [llm.max_retries, else 2]

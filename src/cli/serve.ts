@@ -18,6 +18,7 @@ import { startRuntime } from '../runtime.ts';
 import type { CliOptions } from './cli-options.ts';
 import { describeLlm, type LlmSettings } from './llm-config.ts';
 import { startServer, type RunningServer } from '../server/server.ts';
+import { createServerMetrics } from '../server/metrics.ts';
 
 type Level = 'info' | 'warn' | 'error';
 const LEVELS: Record<Level, number> = { info: 30, warn: 40, error: 50 };
@@ -65,8 +66,15 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
   };
   for (const signal of STOP_SIGNALS) process.on(signal, (s) => onSignal(s));
 
+  // One registry for the server, the runtime's write path and the model calls.
+  const metrics = createServerMetrics();
   const model = llmService(llm);
-  const runtime = await startRuntime({ dataDir: options.dataDir, storage: 'lmdb', recall: model === undefined ? {} : { llm: model } });
+  const runtime = await startRuntime({
+    dataDir: options.dataDir,
+    storage: 'lmdb',
+    observer: metrics.writeObserver,
+    recall: model === undefined ? {} : { llm: metrics.observeLlm(model) },
+  });
   let server: RunningServer;
   try {
     server = await startServer({
@@ -79,6 +87,7 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       requestTimeoutMs: options.requestTimeoutMs,
       stopTimeoutMs: options.stopTimeoutMs,
       logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
+      metrics,
     });
   } catch (err) {
     await runtime.stop();

@@ -21,6 +21,10 @@
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).
  *
+ * Each route's body and query string are validated by fastify from its schema (api-schemas.ts,
+ * read by request-validation.ts: FastAPI's 422) before the handler runs; ids are then checked
+ * with `requireIds` (the demo's 400).
+ *
  * Every session-scoped route takes the session under the given user only, so one user can
  * never list, read, search or delete another's sessions: the same session id under another
  * user is simply another (usually empty) session.
@@ -28,7 +32,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { redactTree, type InspectedNode } from './runtime-redaction.ts';
 import { HttpError } from './server-errors.ts';
-import { readBody, readQuery, requireIds } from './request-validation.ts';
+import { requireIds } from './request-validation.ts';
+import { API_SCHEMAS as S } from './api-schemas.ts';
+import { errorCode } from './metrics.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
 
@@ -39,24 +45,46 @@ export interface ApiServices {
   stopSignal?: AbortSignal;
   /** Whether the request carries the admin token. */
   isAdmin?: (request: FastifyRequest) => boolean;
+  /** Told of every chat turn: its seconds and outcome (`ok`, else the error's code). */
+  onTurn?: (seconds: number, outcome: string) => void;
 }
 
+// What the routes' schemas (api-schemas.ts) let through, typed: fastify has validated and
+// replaced the body and query string before a handler runs.
 interface SessionParams {
   session_id: string;
 }
+interface UserQuery {
+  user_id: string;
+}
+interface SearchQuery extends UserQuery {
+  keyword: string;
+  limit: number;
+}
+interface WindowQuery extends UserQuery {
+  message_id: number;
+  before: number;
+  after: number;
+}
+type Day = { day: string };
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false }: ApiServices): void {
-  api.post('/api/chat', async (request, reply) => {
-    const body = readBody(request.body, {
-      user_id: { type: 'string' },
-      session_id: { type: 'string' },
-      message: { type: 'string' },
-    });
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false, onTurn }: ApiServices): void {
+  api.post<{ Body: { user_id: string; session_id: string; message: string } }>('/api/chat', { schema: S.chat }, async (request, reply) => {
+    const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     const turn = turnSignal(reply, stopSignal);
+    const started = performance.now();
+    let outcome = 'ok';
     const result = await recall
       .chat({ userId: body.user_id, sessionId: body.session_id, message: body.message, signal: turn.signal })
-      .finally(() => turn.dispose());
+      .catch((error: unknown) => {
+        outcome = errorCode(error);
+        throw error;
+      })
+      .finally(() => {
+        turn.dispose();
+        onTurn?.((performance.now() - started) / 1000, outcome);
+      });
     return {
       reply: result.reply,
       memory_hits: result.memoryHits,
@@ -65,28 +93,28 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     };
   });
 
-  api.post('/api/conversations', async (request) => {
-    const { user_id } = readBody(request.body, { user_id: { type: 'string' } });
+  api.post<{ Body: UserQuery }>('/api/conversations', { schema: S.createSession }, async (request) => {
+    const { user_id } = request.body;
     requireIds({ user_id });
     return { session_id: await recall.createSession(user_id) };
   });
 
-  api.get('/api/conversations', async (request) => {
-    const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
+  api.get<{ Querystring: UserQuery }>('/api/conversations', { schema: S.listSessions }, async (request) => {
+    const { user_id } = request.query;
     requireIds({ user_id });
     const items = await recall.listSessions(user_id);
     return { items: items.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at })) };
   });
 
-  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/messages', async (request) => {
-    const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
+  api.get<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id/messages', { schema: S.messages }, async (request) => {
+    const { user_id } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
     return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
   });
 
-  api.delete<{ Params: SessionParams }>('/api/conversations/:session_id', async (request) => {
-    const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
+  api.delete<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id', { schema: S.deleteSession }, async (request) => {
+    const { user_id } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
     if (!(await recall.deleteSession(user_id, session_id))) {
@@ -95,12 +123,8 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { session_id, deleted: true };
   });
 
-  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/search', async (request) => {
-    const q = readQuery(request.query, {
-      user_id: { type: 'string' },
-      keyword: { type: 'string', default: '' },
-      limit: { type: 'int', default: 20 },
-    });
+  api.get<{ Params: SessionParams; Querystring: SearchQuery }>('/api/conversations/:session_id/search', { schema: S.searchSession }, async (request) => {
+    const q = request.query;
     const { session_id } = request.params;
     requireIds({ user_id: q.user_id, session_id });
     const rows = await recall.searchSession({
@@ -112,13 +136,8 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(rowView) };
   });
 
-  api.get<{ Params: SessionParams }>('/api/conversations/:session_id/window', async (request) => {
-    const q = readQuery(request.query, {
-      user_id: { type: 'string' },
-      message_id: { type: 'int' },
-      before: { type: 'int', default: 0 },
-      after: { type: 'int', default: 0 },
-    });
+  api.get<{ Params: SessionParams; Querystring: WindowQuery }>('/api/conversations/:session_id/window', { schema: S.sessionWindow }, async (request) => {
+    const q = request.query;
     const { session_id } = request.params;
     requireIds({ user_id: q.user_id, session_id });
     const rows = await recall.sessionWindow({
@@ -131,26 +150,15 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(rowView) };
   });
 
-  api.get('/api/daily/search', async (request) => {
-    const q = readQuery(request.query, {
-      user_id: { type: 'string' },
-      keyword: { type: 'string', default: '' },
-      day: { type: 'string', default: '' },
-      limit: { type: 'int', default: 20 },
-    });
+  api.get<{ Querystring: SearchQuery & Day }>('/api/daily/search', { schema: S.searchDaily }, async (request) => {
+    const q = request.query;
     requireIds({ user_id: q.user_id });
     const rows = await recall.searchDaily({ userId: q.user_id, keyword: q.keyword, day: q.day, limit: q.limit });
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get('/api/daily/window', async (request) => {
-    const q = readQuery(request.query, {
-      user_id: { type: 'string' },
-      message_id: { type: 'int' },
-      before: { type: 'int', default: 0 },
-      after: { type: 'int', default: 0 },
-      day: { type: 'string', default: '' },
-    });
+  api.get<{ Querystring: WindowQuery & Day }>('/api/daily/window', { schema: S.dailyWindow }, async (request) => {
+    const q = request.query;
     requireIds({ user_id: q.user_id });
     const rows = await recall.dailyWindow({
       userId: q.user_id,
@@ -162,7 +170,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get('/api/runtime', async (request) => {
+  api.get('/api/runtime', { schema: S.runtime }, async (request) => {
     const admin = isAdmin(request);
     const tree = runtime.inspect() as InspectedNode;
     return {

@@ -1,5 +1,6 @@
 export { createServer, startServer, DEFAULT_BODY_LIMIT } from './server.ts';
 export type { ServerOptions, RunningServer } from './server.ts';
+export { createServerMetrics, type ServerMetrics } from './metrics.ts';
 export type {
   RecallApi,
   RuntimeView,

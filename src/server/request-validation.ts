@@ -4,9 +4,18 @@
  * (`missing`, `string_type`, `int_parsing`, `model_attributes_type`), and ids that are present
  * but blank or malformed are a 400 with a plain `detail`.
  *
+ * The fields come from the routes' JSON schemas (api-schemas.ts): `fieldValidatorCompiler` is
+ * fastify's validator compiler for the API, so fastify validates every body and query string in
+ * its validation phase, from the same schemas `/openapi.json` shows, and hands the handler the
+ * typed fields (defaults filled in, integers parsed). It reads the schemas' `properties`
+ * (`type: string | integer`, `default`) and `required` itself rather than with ajv, whose
+ * errors cannot all be mapped onto these issues (`int_parsing` of "12abc", the last value of a
+ * repeated query key, every issue at once in field order).
+ *
  * Ids follow the recall layer's one rule (`isValidId`, recall-ids.ts: 1-128 characters, no
  * control characters, no leading or trailing space). Anything else never reaches the layers below.
  */
+import type { FastifySchemaCompiler } from 'fastify';
 import { ID_RULE, isValidId } from '../recall/index.ts';
 import { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';
 
@@ -108,3 +117,48 @@ export function requireIds(ids: Readonly<Record<string, string>>): void {
     }
   }
 }
+
+/** A route schema's part as this reader needs it (a JSON schema of an object of fields). */
+interface ObjectSchema {
+  properties?: Record<string, { type?: unknown; default?: unknown }>;
+  required?: readonly string[];
+}
+
+/** The field spec a JSON object schema describes; a field that is not required needs a default. */
+export function fieldSpecOf(schema: ObjectSchema, where: string): Record<string, FieldSpec> {
+  const spec: Record<string, FieldSpec> = {};
+  const required = new Set(schema.required ?? []);
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const fallback = property.default;
+    if (!required.has(name) && fallback === undefined) throw new TypeError(`${where}.${name}: an optional field needs a default`);
+    if (property.type === 'string') {
+      if (fallback !== undefined && typeof fallback !== 'string') throw new TypeError(`${where}.${name}: the default must be a string`);
+      spec[name] = fallback === undefined ? { type: 'string' } : { type: 'string', default: fallback };
+    } else if (property.type === 'integer') {
+      if (fallback !== undefined && !Number.isSafeInteger(fallback)) throw new TypeError(`${where}.${name}: the default must be an integer`);
+      spec[name] = fallback === undefined ? { type: 'int' } : { type: 'int', default: fallback as number };
+    } else {
+      throw new TypeError(`${where}.${name}: only string and integer fields are read`);
+    }
+  }
+  return spec;
+}
+
+/**
+ * fastify's `validatorCompiler` for the API's routes: a body or query string is read with
+ * `readBody` / `readQuery` against its schema (the result replaces it, typed); a failure is
+ * the `RequestValidationError` the error handler answers 422. Path parameters pass as they
+ * are (the handlers check ids with `requireIds`, a 400).
+ */
+export const fieldValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, method, url }) => {
+  if (httpPart !== 'body' && httpPart !== 'querystring') return () => true;
+  const spec = fieldSpecOf(schema as ObjectSchema, `${method} ${url} ${httpPart}`);
+  const read = httpPart === 'body' ? readBody : readQuery;
+  return (data: unknown) => {
+    try {
+      return { value: read(data, spec) };
+    } catch (error) {
+      return { error: error as Error };
+    }
+  };
+};

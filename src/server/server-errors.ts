@@ -165,16 +165,33 @@ function isFastifyError(err: unknown): err is FastifyError {
   return typeof code === 'string' && code.startsWith('FST_');
 }
 
-/** Installs the error and not-found handlers that produce the bodies above. */
-export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
+/**
+ * The stable code an error answer is counted under (`mnemo_http_errors_total`): the body's
+ * `code`, `validation_error` for a 422, a `MnemoError`'s or fastify's own code, else
+ * `http_<status>` (`http_500` for the unexpected).
+ */
+export function errorCodeOf(err: unknown, status: number, body: ErrorBody): string {
+  if (body.code !== undefined) return body.code;
+  if (status === 422) return 'validation_error';
+  if (err instanceof MnemoError) return err.code;
+  if (isFastifyError(err)) return err.code;
+  return `http_${status}`;
+}
+
+/** Installs the error and not-found handlers that produce the bodies above; `onError` counts them. */
+export function installErrorHandlers(app: FastifyInstance, bodyLimit: number, onError?: (code: string, status: number) => void): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body, logAsError } = errorResponse(err, bodyLimit);
+    onError?.(errorCodeOf(err, status, body), status);
     if (logAsError) request.log.error({ err }, 'request failed');
     else request.log.info({ status, detail: body.detail }, 'request rejected');
     if (status === 413) drainRefusedBody(request.raw);
     return reply.code(status).send(body);
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
+  app.setNotFoundHandler((_request, reply) => {
+    onError?.('not_found', 404);
+    return reply.code(404).send({ detail: 'Not Found' });
+  });
 }
 
 /** The status and `detail` for a request the HTTP parser refused (Node's `clientError`). */

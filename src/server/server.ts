@@ -13,16 +13,27 @@
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
  *
+ * Operations (ops-routes.ts): `/healthz` and `/readyz` need no token and reveal nothing;
+ * `/metrics` (Prometheus, metrics.ts) needs the admin token if one is set, else the API
+ * token if one is set; `/openapi.json` is generated from the routes' schemas (api-schemas.ts).
+ * Every request has an id (`x-request-id` if the client sent a plain one, else a UUID),
+ * answered in `x-request-id` and carried as `reqId` by every log line written for it.
+ *
  * `startServer` listens and returns a handle whose `close()` stops accepting and waits for the
  * requests in flight (a chat turn finishes and is stored) before it resolves; a turn still
  * running `stopTimeoutMs` (10 s) after `close()` began is cancelled (stored as interrupted,
  * answered 503 `turn_interrupted`).
  */
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
+import { validated } from './api-schemas.ts';
+import { createServerMetrics, type ServerMetrics } from './metrics.ts';
+import { registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
 import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
-import { clientErrorHandler, errorResponse, installErrorHandlers } from './server-errors.ts';
+import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './server-defaults.ts';
@@ -52,7 +63,14 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** When it fires, chat turns still running are cancelled. Default: never. */
   stopSignal?: AbortSignal;
+  /** What `/metrics` shows. Default: a fresh registry of this server's own (turns, errors,
+   *  live conversations, restarts); share one with the runtime (`writeObserver`) and the
+   *  model (`observeLlm`) to count appends, commits and model calls too. */
+  metrics?: ServerMetrics;
 }
+
+/** A client's own `x-request-id` is kept only when it is this plain (it goes into logs). */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const SECURITY_HEADERS = {
   'content-security-policy':
@@ -68,6 +86,8 @@ const SECURITY_HEADERS = {
 export function createServer(options: ServerOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const metrics = options.metrics ?? createServerMetrics();
+  const runtimeView = options.runtime;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
@@ -80,12 +100,17 @@ export function createServer(options: ServerOptions): FastifyInstance {
       connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(requestTimeout / 4))),
     },
     requestIdHeader: false,
+    genReqId: (request) => {
+      const sent = request.headers['x-request-id'];
+      return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
+    },
     // One line per request from our own hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // Errors found while routing (a malformed URL, a path parameter over 100 characters)
     // get the same `{detail}` bodies as everything else.
     frameworkErrors: (err, _request, reply) => {
       const { status, body } = errorResponse(err, bodyLimit);
+      metrics.error(errorCodeOf(err, status, body), status);
       void (reply as FastifyReply).headers(SECURITY_HEADERS).code(status).send(body);
     },
     // Requests Node's parser refuses before routing (raw non-ASCII in the URL): `{detail}` too.
@@ -95,15 +120,19 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // JSON only: a cross-site <form> can post text/plain without a preflight, so refuse it.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
-  installErrorHandlers(app, bodyLimit);
+  metrics.trackLiveConversations(() => runtimeView.liveConversations ?? 0);
+  const stopTracking = runtimeView.events ? metrics.trackRestarts(runtimeView.events, runtimeView.name) : () => {};
+  app.addHook('onClose', async () => stopTracking());
+  installErrorHandlers(app, bodyLimit, (code, status) => metrics.error(code, status));
   // Once closing, idle sockets are destroyed and every answer ends its connection: Node only
   // closes connections that are idle when close() starts, so a keep-alive socket whose turn
   // was in flight, or a preconnected one, would otherwise hold close() open until the client
   // dropped it.
   const idleSockets = trackIdleSockets(app.server);
   app.addHook('preClose', async () => idleSockets.closeAll());
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
+    reply.header('x-request-id', request.id);
     if (idleSockets.closing) reply.header('connection', 'close');
     return payload;
   });
@@ -121,13 +150,27 @@ export function createServer(options: ServerOptions): FastifyInstance {
   registerStaticAssets(app, loadStaticAssets());
   const token = options.token ?? null;
   const adminToken = options.adminToken ?? null;
+  // Before the routes: it collects them as they are added.
+  void app.register(swagger, {
+    openapi: {
+      info: { title: 'Mnemo', version: '0.1.0', description: 'Durable, supervised conversation memory for AI agents' },
+      ...(token === null ? {} : { components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] }),
+    },
+  });
+  void app.register(async (ops) => {
+    validated(ops);
+    registerProbeRoutes(ops, runtimeView);
+    registerMetricsRoute(ops, metrics, adminToken ?? token);
+  });
   void app.register(async (api) => {
+    validated(api);
     if (token !== null) api.addHook('onRequest', bearerTokenHook(token, ...(adminToken === null ? [] : [adminToken])));
     const isAdmin = adminToken === null ? () => false : bearerCheck(adminToken);
     registerApiRoutes(api, {
       recall: options.recall,
       runtime: options.runtime,
       isAdmin,
+      onTurn: (seconds, outcome) => metrics.turn(seconds, outcome),
       ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });
   });

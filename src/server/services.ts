@@ -4,9 +4,12 @@
  *
  * - the recall service's chat, session, search and window calls (src/recall);
  * - a live view of the supervision tree: `inspect()` returning a JSON-serialisable snapshot
- *   (the otp `TreeNode`: id, name, pid, type, status, state, restarts, mailboxDepth, children).
+ *   (the otp `TreeNode`: id, name, pid, type, status, state, restarts, mailboxDepth, children),
+ *   and, for operators, its live conversation count, health and events (a `Runtime` has all).
  */
+import type { EventStream, TreeEvent } from '../otp/index.ts';
 import type { Recall } from '../recall/index.ts';
+import type { RuntimeHealth } from '../runtime.ts';
 
 export type RecallApi = Pick<
   Recall,
@@ -23,6 +26,14 @@ export type RecallApi = Pick<
 
 export interface RuntimeView {
   inspect(): unknown;
+  /** The runtime's name (to count conversation actors' restarts as one child). */
+  readonly name?: string;
+  /** Conversation actors alive now (`mnemo_live_conversations`). Absent: 0. */
+  readonly liveConversations?: number;
+  /** What `/readyz` reports. Absent: ready while the server runs. */
+  health?(): Promise<RuntimeHealth>;
+  /** The tree's events (`mnemo_restarts_total`). */
+  readonly events?: EventStream<TreeEvent>;
 }
 
 export type {

@@ -204,4 +204,21 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     expect(ok.status).toBe(200);
     expect(await stop(p, 'SIGTERM')).toBe(0);
   });
+
+  it('answers the probes without a token and counts a turn’s appends in /metrics behind the admin token', async () => {
+    const { p, url } = await start([], { MNEMO_TOKEN: 'cli-token', MNEMO_ADMIN_TOKEN: 'cli-admin' });
+    expect((await http(url, 'GET', '/healthz')).json).toEqual({ status: 'ok' });
+    expect((await http(url, 'GET', '/readyz')).status).toBe(200);
+    const turn = await http(url, 'POST', '/api/chat', {
+      body: { user_id: 'u', session_id: 's', message: 'hi' },
+      headers: { authorization: 'Bearer cli-token', 'x-request-id': 'cli-req-1' },
+    });
+    expect(turn.status).toBe(200);
+    expect((await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-token' } })).status).toBe(401);
+    const metrics = await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-admin' } });
+    expect(metrics.text).toMatch(/^mnemo_chat_turns_total\{outcome="ok"\} 1$/m);
+    expect(metrics.text).toMatch(/^mnemo_appends_total [1-9]/m);
+    expect(p.lines.find((l) => l['msg'] === 'request' && l['route'] === '/api/chat')?.['reqId']).toBe('cli-req-1');
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
 });

@@ -6,6 +6,7 @@ import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import type { SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
+import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
 import { http, type HttpOptions, type HttpResponse } from './http.ts';
 
 /** A real runtime on a temp LMDB dir and a real server on 127.0.0.1:0 in front of it. */
@@ -15,6 +16,8 @@ export interface TestServer {
   runtime: Runtime;
   recall: SupervisedRecall;
   server: RunningServer;
+  /** The server's metrics, wired to the runtime's write path and the model as `mnemo` does. */
+  metrics: ServerMetrics;
   request(method: string, path: string, options?: HttpOptions): Promise<HttpResponse>;
   /** Closes the server and the runtime; `keepData` leaves the dir for a restart. */
   close(options?: { keepData?: boolean }): Promise<void>;
@@ -39,12 +42,14 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
   // Runtimes register their names process-wide: each test server gets its own.
   // No LLM: the recall service's own offline mode (the demo's fallback replies and titles).
+  const metrics = createServerMetrics();
   const runtime = await startRuntime({
     name: options.name ?? `mnemo_test_${++started}`,
     dataDir,
     storage: 'lmdb',
+    observer: metrics.writeObserver,
     recall: {
-      ...(options.llm === undefined ? {} : { llm: options.llm }),
+      ...(options.llm === undefined ? {} : { llm: metrics.observeLlm(options.llm) }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     },
   });
@@ -56,6 +61,7 @@ export async function startTestServer(
     port: 0,
     token: options.token ?? null,
     adminToken: options.adminToken ?? null,
+    metrics,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
@@ -66,6 +72,7 @@ export async function startTestServer(
     runtime,
     recall,
     server,
+    metrics,
     request: (method, path, requestOptions) => http(server.url, method, path, requestOptions),
     async close({ keepData = false } = {}) {
       await server.close();

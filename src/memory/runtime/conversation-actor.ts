@@ -28,7 +28,7 @@ import { InjectedFault } from './fault-injector.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import type { WallClock } from '../../wall-clock.ts';
 import { WriteLane } from './write-lane.ts';
-import type { StepHooks } from './write-queue.ts';
+import type { StepHooks, WriteObserver } from './write-queue.ts';
 
 /** What an actor tells the router about itself. */
 export interface RouterPort {
@@ -47,6 +47,8 @@ export interface ConversationDeps {
   router: RouterPort;
   /** Built once per runtime by `conversationHooks`. */
   hooks: StepHooks | undefined;
+  /** The runtime's `observer`, if any. */
+  observer?: WriteObserver | undefined;
 }
 
 /** The commit faults of a runtime's conversation actors, if it was given an injector. */
@@ -116,8 +118,8 @@ export const conversationMachine = setup({
 }).createMachine({
   id: 'conversation',
   context: ({ input, self }) => {
-    const { table, clock, hooks } = input.deps;
-    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks }, () => isActive(self), (error) => {
+    const { table, clock, hooks, observer } = input.deps;
+    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks, observer }, () => isActive(self), (error) => {
       if (isActive(self)) self.send({ type: 'fault', error });
     });
     return { conversationId: input.conversationId, deps: input.deps, lane, stopping: false };

@@ -104,6 +104,11 @@ export class ConversationRouter implements RouterPort {
     if (route.state === 'idle') this.start(conversationId, route);
   }
 
+  /** Conversation actors started and not down yet (passivating ones included). */
+  get liveActors(): number {
+    return this.live;
+  }
+
   /** Conversations with an incarnation or writes waiting for one. */
   get size(): number {
     return this.routes.size;

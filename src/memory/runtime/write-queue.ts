@@ -50,6 +50,14 @@ export interface StepContext {
   lastId: number;
   clock: WallClock;
   hooks?: StepHooks | undefined;
+  /** Told of every committed append batch; absent, it costs one check per commit. */
+  observer?: WriteObserver | undefined;
+}
+
+/** What an operator's metrics learn from the write path (`RuntimeOptions.observer`). */
+export interface WriteObserver {
+  /** One commit stored `appends` append calls together (`messages` records in all). */
+  committed(appends: number, messages: number): void;
 }
 
 /** Fault injection into a write path (one object per owner, not per step). */
@@ -69,7 +77,14 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
     return abort(step, c, 'aborted before it was stored', error);
   }
   return write.then(
-    (stored) => (step.kind === 'clear' ? (step.ops[0].done.resolve(), 0) : settleAppends(step.ops, stored as StoredMessage[], lastId)),
+    (stored) => {
+      if (step.kind === 'clear') {
+        step.ops[0].done.resolve();
+        return 0;
+      }
+      ctx.observer?.committed(step.ops.length, (stored as StoredMessage[]).length);
+      return settleAppends(step.ops, stored as StoredMessage[], lastId);
+    },
     (error: unknown) => {
       if (!(error instanceof StorageError)) return abort(step, c, 'failed before it was stored', error);
       for (const op of step.ops) op.done.reject(error);

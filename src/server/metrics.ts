@@ -1,0 +1,162 @@
+/**
+ * The server's Prometheus metrics (prom-client), on a registry of its own, so two servers or
+ * runtimes in one process never share or collide:
+ *
+ *   mnemo_chat_turns_total{outcome}                  chat turns answered (`ok`, else the error code)
+ *   mnemo_chat_turn_duration_seconds{outcome}        histogram of whole turns (POST /api/chat)
+ *   mnemo_model_call_duration_seconds{outcome}       histogram of model calls (`ok`, else the LlmError code)
+ *   mnemo_appends_total                              append calls committed
+ *   mnemo_appended_messages_total                    records those appends stored
+ *   mnemo_commit_batch_size                          histogram of append calls per commit (group commit)
+ *   mnemo_live_conversations                         conversation actors alive (read at scrape time)
+ *   mnemo_restarts_total{child}                      supervisor restarts (`conversation` for any conversation actor)
+ *   mnemo_http_errors_total{code,status}             error answers by stable code
+ *   mnemo_process_* / mnemo_nodejs_*                 prom-client's default process metrics (but
+ *                                                    `nodejs_eventloop_lag_seconds`: see below)
+ *
+ * Hooks are plain calls on the paths that already exist: the write path's `WriteObserver`
+ * (a commit), a wrapped `LlmService` (a model call), the chat route, the error handler and the
+ * tree's event stream. No label carries a user, session or conversation id.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { LlmService } from '../llm/llm-service.ts';
+import type { WriteObserver } from '../memory/runtime/write-queue.ts';
+import type { EventStream, TreeEvent } from '../otp/index.ts';
+import { whereis } from '../otp/index.ts';
+import { conversationSupName } from '../../supervisors/conversation-sup.ts';
+
+/** Seconds: a turn or a model call spans milliseconds (offline) to a minute (a slow model). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+export interface ServerMetrics {
+  readonly registry: Registry;
+  /** Pass as `RuntimeOptions.observer`: counts appends and commit batch sizes. */
+  readonly writeObserver: WriteObserver;
+  /** `llm` timed per call (pass the result as the recall service's `llm`). */
+  observeLlm(llm: LlmService): LlmService;
+  /** A chat turn ended after `seconds` with `outcome` (`ok` or an error code). */
+  turn(seconds: number, outcome: string): void;
+  /** An error answer. */
+  error(code: string, status: number): void;
+  /** Read `count()` as the live conversation actors at every scrape. */
+  trackLiveConversations(count: () => number): void;
+  /** Count the restarts `events` reports (conversation actors of runtime `name` as one child). */
+  trackRestarts(events: EventStream<TreeEvent>, runtimeName: string | undefined): () => void;
+  /** The exposition text and its content type. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createServerMetrics(options: { defaultMetrics?: boolean } = {}): ServerMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const turns = new Counter({ name: 'mnemo_chat_turns_total', help: 'Chat turns answered, by outcome', labelNames: ['outcome'], registers });
+  const turnSeconds = new Histogram({
+    name: 'mnemo_chat_turn_duration_seconds',
+    help: 'Chat turn latency (POST /api/chat), by outcome',
+    labelNames: ['outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const modelSeconds = new Histogram({
+    name: 'mnemo_model_call_duration_seconds',
+    help: 'Model call latency, by outcome (ok, else the LlmError code)',
+    labelNames: ['outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const appends = new Counter({ name: 'mnemo_appends_total', help: 'Append calls committed', registers });
+  const appended = new Counter({ name: 'mnemo_appended_messages_total', help: 'Records stored by committed appends', registers });
+  const batch = new Histogram({
+    name: 'mnemo_commit_batch_size',
+    help: 'Append calls stored by one commit (group commit per conversation)',
+    buckets: BATCH_BUCKETS,
+    registers,
+  });
+  let liveCount: () => number = () => 0;
+  new Gauge({
+    name: 'mnemo_live_conversations',
+    help: 'Conversation actors alive',
+    registers,
+    collect() {
+      this.set(liveCount());
+    },
+  });
+  const restarts = new Counter({
+    name: 'mnemo_restarts_total',
+    help: 'Supervisor restarts, by child (conversation actors counted as "conversation")',
+    labelNames: ['child'],
+    registers,
+  });
+  const errors = new Counter({
+    name: 'mnemo_http_errors_total',
+    help: 'Error answers, by stable code and HTTP status',
+    labelNames: ['code', 'status'],
+    registers,
+  });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: 'mnemo_' });
+    // It waits a setImmediate at every scrape (a whole event-loop turn, most of a scrape's time
+    // under load); the perf_hooks lag gauges (`_lag_mean_seconds`, `_lag_p99_seconds`, ...) stay.
+    registry.removeSingleMetric('mnemo_nodejs_eventloop_lag_seconds');
+  }
+
+  // Unbound children (the observer is called per commit, the hot path).
+  const appendsInc = appends.inc.bind(appends);
+  const appendedInc = appended.inc.bind(appended);
+  const batchObserve = batch.observe.bind(batch);
+
+  return {
+    registry,
+    writeObserver: {
+      committed(ops, messages) {
+        appendsInc(ops);
+        appendedInc(messages);
+        batchObserve(ops);
+      },
+    },
+    observeLlm(llm) {
+      return {
+        async chat(messages, chatOptions) {
+          const started = performance.now();
+          let outcome = 'ok';
+          try {
+            return await llm.chat(messages, chatOptions);
+          } catch (error) {
+            outcome = errorCode(error);
+            throw error;
+          } finally {
+            modelSeconds.observe({ outcome }, (performance.now() - started) / 1000);
+          }
+        },
+      };
+    },
+    turn(seconds, outcome) {
+      turns.inc({ outcome });
+      turnSeconds.observe({ outcome }, seconds);
+    },
+    error(code, status) {
+      errors.inc({ code, status: String(status) });
+    },
+    trackLiveConversations(count) {
+      liveCount = count;
+    },
+    trackRestarts(events, runtimeName) {
+      const supName = runtimeName === undefined ? undefined : conversationSupName(runtimeName);
+      return events.subscribe((event) => {
+        if (event.type !== 'restart') return;
+        const conversation = supName !== undefined && whereis(supName) === event.supervisor;
+        restarts.inc({ child: conversation ? 'conversation' : (event.id ?? '(anonymous)') });
+      });
+    },
+    async scrape() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** A thrown value's stable code (`MnemoError.code`), else `error`. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(code) ? code : 'error';
+}
