@@ -24,6 +24,7 @@ export interface CliOptions {
   /** Whether the LLM config path was asked for (then it must exist). */
   llmConfigExplicit: boolean;
   help: boolean;
+  version: boolean;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -41,6 +42,7 @@ Options (flag, else environment variable, else default):
   --token <secret>      MNEMO_TOKEN        require "Authorization: Bearer <secret>" on /api/*
   --llm-config <path>   MNEMO_LLM_CONFIG   LLM config file                 [config/llm.yaml]
   -h, --help                               print this help and exit
+  -v, --version                            print Mnemo's version and exit
 
 LLM (OpenAI-compatible chat completions). Each setting comes from its environment variable,
 else from the config file (llm: { api_key, model, base_url }), else its default:
@@ -66,6 +68,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         token: { type: 'string' },
         'llm-config': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     }));
   } catch (err) {
@@ -94,6 +97,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     llmConfigPath: resolve(cwd, llmConfig ?? DEFAULT_LLM_CONFIG),
     llmConfigExplicit: llmConfig !== undefined,
     help: values.help === true,
+    version: values.version === true,
   };
 }
 

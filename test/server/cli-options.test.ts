@@ -13,6 +13,7 @@ describe('command-line options', () => {
       llmConfigPath: '/srv/app/config/llm.yaml',
       llmConfigExplicit: false,
       help: false,
+      version: false,
     });
   });
 
