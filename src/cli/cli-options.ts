@@ -39,6 +39,7 @@ export interface CliOptions {
   /** After a stop signal, how long turns in flight may run before they are cancelled. */
   stopTimeoutMs: number;
   help: boolean;
+  version: boolean;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -65,6 +66,7 @@ Options (flag, else environment variable, else default):
   --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
                                                   cancelled and stored as interrupted  [10000]
   -h, --help                                      print this help and exit
+  -v, --version                                   print Mnemo's version and exit
 
 Logging (JSON lines on stdout):
   MNEMO_LOG_LEVEL   trace, debug, info, warn, error, fatal or silent   [info]
@@ -102,6 +104,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'request-timeout': { type: 'string' },
         'stop-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     }));
   } catch (err) {
@@ -149,6 +152,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
       whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
     stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,
     help: values.help === true,
+    version: values.version === true,
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The `mnemo` command (`npm start`, `bin/mnemo.js`): reads its options (`--help` lists them),
- * then serves the HTTP API and chat page over the runtime (see `serve.ts`).
- * Exit codes: 0 after a clean stop, 1 when the start or the stop failed, 2 for bad options.
+ * then serves the HTTP API and chat page over the runtime (see `serve.ts`). `--version` prints
+ * package.json's version. Exit codes: 0 after a clean stop, 1 when the start or the stop failed,
+ * 2 for bad options.
  *
  * The server and everything under it load only after the options are read, so `--help` and a
  * bad option answer at once instead of after loading storage, the LLM client and fastify.
@@ -9,6 +10,7 @@
 import { HELP_TEXT, parseCliOptions } from './cli-options.ts';
 import { ConfigError } from './cli-errors.ts';
 import { loadLlmSettings } from './llm-config.ts';
+import { mnemoVersion } from '../version.ts';
 
 async function main(): Promise<void> {
   let options;
@@ -17,6 +19,10 @@ async function main(): Promise<void> {
     options = parseCliOptions(process.argv.slice(2), process.env, process.cwd());
     if (options.help) {
       process.stdout.write(HELP_TEXT);
+      return;
+    }
+    if (options.version) {
+      process.stdout.write(`${mnemoVersion()}\n`);
       return;
     }
     llm = loadLlmSettings({

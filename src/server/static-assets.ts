@@ -5,10 +5,9 @@
  * from our own node_modules (marked, DOMPurify), never from a CDN.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { publicDir, requireHere } from '../module-location.ts';
 
 export interface StaticAsset {
   route: string;
@@ -16,21 +15,19 @@ export interface StaticAsset {
   body: Buffer;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
 
 const JS = 'text/javascript; charset=utf-8';
 
 /** The routes and the files behind them. */
 export function loadStaticAssets(): StaticAsset[] {
   const entries: [route: string, file: string, contentType: string][] = [
-    ['/', join(here, 'public', 'index.html'), 'text/html; charset=utf-8'],
-    ['/static/app.js', join(here, 'public', 'app.js'), JS],
-    ['/static/app.css', join(here, 'public', 'app.css'), 'text/css; charset=utf-8'],
-    ['/static/favicon.svg', join(here, 'public', 'favicon.svg'), 'image/svg+xml'],
+    ['/', join(publicDir, 'index.html'), 'text/html; charset=utf-8'],
+    ['/static/app.js', join(publicDir, 'app.js'), JS],
+    ['/static/app.css', join(publicDir, 'app.css'), 'text/css; charset=utf-8'],
+    ['/static/favicon.svg', join(publicDir, 'favicon.svg'), 'image/svg+xml'],
     // marked's "." export is its ESM build; DOMPurify's ESM build sits beside its CJS entry.
-    ['/static/vendor/marked.esm.js', require.resolve('marked'), JS],
-    ['/static/vendor/purify.es.mjs', join(dirname(require.resolve('dompurify')), 'purify.es.mjs'), JS],
+    ['/static/vendor/marked.esm.js', requireHere.resolve('marked'), JS],
+    ['/static/vendor/purify.es.mjs', join(dirname(requireHere.resolve('dompurify')), 'purify.es.mjs'), JS],
   ];
   return entries.map(([route, file, contentType]) => ({
     route,

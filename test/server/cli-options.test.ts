@@ -18,6 +18,7 @@ describe('command-line options', () => {
       requestTimeoutMs: 30_000,
       stopTimeoutMs: 10_000,
       help: false,
+      version: false,
     });
   });
 

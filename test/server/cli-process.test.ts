@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +59,14 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     running.push(p);
     expect(await p.exited).toBe(0);
     expect(p.lines.map((l) => l['raw']).join('\n')).toContain('Usage: mnemo [options]');
+  });
+
+  it('prints the version from package.json and exits 0', async () => {
+    const p = runCli(['--version'], { cwd: dir });
+    running.push(p);
+    expect(await p.exited).toBe(0);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(p.lines.map((l) => l['raw'] ?? l)).toEqual([version]);
   });
 
   it('refuses a bad option with exit code 2 and a message', async () => {

@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { SearchPoolClosedError } from '../recall-errors.ts';
+import { fromSources, packageFile, requireHere } from '../../module-location.ts';
 import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
 import type { SearchJob } from './search-job.ts';
 
@@ -39,7 +39,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   let piscina: Piscina | undefined;
   const threads = () =>
     (piscina ??= new Piscina({
-      filename: new URL('./search-worker.ts', import.meta.url).href,
+      filename: packageFile('recall/search-worker').href,
       minThreads: 0,
       maxThreads,
       idleTimeout: options.idleTimeout ?? 30_000,
@@ -84,12 +84,13 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
 }
 
 /**
- * The worker is TypeScript. Under `tsx` the threads inherit its loader from `execArgv`; under
- * another runner (vitest) the loader is added, so the worker loads the same way everywhere.
+ * From dist the worker is JavaScript and needs nothing. From the sources it is TypeScript:
+ * under `tsx` the threads inherit its loader from `execArgv`; under another runner (vitest) the
+ * loader is added, so the worker loads the same way everywhere (tsx is a devDependency).
  */
 function workerExecArgv(): string[] {
   const argv = process.execArgv;
-  if (argv.some((a) => a.includes('tsx'))) return argv;
-  const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  if (!fromSources || argv.some((a) => a.includes('tsx'))) return argv;
+  const loader = pathToFileURL(requireHere.resolve('tsx')).href;
   return [...argv, '--import', loader];
 }
