@@ -87,7 +87,7 @@ export function createSerialLog(
     ...validatedLog({
       checkOpen: ensureOpen,
       get: (c) => table.messages(c),
-      append: (c, entries) => submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done })),
+      append: (c, entries, options) => submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done, onNumbered: options?.onNumbered })),
       clear: (c) => submit<void>(c, (done) => ({ kind: 'clear', done })),
       range: (c, q) => table.range(c, q.from, q.to, q.limit),
       tail: (c, n) => table.tail(c, n),

@@ -22,6 +22,9 @@ export interface RecallDeps {
   /** `memory`'s own `messages` db, when it lives in this environment: session scans read it
    * directly (and so can the pool's workers). Undefined: scans go through `memory`. */
   sessionScan: ScanSource<[string, number], RawSessionRecord> | undefined;
+  /** `memory` is the LMDB store of this environment: recall's writes issued in the event turn
+   * of a session row's write commit with it (session-commit.ts). */
+  sharedCommits: boolean;
   /** LLM calls per turn. */
   maxToolIterations: number;
 }

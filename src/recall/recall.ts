@@ -64,8 +64,9 @@ export interface RecallOptions {
   env: RecallEnvironment;
   /**
    * True when `memory` is the LMDB store of this same environment (records in its `messages`
-   * db), so the pool's workers can scan sessions directly. Default false: session scans run
-   * on the main thread, through `memory`.
+   * db), so the pool's workers can scan sessions directly, and a turn's recall writes commit
+   * with its session rows (two commits per offline turn). Default false: session scans run on
+   * the main thread, through `memory`, and a turn's recall writes commit on their own.
    */
   memoryInEnv?: boolean;
   /** The model. Absent: offline, with the demo's fallback replies and titles. */
@@ -170,6 +171,7 @@ export function createRecall(options: RecallOptions): Recall {
     sessionScan: options.memoryInEnv
       ? { json: options.env.root.openDB(MESSAGES_DB, { encoding: 'json' }), text: openRawText(options.env.root, MESSAGES_DB) }
       : undefined,
+    sharedCommits: options.memoryInEnv ?? false,
     maxToolIterations,
   };
   const { dbs } = deps;

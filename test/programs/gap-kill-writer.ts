@@ -2,7 +2,8 @@
  * The writer of the daily-repair kill test: starts a runtime on a data directory, prints
  * `ready`, and runs offline chat turns on one session until a turn's session row of the
  * chosen kind is durable; then it SIGKILLs itself before the turn mirrors that row into the
- * daily view (the gap between the MessageLog commit and the recall commit). The kill is
+ * daily view (the gap there was between the MessageLog commit and the recall commit; the daily
+ * row now rides in the session row's commit, so the kill finds both or neither). The kill is
  * deterministic: the runtime's MessageLog is wrapped, and the process dies as the append of
  * that row resolves.
  *
@@ -15,8 +16,8 @@ const runtime = await startRuntime({ dataDir: dir, lmdb: { noSync: true } });
 const memory = runtime.memory;
 const append = memory.append.bind(memory);
 let seen = 0;
-memory.append = async (conversationId, entries) => {
-  const stored = await append(conversationId, entries);
+memory.append = async (conversationId, entries, options) => {
+  const stored = await append(conversationId, entries, options);
   const first = entries[0]?.message;
   if (conversationId.endsWith(`/${sessionId}`) && first?.role === role && seen++ === turns) process.kill(process.pid, 'SIGKILL');
   return stored;

@@ -23,6 +23,20 @@ describe('offline turn (no LLM configured)', () => {
     expect(third.title).toBe('新对话');
   });
 
+  test('a turn is two LMDB commits: the user row with its daily row and in-flight mark, then the reply with the rest', async () => {
+    fx = openRecall();
+    const txn = () => (fx!.env.root.getStats() as { lastTxnId: number }).lastTxnId;
+    await fx.recall.chat({ userId: U, sessionId: 'other', message: 'warm up' });
+    for (const message of ['first turn of s', 'a later turn']) {
+      const before = txn();
+      await fx.recall.chat({ userId: U, sessionId: 's', message });
+      expect(txn() - before, message).toBe(2);
+    }
+    const rows = await fx.recall.getSessionMessages(U, 's');
+    expect(rows.map((r) => r.content)).toEqual(['first turn of s', '收到：first turn of s。我已经记录到记忆中。', 'a later turn', expect.any(String)]);
+    expect((await fx.recall.listSessions(U)).map((s) => s.title)).toContain('first turn o');
+  });
+
   test('"language" in the context flips it too, case-insensitively', async () => {
     fx = openRecall();
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'My LANGUAGE is Go' })).reply).toBe(

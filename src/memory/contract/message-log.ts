@@ -12,6 +12,20 @@ export interface NewEntry {
   meta?: Meta;
 }
 
+/** Options of `MessageLog.append`. */
+export interface AppendOptions {
+  /**
+   * Called once with the batch's records as numbered, synchronously in the event turn in which
+   * the store issues their write (after issuing it), before that write commits. An LMDB store
+   * commits every write issued in one event turn in one transaction (lmdb-js's event-turn
+   * batching), so LMDB writes issued here to the same environment commit, and are flushed,
+   * together with the records: one commit, and all or nothing. Other stores call it the same
+   * way, but what it writes commits on its own. A throw from it is ignored (the append goes
+   * on); it is not called for a batch whose write could not be issued.
+   */
+  onNumbered?(records: readonly StoredMessage[]): void;
+}
+
 /** Which ids to read: `from`/`to` inclusive, then at most `limit` rows. */
 export interface RangeQuery {
   from?: number;
@@ -26,7 +40,7 @@ export interface RangeQuery {
  */
 export interface MessageLog extends ChatMemory {
   /** Appends and returns the stored records with their assigned ids. */
-  append(conversationId: string, entries: readonly NewEntry[]): Promise<StoredMessage[]>;
+  append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<StoredMessage[]>;
   /** Records with ids in `[from, to]`, ascending. */
   range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]>;
   /** The last `n` records, ascending. */

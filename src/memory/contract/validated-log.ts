@@ -1,5 +1,5 @@
 import type { Message, StoredMessage } from '../../message.ts';
-import type { MessageLog, NewEntry, RangeQuery } from './message-log.ts';
+import type { AppendOptions, MessageLog, NewEntry, RangeQuery } from './message-log.ts';
 import {
   validateConversationId,
   validateEntries,
@@ -22,7 +22,7 @@ export interface CheckedLog {
   checkOpen(): void;
   get(conversationId: string): Promise<Message[]>;
   /** A non-empty batch, resolved once durable. */
-  append(conversationId: string, entries: CheckedEntry[]): Promise<StoredMessage[]>;
+  append(conversationId: string, entries: CheckedEntry[], options?: AppendOptions): Promise<StoredMessage[]>;
   clear(conversationId: string): Promise<void>;
   range(conversationId: string, query: CheckedRange): Promise<StoredMessage[]>;
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
@@ -43,11 +43,11 @@ export function validatedLog(backend: CheckedLog): MessageLog {
       backend.checkOpen();
       if (entries.length > 0) await backend.append(c, entries);
     },
-    async append(conversationId: string, newEntries: readonly NewEntry[]): Promise<StoredMessage[]> {
+    async append(conversationId: string, newEntries: readonly NewEntry[], options?: AppendOptions): Promise<StoredMessage[]> {
       const c = validateConversationId(conversationId);
       const entries = validateEntries(newEntries);
       backend.checkOpen();
-      return entries.length === 0 ? [] : backend.append(c, entries);
+      return entries.length === 0 ? [] : backend.append(c, entries, options);
     },
     async clear(conversationId: string): Promise<void> {
       const c = validateConversationId(conversationId);

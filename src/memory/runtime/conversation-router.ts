@@ -36,6 +36,7 @@ import type { WriteLane } from './write-lane.ts';
 import type { StoredMessage } from '../../message.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
 import type { PendingOp } from './write-queue.ts';
+import type { AppendOptions } from '../contract/message-log.ts';
 
 interface Incarnation {
   readonly pid: Pid;
@@ -85,8 +86,9 @@ export class ConversationRouter implements RouterPort {
   }
 
   /** Appends `entries` to `conversationId`; resolves with the stored records. */
-  append(conversationId: string, entries: readonly CheckedEntry[]): Promise<StoredMessage[]> {
-    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, done: { resolve, reject } }));
+  append(conversationId: string, entries: readonly CheckedEntry[], options?: AppendOptions): Promise<StoredMessage[]> {
+    const onNumbered = options?.onNumbered;
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, done: { resolve, reject }, onNumbered }));
   }
 
   clear(conversationId: string): Promise<void> {

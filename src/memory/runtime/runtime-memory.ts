@@ -14,7 +14,7 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
   return validatedLog({
     checkOpen() {},
     get: async (c) => (await table()).messages(c),
-    append: (c, entries) => router.append(c, entries),
+    append: (c, entries, options) => router.append(c, entries, options),
     clear: (c) => router.clear(c),
     range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),
     tail: async (c, n) => (await table()).tail(c, n),

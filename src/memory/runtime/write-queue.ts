@@ -24,7 +24,13 @@ export interface Settle<T> {
 }
 
 export type PendingOp =
-  | { readonly kind: 'append'; readonly entries: readonly CheckedEntry[]; readonly done: Settle<StoredMessage[]> }
+  | {
+      readonly kind: 'append';
+      readonly entries: readonly CheckedEntry[];
+      readonly done: Settle<StoredMessage[]>;
+      /** `AppendOptions.onNumbered`: called with the op's records right after their write is issued. */
+      readonly onNumbered?: ((records: readonly StoredMessage[]) => void) | undefined;
+    }
   | { readonly kind: 'clear'; readonly done: Settle<void> };
 
 export type AppendOp = Extract<PendingOp, { kind: 'append' }>;
@@ -70,12 +76,16 @@ export interface StepHooks {
 export function runStep(step: Step, ctx: StepContext): Promise<number> {
   const { conversationId: c, lastId } = ctx;
   let write: Promise<unknown>;
+  let records: StoredMessage[] | undefined;
   try {
     ctx.hooks?.beforeWrite(c);
-    write = step.kind === 'clear' ? ctx.table.clear(c) : ctx.table.write(c, numbered(step.ops, lastId, ctx.clock));
+    if (step.kind === 'clear') write = ctx.table.clear(c);
+    else write = ctx.table.write(c, (records = numbered(step.ops, lastId, ctx.clock)));
   } catch (error) {
     return abort(step, c, 'aborted before it was stored', error);
   }
+  // In the event turn the write was issued in: what the callers write here shares its commit.
+  if (records !== undefined && step.kind === 'append') announce(step.ops, records);
   return write.then(
     (stored) => {
       if (step.kind === 'clear') {
@@ -101,6 +111,20 @@ function numbered(ops: readonly AppendOp[], lastId: number, clock: WallClock): S
   let id = lastId;
   for (const op of ops) for (const e of op.entries) records.push({ message_id: ++id, ts, meta: e.meta, message: e.message });
   return records;
+}
+
+function announce(ops: readonly AppendOp[], records: StoredMessage[]): void {
+  let at = 0;
+  for (const op of ops) {
+    const mine = ops.length === 1 ? records : records.slice(at, at + op.entries.length);
+    at += op.entries.length;
+    if (op.onNumbered === undefined) continue;
+    try {
+      op.onNumbered(mine);
+    } catch {
+      // The caller's hook; the append itself goes on (AppendOptions).
+    }
+  }
 }
 
 function settleAppends(ops: readonly AppendOp[], rows: StoredMessage[], lastId: number): number {

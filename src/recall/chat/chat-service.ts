@@ -12,6 +12,7 @@ import type { RowError, ToolCallView } from '../store/memory-row.ts';
 import { createMemoryTools } from './memory-tools.ts';
 import { buildPromptContext } from './prompt-context.ts';
 import { commit } from '../store/recall-dbs.ts';
+import { appendWithCommit } from '../store/session-commit.ts';
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { assertSessionId, assertUserId, sessionConversationId } from '../recall-ids.ts';
 import {
@@ -35,11 +36,12 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    (`invalid_message`). An EMPTY message is accepted, as the demo's API accepted it: it is
  *    stored as an empty user row, the offline reply is `收到：。我已经记录到记忆中。`, and the
  *    title of a session it opens is `新对话` for good. (The chat page never sends one.)
- * 2. Store the user row in the session (its MessageLog conversation), then in today's daily
- *    view with its session id (first mirroring any row a crash left out of it: daily-mirror.ts). A new session is registered, unlisted, just before its first
- *    row, so every session with rows can be found, exported and deleted. Before the user row,
- *    the turn is marked in flight (`rowsPending`), and the commit of its last daily row
- *    settles it, so a start after a kill repairs the daily view of that session.
+ * 2. Store the user row in the session (its MessageLog conversation) and in today's daily
+ *    view with its session id, in ONE commit (session-commit.ts) when the session store lives
+ *    in this environment (the runtime's case), with the turn's in-flight mark (`rowsPending`)
+ *    and, for a new session, its registration (unlisted): a start after a kill finds the mark
+ *    and repairs that session's daily view (daily-mirror.ts). Any row a crash left out of the
+ *    daily view is mirrored first. Another store: the mark commits first, the rows after.
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
  *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
  *    sections, each only when non-empty (`[DAILY]` is never injected by a turn, as in the demo).
@@ -48,9 +50,10 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    session and the system prompt (rules + context), run without a history of its own (the
  *    session reaches the model only through the context, as in the demo).
  * 5. Store the reply row in the session, with the turn's tool transcript (assistant
- *    `tool_calls` and `tool` results paired by `tool_call_id`) in its `meta.transcript`; then,
- *    in one transaction, the daily row (with the `{name, input, output}` projection) and the
- *    dialogue-log row (message, reply, the exact context sent, tool calls).
+ *    `tool_calls` and `tool` results paired by `tool_call_id`) in its `meta.transcript`,
+ *    the daily row (with the `{name, input, output}` projection), the dialogue-log row
+ *    (message, reply, the exact context sent, tool calls) and the settled mark: one commit, as
+ *    in step 2. An offline turn is two commits (two fsyncs) in all.
  * 6. Title: kept if the session has one; else made from this turn (offline: the first 12
  *    code points of the message; with an LLM: asked of it, falling back on error). Then the
  *    index entry is listed and its `updated_at` refreshed, in the commit of step 5 whenever the
@@ -107,22 +110,39 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   if (signal?.aborted) throw TurnInterruptedError.of(signal);
 
   const asked = localNow(deps);
-  // Before any session row: this turn is in flight (a start after a kill mirrors what it left).
-  await commit(dbs, () => {
+  // A session row a crash left out of the daily view is mirrored first (no commit when none).
+  if (sessionEntry(dbs, userId, sessionId)) await catchUpDaily(deps, userId, sessionId);
+  // Marked in flight (a start after a kill mirrors what the turn left), registered if new and
+  // mirrored: with a shared commit, in the user row's own commit; else the mark first.
+  const opening = () => {
     if (!sessionEntry(dbs, userId, sessionId)) {
       registerSession(dbs, userId, sessionId, asked.ts);
       startMirror(dbs, userId, sessionId);
     }
     rowsPending(dbs, userId, sessionId);
-  });
+  };
+  if (!deps.sharedCommits) await commit(dbs, opening);
   let userRecord: StoredMessage | undefined;
   try {
-    await catchUpDaily(deps, userId, sessionId);
-    [userRecord] = await deps.memory.append(conversationId, [
-      { message: { role: 'user', content: message }, meta: { ts: asked.ts } },
-    ]);
+    [[userRecord]] = await appendWithCommit(
+      deps,
+      conversationId,
+      [{ message: { role: 'user', content: message }, meta: { ts: asked.ts } }],
+      ([record]) => {
+        if (deps.sharedCommits) opening();
+        mirrorSessionRow(dbs, userId, sessionId, {
+          day: asked.day,
+          ts: asked.ts,
+          role: 'user',
+          content: message,
+          session_id: sessionId,
+          session_message_id: record!.message_id,
+        });
+      },
+    );
   } catch (err) {
-    await commit(dbs, () => rowsSettled(dbs, userId, sessionId)).catch(() => undefined);
+    // A shared commit stored nothing; stored apart, the mark was raised on its own.
+    if (!deps.sharedCommits) await commit(dbs, () => rowsSettled(dbs, userId, sessionId)).catch(() => undefined);
     throw err;
   }
 
@@ -130,17 +150,6 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   let memoryContext = '';
   let replied = false;
   try {
-    await commit(dbs, () =>
-      mirrorSessionRow(dbs, userId, sessionId, {
-        day: asked.day,
-        ts: asked.ts,
-        role: 'user',
-        content: message,
-        session_id: sessionId,
-        session_message_id: userRecord!.message_id,
-      }),
-    );
-
     const longTerm = currentLongTerm(dbs, userId);
     // The failed-turn rule (agent/failed-turns.ts): a failed turn is not sent to the model again.
     const session = dropFailedTurns(
@@ -173,35 +182,37 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
 
     const toolCalls = projectToolCalls(transcript);
     const answered = localNow(deps);
-    const [replyRecord] = await deps.memory.append(conversationId, [
-      { message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) },
-    ]);
-    replied = true;
     // The title is known after a session's first turn (and offline, always): then the index
-    // update rides in the commit of the daily and log rows. Only a first turn with an LLM asks
-    // for its title after that commit, so a slow title call holds back nothing durable.
+    // update rides in the commit of the reply, daily and log rows. Only a first turn with an LLM
+    // asks for its title after that commit, so a slow title call holds back nothing durable.
     const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message) : '');
-    let entry = await commit(dbs, () => {
-      mirrorSessionRow(dbs, userId, sessionId, {
-        day: answered.day,
-        ts: answered.ts,
-        role: 'assistant',
-        content: reply,
-        session_id: sessionId,
-        session_message_id: replyRecord!.message_id,
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-      });
-      putLogRow(dbs, userId, sessionId, {
-        ts: answered.ts,
-        session_id: sessionId,
-        user_message: message,
-        assistant_reply: reply,
-        memory_context: memoryContext,
-        tool_calls: toolCalls,
-      });
-      rowsSettled(dbs, userId, sessionId);
-      return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
-    });
+    let [, entry] = await appendWithCommit(
+      deps,
+      conversationId,
+      [{ message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) }],
+      ([replyRecord]) => {
+        mirrorSessionRow(dbs, userId, sessionId, {
+          day: answered.day,
+          ts: answered.ts,
+          role: 'assistant',
+          content: reply,
+          session_id: sessionId,
+          session_message_id: replyRecord!.message_id,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        });
+        putLogRow(dbs, userId, sessionId, {
+          ts: answered.ts,
+          session_id: sessionId,
+          user_message: message,
+          assistant_reply: reply,
+          memory_context: memoryContext,
+          tool_calls: toolCalls,
+        });
+        rowsSettled(dbs, userId, sessionId);
+        return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
+      },
+      () => (replied = true),
+    );
     if (entry === undefined) {
       const title = await generateTitle(deps.llm, message, reply, signal);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
@@ -242,32 +253,34 @@ async function recordFailure(
   const error: RowError = turnError(err);
   const toolCalls = projectToolCalls(transcript);
   const at = localNow(deps);
-  const [record] = await deps.memory.append(sessionConversationId(userId, sessionId), [
-    { message: { role: 'assistant', content: '' }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } },
-  ]);
-  await commit(dbs, () => {
-    mirrorSessionRow(dbs, userId, sessionId, {
-      day: at.day,
-      ts: at.ts,
-      role: 'assistant',
-      content: '',
-      session_id: sessionId,
-      session_message_id: record!.message_id,
-      error,
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-    });
-    putLogRow(dbs, userId, sessionId, {
-      ts: at.ts,
-      session_id: sessionId,
-      user_message: message,
-      assistant_reply: '',
-      memory_context: memoryContext,
-      tool_calls: toolCalls,
-      error,
-    });
-    rowsSettled(dbs, userId, sessionId);
-    touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
-  });
+  await appendWithCommit(
+    deps,
+    sessionConversationId(userId, sessionId),
+    [{ message: { role: 'assistant', content: '' }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } }],
+    ([record]) => {
+      mirrorSessionRow(dbs, userId, sessionId, {
+        day: at.day,
+        ts: at.ts,
+        role: 'assistant',
+        content: '',
+        session_id: sessionId,
+        session_message_id: record!.message_id,
+        error,
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      });
+      putLogRow(dbs, userId, sessionId, {
+        ts: at.ts,
+        session_id: sessionId,
+        user_message: message,
+        assistant_reply: '',
+        memory_context: memoryContext,
+        tool_calls: toolCalls,
+        error,
+      });
+      rowsSettled(dbs, userId, sessionId);
+      touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
+    },
+  );
 }
 
 function replyMeta(ts: string, transcript: Message[]): JsonObject {
