@@ -27,3 +27,6 @@ export { buildPromptContext, type MemoryContext } from './prompt-context.ts';
 export { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './conversation-title.ts';
 export { supervisedRecall, RecallUnavailableError, type SupervisedRecall } from './supervised-recall.ts';
+export type { SearchHit } from './search/bm25-query.ts';
+export type { SearchInput } from './search/ranked-search.ts';
+export { SEARCH_MEMORY_TOOL } from './search/search-memory-tool.ts';

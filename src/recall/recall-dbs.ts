@@ -3,6 +3,7 @@ import { commitFailure } from '../memory/lmdb-environment.ts';
 import type { JsonObject } from '../memory/message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
 import { openRawText } from './search-scan.ts';
+import { openSearchDbs, type SearchDbs } from './search/search-dbs.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -21,6 +22,9 @@ import { openRawText } from './search-scan.ts';
  * |                         | [userId, 'daily-rows']               | number         |
  * |                         | [userId, 'daily-mirrored', sessionId] | number        |
  * |                         | ['~first-turn', userId, sessionId]   | 0              |
+ *
+ * The ranked index's databases are listed in `search/search-dbs.ts` (keys also start with the
+ * user id).
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
@@ -101,6 +105,8 @@ export interface RecallDbs {
   longTerm: Database<LongTermValue, [string, number]>;
   log: Database<LogValue, [string, string, number]>;
   counters: Database<number, string[]>;
+  /** The ranked index (search/search-dbs.ts), written in the same transactions as the rows. */
+  search: SearchDbs;
 }
 
 /**
@@ -130,6 +136,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     longTerm: env.openDB(DB_NAMES.longTerm, JSON_DB),
     log: env.openDB(DB_NAMES.log, JSON_DB),
     counters: env.openDB(DB_NAMES.counters, JSON_DB),
+    search: openSearchDbs(env),
   };
 }
 
