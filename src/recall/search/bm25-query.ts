@@ -80,18 +80,18 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
   if (n === 0) return scores;
   const avgdl = (search.meta.get([userId, 'length']) ?? 0) / n || 1;
   for (const term of terms) {
-    const chunks: { first: number; value: Buffer }[] = [];
+    const chunks: Buffer[] = [];
     let df = 0;
-    for (const { key, value } of search.postings.getRange({ start: [userId, term], end: [userId, term, MAX_DOC] })) {
-      chunks.push({ first: key[2], value });
+    for (const { value } of search.postings.getRange({ start: [userId, term], end: [userId, term, MAX_DOC] })) {
+      chunks.push(value);
       df += chunkCount(value);
     }
     if (df === 0) continue;
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
     const norm = K1 * (1 - B);
     const perLength = (K1 * B) / avgdl;
-    for (const { first, value } of chunks) {
-      forEachPosting(first, value, (doc, tf, len) => {
+    for (const value of chunks) {
+      forEachPosting(value, (doc, tf, len) => {
         const s = (idf * tf * (K1 + 1)) / (tf + norm + perLength * len);
         scores.set(doc, (scores.get(doc) ?? 0) + s);
       });

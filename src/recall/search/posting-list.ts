@@ -1,15 +1,15 @@
 /**
- * A packed posting list chunk: the value of `[userId, term, firstDoc]` in
- * `recall.search-postings`. Layout (little endian):
+ * A packed posting list chunk: a value of `recall.search-postings`. Layout (little endian):
  *
- *   u16 count | u32 lastDoc | count × (varint docDelta, varint tf, varint docLength)
+ *   u16 count | u32 firstDoc | u32 lastDoc | count × (varint docDelta, varint tf, varint docLength)
  *
- * Doc numbers ascend within a chunk; the first delta is from the key's `firstDoc`, so removing
- * a posting never needs a new key. A posting carries its document's length, so BM25 scores a
- * term from its chunks alone (no per-document read). A typical posting takes 3 bytes.
+ * Doc numbers ascend within a chunk; the first delta is from `firstDoc`, which the chunk
+ * carries itself (so a chunk can move between keys unchanged, and removing its first posting
+ * needs no new key). A posting carries its document's length, so BM25 scores a term from its
+ * chunks alone (no per-document read). A typical posting takes 3 bytes.
  */
 export const CHUNK_POSTINGS = 128;
-const HEADER = 6;
+const HEADER = 10;
 
 export interface Posting {
   doc: number;
@@ -21,76 +21,106 @@ export function chunkCount(chunk: Uint8Array): number {
   return chunk[0]! | (chunk[1]! << 8);
 }
 
-function writeVarint(out: number[], n: number): void {
+const u32 = (b: Uint8Array, at: number) => b[at]! + b[at + 1]! * 0x100 + b[at + 2]! * 0x10000 + b[at + 3]! * 0x1000000;
+
+export function chunkFirstDoc(chunk: Uint8Array): number {
+  return u32(chunk, 2);
+}
+
+export function chunkLastDoc(chunk: Uint8Array): number {
+  return u32(chunk, 6);
+}
+
+function varintSize(n: number): number {
+  let size = 1;
   while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
+    n = Math.floor(n / 128);
+    size++;
   }
-  out.push(n);
+  return size;
 }
 
-function header(count: number, lastDoc: number): number[] {
-  return [count & 0xff, count >>> 8, lastDoc & 0xff, (lastDoc >>> 8) & 0xff, (lastDoc >>> 16) & 0xff, lastDoc >>> 24];
+function putVarint(out: Uint8Array, at: number, n: number): number {
+  while (n >= 0x80) {
+    out[at++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  out[at++] = n;
+  return at;
 }
 
-export function encodeChunk(firstDoc: number, postings: readonly Posting[]): Buffer {
-  const out = header(postings.length, postings.length === 0 ? firstDoc : postings[postings.length - 1]!.doc);
-  let prev = firstDoc;
+function putHeader(out: Uint8Array, count: number, first: number, last: number): void {
+  out[0] = count & 0xff;
+  out[1] = count >>> 8;
+  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(2, first, true);
+  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(6, last, true);
+}
+
+export function encodeChunk(postings: readonly Posting[]): Buffer {
+  const first = postings.length === 0 ? 0 : postings[0]!.doc;
+  let size = HEADER;
+  let prev = first;
   for (const p of postings) {
-    writeVarint(out, p.doc - prev);
-    writeVarint(out, p.tf);
-    writeVarint(out, p.len);
+    size += varintSize(p.doc - prev) + varintSize(p.tf) + varintSize(p.len);
     prev = p.doc;
   }
-  return Buffer.from(out);
+  const out = Buffer.allocUnsafe(size);
+  putHeader(out, postings.length, first, postings.length === 0 ? 0 : postings[postings.length - 1]!.doc);
+  let at = HEADER;
+  prev = first;
+  for (const p of postings) {
+    at = putVarint(out, at, p.doc - prev);
+    at = putVarint(out, at, p.tf);
+    at = putVarint(out, at, p.len);
+    prev = p.doc;
+  }
+  return out;
 }
 
 /** The chunk with `p` appended; `p.doc` must be above every doc in it. */
 export function appendPosting(chunk: Uint8Array, p: Posting): Buffer {
   const count = chunkCount(chunk);
-  const last = chunk[2]! | (chunk[3]! << 8) | (chunk[4]! << 16) | (chunk[5]! * 0x1000000);
-  const tail: number[] = [];
-  writeVarint(tail, p.doc - last);
-  writeVarint(tail, p.tf);
-  writeVarint(tail, p.len);
-  const out = Buffer.allocUnsafe(chunk.length + tail.length);
-  out.set(header(count + 1, p.doc), 0);
-  out.set(chunk.subarray(HEADER), HEADER);
-  out.set(tail, chunk.length);
+  const delta = p.doc - chunkLastDoc(chunk);
+  const out = Buffer.allocUnsafe(chunk.length + varintSize(delta) + varintSize(p.tf) + varintSize(p.len));
+  out.set(chunk, 0);
+  putHeader(out, count + 1, chunkFirstDoc(chunk), p.doc);
+  let at = putVarint(out, chunk.length, delta);
+  at = putVarint(out, at, p.tf);
+  putVarint(out, at, p.len);
   return out;
 }
 
 /** Calls `visit` for every posting, in doc order (the hot loop of a query: no allocation). */
-export function forEachPosting(firstDoc: number, chunk: Uint8Array, visit: (doc: number, tf: number, len: number) => void): void {
+export function forEachPosting(chunk: Uint8Array, visit: (doc: number, tf: number, len: number) => void): void {
   let i = HEADER;
-  let doc = firstDoc;
+  let doc = chunkFirstDoc(chunk);
   const end = chunk.length;
   while (i < end) {
     let b = chunk[i++]!;
     let delta = b & 0x7f;
-    for (let shift = 7; b & 0x80; shift += 7) {
+    for (let scale = 128; b & 0x80; scale *= 128) {
       b = chunk[i++]!;
-      delta += (b & 0x7f) * 2 ** shift;
+      delta += (b & 0x7f) * scale;
     }
     b = chunk[i++]!;
     let tf = b & 0x7f;
-    for (let shift = 7; b & 0x80; shift += 7) {
+    for (let scale = 128; b & 0x80; scale *= 128) {
       b = chunk[i++]!;
-      tf += (b & 0x7f) * 2 ** shift;
+      tf += (b & 0x7f) * scale;
     }
     b = chunk[i++]!;
     let len = b & 0x7f;
-    for (let shift = 7; b & 0x80; shift += 7) {
+    for (let scale = 128; b & 0x80; scale *= 128) {
       b = chunk[i++]!;
-      len += (b & 0x7f) * 2 ** shift;
+      len += (b & 0x7f) * scale;
     }
     doc += delta;
     visit(doc, tf, len);
   }
 }
 
-export function decodeChunk(firstDoc: number, chunk: Uint8Array): Posting[] {
+export function decodeChunk(chunk: Uint8Array): Posting[] {
   const out: Posting[] = [];
-  forEachPosting(firstDoc, chunk, (doc, tf, len) => out.push({ doc, tf, len }));
+  forEachPosting(chunk, (doc, tf, len) => out.push({ doc, tf, len }));
   return out;
 }

@@ -6,13 +6,16 @@ import type { Database, RootDatabase } from 'lmdb';
  *
  * | db                      | key                              | value                           |
  * |-------------------------|----------------------------------|---------------------------------|
- * | recall.search-postings  | [userId, term, firstDoc]         | packed chunk (posting-list.ts)  |
+ * | recall.search-postings  | [userId, term, firstDoc]         | full chunk (posting-list.ts)    |
+ * |                         | [userId, term, TAIL]             | the chunk being appended to     |
  * | recall.search-docs      | [userId, doc]                    | DocRef                          |
  * | recall.search-rows      | [userId, day, dailyId]           | doc                             |
  * |                         | [userId, '~long-term', line]     | doc                             |
  * | recall.search-meta      | [userId, 'docs' / 'length' / 'seq' / 'live'] | number          |
  *
- * `doc` is a per-user number (1, 2, 3, ...: `seq`), so posting lists only ever grow at their
+ * A term's postings are its full chunks in doc order, then its tail chunk (fewer than
+ * `CHUNK_POSTINGS`): appending is one `get` and one `put` of the tail, no cursor; a full tail
+ * moves to its `firstDoc` key. `doc` is a per-user number (1, 2, 3, ...: `seq`), so posting lists only ever grow at their
  * end. `docs` and `length` are BM25's N and total length. `live`: the user's writes index
  * themselves (set for a user with no rows yet, and by a rebuild); a user without it has rows
  * from before the index and needs `rebuildSearchIndex` (search does it on first use).
@@ -26,6 +29,9 @@ export const SEARCH_DB_NAMES = {
 
 /** Sorts after every doc number and every line number. */
 export const MAX_DOC = 2 ** 32;
+
+/** The key of a term's tail chunk: after every doc number. */
+export const TAIL = 2 ** 32 - 1;
 
 export const LONG_TERM_ROWS = '~long-term';
 

@@ -1,6 +1,6 @@
 import type { DailyValue } from '../recall-dbs.ts';
-import { appendPosting, CHUNK_POSTINGS, chunkCount, decodeChunk, encodeChunk } from './posting-list.ts';
-import { LONG_TERM_ROWS, MAX_DOC, type DocRef, type SearchDbs } from './search-dbs.ts';
+import { appendPosting, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, decodeChunk, encodeChunk } from './posting-list.ts';
+import { LONG_TERM_ROWS, MAX_DOC, TAIL, type DocRef, type SearchDbs } from './search-dbs.ts';
 import { tokenize } from './tokenizer.ts';
 
 /**
@@ -62,15 +62,16 @@ export function addDocument(search: SearchDbs, userId: string, rowKey: [string, 
   if (doc.length === 0) return;
   const n = bump(search, userId, 'seq', 1);
   for (const [term, tf] of doc.terms) {
-    let last: { key: [string, string, number]; value: Buffer } | undefined;
-    for (const entry of search.postings.getRange({ start: [userId, term, MAX_DOC], end: [userId, term], reverse: true, limit: 1 })) {
-      last = entry;
-    }
     const posting = { doc: n, tf, len: doc.length };
-    if (last !== undefined && chunkCount(last.value) < CHUNK_POSTINGS) {
-      search.postings.put(last.key, appendPosting(last.value, posting));
+    const tail = search.postings.get([userId, term, TAIL]);
+    if (tail === undefined) {
+      search.postings.put([userId, term, TAIL], encodeChunk([posting]));
+    } else if (chunkCount(tail) + 1 < CHUNK_POSTINGS) {
+      search.postings.put([userId, term, TAIL], appendPosting(tail, posting));
     } else {
-      search.postings.put([userId, term, n], encodeChunk(n, [posting]));
+      // Full: the chunk takes its permanent key, and the tail starts empty again.
+      search.postings.put([userId, term, chunkFirstDoc(tail)], appendPosting(tail, posting));
+      search.postings.remove([userId, term, TAIL]);
     }
   }
   const ref: DocRef = [rowKey[0], rowKey[1], doc.length];
@@ -87,13 +88,19 @@ export function removeDocument(search: SearchDbs, userId: string, rowKey: [strin
   const ref = search.docs.get([userId, n]);
   const { terms } = docTerms(text);
   for (const term of terms.keys()) {
-    for (const { key, value } of search.postings.getRange({ start: [userId, term, n], end: [userId, term], reverse: true, limit: 1 })) {
-      const postings = decodeChunk(key[2], value);
-      const kept = postings.filter((p) => p.doc !== n);
-      if (kept.length === postings.length) continue;
-      if (kept.length === 0) search.postings.remove(key);
-      else search.postings.put(key, encodeChunk(key[2], kept));
+    // The tail when it holds `n`, else the full chunk with the greatest firstDoc <= n.
+    let found: { key: [string, string, number]; value: Buffer } | undefined;
+    const tail = search.postings.get([userId, term, TAIL]);
+    if (tail !== undefined && chunkFirstDoc(tail) <= n) found = { key: [userId, term, TAIL], value: tail };
+    else {
+      for (const entry of search.postings.getRange({ start: [userId, term, n], end: [userId, term], reverse: true, limit: 1 })) found = entry;
     }
+    if (found === undefined) continue;
+    const postings = decodeChunk(found.value);
+    const kept = postings.filter((p) => p.doc !== n);
+    if (kept.length === postings.length) continue;
+    if (kept.length === 0) search.postings.remove(found.key);
+    else search.postings.put(found.key, encodeChunk(kept));
   }
   search.docs.remove([userId, n]);
   search.rows.remove([userId, rowKey[0], rowKey[1]]);
