@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { DailyValue, LongTermValue } from '../recall-dbs.ts';
 import { chunkCount, forEachPosting } from './posting-list.ts';
-import { LONG_TERM_ROWS, MAX_DOC, type SearchDbs } from './search-dbs.ts';
+import { docRef, MAX_DOC, type SearchDbs } from './search-dbs.ts';
 import { longTermLines } from './search-index.ts';
 import { makeSnippet } from './snippet.ts';
 import { tokenize } from './tokenizer.ts';
@@ -117,16 +117,15 @@ export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] 
     const ranked = topK(scores, k);
     for (let i = seen; i < ranked.length && hits.length < q.limit; i++) {
       const [doc, score] = ranked[i]!;
-      const ref = reader.search.docs.get([q.userId, doc]);
-      if (ref === undefined) continue;
-      if (ref[0] === LONG_TERM_ROWS) {
+      const ref = docRef(doc);
+      if (ref.kind === 'long_term') {
         if (longTerm === null) longTerm = currentLongTerm(reader, q.userId);
         if (longTerm === undefined || !longTermPasses(q, longTerm.day)) continue;
-        const line = longTermLines(longTerm.content).find((l) => l.line === ref[1]);
+        const line = longTermLines(longTerm.content).find((l) => l.line === ref.line);
         if (!line) continue;
         hits.push({
           sessionId: null,
-          messageId: ref[1],
+          messageId: ref.line,
           day: longTerm.day,
           score: round(score),
           snippet: makeSnippet(line.text, wanted),
@@ -136,7 +135,7 @@ export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] 
         });
         continue;
       }
-      const [day, id] = ref;
+      const { day, id } = ref;
       if (!dayPasses(q, day)) continue;
       const value = reader.daily.get([q.userId, day, id]);
       if (value === undefined || !rowPasses(q, value)) continue;

@@ -1,7 +1,7 @@
 /**
  * A packed posting list chunk: a value of `recall.search-postings`. Layout (little endian):
  *
- *   u16 count | u32 firstDoc | u32 lastDoc | count × (varint docDelta, varint tf, varint docLength)
+ *   u16 count | u48 firstDoc | u48 lastDoc | count × (varint docDelta, varint tf, varint docLength)
  *
  * Doc numbers ascend within a chunk; the first delta is from `firstDoc`, which the chunk
  * carries itself (so a chunk can move between keys unchanged, and removing its first posting
@@ -9,7 +9,7 @@
  * chunks alone (no per-document read). A typical posting takes 3 bytes.
  */
 export const CHUNK_POSTINGS = 128;
-const HEADER = 10;
+const HEADER = 14;
 
 export interface Posting {
   doc: number;
@@ -21,14 +21,25 @@ export function chunkCount(chunk: Uint8Array): number {
   return chunk[0]! | (chunk[1]! << 8);
 }
 
-const u32 = (b: Uint8Array, at: number) => b[at]! + b[at + 1]! * 0x100 + b[at + 2]! * 0x10000 + b[at + 3]! * 0x1000000;
+function u48(b: Uint8Array, at: number): number {
+  let n = 0;
+  for (let i = 5; i >= 0; i--) n = n * 256 + b[at + i]!;
+  return n;
+}
+
+function putU48(b: Uint8Array, at: number, n: number): void {
+  for (let i = 0; i < 6; i++) {
+    b[at + i] = n % 256;
+    n = Math.floor(n / 256);
+  }
+}
 
 export function chunkFirstDoc(chunk: Uint8Array): number {
-  return u32(chunk, 2);
+  return u48(chunk, 2);
 }
 
 export function chunkLastDoc(chunk: Uint8Array): number {
-  return u32(chunk, 6);
+  return u48(chunk, 8);
 }
 
 function varintSize(n: number): number {
@@ -52,8 +63,8 @@ function putVarint(out: Uint8Array, at: number, n: number): number {
 function putHeader(out: Uint8Array, count: number, first: number, last: number): void {
   out[0] = count & 0xff;
   out[1] = count >>> 8;
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(2, first, true);
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(6, last, true);
+  putU48(out, 2, first);
+  putU48(out, 8, last);
 }
 
 export function encodeChunk(postings: readonly Posting[]): Buffer {
@@ -117,6 +128,15 @@ export function forEachPosting(chunk: Uint8Array, visit: (doc: number, tf: numbe
     doc += delta;
     visit(doc, tf, len);
   }
+}
+
+/** The postings with `p` in doc order (replacing a posting of the same doc). */
+export function withPosting(postings: readonly Posting[], p: Posting): Posting[] {
+  const out = postings.filter((q) => q.doc !== p.doc);
+  let i = out.length;
+  while (i > 0 && out[i - 1]!.doc > p.doc) i--;
+  out.splice(i, 0, p);
+  return out;
 }
 
 export function decodeChunk(chunk: Uint8Array): Posting[] {

@@ -2,7 +2,8 @@ import { commit, HIGH } from '../recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import type { RowTerms } from './rank-jobs.ts';
 import { rowTerms } from './rank-worker.ts';
-import { addDocument, dropUserIndex, reindexLongTerm, setLive } from './search-index.ts';
+import { dailyDoc } from './search-dbs.ts';
+import { addDocument, dropUserIndex, isIndexed, reindexLongTerm, setLive } from './search-index.ts';
 
 /**
  * Rebuilds one user's ranked index from their rows: for data written before the index
@@ -51,10 +52,12 @@ async function rebuild(deps: RecallDeps, userId: string): Promise<number> {
     if (batch.length === 0) return indexed;
     indexed += await commit(dbs, () => {
       let n = 0;
-      for (const [day, id, terms, length] of batch) {
-        if (dbs.search.rows.get([userId, day, id]) !== undefined) continue;
-        if (dbs.daily.get([userId, day, id]) === undefined) continue;
-        addDocument(dbs.search, userId, [day, id], { terms: new Map(terms), length });
+      for (const [day, id, pairs, length] of batch) {
+        const doc = dailyDoc(day, id);
+        if (doc === null || length === 0 || dbs.daily.get([userId, day, id]) === undefined) continue;
+        const terms = { terms: new Map(pairs), length };
+        if (isIndexed(dbs.search, userId, doc, terms)) continue;
+        addDocument(dbs.search, userId, doc, terms);
         n++;
       }
       return n;
