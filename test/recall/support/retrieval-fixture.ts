@@ -76,10 +76,12 @@ export const QUESTIONS: FixtureQuestion[] = [
 ];
 
 // Distractor chatter: template sentences over the evidence's own words, so every question's
-// words also occur in messages that do not answer it.
+// words also occur in messages that do not answer it; first-person and question words as in
+// real chat (a history is full of "I", "what", "when").
 const EN_SUBJECTS = ['the ferry schedule', 'my passport photo', 'the hotel lobby', 'a dentist friend', 'the medicine cabinet', 'the running shoes',
   'the budget spreadsheet', 'the password manager', 'the migration guide', 'the interns', 'the keys to the car', 'the water bill',
   'the cat food', 'the wifi router', 'my sister', 'the bread recipe', 'the appointment calendar', 'the trip photos', 'the review notes', 'the party playlist'];
+const EN_OPENERS = ['', 'I think ', 'I guess ', 'what about ', 'do you know when ', 'I have no idea how ', 'honestly, '];
 const EN_VERBS = ['is on the table', 'came up again today', 'needs another look', 'was mentioned at lunch', 'reminds me of last summer',
   'is somewhere in the drawer', 'should be cheaper next year', 'was fine in the end', 'made everyone laugh', 'is not urgent'];
 const ZH_SUBJECTS = ['生日蛋糕', '北京的天气', '花生酱', '预算表格', '代码评审', '钥匙扣', '钢琴老师', '猫粮', '咖啡机', '旅行照片', '出差报销', '花盆', '年终总结', '酒店早餐', '学校门口'];
@@ -96,7 +98,7 @@ export function distractors(count: number): FixtureMessage[] {
     const text =
       i % 3 === 2
         ? `${ZH_SUBJECTS[next(ZH_SUBJECTS.length)]}${ZH_VERBS[next(ZH_VERBS.length)]}，${ZH_SUBJECTS[next(ZH_SUBJECTS.length)]}${ZH_VERBS[next(ZH_VERBS.length)]}。`
-        : `${EN_SUBJECTS[next(EN_SUBJECTS.length)]} ${EN_VERBS[next(EN_VERBS.length)]}, and ${EN_SUBJECTS[next(EN_SUBJECTS.length)]} ${EN_VERBS[next(EN_VERBS.length)]}.`;
+        : `${EN_OPENERS[next(EN_OPENERS.length)]}${EN_SUBJECTS[next(EN_SUBJECTS.length)]} ${EN_VERBS[next(EN_VERBS.length)]}, and ${EN_SUBJECTS[next(EN_SUBJECTS.length)]} ${EN_VERBS[next(EN_VERBS.length)]}.`;
     out.push({ id: `d${i}`, session: `chat-${i % 12}`, text });
   }
   return out;
