@@ -47,6 +47,7 @@ export {
   RecallUnavailableError,
   SearchPoolClosedError,
   MEMORY_TOOL_NAMES,
+  SEARCH_MEMORY_TOOL,
   RECALL_DB_NAMES,
   UNTITLED,
 } from './recall/index.ts';
@@ -66,6 +67,8 @@ export type {
   SearchDailyQuery,
   SessionWindowQuery,
   DailyWindowQuery,
+  SearchInput,
+  SearchHit,
   SearchPool,
   SearchPoolOptions,
   ExportOptions,
