@@ -49,6 +49,7 @@ export {
   TurnInterruptedError,
   SearchPoolClosedError,
   MEMORY_TOOL_NAMES,
+  SEARCH_MEMORY_TOOL,
   RECALL_DB_NAMES,
   UNTITLED,
 } from './recall/index.ts';
@@ -68,6 +69,8 @@ export type {
   SearchDailyQuery,
   SessionWindowQuery,
   DailyWindowQuery,
+  SearchInput,
+  SearchHit,
   SearchPool,
   SearchPoolOptions,
   ExportOptions,

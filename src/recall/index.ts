@@ -27,3 +27,6 @@ export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessio
 export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
 export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError } from './recall-errors.ts';
+export type { SearchHit } from './search/bm25-query.ts';
+export type { SearchInput } from './search/ranked-search.ts';
+export { SEARCH_MEMORY_TOOL } from './search/search-memory-tool.ts';

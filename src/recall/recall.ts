@@ -33,6 +33,9 @@ import {
   sessionWindowRows,
 } from './search/recall-queries.ts';
 import type { SearchPool } from './search/search-pool.ts';
+import type { SearchHit } from './search/bm25-query.ts';
+import { DEFAULT_RANK_POOL_THRESHOLD, searchRanked, type SearchInput } from './search/ranked-search.ts';
+import { rebuildUserIndex } from './search/rebuild.ts';
 import { openRawText } from './store/recall-dbs.ts';
 import {
   cutShortSessions,
@@ -81,6 +84,8 @@ export interface RecallOptions {
   poolThreshold?: number;
   /** LLM calls allowed per turn. Default 10. */
   maxToolIterations?: number;
+  /** Postings a ranked query reads above which it goes to the pool. Default 200 000. */
+  rankPoolThreshold?: number;
 }
 
 export interface SearchSessionQuery {
@@ -132,6 +137,10 @@ export interface Recall {
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
   sessionWindow(query: SessionWindowQuery): Promise<MemoryRow[]>;
+  /** Ranked (BM25) recall across every session, day and long-term memory of the user (search/ranked-search.ts). */
+  search(query: SearchInput): Promise<SearchHit[]>;
+  /** Rebuilds the user's ranked index from their rows; returns the daily rows indexed (search/rebuild.ts). */
+  rebuildSearchIndex(userId: string): Promise<number>;
   dailyWindow(query: DailyWindowQuery): Promise<DailyRow[]>;
   /** One day's rows (default today), chronological. */
   dailyMessages(userId: string, day?: string): Promise<DailyRow[]>;
@@ -175,6 +184,7 @@ export function createRecall(options: RecallOptions): Recall {
     maxToolIterations,
   };
   const { dbs } = deps;
+  const rankPoolThreshold = options.rankPoolThreshold ?? DEFAULT_RANK_POOL_THRESHOLD;
 
   let closed = false;
   const running = new Set<Promise<unknown>>();
@@ -255,6 +265,10 @@ export function createRecall(options: RecallOptions): Recall {
       guarded(() =>
         sessionWindowRows(deps, assertUserId(q.userId), assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0),
       ),
+
+    search: (q) => guarded(() => searchRanked(deps, q, rankPoolThreshold)),
+
+    rebuildSearchIndex: (userId) => guarded(() => rebuildUserIndex(deps, assertUserId(userId))),
 
     dailyWindow: (q) =>
       guarded(() => dailyWindowRows(deps, assertUserId(q.userId), q.messageId, q.before ?? 0, q.after ?? 0, str(q.day))),

@@ -26,6 +26,8 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     searchSession: forward('searchSession'),
     searchDaily: forward('searchDaily'),
     sessionWindow: forward('sessionWindow'),
+    search: forward('search'),
+    rebuildSearchIndex: forward('rebuildSearchIndex'),
     dailyWindow: forward('dailyWindow'),
     dailyMessages: forward('dailyMessages'),
     getLongTerm: forward('getLongTerm'),

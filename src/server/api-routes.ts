@@ -15,6 +15,9 @@
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
+ *   GET    /api/search?user_id=&q=&session_id=&day=&from=&to=&roles=&tool=&limit=10
+ *            → {ranking: 'bm25', items:[{session_id, message_id, day, score, snippet, source,
+ *               role, ts, daily_message_id?}]}  (ranked recall across sessions, days, long-term)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *
@@ -59,6 +62,16 @@ interface UserQuery {
 }
 interface SearchQuery extends UserQuery {
   keyword: string;
+  limit: number;
+}
+interface RankedSearchQuery extends UserQuery {
+  q: string;
+  session_id: string;
+  day: string;
+  from: string;
+  to: string;
+  roles: string;
+  tool: string;
   limit: number;
 }
 interface WindowQuery extends UserQuery {
@@ -168,6 +181,37 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       day: q.day,
     });
     return { items: rows.map(dailyRowView) };
+  });
+
+  api.get<{ Querystring: RankedSearchQuery }>('/api/search', { schema: S.search }, async (request) => {
+    const q = request.query;
+    requireIds({ user_id: q.user_id, ...(q.session_id === '' ? {} : { session_id: q.session_id }) });
+    // An empty parameter is no filter; `roles` is a comma-separated list.
+    const hits = await recall.search({
+      userId: q.user_id,
+      query: q.q,
+      limit: q.limit,
+      ...(q.session_id === '' ? {} : { sessionId: q.session_id }),
+      ...(q.day === '' ? {} : { day: q.day }),
+      ...(q.from === '' ? {} : { from: q.from }),
+      ...(q.to === '' ? {} : { to: q.to }),
+      ...(q.roles === '' ? {} : { roles: q.roles.split(',').map((r) => r.trim()).filter((r) => r !== '') }),
+      ...(q.tool === '' ? {} : { tool: q.tool }),
+    });
+    return {
+      ranking: 'bm25',
+      items: hits.map((h) => ({
+        session_id: h.sessionId,
+        message_id: h.messageId,
+        day: h.day,
+        score: h.score,
+        snippet: h.snippet,
+        source: h.source,
+        role: h.role,
+        ts: h.ts,
+        ...(h.dailyMessageId === undefined ? {} : { daily_message_id: h.dailyMessageId }),
+      })),
+    };
   });
 
   api.get('/api/runtime', { schema: S.runtime }, async (request) => {

@@ -127,6 +127,43 @@ export const API_SCHEMAS = {
   sessionWindow: { summary: 'Rows around a message of one session', tags: ['mnemo'], params: sessionParams, querystring: windowQuery(false), response: { 200: items(row), ...errors } },
   searchDaily: { summary: "Keyword search in a user's daily view", tags: ['mnemo'], querystring: searchQuery(true), response: { 200: items(dailyRow), ...errors } },
   dailyWindow: { summary: "Rows around a message of a user's daily view", tags: ['mnemo'], querystring: windowQuery(true), response: { 200: items(dailyRow), ...errors } },
+  search: {
+    summary: 'Ranked search (BM25) over a user\'s sessions, daily view and long-term memory',
+    tags: ['mnemo'],
+    querystring: {
+      type: 'object',
+      properties: {
+        user_id: idField,
+        q: { ...str, default: '' },
+        session_id: { ...str, default: '' },
+        day: { ...str, default: '', description: 'YYYY-MM-DD' },
+        from: { ...str, default: '', description: 'YYYY-MM-DD, inclusive' },
+        to: { ...str, default: '', description: 'YYYY-MM-DD, inclusive' },
+        roles: { ...str, default: '', description: 'comma-separated roles' },
+        tool: { ...str, default: '' },
+        limit: { ...int, default: 10 },
+      },
+      required: ['user_id'],
+    },
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          ranking: { type: 'string', enum: ['bm25'] },
+          items: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { session_id: str, message_id: int, day: str, score: { type: 'number' }, snippet: str, source: str, role: str, ts: str, daily_message_id: int },
+              required: ['session_id', 'message_id', 'day', 'score', 'snippet', 'source', 'role', 'ts'],
+            },
+          },
+        },
+        required: ['ranking', 'items'],
+      },
+      ...errors,
+    },
+  },
   runtime: {
     summary: 'The live supervision tree (conversation names only with the admin token)',
     tags: ['mnemo'],

@@ -173,7 +173,7 @@ describe('titles and the sessions index', () => {
 });
 
 describe('turn with a model and the memory tools', () => {
-  test('the agent gets the system prompt with the context, the message, and the six tools', async () => {
+  test('the agent gets the system prompt with the context, the message, the six tools and search_memory', async () => {
     const llm = scriptedLlm([says('fine')]);
     fx = openRecall({ llm });
     await fx.recall.setLongTerm(U, 'likes tea');
@@ -183,7 +183,7 @@ describe('turn with a model and the memory tools', () => {
     expect(first.messages.map((m) => m.role)).toEqual(['system', 'user']);
     expect(first.messages[0]!.content).toContain('可用记忆上下文:\n[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
     expect(first.messages[1]!.content).toBe('hi');
-    expect(first.options?.tools?.map((t) => t.name)).toEqual([...MEMORY_TOOL_NAMES]);
+    expect(first.options?.tools?.map((t) => t.name)).toEqual([...MEMORY_TOOL_NAMES, 'search_memory']);
   });
 
   test('tool calls are the real transcript, paired by id, returned and replayed with the reply', async () => {

@@ -22,6 +22,8 @@ import {
   searchSessionRows,
   sessionWindowRows,
 } from '../search/recall-queries.ts';
+import { searchRanked } from '../search/ranked-search.ts';
+import { createSearchMemoryTool } from '../search/search-memory-tool.ts';
 import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
@@ -227,9 +229,9 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   }
 }
 
-/** The tools of one turn, bound to its user and session. */
+/** The tools of one turn, bound to its user and session: the demo's six, then `search_memory`. */
 export function turnTools(deps: RecallDeps, userId: string, sessionId: string) {
-  return createMemoryTools({
+  const demoTools = createMemoryTools({
     rememberNote: async (note) => {
       await commit(deps.dbs, () => writeLongTerm(deps.dbs, userId, note, 'remember_note', localNow(deps).ts));
     },
@@ -239,6 +241,7 @@ export function turnTools(deps: RecallDeps, userId: string, sessionId: string) {
     searchDaily: (keyword, day, limit) => searchDailyRows(deps, userId, keyword, limit, day),
     dailyWindow: (id, before, after, day) => dailyWindowRows(deps, userId, id, before, after, day),
   });
+  return [...demoTools, createSearchMemoryTool((args) => searchRanked(deps, { userId, ...args }))];
 }
 
 async function recordFailure(

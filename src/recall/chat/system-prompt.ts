@@ -13,6 +13,7 @@ const RULES = [
   '工具使用总原则：优先调用工具，能调用工具就调用工具。只要工具能提供事实依据，就先调用工具，再作答。',
   '只有在工具确实无法解决问题时，才可以不调用工具直接回答。',
   '凡是能用工具核实的问题，都不要凭猜测作答。',
+  '不知道在哪个会话或哪一天、或者要用一句话的意思去找时，用 search_memory 按相关度检索全部会话、每日记录和长期记忆；结果带日期、会话和 message_id。',
   'search_session 和 search_daily 返回的每一行都带有 message_id 锚点；需要前后文时，用 get_session_window(message_id, before, after) 展开会话记录，用 get_daily_window(message_id, before, after, day) 展开每日记录，跨天结果里方括号中的日期就是要传入的 day。',
   '关键规则：remember_note 的 note 必须是长期记忆的完整版本，不是增量补丁。',
   '写入时要保留仍然有效的旧信息，再合并这次的新变化。',

@@ -5,9 +5,11 @@ import { SearchPoolClosedError } from '../recall-errors.ts';
 import { fromSources, packageFile, requireHere } from '../../module-location.ts';
 import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
 import type { SearchJob } from './search-job.ts';
+import type { SearchHit } from './bm25-query.ts';
+import type { RankJob, RowTerms } from './rank-jobs.ts';
 
 /**
- * The pool that runs large keyword scans off the event loop (piscina worker threads running
+ * The pool that runs large keyword scans, large ranked queries and index rebuilds' tokenizing off the event loop (piscina worker threads running
  * `search-worker.ts`). Its owner (the runtime, as a supervised child) closes it; `close` lets
  * running scans finish, then stops the threads. A job sent after `close` is refused with
  * `SearchPoolClosedError` (`pool_closed`). Close the pool before the LMDB environment.
@@ -24,6 +26,10 @@ export interface SearchPoolOptions {
 export interface SearchPool {
   run(job: Extract<SearchJob, { kind: 'daily' }>): Promise<DailyRow[]>;
   run(job: Extract<SearchJob, { kind: 'session' }>): Promise<MemoryRow[]>;
+  /** A large ranked query (search/bm25-query.ts). */
+  run(job: Extract<RankJob, { kind: 'rank' }>): Promise<SearchHit[]>;
+  /** The tokenizing half of an index rebuild (search/rebuild.ts). */
+  run(job: Extract<RankJob, { kind: 'terms' }>): Promise<RowTerms[]>;
   /** Scans running or queued now. */
   readonly pending: number;
   /** Scans finished so far (successfully or not). */
@@ -50,9 +56,9 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   let completed = 0;
   const inFlight = new Set<Promise<unknown>>();
   const pool = {
-    run(job: SearchJob): Promise<DailyRow[] | MemoryRow[]> {
+    run(job: SearchJob | RankJob): Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[]> {
       if (closed) return Promise.reject(new SearchPoolClosedError());
-      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[]>;
+      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[]>;
       const settled = result.then(
         () => undefined,
         () => undefined,

@@ -1,6 +1,7 @@
 import type { DailyRow } from './memory-row.ts';
 import { HIGH, type DailyValue, type RecallDbs } from './recall-dbs.ts';
 import type { WindowSpec } from './row-window.ts';
+import { onDailyRowPut, onDailyRowRemove } from '../search/index-hooks.ts';
 
 /**
  * The daily view: per user and local day, rows numbered 1, 2, 3, ... within that day (each
@@ -29,6 +30,7 @@ export function putDailyRow(dbs: RecallDbs, userId: string, row: NewDailyRow, id
   id ??= Math.max(lastDailyId(dbs, userId, day), dbs.counters.get([userId, 'daily-high', day]) ?? 0) + 1;
   dbs.daily.put([userId, day, id], value);
   if (value.session_id !== null) dbs.dailyBySession.put([userId, value.session_id, day, id], true);
+  onDailyRowPut(dbs, userId, day, id, value);
   dbs.counters.put([userId, 'daily-rows'], (dbs.counters.get([userId, 'daily-rows']) ?? 0) + 1);
   return id;
 }
@@ -123,6 +125,7 @@ export function removeSessionDailyRows(dbs: RecallDbs, userId: string, sessionId
   }
   for (const key of keys) {
     const [, , day, id] = key;
+    onDailyRowRemove(dbs, userId, day, id);
     dbs.daily.remove([userId, day, id]);
     dbs.dailyBySession.remove(key);
   }

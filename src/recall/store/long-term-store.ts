@@ -1,4 +1,5 @@
 import { HIGH, type LongTermValue, type RecallDbs } from './recall-dbs.ts';
+import { onLongTermUndo, onLongTermWrite } from '../search/index-hooks.ts';
 
 /**
  * Long-term memory: one document per user (the demo's `memory.md`), replaced whole by every
@@ -45,6 +46,7 @@ export function writeLongTerm(
   if (source !== 'import' && (content === '' || content === top?.value.content)) return null;
   const version = (top?.version ?? 0) + 1;
   const value: LongTermValue = raw === undefined ? { content, ts, source } : { content, ts, source, raw };
+  onLongTermWrite(dbs, userId, top?.value.content ?? '', content);
   dbs.longTerm.put([userId, version], value);
   return { version, content, ts, source };
 }
@@ -54,7 +56,9 @@ export function undoLongTerm(dbs: RecallDbs, userId: string): string | null {
   const top = newest(dbs, userId);
   if (!top) return null;
   dbs.longTerm.remove([userId, top.version]);
-  return newest(dbs, userId)?.value.content ?? '';
+  const now = newest(dbs, userId)?.value.content ?? '';
+  onLongTermUndo(dbs, userId, top.value.content, now);
+  return now;
 }
 
 export function longTermHistory(dbs: RecallDbs, userId: string): LongTermVersion[] {

@@ -2,6 +2,7 @@ import type { Database, Key, RootDatabase } from 'lmdb';
 import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
+import { openSearchDbs, type SearchDbs } from '../search/search-dbs.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -24,6 +25,9 @@ import type { RowError, ToolCallView } from './memory-row.ts';
  * |                         | [userId, 'daily-mirrored', sessionId] | number        |
  * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
  * |                         | ['\u0001daily-pending', userId, sessionId] | number    |
+ *
+ * The ranked index's databases are listed in `search/search-dbs.ts` (keys also start with the
+ * user id).
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
@@ -115,6 +119,8 @@ export interface RecallDbs {
   longTerm: Database<LongTermValue, [string, number]>;
   log: Database<LogValue, [string, string, number]>;
   counters: Database<number, string[]>;
+  /** The ranked index (search/search-dbs.ts), written in the same transactions as the rows. */
+  search: SearchDbs;
 }
 
 /**
@@ -144,6 +150,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     longTerm: env.openDB(DB_NAMES.longTerm, JSON_DB),
     log: env.openDB(DB_NAMES.log, JSON_DB),
     counters: env.openDB(DB_NAMES.counters, JSON_DB),
+    search: openSearchDbs(env),
   };
 }
 

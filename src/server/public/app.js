@@ -30,6 +30,7 @@ const el = {
   toggleSidebar: $('toggle-sidebar'), toggleRuntime: $('toggle-runtime'), runtime: $('runtime'),
   closeRuntime: $('close-runtime'), runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'),
   runtimeDot: $('runtime-dot'),
+  searchForm: $('search-form'), searchQ: $('search-q'), searchHits: $('search-hits'),
 };
 
 const state = {
@@ -238,7 +239,7 @@ async function createConversation() {
   el.input.focus();
 }
 
-async function openConversation(sessionId) {
+async function openConversation(sessionId, focusMessageId = null) {
   const generation = state.generation;
   state.sessionId = sessionId;
   renderConversations();
@@ -250,12 +251,73 @@ async function openConversation(sessionId) {
     const items = data.items || [];
     if (items.length === 0) showEmptyHint();
     for (const item of items) {
-      if (item.role === 'user') addUserMsg(item.content);
-      else if (item.error) addStoredError(item.error, item.tool_calls || []);
-      else addAssistantMsg(item.content, item.tool_calls || []);
+      const row = item.role === 'user'
+        ? addUserMsg(item.content)
+        : item.error
+          ? addStoredError(item.error, item.tool_calls || [])
+          : addAssistantMsg(item.content, item.tool_calls || []);
+      row.dataset.messageId = String(item.message_id);
     }
+    if (focusMessageId !== null) focusMessage(focusMessageId);
   } catch (err) {
     showFailure(err);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranked search across every session (GET /api/search); a hit opens its session at the message.
+
+function focusMessage(messageId) {
+  const row = el.messages.querySelector(`[data-message-id="${Number(messageId)}"]`);
+  if (!row) return;
+  row.classList.add('hit');
+  row.scrollIntoView({ block: 'center' });
+  setTimeout(() => row.classList.remove('hit'), 2500);
+}
+
+async function runSearch() {
+  const query = el.searchQ.value.trim();
+  if (query === '') {
+    el.searchHits.hidden = true;
+    el.searchHits.replaceChildren();
+    return;
+  }
+  try {
+    const data = await api('GET', `/api/search?${q({ user_id: state.userId, q: query, limit: 20 })}`);
+    renderHits(data.items || []);
+  } catch (err) {
+    el.searchHits.hidden = false;
+    el.searchHits.textContent = `错误: ${err.message}`;
+  }
+}
+
+function renderHits(items) {
+  el.searchHits.replaceChildren();
+  el.searchHits.hidden = false;
+  if (items.length === 0) {
+    el.searchHits.textContent = '没有找到';
+    return;
+  }
+  for (const hit of items) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'search-hit';
+    const meta = document.createElement('span');
+    meta.className = 'search-hit-meta';
+    meta.textContent = hit.source === 'long_term' ? `${hit.day} · 长期记忆` : `${hit.day} · ${hit.role}`;
+    const text = document.createElement('span');
+    text.className = 'search-hit-text';
+    text.textContent = hit.snippet;
+    b.append(meta, text);
+    if (hit.source === 'session') {
+      b.addEventListener('click', () => {
+        closeSidebar();
+        openConversation(hit.session_id, hit.message_id);
+      });
+    } else {
+      b.disabled = true;
+    }
+    el.searchHits.append(b);
   }
 }
 
@@ -488,6 +550,11 @@ el.input.addEventListener('keydown', (e) => {
   }
 });
 el.input.addEventListener('input', autosize);
+el.searchForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  runSearch();
+});
+el.searchQ.addEventListener('search', runSearch);
 el.userForm.addEventListener('submit', (e) => {
   e.preventDefault();
   switchUser(el.userId.value.trim());

@@ -1,0 +1,70 @@
+import type { Database, RootDatabase } from 'lmdb';
+
+/**
+ * The named LMDB databases of the ranked index, in the recall environment. Every key starts
+ * with the user id (erasing a user's key prefix erases their index too):
+ *
+ * | db                      | key                              | value                          |
+ * |-------------------------|----------------------------------|--------------------------------|
+ * | recall.search-postings  | [userId, term, firstDoc]         | full chunk (posting-list.ts)   |
+ * |                         | [userId, term, TAIL]             | the chunk being appended to    |
+ * | recall.search-meta      | [userId, 'docs' / 'length' / 'live'] | number                     |
+ *
+ * A term's postings are its full chunks in doc order, then its tail chunk: appending a newer
+ * document is one `get` and one `put` of the tail, no cursor; a full tail moves to its
+ * `firstDoc` key. An older document (an import, a row a crash left unmirrored) is inserted in
+ * the chunk that covers it, which splits when it overflows.
+ *
+ * A document's number IS its row's key, so the index stores no map from documents to rows:
+ * a daily row `[day, id]` is `(days since 1900-01-01 + 1) × 2^22 + id`, a long-term line `n` is
+ * `n` (below 2^22). Daily ids from 2^22 up (four million rows in one day) are not indexed.
+ * `docs` and `length` are BM25's N and total length; `live`: the user's writes index themselves
+ * (set for a user with no rows yet, and by a rebuild); a user without it has rows from before
+ * the index and is rebuilt (rebuild.ts) at their first search.
+ */
+export const SEARCH_DB_NAMES = {
+  postings: 'recall.search-postings',
+  meta: 'recall.search-meta',
+} as const;
+
+/** Sorts after every doc number. */
+export const MAX_DOC = 2 ** 53;
+
+/** The key of a term's tail chunk: after every doc number. */
+export const TAIL = 2 ** 53 - 1;
+
+export const DAY_SLOT = 2 ** 22;
+const DAY_MS = 86_400_000;
+const EPOCH = Date.UTC(1900, 0, 1);
+
+export type DocRef = { kind: 'daily'; day: string; id: number } | { kind: 'long_term'; line: number };
+
+/** The document number of daily row `[day, id]`; `null` when it cannot have one. */
+export function dailyDoc(day: string, id: number): number | null {
+  const t = Date.parse(`${day}T00:00:00Z`);
+  if (!Number.isFinite(t) || t < EPOCH || !Number.isInteger(id) || id < 1 || id >= DAY_SLOT) return null;
+  return (Math.round((t - EPOCH) / DAY_MS) + 1) * DAY_SLOT + id;
+}
+
+export function longTermDoc(line: number): number | null {
+  return line >= 1 && line < DAY_SLOT ? line : null;
+}
+
+export function docRef(doc: number): DocRef {
+  const slot = Math.floor(doc / DAY_SLOT);
+  if (slot === 0) return { kind: 'long_term', line: doc };
+  const day = new Date(EPOCH + (slot - 1) * DAY_MS).toISOString().slice(0, 10);
+  return { kind: 'daily', day, id: doc - slot * DAY_SLOT };
+}
+
+export interface SearchDbs {
+  postings: Database<Buffer, [string, string, number]>;
+  meta: Database<number, [string, string]>;
+}
+
+export function openSearchDbs(env: RootDatabase): SearchDbs {
+  return {
+    postings: env.openDB(SEARCH_DB_NAMES.postings, { encoding: 'binary' }),
+    meta: env.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' }),
+  };
+}

@@ -1,0 +1,136 @@
+import { porterStem } from './porter-stemmer.ts';
+
+/**
+ * The tokenizer of the ranked index; the same function runs on documents and on queries.
+ *
+ * - Text is cut into runs of letters and digits (`\p{L}\p{N}` plus combining marks); every run
+ *   is Unicode-normalized (NFKC: full-width `ＡＢＣ１` reads as `abc1`, ligatures split) and
+ *   case-folded.
+ * - Chinese and Japanese (Han, Hiragana, Katakana) have no spaces: such a run becomes its
+ *   overlapping character bigrams (`北京天气` → `北京 京天 天气`); a lone character stays a
+ *   unigram. Bigrams beat `Intl.Segmenter` on this index's own fixture (recall and speed: the
+ *   measurement is in the README, "Ranked search"), and need no dictionary, so a query and a
+ *   document always cut a name the same way.
+ * - Other runs are words: English stop words are dropped, the rest stemmed (Porter), so
+ *   `meetings`, `meeting` and `met`… (`met` stays `met`: a stemmer, not a lemmatizer).
+ * - Tokens are at most 64 code units (longer runs are cut there: they are ids or noise, and
+ *   keys stay small).
+ *
+ * `offsets` gives each token's `[start, end)` in the ORIGINAL text, for snippets.
+ */
+export interface Token {
+  term: string;
+  start: number;
+  end: number;
+}
+
+const RUN = /[\p{L}\p{N}\p{M}]+/gu;
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー々]+/u;
+const CJK_SPLIT = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー々]+)/u;
+const MAX_TOKEN = 64;
+
+// The usual English stop list (Lucene's/Snowball's short list plus pronouns and auxiliaries).
+const STOP_WORDS = new Set(
+  (
+    'a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its ' +
+    'me my no nor not of on or our ours she so such than that the their theirs them then there these they this those to too ' +
+    'us was we were what when where which who whom why will with would you your yours am being just over own same some'
+  ).split(' '),
+);
+
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
+/** The terms of `text`, in order, with repeats (a term's count is its frequency). */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(RUN)) {
+    const run = m[0];
+    if (!CJK.test(run)) {
+      const term = wordTerm(run);
+      if (term !== null) out.push(term);
+    } else {
+      for (const t of tokenizeWithOffsets(run)) out.push(t.term);
+    }
+  }
+  return out;
+}
+
+export function* tokenizeWithOffsets(text: string): Generator<Token> {
+  RUN.lastIndex = 0;
+  for (const m of text.matchAll(RUN)) {
+    const run = m[0];
+    const base = m.index;
+    if (!CJK.test(run)) {
+      const term = wordTerm(run);
+      if (term !== null) yield { term, start: base, end: base + run.length };
+      continue;
+    }
+    // Mixed runs (`iPhone用户`): words and CJK parts apart.
+    let offset = base;
+    for (const part of run.split(CJK_SPLIT)) {
+      if (part === '') continue;
+      if (CJK.test(part)) yield* bigrams(part, offset);
+      else {
+        const term = wordTerm(part);
+        if (term !== null) yield { term, start: offset, end: offset + part.length };
+      }
+      offset += part.length;
+    }
+  }
+}
+
+// Words repeat (Zipf): a word's term is computed once and remembered, which makes tokenizing
+// about 10x faster than normalizing and stemming every occurrence. Bounded: cleared when full.
+const TERM_CACHE_MAX = 100_000;
+const termCache = new Map<string, string | null>();
+
+function wordTerm(raw: string): string | null {
+  const cached = termCache.get(raw);
+  if (cached !== undefined) return cached;
+  const word = raw.normalize('NFKC').toLowerCase().slice(0, MAX_TOKEN);
+  const term = STOP_WORDS.has(word) ? null : porterStem(word);
+  if (termCache.size >= TERM_CACHE_MAX) termCache.clear();
+  termCache.set(raw, term);
+  return term;
+}
+
+function* bigrams(run: string, base: number): Generator<Token> {
+  const chars = Array.from(run.normalize('NFKC'));
+  // NFKC of CJK text keeps its length in code points for all but compatibility ideographs;
+  // offsets come from the original code points so snippets stay aligned.
+  const original = Array.from(run);
+  const starts: number[] = [];
+  let at = base;
+  for (const c of original) {
+    starts.push(at);
+    at += c.length;
+  }
+  starts.push(at);
+  const n = Math.min(chars.length, original.length);
+  if (n === 1) {
+    yield { term: chars[0]!, start: starts[0]!, end: starts[1]! };
+    return;
+  }
+  for (let i = 0; i + 1 < n; i++) {
+    yield { term: chars[i]! + chars[i + 1]!, start: starts[i]!, end: starts[i + 2]! };
+  }
+}
+
+/**
+ * The alternative measured against bigrams: ICU's word segmentation through `Intl.Segmenter`
+ * (dictionary-based for Chinese and Japanese). Kept for the README's measurement
+ * (bench/search-rank.ts), not used by the index.
+ */
+export function tokenizeWithSegmenter(text: string, locale = 'zh'): string[] {
+  const segmenter = new Intl.Segmenter(locale, { granularity: 'word' });
+  const out: string[] = [];
+  for (const s of segmenter.segment(text)) {
+    if (!s.isWordLike) continue;
+    const w = s.segment.normalize('NFKC').toLowerCase().slice(0, MAX_TOKEN);
+    if (CJK.test(w)) out.push(w);
+    else if (!STOP_WORDS.has(w)) out.push(porterStem(w));
+  }
+  return out;
+}

@@ -1,0 +1,212 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { putDailyRow } from '../../src/recall/store/daily-store.ts';
+import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { createSearchPool } from '../../src/recall/index.ts';
+import { dropUserIndex } from '../../src/recall/search/search-index.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+
+let fx: RecallFixture | undefined;
+const extra: RecallFixture[] = [];
+afterEach(async () => {
+  for (const f of extra.splice(0)) await f.recall.close();
+  await fx?.close();
+  fx = undefined;
+});
+
+const U = 'u1';
+
+async function say(sessionId: string, ...messages: string[]): Promise<void> {
+  for (const message of messages) await fx!.recall.chat({ userId: U, sessionId, message });
+}
+
+describe('ranked recall', () => {
+  it('finds a natural-language question across sessions and days, best match first, with anchors', async () => {
+    fx = openRecall();
+    await say('a1', 'We planned the quarterly budget review for Friday', 'The cat knocked over my coffee');
+    fx.clock.set('2026-04-09T09:00:00+08:00');
+    await say('b2', 'Remind me to renew the passport before the trip to Lisbon');
+    const hits = await fx.recall.search({ userId: U, query: 'when is the budget reviewed?' });
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits[0]).toMatchObject({ sessionId: 'a1', messageId: 1, day: '2026-04-08', source: 'session', role: 'user' });
+    expect(hits[0]!.snippet).toContain('quarterly budget review');
+    expect(hits[0]!.score).toBeGreaterThan(0);
+    const other = await fx.recall.search({ userId: U, query: 'passports for trips' });
+    expect(other[0]).toMatchObject({ sessionId: 'b2', messageId: 1, day: '2026-04-09' });
+    // The anchor opens the session window as today.
+    const window = await fx.recall.sessionWindow({ userId: U, sessionId: 'b2', messageId: other[0]!.messageId, after: 1 });
+    expect(window.map((r) => r.message_id)).toEqual([1, 2]);
+  });
+
+  it('ranks a row holding the rarer term above one holding only common ones', async () => {
+    fx = openRecall();
+    await say('s', 'apple apple apple', 'apple pie', 'banana apple', 'zucchini bread');
+    const hits = await fx.recall.search({ userId: U, query: 'zucchini apple', roles: ['user'] });
+    expect(hits[0]!.snippet).toBe('zucchini bread');
+    expect(hits.map((h) => h.role)).toEqual(hits.map(() => 'user'));
+  });
+
+  it('searches Chinese and Japanese by character bigrams', async () => {
+    fx = openRecall();
+    await say('zh', '我的生日是五月三号', '明天去北京出差');
+    await say('ja', '東京の天気は晴れです');
+    expect((await fx.recall.search({ userId: U, query: '生日是哪天' }))[0]).toMatchObject({ sessionId: 'zh', messageId: 1 });
+    expect((await fx.recall.search({ userId: U, query: '北京出差' }))[0]).toMatchObject({ sessionId: 'zh', messageId: 3 });
+    expect((await fx.recall.search({ userId: U, query: '東京の天気' }))[0]).toMatchObject({ sessionId: 'ja', messageId: 1 });
+  });
+
+  it('folds case, width and inflection: ＭＥＥＴＩＮＧＳ finds "meeting"', async () => {
+    fx = openRecall();
+    await say('s', 'Meeting moved to noon');
+    expect((await fx.recall.search({ userId: U, query: 'ＭＥＥＴＩＮＧＳ' }))[0]).toMatchObject({ messageId: 1 });
+  });
+
+  it('finds nothing for a query of stop words only, or for another user', async () => {
+    fx = openRecall();
+    await say('s', 'the secret word is xylophone');
+    expect(await fx.recall.search({ userId: U, query: 'the is' })).toEqual([]);
+    expect(await fx.recall.search({ userId: 'u2', query: 'xylophone' })).toEqual([]);
+    expect(await fx.recall.search({ userId: U, query: 'xylophone' })).toHaveLength(2);
+  });
+
+  it('a deleted session no longer matches, and the others still do', async () => {
+    fx = openRecall();
+    await say('gone', 'my locker code is 4711');
+    await say('kept', 'the locker is on floor two');
+    expect((await fx.recall.search({ userId: U, query: 'locker' })).map((h) => h.sessionId)).toContain('gone');
+    await fx.recall.deleteSession(U, 'gone');
+    const hits = await fx.recall.search({ userId: U, query: 'locker 4711' });
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.every((h) => h.sessionId === 'kept')).toBe(true);
+  });
+
+  it('removes postings from the middle of a long posting list', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    await commit(dbs, () => {
+      for (let i = 0; i < 400; i++) {
+        const s = i % 2 === 0 ? 'even' : 'odd';
+        putDailyRow(dbs, U, { day: '2026-04-08', ts: '2026-04-08T10:00:00', role: 'user', content: `common token ${i}`, session_id: s, session_message_id: i + 1 });
+      }
+    });
+    await commit(dbs, () => undefined);
+    expect(await fx.recall.search({ userId: U, query: 'common', limit: 100 })).toHaveLength(100);
+    await fx.recall.deleteSession(U, 'even');
+    const left = await fx.recall.search({ userId: U, query: 'common', limit: 100 });
+    expect(left).toHaveLength(100);
+    expect(left.every((h) => h.sessionId === 'odd')).toBe(true);
+    expect(await fx.recall.search({ userId: U, query: 'common', sessionId: 'even' })).toEqual([]);
+  });
+
+  it('indexes long-term memory by line, and an undo takes its lines out', async () => {
+    fx = openRecall();
+    await fx.recall.setLongTerm(U, '- allergic to peanuts\n- prefers window seats');
+    const hit = (await fx.recall.search({ userId: U, query: 'peanut allergy' }))[0];
+    expect(hit).toMatchObject({ source: 'long_term', sessionId: null, messageId: 1, role: 'memory', snippet: '- allergic to peanuts' });
+    await fx.recall.setLongTerm(U, '- prefers aisle seats');
+    expect(await fx.recall.search({ userId: U, query: 'peanuts' })).toEqual([]);
+    await fx.recall.undoLongTerm(U);
+    expect((await fx.recall.search({ userId: U, query: 'peanuts' }))[0]).toMatchObject({ source: 'long_term' });
+  });
+
+  it('indexes tool-call inputs and outputs, and filters by tool', async () => {
+    const llm = scriptedLlm([
+      callsTools(toolCall('c1', 'search_daily', { keyword: 'flamingo' })),
+      says('nothing about flamingos'),
+      says('title'),
+    ]);
+    fx = openRecall({ llm });
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'what did I say about birds?' });
+    const hits = await fx.recall.search({ userId: U, query: 'flamingo', tool: 'search_daily' });
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ sessionId: 's', messageId: 2, role: 'assistant' });
+    expect(await fx.recall.search({ userId: U, query: 'flamingo', tool: 'remember_note' })).toEqual([]);
+  });
+
+  it('filters by session, day and day range', async () => {
+    fx = openRecall();
+    await say('s1', 'orchid watering schedule');
+    fx.clock.set('2026-04-10T09:00:00+08:00');
+    await say('s2', 'orchid repotting');
+    const all = async (q: object) => (await fx!.recall.search({ userId: U, query: 'orchid', roles: ['user'], ...q })).map((h) => `${h.sessionId}/${h.day}`);
+    expect(await all({})).toHaveLength(2);
+    expect(await all({ sessionId: 's2' })).toEqual(['s2/2026-04-10']);
+    expect(await all({ day: '2026-04-08' })).toEqual(['s1/2026-04-08']);
+    expect(await all({ from: '2026-04-09' })).toEqual(['s2/2026-04-10']);
+    expect(await all({ to: '2026-04-09' })).toEqual(['s1/2026-04-08']);
+  });
+
+  it('rejects bad input with a typed error and reads nothing', async () => {
+    fx = openRecall();
+    const bad = (input: object) => fx!.recall.search({ userId: U, query: 'x', ...input } as never);
+    await expect(bad({ userId: '../x' })).rejects.toMatchObject({ code: 'invalid_id' });
+    await expect(bad({ query: 3 })).rejects.toMatchObject({ code: 'invalid_query' });
+    await expect(bad({ day: '2026-13-01' })).rejects.toMatchObject({ code: 'invalid_day' });
+    await expect(bad({ roles: 'user' })).rejects.toMatchObject({ code: 'invalid_filter' });
+    await expect(bad({ limit: 1.5 })).rejects.toMatchObject({ code: 'invalid_filter' });
+    await expect(bad({ sessionId: 'a/b' })).rejects.toMatchObject({ code: 'invalid_id' });
+  });
+
+  it('a row and its postings are written in one transaction: an aborted one leaves neither', async () => {
+    fx = openRecall();
+    await say('s', 'first row about kayaks');
+    const dbs = openRecallDbs(fx.env);
+    // A synchronous transaction aborts on a throw (lmdb-js's async one does not roll back a
+    // callback's throw), so this shows the postings ride in the row's own transaction.
+    expect(() =>
+      fx!.env.root.transactionSync(() => {
+        putDailyRow(dbs, U, { day: '2026-04-08', ts: '2026-04-08T10:00:00', role: 'user', content: 'kayaks kayaks', session_id: 's', session_message_id: 99 });
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    const hits = await fx.recall.search({ userId: U, query: 'kayaks' });
+    expect(hits.map((h) => h.messageId).sort()).toEqual([1, 2]);
+    expect(dbs.search.meta.get([U, 'docs'])).toBe(2);
+  });
+});
+
+describe('rebuilding the index', () => {
+  it('rows written before the index are found after an automatic rebuild, scored as if indexed live', async () => {
+    fx = openRecall();
+    await say('s', 'the red kite flies high', 'a kite festival in May', 'nothing here');
+    await fx.recall.setLongTerm(U, 'favourite bird: red kite');
+    const live = await fx.recall.search({ userId: U, query: 'red kite', limit: 20 });
+    const dbs = openRecallDbs(fx.env);
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    // Not live any more: writes do not index until the rebuild, which the next search runs.
+    await say('s', 'kite surfing lessons');
+    const rebuilt = await fx.recall.search({ userId: U, query: 'red kite', limit: 20 });
+    expect(rebuilt.filter((h) => !h.snippet.includes('surfing')).length).toBe(live.length);
+    expect((await fx.recall.search({ userId: U, query: 'surfing' })).length).toBeGreaterThan(0);
+    expect(await fx.recall.rebuildSearchIndex(U)).toBe(8);
+    expect(await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).toEqual(rebuilt);
+  });
+
+  it('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {
+    fx = openRecall();
+    await say('s', 'alpha beta', 'beta gamma', 'gamma delta alpha');
+    const inline = await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 });
+    const pool = createSearchPool({ maxThreads: 1 });
+    const pooled = openRecall({ dir: fx.dir, pool, rankPoolThreshold: 0 });
+    try {
+      expect(await pooled.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).toEqual(inline);
+      expect(await pooled.recall.rebuildSearchIndex(U)).toBe(6);
+      expect(pool.completed).toBeGreaterThan(1);
+      expect(await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).toEqual(inline);
+    } finally {
+      await pooled.recall.close();
+      await pool.close();
+    }
+  });
+});
+
+describe('the search_memory tool', () => {
+  it('gives the model ranked, dated hits across sessions', async () => {
+    fx = openRecall();
+    await say('old1', 'my dentist appointment is on the 14th');
+    const tool = fx.recall.memoryTools(U, 'other').find((t) => t.name === 'search_memory')!;
+    const out = String(await tool.execute({ query: 'dentist appointment' }, {} as never));
+    expect(out.split('\n')[0]).toMatch(/^\[2026-04-08\] session old1 #1 user \(score \d+\.\d\d\): my dentist appointment is on the 14th$/);
+    expect(await tool.execute({ query: 'volcano' }, {} as never)).toBe('no matched memory');
+  });
+});

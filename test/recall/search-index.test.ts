@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
+import { CHUNK_POSTINGS, decodeChunk } from '../../src/recall/search/posting-list.ts';
+import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
+import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
+import { addDocument, docTerms, removeDocument } from '../../src/recall/search/search-index.ts';
+import { tokenize } from '../../src/recall/search/tokenizer.ts';
+import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+
+let fx: RecallFixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+describe('the tokenizer', () => {
+  it('folds case and width, drops stop words and stems English', () => {
+    expect(tokenize('The Meetings were RESCHEDULED to Ｆｒｉｄａｙ')).toEqual(['meet', 'reschedul', 'fridai']);
+  });
+
+  it('cuts Chinese and Japanese runs into bigrams, and mixed runs apart', () => {
+    expect(tokenize('北京天气')).toEqual(['北京', '京天', '天气']);
+    expect(tokenize('iPhone用户')).toEqual(['iphon', '用户']);
+    expect(tokenize('猫')).toEqual(['猫']);
+    expect(tokenize('東京の天気')).toEqual(['東京', '京の', 'の天', '天気']);
+  });
+
+  it('stems as Porter does', () => {
+    const pairs: [string, string][] = [
+      ['caresses', 'caress'], ['ponies', 'poni'], ['cats', 'cat'], ['feed', 'feed'], ['agreed', 'agre'],
+      ['plastered', 'plaster'], ['motoring', 'motor'], ['sing', 'sing'], ['conflated', 'conflat'], ['hopping', 'hop'],
+      ['filing', 'file'], ['happy', 'happi'], ['relational', 'relat'], ['conditional', 'condit'], ['generalization', 'gener'],
+      ['electricity', 'electr'], ['adjustment', 'adjust'], ['adoption', 'adopt'], ['controlling', 'control'], ['roll', 'roll'],
+    ];
+    for (const [word, stem] of pairs) expect(porterStem(word), word).toBe(stem);
+  });
+});
+
+describe('document numbers', () => {
+  it('are the row keys themselves, in key order', () => {
+    const a = dailyDoc('2026-04-08', 1)!;
+    const b = dailyDoc('2026-04-08', 2)!;
+    const c = dailyDoc('2026-04-09', 1)!;
+    expect(a < b && b < c).toBe(true);
+    expect(docRef(b)).toEqual({ kind: 'daily', day: '2026-04-08', id: 2 });
+    expect(docRef(3)).toEqual({ kind: 'long_term', line: 3 });
+    expect(dailyDoc('1899-12-31', 1)).toBeNull();
+    expect(dailyDoc('2026-04-08', 2 ** 22)).toBeNull();
+  });
+});
+
+describe('posting lists', () => {
+  it('stay exact under inserts in any order and removals, across chunk splits', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const U = 'px';
+    const model = new Set<number>();
+    let seed = 1;
+    const rand = (n: number) => {
+      seed = (seed * 48271) % 2147483647;
+      return seed % n;
+    };
+    const docOf = (i: number) => dailyDoc(`2026-0${1 + (i % 9)}-1${i % 10}`, 1 + i)!;
+    // Mostly ascending (appends), with one in five written out of order, then random removals.
+    const order = Array.from({ length: 900 }, (_, i) => i);
+    for (let i = 0; i < order.length; i++) {
+      if (rand(5) === 0) {
+        const j = rand(order.length);
+        [order[i], order[j]] = [order[j]!, order[i]!];
+      }
+    }
+    for (let start = 0; start < order.length; start += 100) {
+      await commit(dbs, () => {
+        for (const i of order.slice(start, start + 100)) {
+          addDocument(dbs.search, U, docOf(i), docTerms('shared word'));
+          model.add(docOf(i));
+        }
+      });
+    }
+    await commit(dbs, () => {
+      for (let k = 0; k < 300; k++) {
+        const i = rand(900);
+        removeDocument(dbs.search, U, docOf(i), 'shared word');
+        model.delete(docOf(i));
+      }
+    });
+    const scored = [...scoreTerms(dbs.search, U, ['share']).keys()].sort((a, b) => a - b);
+    expect(scored).toEqual([...model].sort((a, b) => a - b));
+    expect(dbs.search.meta.get([U, 'docs'])).toBe(model.size);
+    // Every chunk is within its bound, chunks are disjoint and ordered, the tail is last.
+    let prevLast = -1;
+    for (const { key, value } of dbs.search.postings.getRange({ start: [U, 'share'], end: [U, 'share', 2 ** 53] })) {
+      const postings = decodeChunk(value);
+      expect(postings.length).toBeGreaterThan(0);
+      expect(postings.length).toBeLessThanOrEqual(CHUNK_POSTINGS);
+      if (key[2] !== TAIL) expect(key[2]).toBeLessThanOrEqual(postings[0]!.doc);
+      expect(postings[0]!.doc).toBeGreaterThan(prevLast);
+      prevLast = postings[postings.length - 1]!.doc;
+    }
+  });
+});
