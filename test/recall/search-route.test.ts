@@ -53,7 +53,7 @@ describe('GET /api/search', () => {
   });
 
   it('rejects a bad id or day with 400 {detail}, a missing user with 422', async () => {
-    const badId = await search('user_id=../x&q=ferry');
+    const badId = await search('user_id=%20x&q=ferry');
     expect(badId.status).toBe(400);
     expect(typeof badId.json.detail).toBe('string');
     const badDay = await search('user_id=route-u&q=ferry&day=yesterday');
