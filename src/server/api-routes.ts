@@ -3,6 +3,9 @@
  *
  *   POST   /api/chat                               {user_id, session_id, message}
  *            → {reply, memory_hits, title, tool_calls:[{name, input, output}]}
+ *   POST   /api/chat/stream                        {user_id, session_id, message}
+ *            → text/event-stream: delta, tool_call, tool_result, then done (/api/chat's answer)
+ *              or error (chat-stream-route.ts)
  *   POST   /api/conversations                      {user_id} → {session_id}
  *   GET    /api/conversations?user_id=             → {items:[{session_id, title, updated_at}]}
  *   GET    /api/conversations/:sid/messages?user_id=
@@ -31,6 +34,7 @@ import { HttpError } from './server-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
+import { streamChat } from './chat-stream-route.ts';
 
 export interface ApiServices {
   recall: RecallApi;
@@ -63,6 +67,16 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       title: result.title,
       tool_calls: result.toolCalls.map(({ name, input, output }) => ({ name, input, output })),
     };
+  });
+
+  api.post('/api/chat/stream', async (request, reply) => {
+    const body = readBody(request.body, {
+      user_id: { type: 'string' },
+      session_id: { type: 'string' },
+      message: { type: 'string' },
+    });
+    requireIds({ user_id: body.user_id, session_id: body.session_id });
+    await streamChat(reply, recall, body, stopSignal);
   });
 
   api.post('/api/conversations', async (request) => {

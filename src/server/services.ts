@@ -11,6 +11,7 @@ import type { Recall } from '../recall/index.ts';
 export type RecallApi = Pick<
   Recall,
   | 'chat'
+  | 'chatStream'
   | 'createSession'
   | 'listSessions'
   | 'getSessionMessages'

@@ -1,8 +1,11 @@
 import { createAgent } from '../../agent/agent.ts';
 import { InvalidInputError, MnemoError } from '../../errors.ts';
-import { fallbackReply } from '../../llm/fallback-llm.ts';
+import { fallbackChunks, fallbackReply } from '../../llm/fallback-llm.ts';
+import { LlmError } from '../../llm/llm-errors.ts';
+import { abortedError } from '../../llm/llm-stream.ts';
 import type { JsonObject, Message } from '../../message.ts';
 import type { ToolCallRecord } from '../../kernel/tool-call.ts';
+import type { LoopEvent, StreamEvent } from '../../kernel/stream-events.ts';
 import { generateTitle, offlineTitle } from '../store/session-title.ts';
 import { catchUpDaily, mirrorSessionRow, startMirror } from '../store/daily-mirror.ts';
 import { putLogRow } from '../store/dialogue-log.ts';
@@ -22,6 +25,8 @@ import {
 } from '../search/recall-queries.ts';
 import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
+import { pythonJsonDumps } from '../store/python-json.ts';
+import type { ChatStreamEvent } from './chat-stream-events.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from '../store/tool-call-projection.ts';
@@ -69,6 +74,12 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * the storage itself is failing, recording the error may fail too; the original error is
  * still what is thrown. A failure while storing the user row leaves nothing behind.
  *
+ * STREAMING (`onEvent`, what `chatStream` passes): the same turn, step for step, reporting the
+ * reply's text as it is written (the offline reply in `fallbackChunks`), each tool call and
+ * result, and nothing else; `chatStream` adds `done`. A streamed turn that fails after text
+ * was sent stores that text as its failed row's content (so a cut stream keeps what the user
+ * saw, marked `turn_interrupted`); with no text sent, the row is `''` as above.
+ *
  * Parallel turns on one session interleave their rows (ids stay unique and contiguous: the
  * MessageLog numbers them); turns on different sessions touch different keys.
  */
@@ -90,7 +101,11 @@ export interface ChatResult {
 
 const CONTEXT_ROWS = 6;
 
-export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<ChatResult> {
+export async function chatTurn(
+  deps: RecallDeps,
+  input: ChatInput,
+  onEvent?: (event: ChatStreamEvent) => void,
+): Promise<ChatResult> {
   const userId = assertUserId(input?.userId);
   const sessionId = assertSessionId(input?.sessionId);
   const message = input.message;
@@ -117,6 +132,9 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   let transcript: Message[] = [];
   let memoryContext = '';
   let replied = false;
+  // The text of the reply streamed so far (the current model call's: a call that asks for
+  // tools does not make the reply).
+  let streamed = '';
   try {
     await commit(dbs, () =>
       mirrorSessionRow(dbs, userId, sessionId, {
@@ -136,6 +154,14 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     let reply: string;
     if (deps.llm === undefined) {
       reply = fallbackReply(message, memoryContext);
+      if (onEvent) {
+        for (const text of fallbackChunks(reply)) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (signal?.aborted) throw abortedError(signal);
+          streamed += text;
+          onEvent({ type: 'delta', text });
+        }
+      }
     } else {
       const agent = createAgent({
         llm: deps.llm,
@@ -145,7 +171,13 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         maxToolIterations: deps.maxToolIterations,
       });
       try {
-        const run = await agent.run(message, signal ? { signal } : {});
+        const run = onEvent
+          ? await streamRun(agent.stream(message, signal ? { signal } : {}), (event) => {
+              if (event.type === 'text') streamed += event.delta;
+              if (event.type === 'tool_call') streamed = '';
+              forward(event, onEvent);
+            })
+          : await agent.run(message, signal ? { signal } : {});
         reply = typeof run.response.content === 'string' ? run.response.content : '';
         transcript = toolTranscript(run.messages.slice(1));
       } catch (err) {
@@ -192,7 +224,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   } catch (caught) {
     const err = !replied && signal?.aborted ? TurnInterruptedError.of(signal, caught) : caught;
     if (!replied) {
-      await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript }, err).catch(() => undefined);
+      await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript, reply: streamed }, err).catch(() => undefined);
     }
     throw err;
   }
@@ -216,10 +248,11 @@ async function recordFailure(
   deps: RecallDeps,
   userId: string,
   sessionId: string,
-  turn: { message: string; memoryContext: string; transcript: Message[] },
+  turn: { message: string; memoryContext: string; transcript: Message[]; reply?: string },
   err: unknown,
 ): Promise<void> {
   const { message, memoryContext, transcript } = turn;
+  const reply = turn.reply ?? '';
   const dbs = deps.dbs;
   const error: RowError = {
     code: err instanceof MnemoError ? err.code : 'agent_failed',
@@ -228,14 +261,14 @@ async function recordFailure(
   const toolCalls = projectToolCalls(transcript);
   const at = localNow(deps);
   const [record] = await deps.memory.append(sessionConversationId(userId, sessionId), [
-    { message: { role: 'assistant', content: '' }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } },
+    { message: { role: 'assistant', content: reply }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } },
   ]);
   await commit(dbs, () => {
     mirrorSessionRow(dbs, userId, sessionId, {
       day: at.day,
       ts: at.ts,
       role: 'assistant',
-      content: '',
+      content: reply,
       session_id: sessionId,
       session_message_id: record!.message_id,
       error,
@@ -245,13 +278,29 @@ async function recordFailure(
       ts: at.ts,
       session_id: sessionId,
       user_message: message,
-      assistant_reply: '',
+      assistant_reply: reply,
       memory_context: memoryContext,
       tool_calls: toolCalls,
       error,
     });
     touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
   });
+}
+
+/** Reads an agent's stream to its end, handing each event on; resolves with the run's result. */
+async function streamRun<R>(events: AsyncIterable<StreamEvent<R>>, each: (event: LoopEvent) => void): Promise<R> {
+  for await (const event of events) {
+    if (event.type === 'done') return event.result;
+    each(event);
+  }
+  throw new LlmError('llm_error', 'the agent stream ended without a result');
+}
+
+/** The agent's events in the API's terms: `{name, input, output}` as in a turn's `toolCalls`. */
+function forward(event: LoopEvent, onEvent: (event: ChatStreamEvent) => void): void {
+  if (event.type === 'text') onEvent({ type: 'delta', text: event.delta });
+  else if (event.type === 'tool_call') onEvent({ type: 'tool_call', name: event.call.name, input: pythonJsonDumps(event.call.args) });
+  else onEvent({ type: 'tool_result', name: event.name, output: event.output });
 }
 
 function replyMeta(ts: string, transcript: Message[]): JsonObject {
