@@ -57,6 +57,7 @@ export type {
   SupervisedRecall,
   ChatInput,
   ChatResult,
+  ChatStreamEvent,
   MemoryRow,
   DailyRow,
   ToolCallView,
