@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fallbackLlm, LlmError, openAICompatible, type LlmStreamEvent } from '../../src/llm/index.ts';
 import type { Message } from '../../src/message.ts';
@@ -56,6 +58,37 @@ describe('openAICompatible.stream over a real loopback streaming server', () => 
         },
       },
     ]);
+  });
+
+  it('assembles parallel tool calls by their index, each whole and in order', async () => {
+    const chunks = [
+      { tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'one', arguments: '{"x"' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] },
+      { tool_calls: [{ index: 1, id: 'b', type: 'function', function: { name: 'two', arguments: '' } }] },
+      { tool_calls: [{ index: 1, function: { arguments: '{}' } }] },
+    ];
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const delta of chunks) res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] })}\n\n`);
+      res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const llm = openAICompatible({ apiKey: 'k', baseURL: `http://127.0.0.1:${port}/v1`, model: 'm' });
+      const events = await collect(llm.stream!(hi, { tools }));
+      const one = { id: 'a', type: 'function', function: { name: 'one', arguments: '{"x":1}' } };
+      const two = { id: 'b', type: 'function', function: { name: 'two', arguments: '{}' } };
+      expect(events).toEqual([
+        { type: 'tool_call', call: one },
+        { type: 'tool_call', call: two },
+        { type: 'done', response: { content: null, tool_calls: [one, two], finish_reason: 'tool_calls' } },
+      ]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('cancels the request when the signal fires mid-stream, failing with llm_aborted', async () => {
