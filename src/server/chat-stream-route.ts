@@ -41,7 +41,6 @@ export async function streamChat(
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
     'x-accel-buffering': 'no',
-    connection: 'keep-alive',
   });
   res.flushHeaders();
   // Nagle would hold back a small event behind the previous one's ACK.
