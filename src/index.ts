@@ -59,6 +59,7 @@ export type {
   SupervisedRecall,
   ChatInput,
   ChatResult,
+  ChatStreamEvent,
   MemoryRow,
   DailyRow,
   ToolCallView,

@@ -1,9 +1,11 @@
 import { InvalidInputError } from '../errors.ts';
-import type { LlmResponse, LlmService } from '../llm/llm-service.ts';
+import type { LlmResponse, LlmService, Usage } from '../llm/llm-service.ts';
 import type { AssistantMessage, Message, UserMessage } from '../message.ts';
 import { newContext, withConversationId } from '../kernel/context.ts';
 import { newConversationId } from '../kernel/conversation-id.ts';
-import { createKernel } from '../kernel/kernel.ts';
+import { createKernel, STREAM_CLOSED } from '../kernel/kernel.ts';
+import { eventChannel } from '../kernel/event-channel.ts';
+import type { LoopEvent, StreamEvent } from '../kernel/stream-events.ts';
 import type { Kernel } from '../kernel/kernel-types.ts';
 import { NoLlmServiceError } from '../kernel/kernel-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
@@ -43,6 +45,11 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * this run's messages are stored before each call), and `messages` starts from that last turn
  * instead of the whole history (`agent.messages()` still reads it all).
  * Runs and writes of one agent are serialized; reads are not.
+ *
+ * `stream(text)` is `run(text)` with its events as they happen (`stream-events.ts`): the same
+ * loop, the same messages stored at the same moments; `done` last carries `run`'s result.
+ * Ending the iteration early aborts the run like its `signal` (the user message and any turn
+ * already stored stay, the reply being written is not stored) and waits for it to settle.
  */
 export interface AgentConfig {
   llm: LlmService;
@@ -64,6 +71,8 @@ export interface AgentRunResult {
   toolCallsMade: ToolCallRecord[];
   /** LLM calls made by this run. */
   iterations: number;
+  /** Summed over the run's LLM calls; absent when none reported usage. */
+  usage?: Usage;
   /**
    * The history the run started from, then this run's messages. With a provider that reads
    * boundedly (`prepareHistory`), the history part is only its last turn.
@@ -77,6 +86,8 @@ export interface Agent {
   readonly memory: MemoryProvider | undefined;
   readonly kernel: Kernel;
   run(text: string, options?: { signal?: AbortSignal }): Promise<AgentRunResult>;
+  /** `run`, streamed (lazy, single use; see above). */
+  stream(text: string, options?: { signal?: AbortSignal }): AsyncIterableIterator<StreamEvent<AgentRunResult>>;
   /** The stored history; `[]` without memory. */
   messages(): Promise<Message[]>;
   /** Appends one message to the history; nothing without memory. */
@@ -113,7 +124,11 @@ export function createAgent(config: AgentConfig): Agent {
     return result;
   };
 
-  const runOnce = async (text: string, signal: AbortSignal | undefined): Promise<AgentRunResult> => {
+  const runOnce = async (
+    text: string,
+    signal: AbortSignal | undefined,
+    onEvent?: (event: LoopEvent) => void,
+  ): Promise<AgentRunResult> => {
     if (typeof text !== 'string') throw new InvalidInputError('invalid_message', 'run(text) takes a string');
     const user: UserMessage = { role: 'user', content: text };
     const context = withConversationId(newContext(), conversationId);
@@ -135,7 +150,7 @@ export function createAgent(config: AgentConfig): Agent {
       return provider ? provider.prepare(conversationId, withoutFailedTurns(messages)) : messages;
     };
     try {
-      const { response, toolCallsMade, iterations } = await runToolLoop(
+      const { response, toolCallsMade, iterations, usage } = await runToolLoop(
         kernel,
         {
           toSend,
@@ -157,9 +172,10 @@ export function createAgent(config: AgentConfig): Agent {
           parallel,
           nameResults: false,
           ...(signal ? { signal } : {}),
+          ...(onEvent ? { onEvent } : {}),
         },
       );
-      return { response, toolCallsMade, iterations, messages };
+      return { response, toolCallsMade, iterations, ...(usage ? { usage } : {}), messages };
     } catch (err) {
       // The failed-turn rule: the user message stays, an error marker follows it (after
       // results for any tool call this run left unanswered, so the turn is whole).
@@ -176,6 +192,14 @@ export function createAgent(config: AgentConfig): Agent {
     memory: provider,
     kernel,
     run: (text, options = {}) => serialized(() => runOnce(text, options.signal)),
+    stream: (text, options = {}) =>
+      eventChannel(
+        async (emit, signal) => {
+          const result = await serialized(() => runOnce(text, signal, emit));
+          return { type: 'done', response: result.response, ...(result.usage ? { usage: result.usage } : {}), result };
+        },
+        { signal: options.signal, cutReason: STREAM_CLOSED },
+      ),
     messages: async () => (provider ? provider.history(conversationId) : []),
     addMessage: (message) => serialized(async () => {
       if (provider) await provider.append(conversationId, [message]);

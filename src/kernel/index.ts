@@ -17,3 +17,6 @@ export { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
 export { fromResponse } from './from-response.ts';
 export { newConversationId } from './conversation-id.ts';
 export { MaxToolCallsError, MaxToolIterationsError, NoLlmServiceError, ToolNotFoundError } from './kernel-errors.ts';
+export { eventChannel } from './event-channel.ts';
+export { STREAM_CLOSED } from './kernel.ts';
+export type { DoneEvent, LoopEvent, StreamEvent, TextEvent, ToolCallEvent, ToolResultEvent } from './stream-events.ts';

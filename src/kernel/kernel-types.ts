@@ -1,9 +1,10 @@
-import type { LlmResponse, LlmService, ToolChoice } from '../llm/llm-service.ts';
+import type { LlmResponse, LlmService, ToolChoice, Usage } from '../llm/llm-service.ts';
 import type { JsonObject, Message, SystemMessage } from '../message.ts';
 import type { Context } from './context.ts';
 import type { ChatResponse, Filter, ToolResponse } from './filter.ts';
 import type { Tool } from './tool.ts';
 import type { ToolCallRecord } from './tool-call.ts';
+import type { StreamEvent } from './stream-events.ts';
 
 /**
  * The kernel's types, apart from its code, so that `kernel.ts` (which makes a kernel) and
@@ -28,6 +29,9 @@ export interface ChatCallOptions {
   /** Injected innermost on every call, never stored. */
   systemPrompts?: readonly (string | SystemMessage)[];
   signal?: AbortSignal;
+  /** Stream the call: its text pieces as they arrive (`LlmService.stream`, else `chat`'s text
+   *  as one piece). The call still resolves with the whole response. */
+  onText?: (delta: string) => void;
 }
 
 export interface InvokeOptions extends ChatCallOptions {
@@ -42,6 +46,8 @@ export interface InvokeResult {
   toolCallsMade: ToolCallRecord[];
   /** LLM calls made. */
   iterations: number;
+  /** Summed over the LLM calls; absent when none reported usage. */
+  usage?: Usage;
 }
 
 export interface Kernel {
@@ -51,4 +57,10 @@ export interface Kernel {
   invokeChat(messages: readonly Message[], options?: ChatCallOptions): Promise<ChatResponse>;
   invokeTool(name: string, args: JsonObject, context?: Context): Promise<ToolResponse>;
   invoke(messages: readonly Message[], options?: InvokeOptions): Promise<InvokeResult>;
+  /**
+   * `invoke`, streamed: the same run (same calls, same storage), its events as they happen,
+   * `done` last with `invoke`'s result. Lazy and single use; ending the iteration early aborts
+   * the run (as `signal` would) and waits for it to settle.
+   */
+  stream(messages: readonly Message[], options?: InvokeOptions): AsyncIterableIterator<StreamEvent<InvokeResult>>;
 }

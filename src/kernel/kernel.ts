@@ -1,5 +1,6 @@
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import { LlmError } from '../llm/llm-errors.ts';
+import { streamResponse } from '../llm/llm-stream.ts';
 import type { ChatOptions, LlmResponse } from '../llm/llm-service.ts';
 import type { Message } from '../message.ts';
 import { newContext, withConversationId } from './context.ts';
@@ -11,6 +12,8 @@ import { systemPromptFilter, toSystemMessages } from './system-prompt-filter.ts'
 import type { InvokeOptions, InvokeResult, Kernel, KernelConfig } from './kernel-types.ts';
 import { toolSpec, type Tool } from './tool.ts';
 import { runToolLoop, type ToolLoopSteps } from './tool-loop.ts';
+import { eventChannel } from './event-channel.ts';
+import type { LoopEvent } from './stream-events.ts';
 
 export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig, KernelSettings } from './kernel-types.ts';
 
@@ -34,6 +37,7 @@ export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig
  *   Tools run one after another, each seeing the context the previous one left. At the
  *   `maxToolIterations` limit the last batch of tools has run; in delta mode its results are
  *   not stored (they would have been the next delta).
+ * - `stream`: `invoke` with the loop's events (`stream-events.ts`), through `eventChannel`.
  */
 export function createKernel(config: KernelConfig = {}): Kernel {
   const { llm } = config;
@@ -68,7 +72,8 @@ export function createKernel(config: KernelConfig = {}): Kernel {
       return runChain(chain, 'aroundChat', async (req: ChatRequest): Promise<ChatResponse> => {
         let response: LlmResponse;
         try {
-          response = await llm.chat(req.messages, req.options);
+          const onText = options.onText;
+          response = onText ? await streamResponse(llm, req.messages, req.options, onText) : await llm.chat(req.messages, req.options);
         } catch (err) {
           // A custom service may throw anything; callers branch on a code.
           throw err instanceof MnemoError ? err : new LlmError('llm_error', String((err as Error)?.message ?? err), { cause: err });
@@ -93,9 +98,25 @@ export function createKernel(config: KernelConfig = {}): Kernel {
       checkIterations(maxIterations);
       return invokeWithTools(kernel, messages, { ...options, maxToolIterations: maxIterations });
     },
+
+    stream(messages, options = {}) {
+      return eventChannel(
+        async (emit, signal) => {
+          if (!llm) throw new NoLlmServiceError();
+          const maxIterations = options.maxToolIterations ?? settings.maxToolIterations ?? 10;
+          checkIterations(maxIterations);
+          const result = await invokeWithTools(kernel, messages, { ...options, signal, maxToolIterations: maxIterations, onEvent: emit });
+          return { type: 'done', response: result.response, ...(result.usage ? { usage: result.usage } : {}), result };
+        },
+        { signal: options.signal, cutReason: STREAM_CLOSED },
+      );
+    },
   };
   return Object.freeze(kernel);
 }
+
+/** The abort reason of a run whose stream was closed before its end. */
+export const STREAM_CLOSED = 'the stream was closed';
 
 function checkIterations(n: number): void {
   if (!Number.isInteger(n) || n < 1) {
@@ -106,7 +127,7 @@ function checkIterations(n: number): void {
 async function invokeWithTools(
   kernel: Kernel,
   messages: readonly Message[],
-  options: InvokeOptions & { maxToolIterations: number },
+  options: InvokeOptions & { maxToolIterations: number; onEvent?: (event: LoopEvent) => void },
 ): Promise<InvokeResult> {
   const store = kernel.filters.find((f) => f.memory !== undefined)?.memory;
   let context = options.context ?? newContext();
@@ -128,6 +149,7 @@ async function invokeWithTools(
       maxToolIterations: options.maxToolIterations,
       ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });
 
   if (temporaryId === undefined) return loop();

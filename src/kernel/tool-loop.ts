@@ -5,6 +5,8 @@ import type { InvokeResult, Kernel } from './kernel-types.ts';
 import { MaxToolCallsError, MaxToolIterationsError } from './kernel-errors.ts';
 import { parseToolCall, type ToolCallRecord } from './tool-call.ts';
 import { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
+import { addUsage, type LoopEvent } from './stream-events.ts';
+import type { Usage } from '../llm/llm-service.ts';
 
 /**
  * The one tool loop, used by `kernel.invoke` and by the agent: call the model, run the tools
@@ -24,6 +26,12 @@ import { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
  * call, which the batch then leaves unchanged. Results are in call order either way. A tool
  * that throws or is not found gives `{"error": ...}` content and the loop goes on; an LLM
  * error aborts. The context threads through the chat calls (filter states).
+ *
+ * Streaming is this same loop with `onEvent`: each LLM call is then streamed (its text handed
+ * over as `text` events while the step's response still resolves whole, through the same
+ * filters), and each tool reports `tool_call` before it runs and `tool_result` when it is
+ * done (with `parallel`, results in the order they finish). What is sent, stored and
+ * returned does not change. The result's `usage` sums the calls' usages (absent when none had one).
  */
 export interface ToolLoopSteps {
   /** The messages for the LLM call about to be made. */
@@ -46,6 +54,8 @@ export interface ToolLoopOptions {
   parallel?: boolean;
   /** Put the tool's name on its result message (beamai a693a9c's kernel does, HEAD's agent does not); default true. */
   nameResults?: boolean;
+  /** Stream: receives the run's events as they happen (see above). Default: none, no streaming. */
+  onEvent?: (event: LoopEvent) => void;
 }
 
 export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options: ToolLoopOptions): Promise<InvokeResult> {
@@ -53,9 +63,14 @@ export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options:
   const nameResults = options.nameResults ?? true;
   let context = options.context;
   const toolCallsMade: ToolCallRecord[] = [];
+  const onEvent = options.onEvent;
+  const onText = onEvent ? (delta: string) => onEvent({ type: 'text', delta }) : undefined;
+  let usage: Usage | undefined;
 
   const runOne = async (call: unknown, on: Context): Promise<[ToolMessage, ToolCallRecord, Context]> => {
-    const { id, name, args } = parseToolCall(call);
+    const parsed = parseToolCall(call);
+    const { id, name, args } = parsed;
+    onEvent?.({ type: 'tool_call', call: parsed });
     let content: string;
     let ok = true;
     let after = on;
@@ -68,6 +83,7 @@ export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options:
       ok = false;
     }
     const message = nameResults ? toolMessage(id, content, name) : toolMessage(id, content);
+    onEvent?.({ type: 'tool_result', callId: id, name, output: content, ok });
     return [message, { id, name, args, result: content, ok }, after];
   };
 
@@ -80,13 +96,15 @@ export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options:
       context,
       ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(onText ? { onText } : {}),
     });
     context = chat.context;
+    usage = addUsage(usage, chat.response.usage);
     const reply = fromResponse(chat.response);
     await steps.recordReply?.(reply);
     const calls = chat.response.tool_calls;
     if (!Array.isArray(calls) || calls.length === 0) {
-      return { response: chat.response, context, toolCallsMade, iterations: iteration };
+      return { response: chat.response, context, toolCallsMade, iterations: iteration, ...(usage ? { usage } : {}) };
     }
     const results: ToolMessage[] = [];
     if (options.parallel) {

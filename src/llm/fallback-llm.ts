@@ -1,5 +1,6 @@
 import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
+import type { LlmStreamEvent } from './llm-stream.ts';
 
 /**
  * The offline fallback of the Agent Memory Demo (`FallbackAgent.respond`): deterministic,
@@ -16,11 +17,23 @@ import type { LlmResponse, LlmService } from './llm-service.ts';
  * Reply: if the context contains "中文", or its lowercase form contains "language",
  * `收到：{message}。我会继续用中文回答。`, else `收到：{message}。我已经记录到记忆中。`
  * (full-width ： and 。).
+ *
+ * `stream` yields the same reply in `fallbackChunks` (a few deltas, each after a turn of the
+ * event loop, as a model's would arrive), then `done`.
  */
 export function fallbackLlm(): LlmService {
   const llm: LlmService = {
     async chat(messages): Promise<LlmResponse> {
       return { content: fallbackReply(lastUserText(messages), memoryContext(messages)), finish_reason: 'stop' };
+    },
+    async *stream(messages, options = {}): AsyncGenerator<LlmStreamEvent> {
+      const content = fallbackReply(lastUserText(messages), memoryContext(messages));
+      for (const delta of fallbackChunks(content)) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (options.signal?.aborted) return;
+        yield { type: 'text', delta };
+      }
+      yield { type: 'done', response: { content, finish_reason: 'stop' } };
     },
   };
   fallbacks.add(llm);
@@ -32,6 +45,15 @@ const fallbacks = new WeakSet<LlmService>();
 /** Whether `llm` came from `fallbackLlm()` (its replies are canned: never a summary). */
 export function isFallbackLlm(llm: LlmService): boolean {
   return fallbacks.has(llm);
+}
+
+/** The offline reply cut into up to 4 deltas of about equal length (whole code points). */
+export function fallbackChunks(reply: string): string[] {
+  const points = Array.from(reply);
+  const size = Math.max(1, Math.ceil(points.length / 4));
+  const chunks: string[] = [];
+  for (let i = 0; i < points.length; i += size) chunks.push(points.slice(i, i + size).join(''));
+  return chunks;
 }
 
 /** The demo's `FallbackAgent.respond(user_message, memory_context)`, exactly. */

@@ -1,4 +1,5 @@
 import type { AssistantMessage, ContentBlock, Message, ToolCall } from '../message.ts';
+import type { LlmStreamEvent } from './llm-stream.ts';
 
 /** What the model is told about a tool: OpenAI's function-tool shape. */
 export interface ToolSpec {
@@ -35,9 +36,14 @@ export interface LlmResponse {
 /**
  * One chat-completions call. Implementations throw an `LlmError` (a `MnemoError`) on failure;
  * they never retry forever and never swallow an abort.
+ *
+ * `stream` (optional) is the same call answered as it is written (`LlmStreamEvent`s, ending
+ * with `done`); a failure is thrown from the iteration. Without it, streaming callers (the
+ * kernel's and agent's `stream`) use `chat` and hand its text over as one delta.
  */
 export interface LlmService {
   chat(messages: readonly Message[], options?: ChatOptions): Promise<LlmResponse>;
+  stream?(messages: readonly Message[], options?: ChatOptions): AsyncIterable<LlmStreamEvent>;
 }
 
 export type { AssistantMessage };

@@ -1,14 +1,17 @@
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
+  ChatCompletionChunk,
   ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionToolChoiceOption,
 } from 'openai/resources/chat/completions';
 import type { Message, ToolCall } from '../message.ts';
 import { LlmError } from './llm-errors.ts';
-import type { ChatOptions, LlmResponse, LlmService, ToolChoice } from './llm-service.ts';
+import type { ChatOptions, LlmResponse, LlmService, ToolChoice, Usage } from './llm-service.ts';
+import type { LlmStreamEvent } from './llm-stream.ts';
 
 export interface OpenAICompatibleOptions {
   apiKey: string;
@@ -31,6 +34,7 @@ export interface OpenAICompatibleOptions {
  * `openai` client. Sends the OpenAI message shape (a stored message's `content_blocks` and any
  * extra fields stay behind: they are not part of that protocol), advertises tools as function
  * tools, and maps the first choice back to an `LlmResponse`. Failures become `LlmError`s.
+ * `stream` is the same call with `stream: true` (see below).
  */
 export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
   const client = new OpenAI({
@@ -40,30 +44,120 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
     maxRetries: options.maxRetries ?? 2,
     timeout: options.timeoutMs ?? 60_000,
   });
+  const requestBody = (messages: readonly Message[], chatOptions: ChatOptions): ChatCompletionCreateParamsNonStreaming => {
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model: options.model,
+      messages: messages.map(toWire),
+    };
+    const temperature = chatOptions.temperature ?? options.temperature;
+    if (temperature !== undefined) body.temperature = temperature;
+    if (chatOptions.tools && chatOptions.tools.length > 0) {
+      body.tools = chatOptions.tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
+      if (chatOptions.toolChoice !== undefined) body.tool_choice = toWireChoice(chatOptions.toolChoice);
+    }
+    return body;
+  };
   return {
     async chat(messages, chatOptions: ChatOptions = {}): Promise<LlmResponse> {
-      const body: ChatCompletionCreateParamsNonStreaming = {
-        model: options.model,
-        messages: messages.map(toWire),
-      };
-      const temperature = chatOptions.temperature ?? options.temperature;
-      if (temperature !== undefined) body.temperature = temperature;
-      if (chatOptions.tools && chatOptions.tools.length > 0) {
-        body.tools = chatOptions.tools.map((t) => ({
-          type: 'function',
-          function: { name: t.name, description: t.description, parameters: t.parameters },
-        }));
-        if (chatOptions.toolChoice !== undefined) body.tool_choice = toWireChoice(chatOptions.toolChoice);
-      }
       let completion: ChatCompletion;
       try {
-        completion = await client.chat.completions.create(body, { signal: chatOptions.signal });
+        completion = await client.chat.completions.create(requestBody(messages, chatOptions), { signal: chatOptions.signal });
       } catch (err) {
         throw toLlmError(err);
       }
       return fromCompletion(completion);
     },
+
+    // The same call with `stream: true`: text deltas as they arrive, tool calls assembled from
+    // their `delta.tool_calls[i]` pieces (each complete once a later index starts, or at the
+    // end). Retries happen only before the first chunk (the client's own rule).
+    async *stream(messages, chatOptions: ChatOptions = {}): AsyncGenerator<LlmStreamEvent> {
+      const body: ChatCompletionCreateParamsStreaming = {
+        ...requestBody(messages, chatOptions),
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      const signal = chatOptions.signal;
+      let chunks: AsyncIterable<ChatCompletionChunk>;
+      try {
+        chunks = await client.chat.completions.create(body, { signal });
+      } catch (err) {
+        throw toLlmError(err);
+      }
+      const calls = new ToolCallAssembler();
+      let content: string | null = null;
+      let finishReason: string | undefined;
+      let usage: Usage | undefined;
+      try {
+        for await (const chunk of chunks) {
+          if (chunk.usage) {
+            const { prompt_tokens, completion_tokens, total_tokens } = chunk.usage;
+            usage = { prompt_tokens, completion_tokens, total_tokens };
+          }
+          const choice = chunk.choices?.[0];
+          if (!choice) continue;
+          const text = choice.delta?.content;
+          if (typeof text === 'string' && text !== '') {
+            content = (content ?? '') + text;
+            yield { type: 'text', delta: text };
+          }
+          for (const piece of choice.delta?.tool_calls ?? []) {
+            for (const call of calls.add(piece)) yield { type: 'tool_call', call };
+          }
+          if (choice.finish_reason) finishReason = choice.finish_reason;
+        }
+      } catch (err) {
+        throw toLlmError(err);
+      }
+      // The client ends an aborted stream quietly, as if it were complete: it is not.
+      if (signal?.aborted) throw new LlmError('llm_aborted', 'the call was aborted', { cause: signal.reason });
+      for (const call of calls.finish()) yield { type: 'tool_call', call };
+      const response: LlmResponse = { content };
+      if (calls.all.length > 0) response.tool_calls = calls.all;
+      if (finishReason) response.finish_reason = finishReason;
+      if (usage) response.usage = usage;
+      yield { type: 'done', response };
+    },
   };
+}
+
+/**
+ * Tool calls from their streamed pieces: the first piece of index i carries the id and name,
+ * later ones append to the arguments. Calls come out in index order, each once.
+ */
+class ToolCallAssembler {
+  readonly all: ToolCall[] = [];
+  private readonly byIndex = new Map<number, ToolCall>();
+  private emitted = 0;
+
+  /** Takes one piece; returns the calls it completed (those below a newly started index). */
+  add(piece: ChatCompletionChunk.Choice.Delta.ToolCall): ToolCall[] {
+    let call = this.byIndex.get(piece.index);
+    const started = call === undefined;
+    if (call === undefined) {
+      call = { id: '', type: 'function', function: { name: '', arguments: '' } };
+      this.byIndex.set(piece.index, call);
+      this.all.push(call);
+    }
+    if (piece.id) call.id = piece.id;
+    if (piece.function?.name) call.function.name += piece.function.name;
+    if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+    return started ? this.take(this.all.length - 1) : [];
+  }
+
+  /** The calls not handed out yet. */
+  finish(): ToolCall[] {
+    return this.take(this.all.length);
+  }
+
+  private take(upTo: number): ToolCall[] {
+    const done = this.all.slice(this.emitted, upTo);
+    this.emitted = Math.max(this.emitted, upTo);
+    return done;
+  }
 }
 
 function toWire(m: Message): ChatCompletionMessageParam {

@@ -7,6 +7,8 @@ import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
 import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
+import { chatStream } from './chat/chat-stream.ts';
+import type { ChatStreamEvent } from './chat/chat-stream-events.ts';
 import { forgetMirror, laggingSessions, repairLaggingSessions } from './store/daily-mirror.ts';
 import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
@@ -126,6 +128,8 @@ export interface DailyWindowQuery {
 
 export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;
+  /** `chat`, streamed (chat-stream.ts): deltas, tool calls and results, then `done` with `chat`'s result. */
+  chatStream(input: ChatInput): AsyncIterableIterator<ChatStreamEvent>;
   /** Listed sessions, newest `updated_at` first (ties in creation order); `[]` for an unknown user. */
   listSessions(userId: string): Promise<SessionSummary[]>;
   /** A fresh session id (12 lowercase hex). Nothing is stored until its first chat. */
@@ -218,6 +222,8 @@ export function createRecall(options: RecallOptions): Recall {
 
   return {
     chat: (input) => guarded(() => chatTurn(deps, input)),
+
+    chatStream: (input) => chatStream(deps, input, guarded),
 
     listSessions: (userId) =>
       guarded(async () => {

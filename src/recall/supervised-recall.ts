@@ -5,7 +5,7 @@ import { RecallClosedError, RecallUnavailableError } from './recall-errors.ts';
 /** The runtime's layered memory, minus `close`: the runtime closes it on `stop()`. */
 export type SupervisedRecall = Omit<Recall, 'close'>;
 
-type Forwarded = Exclude<keyof Recall, 'memoryTools' | 'close'>;
+type Forwarded = Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>;
 
 /**
  * The runtime's `recall`: every call goes to the service that the supervised `recall` process
@@ -19,6 +19,11 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     }) as Recall[K];
   return {
     chat: forward('chat'),
+    // The stream is read from the incarnation current when it starts; `yield*` hands a cut on.
+    chatStream: async function* (input) {
+      const service = await slot.get();
+      yield* service.chatStream(input);
+    },
     listSessions: forward('listSessions'),
     createSession: forward('createSession'),
     getSessionMessages: forward('getSessionMessages'),

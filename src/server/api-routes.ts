@@ -3,6 +3,9 @@
  *
  *   POST   /api/chat                               {user_id, session_id, message}
  *            → {reply, memory_hits, title, tool_calls:[{name, input, output}]}
+ *   POST   /api/chat/stream                        {user_id, session_id, message}
+ *            → text/event-stream: delta, tool_call, tool_result, then done (/api/chat's answer)
+ *              or error (chat-stream-route.ts)
  *   POST   /api/conversations                      {user_id} → {session_id}
  *   GET    /api/conversations?user_id=             → {items:[{session_id, title, updated_at}]}
  *   GET    /api/conversations/:sid/messages?user_id=
@@ -40,6 +43,7 @@ import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
+import { streamChat } from './chat-stream-route.ts';
 
 export interface ApiServices {
   recall: RecallApi;
@@ -64,6 +68,11 @@ interface SearchQuery extends UserQuery {
   keyword: string;
   limit: number;
 }
+interface ChatBody {
+  user_id: string;
+  session_id: string;
+  message: string;
+}
 interface RankedSearchQuery extends UserQuery {
   q: string;
   session_id: string;
@@ -82,7 +91,7 @@ interface WindowQuery extends UserQuery {
 type Day = { day: string };
 
 export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false, onTurn }: ApiServices): void {
-  api.post<{ Body: { user_id: string; session_id: string; message: string } }>('/api/chat', { schema: S.chat }, async (request, reply) => {
+  api.post<{ Body: ChatBody }>('/api/chat', { schema: S.chat }, async (request, reply) => {
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     const turn = turnSignal(reply, stopSignal);
@@ -104,6 +113,12 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       title: result.title,
       tool_calls: result.toolCalls.map(({ name, input, output }) => ({ name, input, output })),
     };
+  });
+
+  api.post<{ Body: ChatBody }>('/api/chat/stream', { schema: S.chatStream }, async (request, reply) => {
+    const body = request.body;
+    requireIds({ user_id: body.user_id, session_id: body.session_id });
+    await streamChat(reply, recall, body, stopSignal);
   });
 
   api.post<{ Body: UserQuery }>('/api/conversations', { schema: S.createSession }, async (request) => {

@@ -90,6 +90,16 @@ export const API_SCHEMAS = {
       504: errorBody,
     },
   },
+  chatStream: {
+    summary: 'One chat turn as Server-Sent Events: delta, tool_call, tool_result, then done (the /api/chat answer) or error',
+    tags: ['mnemo'],
+    body: {
+      type: 'object',
+      properties: { user_id: idField, session_id: idField, message: str },
+      required: ['user_id', 'session_id', 'message'],
+    },
+    response: { 200: { description: 'text/event-stream', type: 'string' }, ...errors },
+  },
   createSession: {
     summary: 'Create a session',
     tags: ['demo'],

@@ -41,6 +41,7 @@ import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
 import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -71,17 +72,6 @@ export interface ServerOptions {
 
 /** A client's own `x-request-id` is kept only when it is this plain (it goes into logs). */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-} as const;
 
 export function createServer(options: ServerOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;

@@ -14,6 +14,7 @@ import type { RuntimeHealth } from '../runtime.ts';
 export type RecallApi = Pick<
   Recall,
   | 'chat'
+  | 'chatStream'
   | 'createSession'
   | 'listSessions'
   | 'getSessionMessages'

@@ -212,3 +212,25 @@ describe('chat page when the server is gone', () => {
     await page.context().close();
   });
 });
+
+describe('chat page streaming', () => {
+  it('shows the reply as it is written, before the model has finished', async () => {
+    const slow = await startChatStub({ toolCall: () => null, answer: () => 'streamed **words** arrive one by one', stallAfter: 2 });
+    const server = await startTestServer({
+      llm: openAICompatible({ apiKey: 'sk-test', baseURL: slow.baseURL, model: 'stub-model', maxRetries: 0 }),
+    });
+    try {
+      const page = await openPage('streaming-user', server.url);
+      await send(page, 'talk slowly');
+      // The model has sent two words and is still "writing": they are on the page already.
+      await page.locator('.msg.assistant .bubble strong', { hasText: 'words' }).waitFor();
+      expect(await page.locator('.msg.assistant .bubble').last().innerText()).toBe('streamed words');
+      expect(await page.locator('.msg.assistant.pending').count()).toBe(0);
+      await page.context().close();
+      await slow.waitForAbort(1); // closing the page drops the stream, and with it the model call
+    } finally {
+      await server.close();
+      await slow.close();
+    }
+  });
+});

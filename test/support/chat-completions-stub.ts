@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -17,6 +17,14 @@ import type { AddressInfo } from 'node:net';
  *
  * `hold()` makes the next answers wait until `release()`, so a test can act while a turn is
  * in flight; `received` resolves with each request as it arrives.
+ *
+ * A request with `stream: true` is answered the streaming way (SSE `data:` chunks, then
+ * `data: [DONE]`): the text in `streamChunks` pieces (default: word by word), each its own
+ * write after a turn of the event loop (or `tokenGapMs`); a tool call in pieces over several
+ * chunks (id and name first, then the arguments in two halves); a usage chunk last.
+ * `stallAfter: n` stops after n text pieces and keeps the request open until the client
+ * drops it. `tokenTimes[i]` holds `performance.now()` at each text write of request i;
+ * `aborted` counts requests the client dropped before their answer ended.
  */
 export interface ChatStub {
   baseURL: string;
@@ -26,6 +34,12 @@ export interface ChatStub {
   release(): void;
   /** Resolves when the n-th request (1-based) has arrived. */
   waitForRequest(n: number): Promise<Record<string, unknown>>;
+  /** Per request, when each streamed text piece was written (`performance.now()`). */
+  tokenTimes: number[][];
+  /** Requests the client dropped before their answer ended. */
+  readonly aborted: number;
+  /** Resolves when `aborted` reaches n. */
+  waitForAbort(n?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +60,12 @@ export interface ChatStubOptions {
   toolCall?: (userText: string) => { name: string; arguments: Record<string, unknown> } | null;
   /** The title for a conversation that began with `userText`. */
   title?: (userText: string) => string;
+  /** How a streamed answer's text is cut into pieces (default: word by word, spaces kept). */
+  streamChunks?: (content: string) => string[];
+  /** Pause between streamed pieces, ms (default 0: the next turn of the event loop). */
+  tokenGapMs?: number;
+  /** Stream only this many text pieces, then hang until the client drops the request. */
+  stallAfter?: number;
 }
 
 export async function startChatStub(options: ChatStubOptions = {}): Promise<ChatStub> {
@@ -54,6 +74,9 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
   let gate: Promise<void> | null = null;
   let open: () => void = () => {};
   let calls = 0;
+  const tokenTimes: number[][] = [];
+  let aborted = 0;
+  const abortWaiters: { n: number; resolve: () => void }[] = [];
 
   const server: Server = createServer((req, res) => {
     let raw = '';
@@ -62,6 +85,16 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
     req.on('end', () => {
       const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
       requests.push(body);
+      const times: number[] = [];
+      tokenTimes.push(times);
+      res.on('close', () => {
+        if (res.writableFinished) return;
+        aborted += 1;
+        for (const w of abortWaiters.filter((w) => w.n <= aborted)) {
+          abortWaiters.splice(abortWaiters.indexOf(w), 1);
+          w.resolve();
+        }
+      });
       for (const w of waiters.filter((w) => w.n <= requests.length)) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve(body);
@@ -70,6 +103,10 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
         if (lastUserText(body).includes('#fail')) {
           res.writeHead(400, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { message: 'stub refused the request', type: 'invalid_request_error' } }));
+          return;
+        }
+        if (body['stream'] === true) {
+          void streamAnswer(res, answer(body), times);
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -109,6 +146,42 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
     return { content: options.answer?.(userText, results) ?? `stub answer to "${userText}" (${results} tool results)` };
   }
 
+  async function streamAnswer(res: ServerResponse, message: Record<string, unknown>, times: number[]): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.socket?.setNoDelay(true);
+    const send = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): void => {
+      res.write(`data: ${JSON.stringify(chunk(delta, finish, extra))}\n\n`);
+    };
+    const pause = (): Promise<void> =>
+      new Promise((resolve) => (options.tokenGapMs ? setTimeout(resolve, options.tokenGapMs) : setImmediate(resolve)));
+    send({ role: 'assistant', content: '' });
+    const content = message['content'];
+    if (typeof content === 'string') {
+      const pieces = options.streamChunks?.(content) ?? (content.match(/\s*\S+\s*|\s+/g) ?? []);
+      for (let i = 0; i < pieces.length; i++) {
+        if (options.stallAfter !== undefined && i >= options.stallAfter) return; // hang: the client must drop it
+        await pause();
+        if (res.destroyed) return;
+        times.push(performance.now());
+        send({ content: pieces[i] });
+      }
+    }
+    const toolCalls = (message['tool_calls'] ?? []) as { id: string; function: { name: string; arguments: string } }[];
+    for (const [index, call] of toolCalls.entries()) {
+      const args = call.function.arguments;
+      const half = Math.ceil(args.length / 2);
+      send({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+      await pause();
+      send({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] });
+      await pause();
+      send({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
+    }
+    if (res.destroyed) return;
+    send({}, toolCalls.length > 0 ? 'tool_calls' : 'stop');
+    res.write(`data: ${JSON.stringify({ ...chunk({}, null), choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -120,6 +193,14 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
     release() {
       open();
       gate = null;
+    },
+    tokenTimes,
+    get aborted() {
+      return aborted;
+    },
+    waitForAbort(n = 1) {
+      if (aborted >= n) return Promise.resolve();
+      return new Promise((resolve) => abortWaiters.push({ n, resolve }));
     },
     waitForRequest(n) {
       const got = requests[n - 1];
@@ -157,5 +238,16 @@ function completion(message: Record<string, unknown>): Record<string, unknown> {
     model: 'stub-model',
     choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish }],
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
+
+function chunk(delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-stub',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'stub-model',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
   };
 }

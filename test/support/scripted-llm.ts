@@ -35,3 +35,26 @@ export function toolCalls(...calls: [id: string, name: string, args: Record<stri
     tool_calls: calls.map(([id, name, args]) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } })),
   };
 }
+
+/**
+ * The scripted LLM with `stream`: each answer's text word by word (each after a turn of the
+ * event loop), then its tool calls, then `done`. It honours the signal as a real one would:
+ * aborted, it stops yielding.
+ */
+export function streamingLlm(script: readonly Step[] | ((messages: readonly Message[], i: number) => LlmResponse)): ScriptedLlm {
+  const inner = scriptedLlm(script);
+  return {
+    calls: inner.calls,
+    chat: inner.chat,
+    async *stream(messages, options) {
+      const response = await inner.chat(messages, options);
+      for (const delta of typeof response.content === 'string' ? (response.content.match(/\s*\S+\s*|\s+/g) ?? []) : []) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (options?.signal?.aborted) return;
+        yield { type: 'text' as const, delta };
+      }
+      for (const call of response.tool_calls ?? []) yield { type: 'tool_call' as const, call };
+      yield { type: 'done' as const, response };
+    },
+  };
+}

@@ -1,9 +1,12 @@
 import { createAgent } from '../../agent/agent.ts';
 import { dropFailedTurns, turnError } from '../../agent/failed-turns.ts';
 import { InvalidInputError } from '../../errors.ts';
-import { fallbackReply } from '../../llm/fallback-llm.ts';
+import { fallbackChunks, fallbackReply } from '../../llm/fallback-llm.ts';
+import { LlmError } from '../../llm/llm-errors.ts';
+import { abortedError } from '../../llm/llm-stream.ts';
 import type { JsonObject, Message, StoredMessage } from '../../message.ts';
 import type { ToolCallRecord } from '../../kernel/tool-call.ts';
+import type { LoopEvent, StreamEvent } from '../../kernel/stream-events.ts';
 import { generateTitle, offlineTitle } from '../store/session-title.ts';
 import { catchUpDaily, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from '../store/daily-mirror.ts';
 import { putLogRow } from '../store/dialogue-log.ts';
@@ -26,6 +29,8 @@ import { searchRanked } from '../search/ranked-search.ts';
 import { createSearchMemoryTool } from '../search/search-memory-tool.ts';
 import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
+import { pythonJsonDumps } from '../store/python-json.ts';
+import type { ChatStreamEvent } from './chat-stream-events.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from '../store/tool-call-projection.ts';
@@ -78,6 +83,12 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * the storage itself is failing, recording the error may fail too; the original error is
  * still what is thrown. A failure while storing the user row leaves nothing behind.
  *
+ * STREAMING (`onEvent`, what `chatStream` passes): the same turn, step for step, reporting the
+ * reply's text as it is written (the offline reply in `fallbackChunks`), each tool call and
+ * result, and nothing else; `chatStream` adds `done`. A streamed turn that fails after text
+ * was sent stores that text as its failed row's content (so a cut stream keeps what the user
+ * saw, marked `turn_interrupted`); with no text sent, the row is `''` as above.
+ *
  * Parallel turns on one session interleave their rows (ids stay unique and contiguous: the
  * MessageLog numbers them); turns on different sessions touch different keys.
  */
@@ -99,7 +110,11 @@ export interface ChatResult {
 
 const CONTEXT_ROWS = 6;
 
-export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<ChatResult> {
+export async function chatTurn(
+  deps: RecallDeps,
+  input: ChatInput,
+  onEvent?: (event: ChatStreamEvent) => void,
+): Promise<ChatResult> {
   const userId = assertUserId(input?.userId);
   const sessionId = assertSessionId(input?.sessionId);
   const message = input.message;
@@ -151,6 +166,9 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   let transcript: Message[] = [];
   let memoryContext = '';
   let replied = false;
+  // The text of the reply streamed so far (the current model call's: a call that asks for
+  // tools does not make the reply).
+  let streamed = '';
   try {
     const longTerm = currentLongTerm(dbs, userId);
     // The failed-turn rule (agent/failed-turns.ts): a failed turn is not sent to the model again.
@@ -164,6 +182,14 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     let reply: string;
     if (deps.llm === undefined) {
       reply = fallbackReply(message, memoryContext);
+      if (onEvent) {
+        for (const text of fallbackChunks(reply)) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (signal?.aborted) throw abortedError(signal);
+          streamed += text;
+          onEvent({ type: 'delta', text });
+        }
+      }
     } else {
       const agent = createAgent({
         llm: deps.llm,
@@ -173,7 +199,13 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         maxToolIterations: deps.maxToolIterations,
       });
       try {
-        const run = await agent.run(message, signal ? { signal } : {});
+        const run = onEvent
+          ? await streamRun(agent.stream(message, signal ? { signal } : {}), (event) => {
+              if (event.type === 'text') streamed += event.delta;
+              if (event.type === 'tool_call') streamed = '';
+              forward(event, onEvent);
+            })
+          : await agent.run(message, signal ? { signal } : {});
         reply = typeof run.response.content === 'string' ? run.response.content : '';
         transcript = toolTranscript(run.messages.slice(1));
       } catch (err) {
@@ -223,7 +255,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   } catch (caught) {
     const err = !replied && signal?.aborted ? TurnInterruptedError.of(signal, caught) : caught;
     if (!replied) {
-      await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript }, err).catch(() => undefined);
+      await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript, reply: streamed }, err).catch(() => undefined);
     }
     throw err;
   }
@@ -248,10 +280,11 @@ async function recordFailure(
   deps: RecallDeps,
   userId: string,
   sessionId: string,
-  turn: { message: string; memoryContext: string; transcript: Message[] },
+  turn: { message: string; memoryContext: string; transcript: Message[]; reply?: string },
   err: unknown,
 ): Promise<void> {
   const { message, memoryContext, transcript } = turn;
+  const reply = turn.reply ?? '';
   const dbs = deps.dbs;
   const error: RowError = turnError(err);
   const toolCalls = projectToolCalls(transcript);
@@ -259,13 +292,13 @@ async function recordFailure(
   await appendWithCommit(
     deps,
     sessionConversationId(userId, sessionId),
-    [{ message: { role: 'assistant', content: '' }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } }],
+    [{ message: { role: 'assistant', content: reply }, meta: { ...replyMeta(at.ts, transcript), error: { ...error } } }],
     ([record]) => {
       mirrorSessionRow(dbs, userId, sessionId, {
         day: at.day,
         ts: at.ts,
         role: 'assistant',
-        content: '',
+        content: reply,
         session_id: sessionId,
         session_message_id: record!.message_id,
         error,
@@ -275,7 +308,7 @@ async function recordFailure(
         ts: at.ts,
         session_id: sessionId,
         user_message: message,
-        assistant_reply: '',
+        assistant_reply: reply,
         memory_context: memoryContext,
         tool_calls: toolCalls,
         error,
@@ -284,6 +317,22 @@ async function recordFailure(
       touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
     },
   );
+}
+
+/** Reads an agent's stream to its end, handing each event on; resolves with the run's result. */
+async function streamRun<R>(events: AsyncIterable<StreamEvent<R>>, each: (event: LoopEvent) => void): Promise<R> {
+  for await (const event of events) {
+    if (event.type === 'done') return event.result;
+    each(event);
+  }
+  throw new LlmError('llm_error', 'the agent stream ended without a result');
+}
+
+/** The agent's events in the API's terms: `{name, input, output}` as in a turn's `toolCalls`. */
+function forward(event: LoopEvent, onEvent: (event: ChatStreamEvent) => void): void {
+  if (event.type === 'text') onEvent({ type: 'delta', text: event.delta });
+  else if (event.type === 'tool_call') onEvent({ type: 'tool_call', name: event.call.name, input: pythonJsonDumps(event.call.args) });
+  else onEvent({ type: 'tool_result', name: event.name, output: event.output });
 }
 
 function replyMeta(ts: string, transcript: Message[]): JsonObject {

@@ -71,11 +71,55 @@ async function api(method, path, body) {
   } catch {
     data = null;
   }
-  if (!res.ok) {
-    if (res.status === 401) askForToken();
-    throw new ApiError(res.status, data && data.detail !== undefined ? formatDetail(data.detail) : res.statusText);
-  }
+  if (!res.ok) throw failure(res, data);
   return data;
+}
+
+function failure(res, data) {
+  if (res.status === 401) askForToken();
+  return new ApiError(res.status, data && data.detail !== undefined ? formatDetail(data.detail) : res.statusText);
+}
+
+// One chat turn over POST /api/chat/stream: `onEvent(name, data)` for each Server-Sent Event
+// as it arrives (delta, tool_call, tool_result, done, error). A refused request (422, 401, ...)
+// is answered with JSON before any event and throws like `api`.
+async function streamTurn(body, onEvent) {
+  const headers = { accept: 'text/event-stream', 'content-type': 'application/json' };
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch('/api/chat/stream', { method: 'POST', headers, body: JSON.stringify(body) });
+  if (!res.ok) {
+    let data = null;
+    try {
+      data = await res.json();
+    } catch {
+      data = null;
+    }
+    throw failure(res, data);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let cut;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        let event = 'message';
+        const data = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event: ')) event = line.slice(7);
+          else if (line.startsWith('data: ')) data.push(line.slice(6));
+        }
+        onEvent(event, JSON.parse(data.join('\n')));
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }
 
 const q = (params) => new URLSearchParams(params).toString();
@@ -368,10 +412,31 @@ async function send() {
   el.messages.querySelector('.empty')?.remove();
   addUserMsg(text);
   const pending = addPending();
+  // The reply is drawn as its deltas arrive, then redrawn whole (with its tool panel) on `done`.
+  let live = null;
+  let partial = '';
+  const here = () => generation === state.generation && sessionId === state.sessionId;
   try {
-    const data = await api('POST', '/api/chat', { user_id: state.userId, session_id: sessionId, message: text });
+    let data = null;
+    await streamTurn({ user_id: state.userId, session_id: sessionId, message: text }, (event, payload) => {
+      if (event === 'done') data = payload;
+      else if (event === 'error') throw new ApiError(0, formatDetail(payload.detail));
+      else if (event === 'delta' && here()) {
+        partial += payload.text;
+        if (!live) {
+          pending.remove();
+          live = bubble('assistant');
+          live.box.classList.add('markdown');
+          el.messages.append(live.row);
+        }
+        live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
+        scrollToEnd();
+      }
+    });
+    if (data === null) throw new Error('the reply stream ended early');
     if (generation !== state.generation) return;
     pending.remove();
+    live?.row.remove();
     if (sessionId === state.sessionId) addAssistantMsg(data.reply, data.tool_calls || []);
     await loadConversations();
   } catch (err) {
