@@ -116,7 +116,8 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
       },
     },
     observeLlm(llm) {
-      return {
+      const timed = (started: number, outcome: string) => modelSeconds.observe({ outcome }, (performance.now() - started) / 1000);
+      const observed: LlmService = {
         async chat(messages, chatOptions) {
           const started = performance.now();
           let outcome = 'ok';
@@ -126,10 +127,27 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
             outcome = errorCode(error);
             throw error;
           } finally {
-            modelSeconds.observe({ outcome }, (performance.now() - started) / 1000);
+            timed(started, outcome);
           }
         },
       };
+      const stream = llm.stream?.bind(llm);
+      // A streamed call is timed from its request to its last event.
+      if (stream) {
+        observed.stream = async function* (messages, chatOptions) {
+          const started = performance.now();
+          let outcome = 'ok';
+          try {
+            yield* stream(messages, chatOptions);
+          } catch (error) {
+            outcome = errorCode(error);
+            throw error;
+          } finally {
+            timed(started, outcome);
+          }
+        };
+      }
+      return observed;
     },
     turn(seconds, outcome) {
       turns.inc({ outcome });

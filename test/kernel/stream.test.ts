@@ -118,7 +118,7 @@ describe('agent.stream: the agent run, streamed', () => {
     expect(await streamedStore.get('c')).toEqual(await runStore.get('c'));
   });
 
-  it('cut short, keeps the user message and drops the reply being written', async () => {
+  it('cut short, keeps the user message, drops the reply being written and marks the turn failed', async () => {
     const store = createInMemoryStore();
     const agent = createAgent({ llm: streamingLlm([text('a long reply in many words')]), memory: { store }, conversationId: 'c' });
     const got: string[] = [];
@@ -127,7 +127,8 @@ describe('agent.stream: the agent run, streamed', () => {
       if (got.length === 2) break;
     }
     expect(got).toEqual(['a ', 'long ']);
-    expect(await store.get('c')).toEqual([u('hello')]);
+    // The failed-turn rule: the user message stays and an error marker follows it.
+    expect(await store.get('c')).toEqual([u('hello'), { role: 'assistant', content: '', error: { code: 'llm_aborted', message: 'the stream was closed' } }]);
     // The agent is usable again at once: the cut run has settled.
     const next = createAgent({ llm: streamingLlm([text('fine')]), memory: { store }, conversationId: 'c' });
     expect((await next.run('again')).response.content).toBe('fine');
