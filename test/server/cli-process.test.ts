@@ -222,7 +222,7 @@ describe('mnemo command', { timeout: 120_000 }, () => {
       headers: { authorization: 'Bearer cli-token', 'x-request-id': 'cli-req-1' },
     });
     expect(turn.status).toBe(200);
-    expect((await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-token' } })).status).toBe(401);
+    expect((await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-token' } })).status).toBe(403);
     const metrics = await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-admin' } });
     expect(metrics.text).toMatch(/^mnemo_chat_turns_total\{outcome="ok"\} 1$/m);
     expect(metrics.text).toMatch(/^mnemo_appends_total [1-9]/m);
