@@ -24,7 +24,7 @@
  * A caller not admitted gets 401 (with a Bearer challenge) when anonymous, else 403. The token
  * is checked in `onRequest`, before the body is read; the `user_id` in `preValidation`, once it is.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { MnemoError } from '../errors.ts';
 import { isValidId } from '../recall/recall-ids.ts';
 import { matchToken, presentedBearer, tokenDigest } from './bearer-token.ts';
@@ -75,6 +75,8 @@ export interface RouteAccess {
   url: string;
   access: Access;
   declared: boolean;
+  /** The route's schema (what it takes), for tests that call every route. */
+  schema?: FastifySchema;
 }
 
 const TABLES = new WeakMap<FastifyInstance, RouteAccess[]>();
@@ -112,7 +114,10 @@ export function installAuthorization(app: FastifyInstance, options: Authorizatio
     const declared = route.config?.access;
     if (declared !== undefined && !ACCESS_LEVELS.includes(declared)) throw new Error(`route ${route.url}: unknown access ${String(declared)}`);
     route.config = { ...route.config, access: declared ?? DEFAULT_ACCESS };
-    for (const method of [route.method].flat()) table.push({ method, url: route.url, access: declared ?? DEFAULT_ACCESS, declared: declared !== undefined });
+    const access = declared ?? DEFAULT_ACCESS;
+    for (const method of [route.method].flat()) {
+      table.push({ method, url: route.url, access, declared: declared !== undefined, ...(route.schema === undefined ? {} : { schema: route.schema }) });
+    }
   });
 
   // Declared up front (null until the onRequest hook below sets it) so every request has one shape.
