@@ -6,7 +6,10 @@
  *   --port <n>           MNEMO_PORT        8000          0 picks a free port
  *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
  *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
- *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: /api/runtime shows names, /metrics needs it
+ *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: operator routes, any user
+ *   --user-tokens <path> MNEMO_USER_TOKENS (none)        JSON/YAML token → user id (user-tokens-file.ts)
+ *   --trust-user-header <name> MNEMO_TRUST_USER_HEADER (off)  a reverse proxy names the user (needs --token)
+ *   --allow-open                           (off)         listen beyond loopback with no token at all
  *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
  *   --llm-timeout <ms>        MNEMO_LLM_TIMEOUT      llm.timeout, else 60000  (per model call attempt)
  *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
@@ -27,6 +30,12 @@ export interface CliOptions {
   dataDir: string;
   token: string | null;
   adminToken: string | null;
+  /** The user tokens file (read by main.ts with user-tokens-file.ts), absolute. */
+  userTokensPath: string | null;
+  /** Trusted-header mode: the proxy's header naming the user. */
+  trustUserHeader: string | null;
+  /** Listen beyond loopback even with the API open. */
+  allowOpen: boolean;
   llmConfigPath: string;
   /** Whether the LLM config path was asked for (then it must exist). */
   llmConfigExplicit: boolean;
@@ -55,9 +64,14 @@ Options (flag, else environment variable, else default):
   --port <n>               MNEMO_PORT             port, 0 for any free port   [8000]
   --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
   --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
-  --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: GET /api/runtime names conversations
-                                                  only for "Authorization: Bearer <s>", and GET /metrics
-                                                  needs it (else --token, if set)   [none]
+  --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: the operator routes (GET /metrics,
+                                                  conversation names in GET /api/runtime), any user  [none]
+  --user-tokens <path>     MNEMO_USER_TOKENS      JSON or YAML file of token: user id; each token acts
+                                                  for its own user_id only (another is 403)   [none]
+  --trust-user-header <h>  MNEMO_TRUST_USER_HEADER  behind a reverse proxy that authenticates users:
+                                                  a request with --token (the proxy's credential)
+                                                  acts as the user named in header <h>   [off]
+  --allow-open                                    listen on a non-loopback --host with no token  [off]
   --llm-config <path>      MNEMO_LLM_CONFIG       LLM config file             [config/llm.yaml]
   --llm-timeout <ms>       MNEMO_LLM_TIMEOUT      per model call attempt      [llm.timeout, else 60000]
   --llm-max-retries <n>    MNEMO_LLM_MAX_RETRIES  retries of a failed model call  [llm.max_retries, else 2]
@@ -98,6 +112,9 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'data-dir': { type: 'string' },
         token: { type: 'string' },
         'admin-token': { type: 'string' },
+        'user-tokens': { type: 'string' },
+        'trust-user-header': { type: 'string' },
+        'allow-open': { type: 'boolean' },
         'llm-config': { type: 'string' },
         'llm-timeout': { type: 'string' },
         'llm-max-retries': { type: 'string' },
@@ -130,6 +147,15 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   }
   if (adminToken !== null && adminToken === token) throw new ConfigError('the admin token must differ from the API token');
 
+  const userTokens = pick(values['user-tokens'], 'MNEMO_USER_TOKENS');
+  const trustUserHeader = pick(values['trust-user-header'], 'MNEMO_TRUST_USER_HEADER') ?? null;
+  if (trustUserHeader !== null) {
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(trustUserHeader) || /^(authorization|host|cookie|content-.*)$/i.test(trustUserHeader)) {
+      throw new ConfigError(`invalid --trust-user-header ${JSON.stringify(trustUserHeader)}: use a header name such as X-Forwarded-User`);
+    }
+    if (token === null) throw new ConfigError('--trust-user-header needs --token: the proxy presents it, so a client that bypasses the proxy cannot name a user');
+  }
+
   const llmConfig = pick(values['llm-config'], 'MNEMO_LLM_CONFIG');
   const whole = (flag: string, value: string | undefined, min: number): number | undefined => {
     if (value === undefined) return undefined;
@@ -144,6 +170,9 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),
     token,
     adminToken,
+    userTokensPath: userTokens === undefined ? null : resolve(cwd, userTokens),
+    trustUserHeader,
+    allowOpen: values['allow-open'] === true,
     llmConfigPath: resolve(cwd, llmConfig ?? DEFAULT_LLM_CONFIG),
     llmConfigExplicit: llmConfig !== undefined,
     llmTimeoutMs: whole('llm-timeout', pick(values['llm-timeout'], 'MNEMO_LLM_TIMEOUT'), 1),
@@ -154,6 +183,19 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     help: values.help === true,
     version: values.version === true,
   };
+}
+
+/**
+ * Refuses (ConfigError) to listen beyond loopback with the API open (no shared token, no user
+ * tokens): anyone who can reach the port could read and erase every conversation. `--allow-open`
+ * overrides. `userTokens`: how many the file held.
+ */
+export function checkExposure(options: Pick<CliOptions, 'host' | 'token' | 'allowOpen'>, userTokens: number, isLoopback: (host: string) => boolean): void {
+  if (options.allowOpen || isLoopback(options.host) || options.token !== null || userTokens > 0) return;
+  throw new ConfigError(
+    `refusing to listen on ${options.host} with the API open (no --token, no --user-tokens): anyone who can reach it ` +
+      'could read every conversation; set a token, or pass --allow-open if that is what you want',
+  );
 }
 
 function parsePort(text: string): number {

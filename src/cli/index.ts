@@ -9,4 +9,5 @@ export {
   DEFAULT_LLM_MAX_RETRIES,
   type LlmSettings,
 } from './llm-config.ts';
-export { parseCliOptions, HELP_TEXT, type CliOptions } from './cli-options.ts';
+export { parseCliOptions, checkExposure, HELP_TEXT, type CliOptions } from './cli-options.ts';
+export { loadUserTokensFile, parseUserTokens, RECOMMENDED_TOKEN_CHARS, type UserTokens } from './user-tokens-file.ts';

@@ -7,14 +7,17 @@
  * The server and everything under it load only after the options are read, so `--help` and a
  * bad option answer at once instead of after loading storage, the LLM client and fastify.
  */
-import { HELP_TEXT, parseCliOptions } from './cli-options.ts';
+import { HELP_TEXT, checkExposure, parseCliOptions } from './cli-options.ts';
 import { ConfigError } from './cli-errors.ts';
+import { loadUserTokensFile } from './user-tokens-file.ts';
+import { isLoopbackHost } from '../server/loopback-host.ts';
 import { loadLlmSettings } from './llm-config.ts';
 import { mnemoVersion } from '../version.ts';
 
 async function main(): Promise<void> {
   let options;
   let llm;
+  let userTokens = new Map<string, string>();
   try {
     options = parseCliOptions(process.argv.slice(2), process.env, process.cwd());
     if (options.help) {
@@ -25,6 +28,15 @@ async function main(): Promise<void> {
       process.stdout.write(`${mnemoVersion()}\n`);
       return;
     }
+    if (options.userTokensPath !== null) {
+      const loaded = loadUserTokensFile(options.userTokensPath);
+      for (const warning of loaded.warnings) process.stderr.write(`mnemo: warning: ${warning}\n`);
+      for (const secret of loaded.tokens.keys()) {
+        if (secret === options.token || secret === options.adminToken) throw new ConfigError('a user token must differ from --token and --admin-token');
+      }
+      userTokens = loaded.tokens;
+    }
+    checkExposure(options, userTokens.size, isLoopbackHost);
     llm = loadLlmSettings({
       configPath: options.llmConfigPath,
       required: options.llmConfigExplicit,
@@ -39,7 +51,7 @@ async function main(): Promise<void> {
   }
   const { serve, logLine } = await import('./serve.ts');
   try {
-    await serve(options, llm);
+    await serve(options, llm, userTokens);
   } catch (err) {
     logLine('error', `mnemo failed to start: ${err instanceof Error ? err.message : String(err)}`, {
       err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,

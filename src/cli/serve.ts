@@ -46,7 +46,17 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** A repeat of the first stop signal within this is the same stop (see above). */
 const REPEAT_WINDOW_MS = 1_000;
 
-export async function serve(options: CliOptions, llm: LlmSettings): Promise<void> {
+/** What the startup line says about who may call the API. */
+export function describeAuth(options: Pick<CliOptions, 'token' | 'adminToken' | 'trustUserHeader'>, userTokens: number): string {
+  const parts: string[] = [];
+  if (options.trustUserHeader !== null) parts.push(`trusted header ${options.trustUserHeader} with the proxy's bearer token`);
+  else if (options.token !== null) parts.push('bearer token');
+  if (userTokens > 0) parts.push(`${userTokens} user token${userTokens === 1 ? '' : 's'}`);
+  if (options.adminToken !== null) parts.push('admin token');
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+export async function serve(options: CliOptions, llm: LlmSettings, userTokens: ReadonlyMap<string, string> = new Map()): Promise<void> {
   let first: { signal: NodeJS.Signals; at: number } | null = null;
   /** Whether this signal is a second request to stop (not the first, nor its echo). */
   const isSecond = (signal: NodeJS.Signals): boolean => {
@@ -82,6 +92,8 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       runtime,
       token: options.token,
       adminToken: options.adminToken,
+      userTokens,
+      trustUserHeader: options.trustUserHeader,
       host: options.host,
       port: options.port,
       requestTimeoutMs: options.requestTimeoutMs,
@@ -101,12 +113,12 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       dataDir: options.dataDir,
       storage: 'lmdb',
       llm: describeLlm(llm),
-      auth: options.token === null ? 'none' : 'bearer token',
+      auth: describeAuth(options, userTokens.size),
       hostCheck: server.loopbackOnly ? 'loopback names only' : 'off',
     },
     `mnemo listening on ${server.url}`,
   );
-  if (options.token === null && !server.loopbackOnly) {
+  if (options.token === null && userTokens.size === 0 && !server.loopbackOnly) {
     logger.warn('listening beyond loopback without a token: anyone who can reach this port can read every conversation');
   }
 

@@ -23,6 +23,8 @@
  *               role, ts, daily_message_id?}]}  (ranked recall across sessions, days, long-term)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
+ *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
+ *            role 'user' with its user_id, else 'admin', 'shared' or 'anonymous' with null
  *
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).
@@ -30,6 +32,9 @@
  * Each route's body and query string are validated by fastify from its schema (api-schemas.ts,
  * read by request-validation.ts: FastAPI's 422) before the handler runs; ids are then checked
  * with `requireIds` (the demo's 400).
+ *
+ * Who may call each route is its `config.access` (authorization.ts): the user routes admit a
+ * user token only for its own `user_id`; `/api/runtime` and `/api/whoami` any caller.
  *
  * Every session-scoped route takes the session under the given user only, so one user can
  * never list, read, search or delete another's sessions: the same session id under another
@@ -50,8 +55,6 @@ export interface ApiServices {
   runtime: RuntimeView;
   /** Fires when the server's stop deadline has passed: turns still running are cancelled. */
   stopSignal?: AbortSignal;
-  /** Whether the request carries the admin token. */
-  isAdmin?: (request: FastifyRequest) => boolean;
   /** Told of every chat turn: its seconds and outcome (`ok`, else the error's code). */
   onTurn?: (seconds: number, outcome: string) => void;
 }
@@ -90,8 +93,20 @@ interface WindowQuery extends UserQuery {
 }
 type Day = { day: string };
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false, onTurn }: ApiServices): void {
-  api.post<{ Body: ChatBody }>('/api/chat', { schema: S.chat }, async (request, reply) => {
+// Each route declares who may call it (authorization.ts); a route without one is operator-only.
+const USER = { access: 'user' } as const;
+const AUTHENTICATED = { access: 'authenticated' } as const;
+
+/** Whether the caller holds the admin token. */
+const isAdmin = (request: FastifyRequest): boolean => request.principal.kind === 'admin';
+
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, onTurn }: ApiServices): void {
+  api.get('/api/whoami', { config: AUTHENTICATED, schema: S.whoami }, async (request) => {
+    const principal = request.principal;
+    return { user_id: principal.kind === 'user' ? principal.userId : null, role: principal.kind };
+  });
+
+  api.post<{ Body: ChatBody }>('/api/chat', { config: USER, schema: S.chat }, async (request, reply) => {
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     const turn = turnSignal(reply, stopSignal);
@@ -115,33 +130,33 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     };
   });
 
-  api.post<{ Body: ChatBody }>('/api/chat/stream', { schema: S.chatStream }, async (request, reply) => {
+  api.post<{ Body: ChatBody }>('/api/chat/stream', { config: USER, schema: S.chatStream }, async (request, reply) => {
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     await streamChat(reply, recall, body, stopSignal);
   });
 
-  api.post<{ Body: UserQuery }>('/api/conversations', { schema: S.createSession }, async (request) => {
+  api.post<{ Body: UserQuery }>('/api/conversations', { config: USER, schema: S.createSession }, async (request) => {
     const { user_id } = request.body;
     requireIds({ user_id });
     return { session_id: await recall.createSession(user_id) };
   });
 
-  api.get<{ Querystring: UserQuery }>('/api/conversations', { schema: S.listSessions }, async (request) => {
+  api.get<{ Querystring: UserQuery }>('/api/conversations', { config: USER, schema: S.listSessions }, async (request) => {
     const { user_id } = request.query;
     requireIds({ user_id });
     const items = await recall.listSessions(user_id);
     return { items: items.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at })) };
   });
 
-  api.get<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id/messages', { schema: S.messages }, async (request) => {
+  api.get<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id/messages', { config: USER, schema: S.messages }, async (request) => {
     const { user_id } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
     return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
   });
 
-  api.delete<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id', { schema: S.deleteSession }, async (request) => {
+  api.delete<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id', { config: USER, schema: S.deleteSession }, async (request) => {
     const { user_id } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
@@ -151,7 +166,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { session_id, deleted: true };
   });
 
-  api.get<{ Params: SessionParams; Querystring: SearchQuery }>('/api/conversations/:session_id/search', { schema: S.searchSession }, async (request) => {
+  api.get<{ Params: SessionParams; Querystring: SearchQuery }>('/api/conversations/:session_id/search', { config: USER, schema: S.searchSession }, async (request) => {
     const q = request.query;
     const { session_id } = request.params;
     requireIds({ user_id: q.user_id, session_id });
@@ -164,7 +179,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(rowView) };
   });
 
-  api.get<{ Params: SessionParams; Querystring: WindowQuery }>('/api/conversations/:session_id/window', { schema: S.sessionWindow }, async (request) => {
+  api.get<{ Params: SessionParams; Querystring: WindowQuery }>('/api/conversations/:session_id/window', { config: USER, schema: S.sessionWindow }, async (request) => {
     const q = request.query;
     const { session_id } = request.params;
     requireIds({ user_id: q.user_id, session_id });
@@ -178,14 +193,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(rowView) };
   });
 
-  api.get<{ Querystring: SearchQuery & Day }>('/api/daily/search', { schema: S.searchDaily }, async (request) => {
+  api.get<{ Querystring: SearchQuery & Day }>('/api/daily/search', { config: USER, schema: S.searchDaily }, async (request) => {
     const q = request.query;
     requireIds({ user_id: q.user_id });
     const rows = await recall.searchDaily({ userId: q.user_id, keyword: q.keyword, day: q.day, limit: q.limit });
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get<{ Querystring: WindowQuery & Day }>('/api/daily/window', { schema: S.dailyWindow }, async (request) => {
+  api.get<{ Querystring: WindowQuery & Day }>('/api/daily/window', { config: USER, schema: S.dailyWindow }, async (request) => {
     const q = request.query;
     requireIds({ user_id: q.user_id });
     const rows = await recall.dailyWindow({
@@ -198,7 +213,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(dailyRowView) };
   });
 
-  api.get<{ Querystring: RankedSearchQuery }>('/api/search', { schema: S.search }, async (request) => {
+  api.get<{ Querystring: RankedSearchQuery }>('/api/search', { config: USER, schema: S.search }, async (request) => {
     const q = request.query;
     requireIds({ user_id: q.user_id, ...(q.session_id === '' ? {} : { session_id: q.session_id }) });
     // An empty parameter is no filter; `roles` is a comma-separated list.
@@ -229,7 +244,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     };
   });
 
-  api.get('/api/runtime', { schema: S.runtime }, async (request) => {
+  api.get('/api/runtime', { config: AUTHENTICATED, schema: S.runtime }, async (request) => {
     const admin = isAdmin(request);
     const tree = runtime.inspect() as InspectedNode;
     return {

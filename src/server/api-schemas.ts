@@ -44,7 +44,7 @@ const row: Schema = {
 const dailyRow: Schema = { ...row, properties: { ...(row['properties'] as Schema), day: str, session_id: str } };
 const items = (of: Schema): Schema => ({ type: 'object', properties: { items: { type: 'array', items: of } }, required: ['items'] });
 
-const errors = { 400: errorBody, 401: errorBody, 422: errorBody, 503: errorBody };
+const errors = { 400: errorBody, 401: errorBody, 403: errorBody, 422: errorBody, 503: errorBody };
 const sessionParams: Schema = { type: 'object', properties: { session_id: idField }, required: ['session_id'] };
 const userQuery: Schema = { type: 'object', properties: { user_id: idField }, required: ['user_id'] };
 const windowQuery = (withDay: boolean): Schema => ({
@@ -182,6 +182,19 @@ export const API_SCHEMAS = {
         type: 'object',
         properties: { tree: { type: 'object' }, pid: int, uptime_s: int, names: { type: 'string', enum: ['full', 'redacted'] } },
         required: ['tree', 'pid', 'uptime_s', 'names'],
+      },
+      401: errorBody,
+      403: errorBody,
+    },
+  },
+  whoami: {
+    summary: 'The caller: a user token’s user, else its role',
+    tags: ['mnemo'],
+    response: {
+      200: {
+        type: 'object',
+        properties: { user_id: { type: ['string', 'null'] }, role: { type: 'string', enum: ['user', 'admin', 'shared', 'anonymous'] } },
+        required: ['user_id', 'role'],
       },
       401: errorBody,
     },

@@ -1,41 +1,36 @@
 /**
- * Optional bearer-token guard, installed on the API's routes only. With a token configured,
- * every API request must carry `Authorization: Bearer <token>`; otherwise it gets 401 and
- * nothing runs. The page and its static files stay public (they hold no data) so a browser can
- * load the page and then ask its user for the token.
+ * Matching a request's `Authorization: Bearer <token>` against the configured tokens.
  *
- * An admin token (`adminToken` of the server) is accepted wherever the API token is, and is
- * what `GET /api/runtime` needs to show conversation names.
- *
- * The comparison hashes both sides first, so it takes the same time whatever the length or
- * the position of the first differing byte.
+ * Every comparison hashes both sides first (SHA-256) and compares the digests with
+ * `timingSafeEqual` (equal-length buffers), and every configured token is compared on every
+ * request, so the time taken tells neither the length of a token, nor where a guess first
+ * differs, nor which token matched.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from './server-errors.ts';
+import type { FastifyRequest } from 'fastify';
 
-/** Accepts a request that presents any of `tokens` (the API token, or the admin token). */
-export function bearerTokenHook(...tokens: string[]): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const checks = tokens.map(bearerCheck);
-  return async (request, reply) => {
-    const header = request.headers.authorization;
-    // Every check runs, so the time does not tell which token matched.
-    if (checks.map((presents) => presents(request)).includes(true)) return;
-    reply.header('www-authenticate', 'Bearer realm="mnemo"');
-    throw new HttpError(401, header === undefined ? 'missing bearer token' : 'invalid bearer token');
-  };
+/** What a request's Authorization header holds: nothing, a bearer value, or something else. */
+export type PresentedBearer = { kind: 'none' } | { kind: 'bearer'; digest: Buffer } | { kind: 'malformed' };
+
+export function presentedBearer(request: FastifyRequest): PresentedBearer {
+  const header = request.headers.authorization;
+  if (header === undefined) return { kind: 'none' };
+  const match = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
+  return match?.[1] === undefined ? { kind: 'malformed' } : { kind: 'bearer', digest: tokenDigest(match[1]) };
 }
 
-/** Whether a request carries `Authorization: Bearer <token>`, compared in constant time. */
-export function bearerCheck(token: string): (request: FastifyRequest) => boolean {
-  const expected = digest(token);
-  return (request) => {
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
-    return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
-  };
+/**
+ * The value of the first entry whose token the digest matches, else `undefined`. All entries
+ * are compared, whatever matched first.
+ */
+export function matchToken<T>(digest: Buffer, entries: readonly (readonly [Buffer, T])[]): T | undefined {
+  let found: T | undefined;
+  for (const [expected, value] of entries) {
+    if (timingSafeEqual(digest, expected) && found === undefined) found = value;
+  }
+  return found;
 }
 
-function digest(value: string): Buffer {
+export function tokenDigest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }

@@ -1,41 +1,36 @@
 /**
  * The operators' routes:
  *
- *   GET /healthz       → 200 {status: 'ok'}          the process answers (liveness); no token
+ *   GET /healthz       → 200 {status: 'ok'}          the process answers (liveness); public
  *   GET /readyz        → 200 {status: 'ready', checks} | 503 {status: 'not_ready', checks}
- *                        checks: {tree: running|stopped, storage: open|closed, writable}; no token
- *   GET /metrics       → Prometheus text (metrics.ts); the admin token if one is set, else the
- *                        API token if one is set, else open
- *   GET /openapi.json  → the OpenAPI 3 document of every route (@fastify/swagger); no token
+ *                        checks: {tree: running|stopped, storage: open|closed, writable}; public
+ *   GET /metrics       → Prometheus text (metrics.ts); operator (authorization.ts)
+ *   GET /openapi.json  → the OpenAPI 3 document of every route (@fastify/swagger); public
  *
  * The probes say only what an orchestrator needs: no path, no id, no error text beyond a code.
  */
 import type { FastifyInstance } from 'fastify';
-import { bearerTokenHook } from './bearer-token.ts';
 import type { ServerMetrics } from './metrics.ts';
 import type { RuntimeView } from './services.ts';
 
 const probeSchema = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags: ['operations'], ...extra });
 
 export function registerProbeRoutes(app: FastifyInstance, runtime: RuntimeView): void {
-  app.get('/healthz', { schema: probeSchema('Liveness: the process answers', { security: [] }) }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: probeSchema('Readiness: tree running, storage open and writable', { security: [] }) }, async (_request, reply) => {
+  app.get('/healthz', { config: { access: 'public' }, schema: probeSchema('Liveness: the process answers', { security: [] }) }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: { access: 'public' }, schema: probeSchema('Readiness: tree running, storage open and writable', { security: [] }) }, async (_request, reply) => {
     const health = (await runtime.health?.()) ?? { tree: 'running', storage: 'open', writable: true };
     const ready = health.tree === 'running' && health.storage === 'open' && health.writable;
     const checks: Record<string, unknown> = { tree: health.tree, storage: health.storage, writable: health.writable };
     if (!health.writable && health.error !== undefined) checks['error'] = /^[A-Za-z0-9_]{1,64}$/.test(health.error) ? health.error : 'error';
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
 }
 
-/** `/metrics`, behind `token` when one is given. */
-export function registerMetricsRoute(app: FastifyInstance, metrics: ServerMetrics, token: string | null): void {
-  void app.register(async (scope) => {
-    if (token !== null) scope.addHook('onRequest', bearerTokenHook(token));
-    scope.get('/metrics', { schema: probeSchema('Prometheus metrics (text exposition format)') }, async (_request, reply) => {
-      const { contentType, body } = await metrics.scrape();
-      return reply.type(contentType).send(body);
-    });
+/** `/metrics`, for operators. */
+export function registerMetricsRoute(app: FastifyInstance, metrics: ServerMetrics): void {
+  app.get('/metrics', { config: { access: 'operator' }, schema: probeSchema('Prometheus metrics (text exposition format)') }, async (_request, reply) => {
+    const { contentType, body } = await metrics.scrape();
+    return reply.type(contentType).send(body);
   });
 }

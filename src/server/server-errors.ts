@@ -49,6 +49,8 @@ export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     readonly detail: string,
+    /** A stable code for the body (`forbidden`), when the status alone is not enough. */
+    readonly code?: string,
   ) {
     super(detail);
     this.name = 'HttpError';
@@ -82,7 +84,7 @@ export function errorResponse(err: unknown, bodyLimit: number): {
     return { status: 422, body: { detail: err.issues.map((i) => ({ ...i, input: boundedInput(i.input) })) }, logAsError: false };
   }
   if (err instanceof HttpError) {
-    return { status: err.statusCode, body: { detail: err.detail }, logAsError: false };
+    return { status: err.statusCode, body: err.code === undefined ? { detail: err.detail } : { detail: err.detail, code: err.code }, logAsError: false };
   }
   if (err instanceof InvalidInputError) {
     return { status: 400, body: { detail: err.message }, logAsError: false };

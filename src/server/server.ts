@@ -7,15 +7,19 @@
  * - a request whose headers and body have not all arrived within `requestTimeoutMs` (30 s)
  *   gets 408 and its connection is closed (a body trickled a byte at a time cannot hold a
  *   connection, or a graceful stop, forever);
- * - with `token`, every `/api/*` route needs `Authorization: Bearer <token>` (401 otherwise);
+ * - who may do what (authorization.ts): every route declares its `access` (`public`,
+ *   `authenticated`, `user`, `operator`; undeclared: `operator`); the caller is the admin
+ *   token, a user token (`userTokens`: acts for its own `user_id` only, else 403), the shared
+ *   `token` (any user), a trusted proxy's user header (`trustUserHeader`), or anonymous (401
+ *   wherever a token is needed);
  * - `GET /api/runtime` names conversations only for `Authorization: Bearer <adminToken>`;
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
  *
  * Operations (ops-routes.ts): `/healthz` and `/readyz` need no token and reveal nothing;
- * `/metrics` (Prometheus, metrics.ts) needs the admin token if one is set, else the API
- * token if one is set; `/openapi.json` is generated from the routes' schemas (api-schemas.ts).
+ * `/metrics` (Prometheus, metrics.ts) is an operator route; `/openapi.json` is generated from
+ * the routes' schemas (api-schemas.ts).
  * Every request has an id (`x-request-id` if the client sent a plain one, else a UUID),
  * answered in `x-request-id` and carried as `reqId` by every log line written for it.
  *
@@ -32,7 +36,7 @@ import { registerApiRoutes } from './api-routes.ts';
 import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
-import { bearerCheck, bearerTokenHook } from './bearer-token.ts';
+import { installAuthorization } from './authorization.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -48,11 +52,16 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export interface ServerOptions {
   recall: RecallApi;
   runtime: RuntimeView;
-  /** Require `Authorization: Bearer <token>` on `/api/*`. Default: none. */
+  /** The shared token: `Authorization: Bearer <token>` acts for any user on `/api/*`. Default: none. */
   token?: string | null;
-  /** The operator's token: `GET /api/runtime` with `Authorization: Bearer <adminToken>` shows
-   *  conversation names (else they are left out); also accepted wherever `token` is. Default: none. */
+  /** The operator's token: the operator routes (`/metrics`, `GET /api/runtime` with
+   *  conversation names) and everything else, for any user. Default: none. */
   adminToken?: string | null;
+  /** Token → user id: each token acts for its own user only (another `user_id` is 403). Default: none. */
+  userTokens?: ReadonlyMap<string, string> | null;
+  /** Trusted-header mode (a reverse proxy; see authorization.ts): the request carrying `token`
+   *  acts as the user named in this header. Default: off. */
+  trustUserHeader?: string | null;
   /** Largest accepted request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /** Answer only requests whose `Host` is a loopback name. Default false (`startServer`
@@ -137,29 +146,30 @@ export function createServer(options: ServerOptions): FastifyInstance {
     );
   });
 
-  registerStaticAssets(app, loadStaticAssets());
   const token = options.token ?? null;
   const adminToken = options.adminToken ?? null;
+  const userTokens = options.userTokens ?? null;
+  // Before any route: it gives each its access (undeclared: operator) and checks every request.
+  installAuthorization(app, { token, adminToken, userTokens, trustUserHeader: options.trustUserHeader ?? null });
+  registerStaticAssets(app, loadStaticAssets());
+  const anyToken = token !== null || adminToken !== null || (userTokens !== null && userTokens.size > 0);
   // Before the routes: it collects them as they are added.
   void app.register(swagger, {
     openapi: {
       info: { title: 'Mnemo', version: '0.1.0', description: 'Durable, supervised conversation memory for AI agents' },
-      ...(token === null ? {} : { components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] }),
+      ...(!anyToken ? {} : { components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] }),
     },
   });
   void app.register(async (ops) => {
     validated(ops);
     registerProbeRoutes(ops, runtimeView);
-    registerMetricsRoute(ops, metrics, adminToken ?? token);
+    registerMetricsRoute(ops, metrics);
   });
   void app.register(async (api) => {
     validated(api);
-    if (token !== null) api.addHook('onRequest', bearerTokenHook(token, ...(adminToken === null ? [] : [adminToken])));
-    const isAdmin = adminToken === null ? () => false : bearerCheck(adminToken);
     registerApiRoutes(api, {
       recall: options.recall,
       runtime: options.runtime,
-      isAdmin,
       onTurn: (seconds, outcome) => metrics.turn(seconds, outcome),
       ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });

@@ -44,7 +44,9 @@ function stripSourceMapComment(body: Buffer, contentType: string): Buffer {
 
 export function registerStaticAssets(app: FastifyInstance, assets: readonly StaticAsset[]): void {
   for (const asset of assets) {
-    app.get(asset.route, async (_request, reply) =>
+    // Public: the page and its assets hold no data, so a browser can load them and then ask
+    // its user for a token.
+    app.get(asset.route, { config: { access: 'public' } }, async (_request, reply) =>
       reply
         .header('content-type', asset.contentType)
         .header('cache-control', 'no-cache')

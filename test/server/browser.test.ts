@@ -200,6 +200,32 @@ describe('chat page with a bearer token', () => {
   });
 });
 
+describe('chat page with a user token', () => {
+  let guarded: TestServer;
+  beforeAll(async () => {
+    guarded = await startTestServer({ userTokens: { 'page-user-token-0123': 'token-user' } });
+  });
+  afterAll(async () => {
+    await guarded?.close();
+  });
+
+  it('takes the token’s user from /api/whoami and locks the user switch', async () => {
+    const context = await browser().newContext();
+    const page = await context.newPage();
+    await page.goto(`${guarded.url}/#token=page-user-token-0123`);
+    await page.locator('.conv').first().waitFor();
+    expect(await page.inputValue('#user-id')).toBe('token-user');
+    expect(await page.locator('#user-id').getAttribute('readonly')).not.toBeNull();
+    await send(page, 'hello as token-user');
+    await page.locator('.msg.assistant .bubble', { hasText: '收到：hello as token-user。' }).waitFor();
+    const listed = await guarded.request('GET', '/api/conversations?user_id=token-user', {
+      headers: { authorization: 'Bearer page-user-token-0123' },
+    });
+    expect((listed.json as { items: unknown[] }).items).toHaveLength(1);
+    await context.close();
+  });
+});
+
 describe('chat page when the server is gone', () => {
   it('shows "网络错误: ..." when a request cannot reach the server', async () => {
     const gone = await startTestServer();

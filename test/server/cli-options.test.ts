@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, HELP_TEXT, parseCliOptions } from '../../src/cli/index.ts';
+import { ConfigError, HELP_TEXT, checkExposure, parseCliOptions } from '../../src/cli/index.ts';
+import { isLoopbackHost } from '../../src/server/loopback-host.ts';
 
 const cwd = '/srv/app';
 
@@ -11,6 +12,9 @@ describe('command-line options', () => {
       dataDir: '/srv/app/data',
       token: null,
       adminToken: null,
+      userTokensPath: null,
+      trustUserHeader: null,
+      allowOpen: false,
       llmConfigPath: '/srv/app/config/llm.yaml',
       llmConfigExplicit: false,
       llmTimeoutMs: undefined,
@@ -96,6 +100,34 @@ describe('command-line options', () => {
     expect(() => parseCliOptions(['--admin-token', 'two words'], {}, cwd)).toThrow(/printable ASCII/);
   });
 
+  it('reads --user-tokens (resolved against the working directory), --trust-user-header and --allow-open', () => {
+    expect(parseCliOptions(['--user-tokens', 'tokens.yaml'], {}, cwd).userTokensPath).toBe('/srv/app/tokens.yaml');
+    expect(parseCliOptions([], { MNEMO_USER_TOKENS: '/etc/mnemo/tokens.json' }, cwd).userTokensPath).toBe('/etc/mnemo/tokens.json');
+    const proxied = parseCliOptions(['--trust-user-header', 'X-Forwarded-User', '--token', 'proxy-secret'], {}, cwd);
+    expect(proxied.trustUserHeader).toBe('X-Forwarded-User');
+    expect(parseCliOptions(['--allow-open'], {}, cwd).allowOpen).toBe(true);
+  });
+
+  it('refuses trusted-header mode without --token, and a header name that is not one', () => {
+    expect(() => parseCliOptions(['--trust-user-header', 'X-Forwarded-User'], {}, cwd)).toThrow(/needs --token/);
+    for (const name of ['X Forwarded', 'Authorization', 'host', '']) {
+      expect(() => parseCliOptions(['--trust-user-header', name, '--token', 'proxy-secret'], {}, cwd)).toThrow(ConfigError);
+    }
+  });
+
+  it('refuses a non-loopback host with the API open unless --allow-open', () => {
+    const open = parseCliOptions(['--host', '0.0.0.0'], {}, cwd);
+    expect(() => checkExposure(open, 0, isLoopbackHost)).toThrow(/refusing to listen on 0\.0\.0\.0.*--allow-open/);
+    // An admin token alone leaves the API open, so it does not count.
+    expect(() => checkExposure(parseCliOptions(['--host', '0.0.0.0', '--admin-token', 'ops'], {}, cwd), 0, isLoopbackHost)).toThrow(ConfigError);
+    expect(() => checkExposure(parseCliOptions(['--host', '0.0.0.0', '--allow-open'], {}, cwd), 0, isLoopbackHost)).not.toThrow();
+    expect(() => checkExposure(parseCliOptions(['--host', '0.0.0.0', '--token', 'shared'], {}, cwd), 0, isLoopbackHost)).not.toThrow();
+    expect(() => checkExposure(open, 2, isLoopbackHost)).not.toThrow();
+    for (const host of ['127.0.0.1', 'localhost', '::1']) {
+      expect(() => checkExposure(parseCliOptions(['--host', host], {}, cwd), 0, isLoopbackHost)).not.toThrow();
+    }
+  });
+
   it('refuses unknown flags and stray arguments', () => {
     expect(() => parseCliOptions(['--verbose'], {}, cwd)).toThrow(ConfigError);
     expect(() => parseCliOptions(['serve'], {}, cwd)).toThrow(ConfigError);
@@ -103,7 +135,8 @@ describe('command-line options', () => {
 
   it('has a help text naming every flag and environment variable', () => {
     expect(parseCliOptions(['-h'], {}, cwd).help).toBe(true);
-    for (const word of ['--host', '--port', '--data-dir', '--token', '--admin-token', 'MNEMO_ADMIN_TOKEN', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
+    for (const word of ['--host', '--port', '--data-dir', '--token', '--admin-token', 'MNEMO_ADMIN_TOKEN', '--user-tokens', 'MNEMO_USER_TOKENS',
+      '--trust-user-header', 'MNEMO_TRUST_USER_HEADER', '--allow-open', '--llm-config', 'MNEMO_HOST', 'MNEMO_PORT',
       'MNEMO_DATA_DIR', 'MNEMO_TOKEN', 'MNEMO_LOG_LEVEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', '--llm-timeout',
       'MNEMO_LLM_TIMEOUT', '--llm-max-retries', 'MNEMO_LLM_MAX_RETRIES', '--request-timeout', 'MNEMO_REQUEST_TIMEOUT',
       '--stop-timeout', 'MNEMO_STOP_TIMEOUT', 'llm.temperature']) {

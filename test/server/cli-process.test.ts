@@ -213,6 +213,34 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     expect(await stop(p, 'SIGTERM')).toBe(0);
   });
 
+  it('takes each request’s user from the --user-tokens file: its own user_id only', async () => {
+    const file = join(dir, 'tokens.yaml');
+    writeFileSync(file, 'alice-cli-token-0123456789: alice\nshort: bob\n');
+    const { p, url, line } = await start(['--user-tokens', file]);
+    expect(line['auth']).toBe('2 user tokens');
+    expect(p.stderr()).toMatch(/warning: .*"bob".*shorter than 16/);
+    expect(p.stderr()).not.toContain('short:');
+    const alice = { authorization: 'Bearer alice-cli-token-0123456789' };
+    expect((await http(url, 'GET', '/api/conversations?user_id=alice', { headers: alice })).status).toBe(200);
+    expect((await http(url, 'GET', '/api/conversations?user_id=bob', { headers: alice })).status).toBe(403);
+    expect((await http(url, 'GET', '/api/conversations?user_id=alice')).status).toBe(401);
+    expect((await http(url, 'GET', '/metrics', { headers: alice })).status).toBe(403);
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
+
+  it('exits 2 for a bad user tokens file and for a non-loopback host with the API open', async () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, '{"a-token-0123456789abc": " spaced"}');
+    const bad = runCli(['--user-tokens', file, '--port', '0'], { cwd: dir });
+    running.push(bad);
+    expect(await bad.exited).toBe(2);
+    expect(bad.stderr()).toMatch(/mnemo: the user tokens file .*bad\.json, entry 1: the user id must not start or end with a space/);
+    const open = runCli(['--host', '0.0.0.0', '--port', '0'], { cwd: dir });
+    running.push(open);
+    expect(await open.exited).toBe(2);
+    expect(open.stderr()).toMatch(/refusing to listen on 0\.0\.0\.0 with the API open.*--allow-open/);
+  });
+
   it('answers the probes without a token and counts a turn’s appends in /metrics behind the admin token', async () => {
     const { p, url } = await start([], { MNEMO_TOKEN: 'cli-token', MNEMO_ADMIN_TOKEN: 'cli-admin' });
     expect((await http(url, 'GET', '/healthz')).json).toEqual({ status: 'ok' });
@@ -222,7 +250,7 @@ describe('mnemo command', { timeout: 120_000 }, () => {
       headers: { authorization: 'Bearer cli-token', 'x-request-id': 'cli-req-1' },
     });
     expect(turn.status).toBe(200);
-    expect((await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-token' } })).status).toBe(401);
+    expect((await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-token' } })).status).toBe(403);
     const metrics = await http(url, 'GET', '/metrics', { headers: { authorization: 'Bearer cli-admin' } });
     expect(metrics.text).toMatch(/^mnemo_chat_turns_total\{outcome="ok"\} 1$/m);
     expect(metrics.text).toMatch(/^mnemo_appends_total [1-9]/m);

@@ -43,9 +43,11 @@ describe('with an API token and an admin token', () => {
     expect(res.json).toEqual({ status: 'ready', checks: { tree: 'running', storage: 'open', writable: true } });
   });
 
-  it('serves /metrics only for the admin token', async () => {
+  it('serves /metrics only for the admin token: 401 without a token, 403 for the API token', async () => {
     expect((await t.request('GET', '/metrics')).status).toBe(401);
-    expect((await t.request('GET', '/metrics', { headers: { authorization: 'Bearer api-secret' } })).status).toBe(401);
+    const shared = await t.request('GET', '/metrics', { headers: { authorization: 'Bearer api-secret' } });
+    expect(shared.status).toBe(403);
+    expect(shared.json).toEqual({ detail: 'this route needs the admin token', code: 'forbidden' });
     const res = await t.request('GET', '/metrics', { headers: { authorization: 'Bearer admin-secret' } });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);

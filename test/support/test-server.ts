@@ -31,6 +31,9 @@ export async function startTestServer(
     clock?: WallClock;
     token?: string;
     adminToken?: string;
+    /** Token → user id. */
+    userTokens?: Record<string, string>;
+    trustUserHeader?: string;
     bodyLimit?: number;
     requestTimeoutMs?: number;
     stopTimeoutMs?: number;
@@ -61,6 +64,8 @@ export async function startTestServer(
     port: 0,
     token: options.token ?? null,
     adminToken: options.adminToken ?? null,
+    userTokens: new Map(Object.entries(options.userTokens ?? {})),
+    trustUserHeader: options.trustUserHeader ?? null,
     metrics,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),

@@ -387,6 +387,8 @@ async function bootstrap() {
   const generation = ++state.generation;
   el.messages.replaceChildren();
   try {
+    await adoptPrincipal();
+    if (generation !== state.generation) return;
     await loadConversations();
     if (generation !== state.generation) return;
     if (state.conversations.length === 0) await createConversation();
@@ -476,6 +478,21 @@ function switchUser(next) {
   localStorage.setItem(USER_KEY, next);
   closeSidebar();
   bootstrap();
+}
+
+/** A user token acts for one user only: the page takes that user and locks the user switch. */
+async function adoptPrincipal() {
+  const me = await api('GET', '/api/whoami');
+  const locked = me && typeof me.user_id === 'string';
+  el.userId.readOnly = locked;
+  el.userId.title = locked ? '此令牌只属于这个用户' : '';
+  if (locked && me.user_id !== state.userId) {
+    state.userId = me.user_id;
+    state.sessionId = null;
+    state.conversations = [];
+    el.userId.value = me.user_id;
+    localStorage.setItem(USER_KEY, me.user_id);
+  }
 }
 
 function askForToken() {

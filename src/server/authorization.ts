@@ -1,0 +1,213 @@
+/**
+ * Who may do what: one step that resolves every request's caller to a `Principal`, and each
+ * route's declared `access` (its route config: `{ config: { access: 'user' } }`) that says
+ * which principals it admits.
+ *
+ * Principals, from the request's `Authorization: Bearer <token>`:
+ * - `admin`: the admin token (`--admin-token`); may do everything, for any user;
+ * - `user`: a token of the user-tokens file (token → user id), or, in trusted-header mode, the
+ *   user a reverse proxy names in its header (see `trustUserHeader`); acts for that user only;
+ * - `shared`: the one shared token (`--token`); acts for any user it names (self-asserted);
+ * - `anonymous`: no token, or (where anonymous callers are admitted) one that matches nothing.
+ *
+ * Access levels (a route that declares none gets `operator`, the strictest, so a route added
+ * later without a declaration is never accidentally open):
+ * - `public`: everyone; no token is looked at (the page, its assets, the probes, the OpenAPI);
+ * - `authenticated`: any principal; anonymous callers only while the API is open (no shared
+ *   token, no user tokens);
+ * - `user`: as `authenticated`, and a `user` principal may only name its own `user_id` (in the
+ *   body, the query string or the path): another is 403 `{detail, code: 'forbidden'}`; when
+ *   the request names none, the principal's own id is filled in where the route's schema takes it;
+ * - `operator`: the admin token; when none is configured, the shared token; when no token of
+ *   any kind is configured (an open server), everyone. Never a user token.
+ *
+ * A caller not admitted gets 401 (with a Bearer challenge) when anonymous, else 403. The token
+ * is checked in `onRequest`, before the body is read; the `user_id` in `preValidation`, once it is.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import { MnemoError } from '../errors.ts';
+import { isValidId } from '../recall/recall-ids.ts';
+import { matchToken, presentedBearer, tokenDigest } from './bearer-token.ts';
+import { HttpError } from './server-errors.ts';
+
+export type Access = 'public' | 'authenticated' | 'user' | 'operator';
+export const ACCESS_LEVELS: readonly Access[] = ['public', 'authenticated', 'user', 'operator'];
+/** What a route that declares no access gets. */
+export const DEFAULT_ACCESS: Access = 'operator';
+
+export type Principal =
+  | { kind: 'anonymous' }
+  | { kind: 'shared' }
+  | { kind: 'user'; userId: string }
+  | { kind: 'admin' };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call this route (authorization.ts); undeclared: `operator`. */
+    access?: Access;
+  }
+  interface FastifyRequest {
+    /** The caller, resolved before anything else runs (authorization.ts). */
+    principal: Principal;
+  }
+}
+
+export interface AuthorizationOptions {
+  /** The shared token: any user, self-asserted. */
+  token?: string | null;
+  /** The operator's token. */
+  adminToken?: string | null;
+  /** Token → user id: each token acts for its user only. */
+  userTokens?: ReadonlyMap<string, string> | null;
+  /**
+   * Trusted-header mode, for a reverse proxy that authenticates users itself: a request
+   * carrying the shared `token` (the proxy's own credential) acts as the user named in this
+   * header. It assumes the proxy removes any copy of the header a client sent and sets its own;
+   * the shared token then never reaches clients. Requires `token`. A request with the token but
+   * without the header (or with it twice, or with an invalid id) is 401.
+   */
+  trustUserHeader?: string | null;
+}
+
+/** One registered route and the access it declared (`declared: false`: it got the default). */
+export interface RouteAccess {
+  method: string;
+  url: string;
+  access: Access;
+  declared: boolean;
+  /** The route's schema (what it takes), for tests that call every route. */
+  schema?: FastifySchema;
+}
+
+const TABLES = new WeakMap<FastifyInstance, RouteAccess[]>();
+
+/** Every route registered on `app` (a server made by `createServer`), with its access. */
+export function routeAccess(app: FastifyInstance): readonly RouteAccess[] {
+  return [...(TABLES.get(app) ?? [])];
+}
+
+/** Options that cannot make a coherent policy (a library caller's mistake; the CLI checks first). */
+export class AuthorizationConfigError extends MnemoError {
+  readonly code = 'invalid_auth_config';
+}
+
+/** Installs the principal and access hooks on `app`; call before any route is registered. */
+export function installAuthorization(app: FastifyInstance, options: AuthorizationOptions): void {
+  const token = options.token ?? null;
+  const adminToken = options.adminToken ?? null;
+  const userTokens = options.userTokens ?? new Map<string, string>();
+  const header = options.trustUserHeader?.toLowerCase() ?? null;
+  if (header !== null && token === null) {
+    throw new AuthorizationConfigError('trusted-header mode needs the shared token: it is the proxy’s credential');
+  }
+  const adminEntries = adminToken === null ? [] : [[tokenDigest(adminToken), true] as const];
+  const sharedEntries = token === null ? [] : [[tokenDigest(token), true] as const];
+  const userEntries = [...userTokens].map(([secret, userId]) => [tokenDigest(secret), userId] as const);
+  /** No shared token and no user tokens: user routes admit anonymous callers (self-asserted ids). */
+  const apiOpen = token === null && userEntries.length === 0;
+  /** No token of any kind: operator routes admit everyone too. */
+  const allOpen = apiOpen && adminToken === null;
+
+  const table: RouteAccess[] = [];
+  TABLES.set(app, table);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const declared = route.config?.access;
+    if (declared !== undefined && !ACCESS_LEVELS.includes(declared)) throw new Error(`route ${route.url}: unknown access ${String(declared)}`);
+    route.config = { ...route.config, access: declared ?? DEFAULT_ACCESS };
+    const access = declared ?? DEFAULT_ACCESS;
+    for (const method of [route.method].flat()) {
+      table.push({ method, url: route.url, access, declared: declared !== undefined, ...(route.schema === undefined ? {} : { schema: route.schema }) });
+    }
+  });
+
+  // Declared up front (null until the onRequest hook below sets it) so every request has one shape.
+  app.decorateRequest('principal', null as never);
+
+  const resolve = (request: FastifyRequest): { principal: Principal; refused: string } => {
+    const presented = presentedBearer(request);
+    if (presented.kind === 'none') return { principal: { kind: 'anonymous' }, refused: 'missing bearer token' };
+    const anonymous = { principal: { kind: 'anonymous' } as const, refused: 'invalid bearer token' };
+    if (presented.kind === 'malformed') return anonymous;
+    // Every kind is compared, so the time does not tell which one matched.
+    const admin = matchToken(presented.digest, adminEntries);
+    const user = matchToken(presented.digest, userEntries);
+    const shared = matchToken(presented.digest, sharedEntries);
+    if (admin) return { principal: { kind: 'admin' }, refused: '' };
+    if (user !== undefined) return { principal: { kind: 'user', userId: user }, refused: '' };
+    if (!shared) return anonymous;
+    if (header === null) return { principal: { kind: 'shared' }, refused: '' };
+    const named = headerUser(request, header);
+    return named === null
+      ? { principal: { kind: 'anonymous' }, refused: `missing or invalid ${header} header` }
+      : { principal: { kind: 'user', userId: named }, refused: '' };
+  };
+
+  const admits = (access: Access, principal: Principal): boolean => {
+    switch (access) {
+      case 'public':
+        return true;
+      case 'authenticated':
+      case 'user':
+        return principal.kind !== 'anonymous' || apiOpen;
+      case 'operator':
+        return principal.kind === 'admin' || (principal.kind === 'shared' && adminToken === null) || allOpen;
+    }
+  };
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const access = request.routeOptions.config.access ?? DEFAULT_ACCESS;
+    if (access === 'public' || request.is404) {
+      request.principal = { kind: 'anonymous' };
+      return;
+    }
+    const { principal, refused } = resolve(request);
+    request.principal = principal;
+    if (admits(access, principal)) return;
+    if (principal.kind === 'anonymous') {
+      reply.header('www-authenticate', 'Bearer realm="mnemo"');
+      throw new HttpError(401, refused);
+    }
+    throw new HttpError(403, principal.kind === 'user' ? 'a user token cannot use this route' : 'this route needs the admin token', 'forbidden');
+  });
+
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const principal = request.principal;
+    if (principal.kind !== 'user' || request.routeOptions.config.access !== 'user') return;
+    const places = userIdPlaces(request);
+    let named = false;
+    for (const place of places) {
+      if (place === undefined || place === null || typeof place !== 'object' || !('user_id' in place)) continue;
+      named = true;
+      if ((place as { user_id: unknown }).user_id !== principal.userId) {
+        throw new HttpError(403, 'this token acts for another user_id', 'forbidden');
+      }
+    }
+    if (!named) fillUserId(request, principal.userId);
+  });
+}
+
+function userIdPlaces(request: FastifyRequest): unknown[] {
+  return [request.body, request.query, request.params];
+}
+
+/** Puts the principal's id where the route's schema takes `user_id` (body, else query string). */
+function fillUserId(request: FastifyRequest, userId: string): void {
+  const schema = request.routeOptions.schema;
+  const takes = (part: unknown): boolean => {
+    const properties = (part as { properties?: Record<string, unknown> } | undefined)?.properties;
+    return properties !== undefined && 'user_id' in properties;
+  };
+  if (takes(schema?.body) && (request.body === undefined || (typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body)))) {
+    request.body = { ...(request.body as Record<string, unknown> | undefined), user_id: userId };
+  } else if (takes(schema?.querystring)) {
+    (request.query as Record<string, unknown>)['user_id'] = userId;
+  }
+}
+
+/** The user a trusted proxy names: exactly one header, holding a valid id. */
+function headerUser(request: FastifyRequest, name: string): string | null {
+  const raw = request.raw.rawHeaders;
+  const values: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
+  return values.length === 1 && isValidId(values[0]) ? values[0]! : null;
+}
