@@ -7,7 +7,13 @@ import type { ToolCallRecord } from '../../kernel/tool-call.ts';
 import { generateTitle, offlineTitle } from '../store/session-title.ts';
 import { catchUpDaily, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from '../store/daily-mirror.ts';
 import { putLogRow } from '../store/dialogue-log.ts';
-import { currentLongTerm, writeLongTerm } from '../store/long-term-store.ts';
+import { factSeq } from '../facts/fact-entry.ts';
+import { FactConflictError, FactNotFoundError } from '../facts/fact-errors.ts';
+import { queueExtractionTx } from '../facts/fact-extraction.ts';
+import { currentOf, nearDuplicateOf, type FactStore } from '../facts/fact-store.ts';
+import { shapeOf } from '../facts/fact-text.ts';
+import { ensureConverted, forgetFact, rememberFact, updateFact, writeDocument } from '../facts/facts-service.ts';
+import { longTermContext } from '../facts/rank-facts.ts';
 import type { RowError, ToolCallView } from '../store/memory-row.ts';
 import { createMemoryTools } from './memory-tools.ts';
 import { buildPromptContext } from './prompt-context.ts';
@@ -41,8 +47,10 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    the turn is marked in flight (`rowsPending`), and the commit of its last daily row
  *    settles it, so a start after a kill repairs the daily view of that session.
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
- *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
- *    sections, each only when non-empty (`[DAILY]` is never injected by a turn, as in the demo).
+ *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the long-term
+ *    facts within the token budget (facts/rank-facts.ts: the whole rendered document while it
+ *    fits, as in the demo; else the entries most relevant to the message): `[SESSION]` /
+ *    `[LONG_TERM]` sections, each only when non-empty (`[DAILY]` is never injected by a turn).
  * 4. Reply. With no LLM configured: the demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the six memory tools bound to this user and
  *    session and the system prompt (rules + context), run without a history of its own (the
@@ -55,8 +63,9 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    code points of the message; with an LLM: asked of it, falling back on error). Then the
  *    index entry is listed and its `updated_at` refreshed, in the commit of step 5 whenever the
  *    title is known by then (every turn but an LLM session's first).
- * 7. Answer `{reply, memoryHits (1 when the long-term document is non-empty, else 0), title,
- *    toolCalls}`.
+ * 7. Answer `{reply, memoryHits (1 when the long-term section is non-empty, else 0), title,
+ *    toolCalls}`. With a facts model, the commit of step 5 also queues the turn for fact
+ *    extraction (facts/fact-extraction.ts), which runs after the answer, in the background.
  *
  * CANCELLING: `signal` aborts the turn's model calls (the agent's and the title's). A signal
  * already aborted stores nothing and throws `TurnInterruptedError`; one that fires before
@@ -141,7 +150,9 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
       }),
     );
 
-    const longTerm = currentLongTerm(dbs, userId);
+    await ensureConverted(deps, userId);
+    const longTermSection = await longTermContext(deps.facts, userId, message, { tokenBudget: deps.longTermTokens });
+    const longTerm = longTermSection.text;
     // The failed-turn rule (agent/failed-turns.ts): a failed turn is not sent to the model again.
     const session = dropFailedTurns(
       (await deps.memory.tail(conversationId, CONTEXT_ROWS)).map((r) => toSessionRow(r)),
@@ -156,7 +167,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     } else {
       const agent = createAgent({
         llm: deps.llm,
-        tools: turnTools(deps, userId, sessionId),
+        tools: turnTools(deps, userId, sessionId, longTermSection.shown),
         systemPrompt: buildSystemPrompt(memoryContext),
         memory: false,
         maxToolIterations: deps.maxToolIterations,
@@ -200,8 +211,17 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         tool_calls: toolCalls,
       });
       rowsSettled(dbs, userId, sessionId);
+      if (deps.factsLlm !== undefined) {
+        queueExtractionTx(dbs, userId, sessionId, replyRecord!.message_id, {
+          user_message: message,
+          assistant_reply: reply,
+          message_ids: [userRecord!.message_id, replyRecord!.message_id],
+          queued_at: answered.ts,
+        });
+      }
       return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
     });
+    deps.kickExtraction?.();
     if (entry === undefined) {
       const title = await generateTitle(deps.llm, message, reply, signal);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
@@ -216,11 +236,43 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   }
 }
 
-/** The tools of one turn, bound to its user and session. */
-export function turnTools(deps: RecallDeps, userId: string, sessionId: string) {
+/**
+ * The tools of one turn, bound to its user and session. `shown`: the entries its
+ * `[LONG_TERM]` section showed (`'all'` outside a turn): `remember_note` rewrites the
+ * document the model saw, so entries it was never shown stay current.
+ */
+export function turnTools(deps: RecallDeps, userId: string, sessionId: string, shown: ReadonlySet<number> | 'all' = 'all') {
+  const source = { via: 'tool', session_id: sessionId } as const;
   return createMemoryTools({
     rememberNote: async (note) => {
-      await commit(deps.dbs, () => writeLongTerm(deps.dbs, userId, note, 'remember_note', localNow(deps).ts));
+      const keep = shown === 'all' ? undefined : unshown(deps.facts, userId, shown);
+      await writeDocument(deps, userId, note, 'remember_note', keep);
+    },
+    remember: async (text, key) => {
+      const w = await rememberFact(deps, userId, { text, ...(key === undefined ? {} : { key }), source });
+      return w.status === 'duplicate' ? `already remembered: ${w.entry.id}` : `stored ${w.entry.id}`;
+    },
+    updateMemory: async (target, text) => {
+      const hit = findFact(deps, userId, target);
+      if (hit === undefined) return 'no such memory';
+      try {
+        const w = await updateFact(deps, userId, hit.id, { text, version: hit.version, source });
+        return w.status === 'unchanged' ? `unchanged ${w.entry.id}` : `updated ${w.entry.id}`;
+      } catch (error) {
+        if (error instanceof FactConflictError) return 'the memory changed meanwhile; read it again';
+        if (error instanceof FactNotFoundError) return 'no such memory';
+        throw error;
+      }
+    },
+    forget: async (target) => {
+      const hit = findFact(deps, userId, target);
+      if (hit === undefined) return 'no such memory';
+      try {
+        return `forgotten ${(await forgetFact(deps, userId, hit.id)).id}`;
+      } catch (error) {
+        if (error instanceof FactNotFoundError) return 'no such memory';
+        throw error;
+      }
     },
     recentSession: (rounds) => recentSessionRows(deps, userId, sessionId, rounds),
     searchSession: (keyword, limit) => searchSessionRows(deps, userId, sessionId, keyword, limit),
@@ -296,4 +348,19 @@ function transcriptOfRecords(records: ToolCallRecord[]): Message[] {
     },
     { role: 'tool', tool_call_id: r.id, content: r.result },
   ]);
+}
+
+/** The current entries a turn did not show. */
+function unshown(store: FactStore, userId: string, shown: ReadonlySet<number>): Set<number> {
+  return new Set([...currentOf(store, userId).keys()].filter((seq) => !shown.has(seq)));
+}
+
+/** A current entry named by id, by key, or by (nearly) its text, as the model saw it. */
+function findFact(deps: RecallDeps, userId: string, target: { id?: string; key?: string; memory?: string }) {
+  const current = currentOf(deps.facts, userId);
+  const seq = factSeq(target.id) ?? (target.key === undefined ? undefined : deps.dbs.factKeys.get([userId, target.key]));
+  const byRef = seq === undefined ? undefined : current.get(seq);
+  if (byRef) return byRef.entry;
+  if (target.memory === undefined || target.memory.trim() === '') return undefined;
+  return nearDuplicateOf(current, shapeOf(target.memory))?.entry;
 }
