@@ -93,12 +93,15 @@ export function renderDocument(store: FactStore, userId: string): string {
   const shown = new Set<number>();
   const out: string[] = [];
   let lastPre = '';
+  // New entries go right after the document's last fact line (before trailing blanks).
+  let insertAt = -1;
   for (const line of template?.lines ?? []) {
     if (typeof line === 'string') {
       out.push(line);
       continue;
     }
     lastPre = line.pre;
+    insertAt = out.length + 1;
     const direct = current.get(line.ref);
     if (direct) {
       out.push(line.pre + direct.entry.text + line.post);
@@ -109,9 +112,12 @@ export function renderDocument(store: FactStore, userId: string): string {
     if (successor !== undefined && !shown.has(successor)) {
       out.push(line.pre + current.get(successor)!.entry.text + line.post);
       shown.add(successor);
+    } else {
+      insertAt -= 1;
     }
   }
-  for (const [seq, c] of current) if (!shown.has(seq)) out.push(lastPre + c.entry.text);
+  const added = [...current].filter(([seq]) => !shown.has(seq)).map(([, c]) => lastPre + c.entry.text);
+  out.splice(insertAt < 0 ? out.length : insertAt, 0, ...added);
   return out.join('\n');
 }
 

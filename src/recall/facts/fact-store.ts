@@ -63,14 +63,32 @@ export function currentOf(store: FactStore, userId: string): Map<number, CachedF
   return current;
 }
 
-/** Commits `work` for one user; a failed commit drops the user's cache (it held the work's writes). */
+/**
+ * Commits `work` for one user; a failed commit drops the user's cache (it held the work's
+ * writes). A refusal (`FactConflictError`, `FactNotFoundError`, `InvalidInputError`) thrown by
+ * `work` is rethrown after the transaction, not inside it: an exception inside an lmdb-js
+ * transaction callback fails the whole batch it commits with (other users' writes too).
+ * Refusals are thrown before `work` writes anything.
+ */
 export async function factCommit<T>(store: FactStore, userId: string, work: () => T): Promise<T> {
+  let outcome: { ok: true; value: T } | { ok: false; refusal: Error };
   try {
-    return await commit(store.dbs, work);
+    outcome = await commit(store.dbs, () => {
+      try {
+        return { ok: true as const, value: work() };
+      } catch (error) {
+        if (error instanceof FactConflictError || error instanceof FactNotFoundError || error instanceof InvalidInputError) {
+          return { ok: false as const, refusal: error };
+        }
+        throw error;
+      }
+    });
   } catch (error) {
     store.cache.delete(userId);
     throw error;
   }
+  if (!outcome.ok) throw outcome.refusal;
+  return outcome.value;
 }
 
 /** Checks a fact's text and key at the boundary; returns the trimmed text. */
