@@ -15,6 +15,13 @@
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
+ *   GET    /api/memory?user_id=&as_of=             → {items}  long-term facts, current or as of a time
+ *   GET    /api/memory/history?user_id=            → {items}  every entry, superseded ones with valid_to
+ *   POST   /api/memory          {user_id, text, key?}       → {status, item}
+ *   PATCH  /api/memory/:id      {user_id, text, version}    → {status, item} | 409 {detail, code: 'memory_conflict'}
+ *   DELETE /api/memory/:id?user_id=                          → {item} (validity ends) | 404
+ *            (an item: {id, text, key, tags, source, created_at, valid_from, valid_to,
+ *            superseded_by, supersedes, version, verdict}, absent fields null)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *
@@ -29,7 +36,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { redactTree, type InspectedNode } from './runtime-redaction.ts';
 import { HttpError } from './server-errors.ts';
 import { readBody, readQuery, requireIds } from './request-validation.ts';
-import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
+import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
 
 export interface ApiServices {
@@ -43,6 +50,10 @@ export interface ApiServices {
 
 interface SessionParams {
   session_id: string;
+}
+
+interface MemoryParams {
+  id: string;
 }
 
 export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, isAdmin = () => false }: ApiServices): void {
@@ -162,6 +173,39 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: rows.map(dailyRowView) };
   });
 
+  api.get('/api/memory', async (request) => {
+    const q = readQuery(request.query, { user_id: { type: 'string' }, as_of: { type: 'string', default: '' } });
+    requireIds({ user_id: q.user_id });
+    const items = await recall.listMemory(q.user_id, q.as_of === '' ? {} : { asOf: q.as_of });
+    return { items: items.map(factView) };
+  });
+
+  api.get('/api/memory/history', async (request) => {
+    const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
+    requireIds({ user_id });
+    return { items: (await recall.memoryHistory(user_id)).map(factView) };
+  });
+
+  api.post('/api/memory', async (request) => {
+    const body = readBody(request.body, { user_id: { type: 'string' }, text: { type: 'string' }, key: { type: 'string', default: '' } });
+    requireIds({ user_id: body.user_id });
+    const w = await recall.remember(body.user_id, { text: body.text, ...(body.key === '' ? {} : { key: body.key }) });
+    return { status: w.status, item: factView(w.entry) };
+  });
+
+  api.patch<{ Params: MemoryParams }>('/api/memory/:id', async (request) => {
+    const body = readBody(request.body, { user_id: { type: 'string' }, text: { type: 'string' }, version: { type: 'int' } });
+    requireIds({ user_id: body.user_id });
+    const w = await recall.updateMemory(body.user_id, request.params.id, { text: body.text, version: body.version });
+    return { status: w.status, item: factView(w.entry) };
+  });
+
+  api.delete<{ Params: MemoryParams }>('/api/memory/:id', async (request) => {
+    const { user_id } = readQuery(request.query, { user_id: { type: 'string' } });
+    requireIds({ user_id });
+    return { item: factView(await recall.forgetMemory(user_id, request.params.id)) };
+  });
+
   api.get('/api/runtime', async (request) => {
     const admin = isAdmin(request);
     const tree = runtime.inspect() as InspectedNode;
@@ -189,4 +233,24 @@ function rowView(row: RowView): RowView {
 
 function dailyRowView(row: DailyRowView): DailyRowView {
   return { ...rowView(row), day: row.day, session_id: row.session_id };
+}
+
+/** A fact in the API's snake_case, every field present (absent ones `null`). */
+function factView(e: FactEntry) {
+  return {
+    id: e.id,
+    text: e.text,
+    key: e.key ?? null,
+    tags: [...e.tags],
+    source: { via: e.source.via, session_id: e.source.session_id ?? null, message_ids: e.source.message_ids ?? [] },
+    created_at: e.createdAt,
+    valid_from: e.validFrom,
+    valid_to: e.validTo ?? null,
+    superseded_by: e.supersededBy ?? null,
+    supersedes: e.supersedes ?? null,
+    version: e.version,
+    verdict: e.verdict
+      ? { verdict: e.verdict.verdict, target: e.verdict.target ?? null, by: e.verdict.by, judge_error: e.verdict.judgeError ?? null }
+      : null,
+  };
 }

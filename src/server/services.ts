@@ -19,6 +19,11 @@ export type RecallApi = Pick<
   | 'sessionWindow'
   | 'searchDaily'
   | 'dailyWindow'
+  | 'listMemory'
+  | 'memoryHistory'
+  | 'remember'
+  | 'updateMemory'
+  | 'forgetMemory'
 >;
 
 export interface RuntimeView {
@@ -31,4 +36,5 @@ export type {
   DailyRow as DailyRowView,
   MemoryRow as RowView,
   ToolCallView,
+  FactEntry,
 } from '../recall/index.ts';
