@@ -338,7 +338,7 @@ export function createRecall(options: RecallOptions): Recall {
     forgetMemory: (userId, id, forgetOptions) => guarded(() => forgetFact(deps, assertUserId(userId), id, forgetOptions?.version)),
 
     rankMemory: (userId, query, rankOptions) =>
-      guarded(async () => rankFacts(deps.facts, assertUserId(userId), str(query), rankOptions ?? { tokenBudget: longTermTokens })),
+      guarded(async () => rankFacts(deps.facts, assertUserId(userId), str(query), { tokenBudget: longTermTokens, ...rankOptions })),
 
     extractionIdle: async () => {
       await extraction?.idle();

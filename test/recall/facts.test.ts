@@ -75,6 +75,15 @@ describe('entries with history', () => {
     expect(await fx.recall.memoryHistory(U)).toHaveLength(1);
   });
 
+  it('a keyed fact that a keyless entry already says takes that entry over, so the next change of the key replaces it', async () => {
+    fx = openRecall();
+    await fx.recall.remember(U, { text: 'favorite drink is tea' });
+    const keyed = await fx.recall.remember(U, { text: 'Favorite drink is tea', key: 'drink' });
+    expect(keyed).toMatchObject({ status: 'superseded', entry: { key: 'drink', supersedes: 'm1', verdict: { verdict: 'duplicate', by: 'rules' } } });
+    await fx.recall.remember(U, { text: 'favorite drink is coffee', key: 'drink' });
+    expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['favorite drink is coffee']);
+  });
+
   it('forget ends validity: gone from the current view, kept in the history', async () => {
     fx = openRecall();
     const { entry } = await fx.recall.remember(U, { text: 'has a cat' });

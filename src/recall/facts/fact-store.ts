@@ -10,7 +10,9 @@ import { isNearDuplicate, shapeOf, type FactShape } from './fact-text.ts';
  *
  * - a fact whose key has a current entry supersedes it (same normalized text: a duplicate);
  * - a fact equal to a current one after normalization, or with token-set Jaccard >= 0.8, is a
- *   duplicate: nothing is stored, the existing entry is answered;
+ *   duplicate: nothing is stored, the existing entry is answered (except a keyed fact that a
+ *   keyless entry already says: that entry is superseded by the keyed one, so the key's next
+ *   change replaces it);
  * - a judge's verdict (fact-judge.ts, decided before the transaction) of `update` or
  *   `contradiction` supersedes its target (followed to its current successor): the new fact
  *   stays, the old one ends; `duplicate` stores nothing;
@@ -163,6 +165,10 @@ export function addFactTx(store: FactStore, userId: string, fact: NewFact, now: 
     }
   }
   const dup = nearDuplicateOf(current, shape);
+  if (dup && fact.key !== undefined && dup.entry.key === undefined) {
+    // A keyless entry already says it: it becomes the key's entry, so the key's next change replaces it.
+    return writeEntry(store, userId, fact, now, dup, [], { verdict: 'duplicate', target: dup.entry.id, by: 'rules' });
+  }
   if (dup) return { status: 'duplicate', entry: dup.entry, ended: [] };
   const judged = fact.verdict;
   if (judged?.target !== undefined && judged.verdict !== 'new') {
