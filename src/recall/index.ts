@@ -21,7 +21,11 @@ export { createSearchPool, type SearchPool, type SearchPoolOptions } from './sea
 export type { SearchJob } from './search/search-job.ts';
 export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 export type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
-export { createMemoryTools, MEMORY_TOOL_NAMES, type MemoryToolBackend } from './chat/memory-tools.ts';
+export { createMemoryTools, FACT_TOOL_NAMES, MEMORY_TOOL_NAMES, type FactTarget, type MemoryToolBackend } from './chat/memory-tools.ts';
+export type { FactEntry, FactOrigin, FactSource, FactVerdict, FactVerdictKind, FactWrite } from './facts/fact-entry.ts';
+export { FactConflictError, FactNotFoundError } from './facts/fact-errors.ts';
+export { DEFAULT_LONG_TERM_TOKENS, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
+export type { RememberInput } from './facts/facts-service.ts';
 export { buildSystemPrompt } from './chat/system-prompt.ts';
 export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts';
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';

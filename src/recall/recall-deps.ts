@@ -5,6 +5,7 @@ import type { LocalTime } from './store/local-time.ts';
 import type { RecallDbs } from './store/recall-dbs.ts';
 import type { SearchPool } from './search/search-pool.ts';
 import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
+import type { FactStore } from './facts/fact-store.ts';
 
 /** What the parts of the layered memory share: its stores, its time, its helpers. */
 export interface RecallDeps {
@@ -27,6 +28,14 @@ export interface RecallDeps {
   sharedCommits: boolean;
   /** LLM calls per turn. */
   maxToolIterations: number;
+  /** Long-term facts (src/recall/facts/). */
+  facts: FactStore;
+  /** The model that judges and extracts facts; `undefined`: keys and duplicate rules only, no extraction. */
+  factsLlm: LlmService | undefined;
+  /** Token budget of a turn's `[LONG_TERM]` section. */
+  longTermTokens: number;
+  /** Starts the background extraction drain (set when `factsLlm` is). */
+  kickExtraction: (() => void) | undefined;
 }
 
 export function localNow(deps: RecallDeps): LocalTime {

@@ -16,13 +16,24 @@ import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { localTimeIn, systemLocalTime } from './store/local-time.ts';
+import { longTermHistory, type LongTermVersion } from './store/long-term-store.ts';
+import type { FactEntry, FactWrite } from './facts/fact-entry.ts';
+import { createFactStore } from './facts/fact-store.ts';
 import {
-  currentLongTerm,
-  longTermHistory,
-  undoLongTerm,
-  writeLongTerm,
-  type LongTermVersion,
-} from './store/long-term-store.ts';
+  createExtractionWorker,
+  forgetFact,
+  listFactHistory,
+  listFacts,
+  readLongTerm,
+  rememberFact,
+  undoDocument,
+  updateFact,
+  writeDocument,
+  type ExtractionWorker,
+  type RememberInput,
+} from './facts/facts-service.ts';
+import { nextQueued } from './facts/fact-extraction.ts';
+import { DEFAULT_LONG_TERM_TOKENS, rankFacts, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 import type { DailyRow, MemoryRow } from './store/memory-row.ts';
 import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
@@ -88,6 +99,14 @@ export interface RecallOptions {
   maxToolIterations?: number;
   /** Postings a ranked query reads above which it goes to the pool. Default 200 000. */
   rankPoolThreshold?: number;
+  /**
+   * The model that judges new facts against similar ones and extracts facts from finished
+   * turns in the background (often the same service as `llm`). Default: none: keys and
+   * duplicate detection alone, no extraction.
+   */
+  factsLlm?: LlmService;
+  /** o200k tokens at most in a turn's `[LONG_TERM]` section. Default 300. */
+  longTermTokens?: number;
 }
 
 export interface SearchSessionQuery {
@@ -155,6 +174,20 @@ export interface Recall {
   /** Drops the newest version; returns the document now current, `null` when there was none. */
   undoLongTerm(userId: string): Promise<string | null>;
   longTermHistory(userId: string): Promise<LongTermVersion[]>;
+  /** Current long-term facts, or those valid at `asOf` (ISO 8601): what was believed then. */
+  listMemory(userId: string, options?: { asOf?: string }): Promise<FactEntry[]>;
+  /** Every entry, superseded and forgotten ones included, in creation order. */
+  memoryHistory(userId: string): Promise<FactEntry[]>;
+  /** Stores a fact (key: supersedes the key's current entry; a near-duplicate is not stored twice). */
+  remember(userId: string, fact: RememberInput): Promise<FactWrite>;
+  /** Changes a current entry; `version` must be its version (else `FactConflictError`, `memory_conflict`). */
+  updateMemory(userId: string, id: string, change: { text: string; version: number }): Promise<FactWrite>;
+  /** Ends a current entry's validity (it stays in the history). `FactNotFoundError` when none is current. */
+  forgetMemory(userId: string, id: string, options?: { version?: number }): Promise<FactEntry>;
+  /** The current entries most relevant to `query`, within a token budget (what a turn injects). */
+  rankMemory(userId: string, query: string, options?: RankOptions): Promise<RankedFact[]>;
+  /** Resolves when background fact extraction has nothing left to do (or waits on a failing model). */
+  extractionIdle(): Promise<void>;
   /** The dialogue log, in turn order; one session's when `sessionId` is given. */
   dialogueLog(userId: string, sessionId?: string): Promise<DialogueLogRow[]>;
   /** The six memory tools bound to one user and session (what a turn gives its agent). */
@@ -170,12 +203,17 @@ export function createRecall(options: RecallOptions): Recall {
   const localTime = options.timeZone === undefined ? systemLocalTime() : localTimeIn(options.timeZone);
   const maxToolIterations = options.maxToolIterations ?? 10;
   const poolThreshold = options.poolThreshold ?? DEFAULT_POOL_THRESHOLD;
+  const longTermTokens = options.longTermTokens ?? DEFAULT_LONG_TERM_TOKENS;
+  if (!Number.isSafeInteger(longTermTokens) || longTermTokens < 0) {
+    throw new InvalidInputError('invalid_option', `longTermTokens must be an integer >= 0, got ${longTermTokens}`);
+  }
+  const dbs0 = openRecallDbs(options.env);
   if (!Number.isFinite(poolThreshold) || poolThreshold < 0) {
     throw new InvalidInputError('invalid_option', `poolThreshold must be a number >= 0, got ${poolThreshold}`);
   }
   const deps: RecallDeps = {
     memory: options.memory,
-    dbs: openRecallDbs(options.env),
+    dbs: dbs0,
     llm: options.llm,
     clock: options.clock ?? systemWallClock,
     localTime,
@@ -186,6 +224,10 @@ export function createRecall(options: RecallOptions): Recall {
       : undefined,
     sharedCommits: options.memoryInEnv ?? false,
     maxToolIterations,
+    facts: createFactStore(dbs0),
+    factsLlm: options.factsLlm,
+    longTermTokens,
+    kickExtraction: undefined,
   };
   const { dbs } = deps;
   const rankPoolThreshold = options.rankPoolThreshold ?? DEFAULT_RANK_POOL_THRESHOLD;
@@ -219,6 +261,14 @@ export function createRecall(options: RecallOptions): Recall {
       await mirrored;
       return work();
     });
+  // Fact extraction runs in the background; a previous process may have left turns queued.
+  let extraction: ExtractionWorker | undefined;
+  if (options.factsLlm !== undefined) {
+    const worker = createExtractionWorker(deps, options.factsLlm, guarded);
+    extraction = worker;
+    deps.kickExtraction = () => worker.kick();
+    if (nextQueued(dbs) !== undefined) worker.kick();
+  }
 
   return {
     chat: (input) => guarded(() => chatTurn(deps, input)),
@@ -286,7 +336,7 @@ export function createRecall(options: RecallOptions): Recall {
         return isCalendarDay(d) ? readDay(dbs, u, d) : [];
       }),
 
-    getLongTerm: (userId) => guarded(async () => currentLongTerm(dbs, assertUserId(userId))),
+    getLongTerm: (userId) => guarded(() => readLongTerm(deps, assertUserId(userId))),
 
     setLongTerm: (userId, document) =>
       guarded(async () => {
@@ -294,14 +344,27 @@ export function createRecall(options: RecallOptions): Recall {
         if (typeof document !== 'string') {
           throw new InvalidInputError('invalid_message', 'the long-term document must be a string', { field: 'document' });
         }
-        return commit(dbs, () => writeLongTerm(dbs, u, document, 'set', localNow(deps).ts));
+        return writeDocument(deps, u, document, 'set');
       }),
 
-    undoLongTerm: (userId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
-        return commit(dbs, () => undoLongTerm(dbs, u));
-      }),
+    undoLongTerm: (userId) => guarded(() => undoDocument(deps, assertUserId(userId))),
+
+    listMemory: (userId, listOptions) => guarded(() => listFacts(deps, assertUserId(userId), listOptions?.asOf)),
+
+    memoryHistory: (userId) => guarded(() => listFactHistory(deps, assertUserId(userId))),
+
+    remember: (userId, fact) => guarded(() => rememberFact(deps, assertUserId(userId), fact)),
+
+    updateMemory: (userId, id, change) => guarded(() => updateFact(deps, assertUserId(userId), id, change)),
+
+    forgetMemory: (userId, id, forgetOptions) => guarded(() => forgetFact(deps, assertUserId(userId), id, forgetOptions?.version)),
+
+    rankMemory: (userId, query, rankOptions) =>
+      guarded(async () => rankFacts(deps.facts, assertUserId(userId), str(query), { tokenBudget: longTermTokens, ...rankOptions })),
+
+    extractionIdle: async () => {
+      await extraction?.idle();
+    },
 
     longTermHistory: (userId) => guarded(async () => longTermHistory(dbs, assertUserId(userId))),
 
@@ -319,6 +382,7 @@ export function createRecall(options: RecallOptions): Recall {
     exportDemoFolder: (root, exportOptions) => guarded(() => exportDemoFolder(deps, root, exportOptions)),
 
     async close() {
+      extraction?.close();
       closed = true;
       while (running.size > 0) await Promise.all(running);
     },

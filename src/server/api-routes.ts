@@ -21,6 +21,13 @@
  *   GET    /api/search?user_id=&q=&session_id=&day=&from=&to=&roles=&tool=&limit=10
  *            → {ranking: 'bm25', items:[{session_id, message_id, day, score, snippet, source,
  *               role, ts, daily_message_id?}]}  (ranked recall across sessions, days, long-term)
+ *   GET    /api/memory?user_id=&as_of=             → {items}  long-term facts, current or as of a time
+ *   GET    /api/memory/history?user_id=            → {items}  every entry, superseded ones with valid_to
+ *   POST   /api/memory          {user_id, text, key?}       → {status, item}
+ *   PATCH  /api/memory/:id      {user_id, text, version}    → {status, item} | 409 {detail, code: 'memory_conflict'}
+ *   DELETE /api/memory/:id?user_id=                          → {item} (validity ends) | 404
+ *            (an item: {id, text, key, tags, source, created_at, valid_from, valid_to,
+ *            superseded_by, supersedes, version, verdict}, absent fields null)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
@@ -46,7 +53,7 @@ import { HttpError } from './server-errors.ts';
 import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
-import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
+import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from './services.ts';
 import { turnSignal } from './turn-signal.ts';
 import { streamChat } from './chat-stream-route.ts';
 
@@ -92,6 +99,21 @@ interface WindowQuery extends UserQuery {
   after: number;
 }
 type Day = { day: string };
+
+interface MemoryParams {
+  id: string;
+}
+interface MemoryQuery extends UserQuery {
+  as_of: string;
+}
+interface RememberBody extends UserQuery {
+  text: string;
+  key: string;
+}
+interface UpdateMemoryBody extends UserQuery {
+  text: string;
+  version: number;
+}
 
 // Each route declares who may call it (authorization.ts); a route without one is operator-only.
 const USER = { access: 'user' } as const;
@@ -244,6 +266,39 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     };
   });
 
+  api.get<{ Querystring: MemoryQuery }>('/api/memory', { config: USER, schema: S.listMemory }, async (request) => {
+    const q = request.query;
+    requireIds({ user_id: q.user_id });
+    const items = await recall.listMemory(q.user_id, q.as_of === '' ? {} : { asOf: q.as_of });
+    return { items: items.map(factView) };
+  });
+
+  api.get<{ Querystring: UserQuery }>('/api/memory/history', { config: USER, schema: S.memoryHistory }, async (request) => {
+    const { user_id } = request.query;
+    requireIds({ user_id });
+    return { items: (await recall.memoryHistory(user_id)).map(factView) };
+  });
+
+  api.post<{ Body: RememberBody }>('/api/memory', { config: USER, schema: S.remember }, async (request) => {
+    const body = request.body;
+    requireIds({ user_id: body.user_id });
+    const w = await recall.remember(body.user_id, { text: body.text, ...(body.key === '' ? {} : { key: body.key }) });
+    return { status: w.status, item: factView(w.entry) };
+  });
+
+  api.patch<{ Params: MemoryParams; Body: UpdateMemoryBody }>('/api/memory/:id', { config: USER, schema: S.updateMemory }, async (request) => {
+    const body = request.body;
+    requireIds({ user_id: body.user_id });
+    const w = await recall.updateMemory(body.user_id, request.params.id, { text: body.text, version: body.version });
+    return { status: w.status, item: factView(w.entry) };
+  });
+
+  api.delete<{ Params: MemoryParams; Querystring: UserQuery }>('/api/memory/:id', { config: USER, schema: S.forgetMemory }, async (request) => {
+    const { user_id } = request.query;
+    requireIds({ user_id });
+    return { item: factView(await recall.forgetMemory(user_id, request.params.id)) };
+  });
+
   api.get('/api/runtime', { config: AUTHENTICATED, schema: S.runtime }, async (request) => {
     const admin = isAdmin(request);
     const tree = runtime.inspect() as InspectedNode;
@@ -271,4 +326,24 @@ function rowView(row: RowView): RowView {
 
 function dailyRowView(row: DailyRowView): DailyRowView {
   return { ...rowView(row), day: row.day, session_id: row.session_id };
+}
+
+/** A fact in the API's snake_case, every field present (absent ones `null`). */
+function factView(e: FactEntry) {
+  return {
+    id: e.id,
+    text: e.text,
+    key: e.key ?? null,
+    tags: [...e.tags],
+    source: { via: e.source.via, session_id: e.source.session_id ?? null, message_ids: e.source.message_ids ?? [] },
+    created_at: e.createdAt,
+    valid_from: e.validFrom,
+    valid_to: e.validTo ?? null,
+    superseded_by: e.supersededBy ?? null,
+    supersedes: e.supersedes ?? null,
+    version: e.version,
+    verdict: e.verdict
+      ? { verdict: e.verdict.verdict, target: e.verdict.target ?? null, by: e.verdict.by, judge_error: e.verdict.judgeError ?? null }
+      : null,
+  };
 }

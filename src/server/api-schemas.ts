@@ -69,6 +69,18 @@ const searchQuery = (withDay: boolean): Schema => ({
   required: ['user_id'],
 });
 
+const factItem: Schema = {
+  type: 'object',
+  description: 'a long-term fact; absent fields are null',
+  properties: {
+    id: str, text: str, key: { type: ['string', 'null'] }, tags: { type: 'array', items: str }, source: {},
+    created_at: str, valid_from: str, valid_to: { type: ['string', 'null'] }, superseded_by: {}, supersedes: {},
+    version: int, verdict: {},
+  },
+};
+const memoryParams: Schema = { type: 'object', properties: { id: str }, required: ['id'] };
+const writeAnswer: Schema = { type: 'object', properties: { status: str, item: factItem }, required: ['status', 'item'] };
+
 export const API_SCHEMAS = {
   chat: {
     summary: 'One chat turn',
@@ -173,6 +185,38 @@ export const API_SCHEMAS = {
       },
       ...errors,
     },
+  },
+  listMemory: {
+    summary: "A user's long-term facts: current, or as believed at `as_of`",
+    tags: ['mnemo'],
+    querystring: { type: 'object', properties: { user_id: idField, as_of: { ...str, default: '', description: 'ISO 8601 time' } }, required: ['user_id'] },
+    response: { 200: items(factItem), ...errors },
+  },
+  memoryHistory: {
+    summary: "Every long-term fact of a user, superseded ones with valid_to",
+    tags: ['mnemo'],
+    querystring: userQuery,
+    response: { 200: items(factItem), ...errors },
+  },
+  remember: {
+    summary: 'Remember a fact (a key supersedes the current fact with that key; a duplicate is not stored twice)',
+    tags: ['mnemo'],
+    body: { type: 'object', properties: { user_id: idField, text: str, key: { ...str, default: '' } }, required: ['user_id', 'text'] },
+    response: { 200: writeAnswer, ...errors },
+  },
+  updateMemory: {
+    summary: 'Change a fact, compare-and-set on its version (409 memory_conflict when stale)',
+    tags: ['mnemo'],
+    params: memoryParams,
+    body: { type: 'object', properties: { user_id: idField, text: str, version: int }, required: ['user_id', 'text', 'version'] },
+    response: { 200: writeAnswer, 404: errorBody, 409: errorBody, ...errors },
+  },
+  forgetMemory: {
+    summary: "Forget a fact: its validity ends (it stays in the history)",
+    tags: ['mnemo'],
+    params: memoryParams,
+    querystring: userQuery,
+    response: { 200: { type: 'object', properties: { item: factItem }, required: ['item'] }, 404: errorBody, ...errors },
   },
   runtime: {
     summary: 'The live supervision tree (conversation names only with the admin token)',

@@ -7,6 +7,7 @@
  *   itself fail; a `__proto__` key gets `json_forbidden_key`;
  * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
  *   layer below rejected the input with an `InvalidInputError`;
+ * - 409 `{detail, code: 'memory_conflict'}` — a long-term memory update from a stale version;
  * - 401 / 403 / 404 / 408 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, time, size,
  *   media type, header size;
  * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
@@ -25,6 +26,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { InvalidInputError, MnemoError } from '../errors.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
 import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
+import { FactConflictError, FactNotFoundError } from '../recall/facts/fact-errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
 /** One FastAPI/pydantic validation issue. */
@@ -88,6 +90,12 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof InvalidInputError) {
     return { status: 400, body: { detail: err.message }, logAsError: false };
+  }
+  if (err instanceof FactConflictError) {
+    return { status: 409, body: { detail: err.message, code: err.code }, logAsError: false };
+  }
+  if (err instanceof FactNotFoundError) {
+    return { status: 404, body: { detail: err.message }, logAsError: false };
   }
   if (err instanceof TurnInterruptedError) {
     return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };

@@ -24,6 +24,11 @@ export type RecallApi = Pick<
   | 'searchDaily'
   | 'dailyWindow'
   | 'search'
+  | 'listMemory'
+  | 'memoryHistory'
+  | 'remember'
+  | 'updateMemory'
+  | 'forgetMemory'
 >;
 
 export interface RuntimeView {
@@ -44,4 +49,5 @@ export type {
   DailyRow as DailyRowView,
   MemoryRow as RowView,
   ToolCallView,
+  FactEntry,
 } from '../recall/index.ts';

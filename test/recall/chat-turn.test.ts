@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { LlmError } from '../../src/llm/llm-errors.ts';
-import { MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
+import { FACT_TOOL_NAMES, MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
 
@@ -183,7 +183,7 @@ describe('turn with a model and the memory tools', () => {
     expect(first.messages.map((m) => m.role)).toEqual(['system', 'user']);
     expect(first.messages[0]!.content).toContain('可用记忆上下文:\n[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
     expect(first.messages[1]!.content).toBe('hi');
-    expect(first.options?.tools?.map((t) => t.name)).toEqual([...MEMORY_TOOL_NAMES, 'search_memory']);
+    expect(first.options?.tools?.map((t) => t.name)).toEqual([...MEMORY_TOOL_NAMES, ...FACT_TOOL_NAMES, 'search_memory']);
   });
 
   test('tool calls are the real transcript, paired by id, returned and replayed with the reply', async () => {

@@ -10,7 +10,13 @@ import type { LoopEvent, StreamEvent } from '../../kernel/stream-events.ts';
 import { generateTitle, offlineTitle } from '../store/session-title.ts';
 import { catchUpDaily, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from '../store/daily-mirror.ts';
 import { putLogRow } from '../store/dialogue-log.ts';
-import { currentLongTerm, writeLongTerm } from '../store/long-term-store.ts';
+import { factSeq } from '../facts/fact-entry.ts';
+import { FactConflictError, FactNotFoundError } from '../facts/fact-errors.ts';
+import { queueExtractionTx } from '../facts/fact-extraction.ts';
+import { currentOf, nearDuplicateOf, type FactStore } from '../facts/fact-store.ts';
+import { shapeOf } from '../facts/fact-text.ts';
+import { ensureConverted, forgetFact, rememberFact, updateFact, writeDocument } from '../facts/facts-service.ts';
+import { longTermContext } from '../facts/rank-facts.ts';
 import type { RowError, ToolCallView } from '../store/memory-row.ts';
 import { createMemoryTools } from './memory-tools.ts';
 import { buildPromptContext } from './prompt-context.ts';
@@ -50,8 +56,10 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    and repairs that session's daily view (daily-mirror.ts). Any row a crash left out of the
  *    daily view is mirrored first. Another store: the mark commits first, the rows after.
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
- *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
- *    sections, each only when non-empty (`[DAILY]` is never injected by a turn, as in the demo).
+ *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the long-term
+ *    facts within the token budget (facts/rank-facts.ts: the whole rendered document while it
+ *    fits, as in the demo; else the entries most relevant to the message): `[SESSION]` /
+ *    `[LONG_TERM]` sections, each only when non-empty (`[DAILY]` is never injected by a turn).
  * 4. Reply. With no LLM configured: the demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the six memory tools bound to this user and
  *    session and the system prompt (rules + context), run without a history of its own (the
@@ -65,8 +73,9 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    code points of the message; with an LLM: asked of it, falling back on error). Then the
  *    index entry is listed and its `updated_at` refreshed, in the commit of step 5 whenever the
  *    title is known by then (every turn but an LLM session's first).
- * 7. Answer `{reply, memoryHits (1 when the long-term document is non-empty, else 0), title,
- *    toolCalls}`.
+ * 7. Answer `{reply, memoryHits (1 when the long-term section is non-empty, else 0), title,
+ *    toolCalls}`. With a facts model, the commit of step 5 also queues the turn for fact
+ *    extraction (facts/fact-extraction.ts), which runs after the answer, in the background.
  *
  * CANCELLING: `signal` aborts the turn's model calls (the agent's and the title's). A signal
  * already aborted stores nothing and throws `TurnInterruptedError`; one that fires before
@@ -170,7 +179,9 @@ export async function chatTurn(
   // tools does not make the reply).
   let streamed = '';
   try {
-    const longTerm = currentLongTerm(dbs, userId);
+    await ensureConverted(deps, userId);
+    const longTermSection = await longTermContext(deps.facts, userId, message, { tokenBudget: deps.longTermTokens });
+    const longTerm = longTermSection.text;
     // The failed-turn rule (agent/failed-turns.ts): a failed turn is not sent to the model again.
     const session = dropFailedTurns(
       (await deps.memory.tail(conversationId, CONTEXT_ROWS)).map((r) => toSessionRow(r)),
@@ -193,7 +204,7 @@ export async function chatTurn(
     } else {
       const agent = createAgent({
         llm: deps.llm,
-        tools: turnTools(deps, userId, sessionId),
+        tools: turnTools(deps, userId, sessionId, longTermSection.shown),
         systemPrompt: buildSystemPrompt(memoryContext),
         memory: false,
         maxToolIterations: deps.maxToolIterations,
@@ -243,10 +254,19 @@ export async function chatTurn(
           tool_calls: toolCalls,
         });
         rowsSettled(dbs, userId, sessionId);
+        if (deps.factsLlm !== undefined) {
+          queueExtractionTx(dbs, userId, sessionId, replyRecord!.message_id, {
+            user_message: message,
+            assistant_reply: reply,
+            message_ids: [userRecord!.message_id, replyRecord!.message_id],
+            queued_at: answered.ts,
+          });
+        }
         return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
       },
       () => (replied = true),
     );
+    deps.kickExtraction?.();
     if (entry === undefined) {
       const title = await generateTitle(deps.llm, message, reply, signal);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
@@ -261,11 +281,44 @@ export async function chatTurn(
   }
 }
 
-/** The tools of one turn, bound to its user and session: the demo's six, then `search_memory`. */
-export function turnTools(deps: RecallDeps, userId: string, sessionId: string) {
-  const demoTools = createMemoryTools({
+/**
+ * The tools of one turn, bound to its user and session: the demo's six, the fact tools, then
+ * `search_memory`. `shown`: the entries its `[LONG_TERM]` section showed (`'all'` outside a
+ * turn): `remember_note` rewrites the document the model saw, so entries it was never shown
+ * stay current.
+ */
+export function turnTools(deps: RecallDeps, userId: string, sessionId: string, shown: ReadonlySet<number> | 'all' = 'all') {
+  const source = { via: 'tool', session_id: sessionId } as const;
+  const demoAndFactTools = createMemoryTools({
     rememberNote: async (note) => {
-      await commit(deps.dbs, () => writeLongTerm(deps.dbs, userId, note, 'remember_note', localNow(deps).ts));
+      const keep = shown === 'all' ? undefined : unshown(deps.facts, userId, shown);
+      await writeDocument(deps, userId, note, 'remember_note', keep);
+    },
+    remember: async (text, key) => {
+      const w = await rememberFact(deps, userId, { text, ...(key === undefined ? {} : { key }), source });
+      return w.status === 'duplicate' ? `already remembered: ${w.entry.id}` : `stored ${w.entry.id}`;
+    },
+    updateMemory: async (target, text) => {
+      const hit = findFact(deps, userId, target);
+      if (hit === undefined) return 'no such memory';
+      try {
+        const w = await updateFact(deps, userId, hit.id, { text, version: hit.version, source });
+        return w.status === 'unchanged' ? `unchanged ${w.entry.id}` : `updated ${w.entry.id}`;
+      } catch (error) {
+        if (error instanceof FactConflictError) return 'the memory changed meanwhile; read it again';
+        if (error instanceof FactNotFoundError) return 'no such memory';
+        throw error;
+      }
+    },
+    forget: async (target) => {
+      const hit = findFact(deps, userId, target);
+      if (hit === undefined) return 'no such memory';
+      try {
+        return `forgotten ${(await forgetFact(deps, userId, hit.id)).id}`;
+      } catch (error) {
+        if (error instanceof FactNotFoundError) return 'no such memory';
+        throw error;
+      }
     },
     recentSession: (rounds) => recentSessionRows(deps, userId, sessionId, rounds),
     searchSession: (keyword, limit) => searchSessionRows(deps, userId, sessionId, keyword, limit),
@@ -273,7 +326,7 @@ export function turnTools(deps: RecallDeps, userId: string, sessionId: string) {
     searchDaily: (keyword, day, limit) => searchDailyRows(deps, userId, keyword, limit, day),
     dailyWindow: (id, before, after, day) => dailyWindowRows(deps, userId, id, before, after, day),
   });
-  return [...demoTools, createSearchMemoryTool((args) => searchRanked(deps, { userId, ...args }))];
+  return [...demoAndFactTools, createSearchMemoryTool((args) => searchRanked(deps, { userId, ...args }))];
 }
 
 async function recordFailure(
@@ -361,4 +414,19 @@ function transcriptOfRecords(records: ToolCallRecord[]): Message[] {
     },
     { role: 'tool', tool_call_id: r.id, content: r.result },
   ]);
+}
+
+/** The current entries a turn did not show. */
+function unshown(store: FactStore, userId: string, shown: ReadonlySet<number>): Set<number> {
+  return new Set([...currentOf(store, userId).keys()].filter((seq) => !shown.has(seq)));
+}
+
+/** A current entry named by id, by key, or by (nearly) its text, as the model saw it. */
+function findFact(deps: RecallDeps, userId: string, target: { id?: string; key?: string; memory?: string }) {
+  const current = currentOf(deps.facts, userId);
+  const seq = factSeq(target.id) ?? (target.key === undefined ? undefined : deps.dbs.factKeys.get([userId, target.key]));
+  const byRef = seq === undefined ? undefined : current.get(seq);
+  if (byRef) return byRef.entry;
+  if (target.memory === undefined || target.memory.trim() === '') return undefined;
+  return nearDuplicateOf(current, shapeOf(target.memory))?.entry;
 }

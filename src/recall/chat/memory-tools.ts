@@ -5,7 +5,9 @@ import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
 import { formatDailyRow, formatRows } from './row-format.ts';
 
 /**
- * The demo's six memory tools (reference §5.3): same names, arguments, defaults, descriptions,
+ * The demo's six memory tools (reference §5.3), then the facts tools `remember`,
+ * `update_memory`, `forget` (long-term facts, src/recall/facts/). The six keep the demo's
+ * names, arguments, defaults, descriptions,
  * output format (`#{message_id} {ts} | {role}: {content}` per row, joined with `\n`) and
  * empty-result strings. They are bound to one (user, session) per turn, so the model can name
  * neither another user nor another session. Cross-day `search_daily` hits also carry their day
@@ -16,12 +18,26 @@ import { formatDailyRow, formatRows } from './row-format.ts';
  */
 export interface MemoryToolBackend {
   rememberNote(note: string): Promise<void>;
+  /** The facts tools: each answers the line the model reads back. */
+  remember(text: string, key: string | undefined): Promise<string>;
+  updateMemory(target: FactTarget, text: string): Promise<string>;
+  forget(target: FactTarget): Promise<string>;
   recentSession(rounds: number): Promise<MemoryRow[]>;
   searchSession(keyword: string, limit: number): Promise<MemoryRow[]>;
   sessionWindow(messageId: JsonValue | undefined, before: number, after: number): Promise<MemoryRow[]>;
   searchDaily(keyword: string, day: string, limit: number): Promise<DailyRow[]>;
   dailyWindow(messageId: JsonValue | undefined, before: number, after: number, day: string): Promise<DailyRow[]>;
 }
+
+/** How the model names a fact: its id (from `remember`), its key, or its text as shown. */
+export interface FactTarget {
+  id?: string;
+  key?: string;
+  memory?: string;
+}
+
+/** The facts tools, after the six: one fact at a time, never the whole document. */
+export const FACT_TOOL_NAMES = ['remember', 'update_memory', 'forget'] as const;
 
 export const MEMORY_TOOL_NAMES = [
   'remember_note',
@@ -103,7 +119,45 @@ export function createMemoryTools(backend: MemoryToolBackend): Tool[] {
         return rows.length > 0 ? formatRows(rows) : 'no window messages';
       },
     }),
+    defineTool({
+      name: 'remember',
+      description:
+        'Remember one durable fact about the user (one short sentence). Give a key (e.g. favorite_drink) when the fact can change later: a new fact with the same key replaces the old one.',
+      parameters: object({ text: str, key: str }, ['text']),
+      async execute(args: JsonObject) {
+        const t = text(args['text'], '').trim();
+        if (t === '') return 'nothing to remember';
+        const key = text(args['key'], '').trim();
+        return backend.remember(t, key === '' ? undefined : key);
+      },
+    }),
+    defineTool({
+      name: 'update_memory',
+      description: 'Change one remembered fact. Name it by id, key, or its current text (memory); text is the new fact.',
+      parameters: object({ id: str, key: str, memory: str, text: str }, ['text']),
+      async execute(args: JsonObject) {
+        const t = text(args['text'], '').trim();
+        if (t === '') return 'nothing to update';
+        return backend.updateMemory(target(args), t);
+      },
+    }),
+    defineTool({
+      name: 'forget',
+      description: 'Forget one remembered fact (it is no longer true). Name it by id, key, or its current text (memory).',
+      parameters: object({ id: str, key: str, memory: str }, []),
+      async execute(args: JsonObject) {
+        return backend.forget(target(args));
+      },
+    }),
   ];
+}
+
+function target(args: JsonObject): FactTarget {
+  const pick = (name: string) => {
+    const v = text(args[name], '').trim();
+    return v === '' ? {} : { [name]: v };
+  };
+  return { ...pick('id'), ...pick('key'), ...pick('memory') };
 }
 
 function object(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {

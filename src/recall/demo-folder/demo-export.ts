@@ -7,7 +7,8 @@ import { UNTITLED } from '../store/session-title.ts';
 import { listDays } from '../store/daily-store.ts';
 import { readLog } from '../store/dialogue-log.ts';
 import { checkNameLength, encodeFolderName } from './folder-name.ts';
-import { currentLongTermValue } from '../store/long-term-store.ts';
+import { memoryFile } from '../facts/fact-document.ts';
+import { ensureConverted } from '../facts/facts-service.ts';
 import type { ToolCallView } from '../store/memory-row.ts';
 import { pythonJsonDumps } from '../store/python-json.ts';
 import { HIGH, type DailyValue, type LogValue, type SessionEntry } from '../store/recall-dbs.ts';
@@ -17,7 +18,8 @@ import { toSessionRow } from '../store/session-row.ts';
 
 /**
  * Export to the demo's folder layout (the inverse of demo-import.ts), one folder per user:
- * `memory.md` (the current long-term document, `{text}\n` as the demo wrote it),
+ * `memory.md` (the long-term document the facts render, `{text}\n` as the demo wrote it; an
+ * imported file unchanged since, byte for byte: facts/fact-document.ts),
  * `conversations.json` (listed sessions in creation order, Python's `indent=2`),
  * `sessions/{id}.jsonl`, `daily/YYYY-MM-DD.jsonl`, `logs/llm_dialogue.jsonl` (lines as
  * Python's `json.dumps(row, ensure_ascii=False)` writes them).
@@ -66,8 +68,10 @@ async function exportUser(deps: RecallDeps, userId: string, dir: string): Promis
   };
   await mkdir(dir, { recursive: true });
 
-  const longTerm = currentLongTermValue(dbs, userId);
-  if (longTerm) await write(join(dir, 'memory.md'), longTerm.raw ?? (longTerm.content === '' ? '' : `${longTerm.content}\n`));
+  // The document the facts render (an imported file and its lines: byte for byte).
+  await ensureConverted(deps, userId);
+  const memoryMd = memoryFile(deps.facts, userId);
+  if (memoryMd !== undefined) await write(join(dir, 'memory.md'), memoryMd);
 
   const entries = [...dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })].sort(
     (a, b) => a.value.order - b.value.order,
@@ -173,7 +177,7 @@ function lines(rows: JsonObject[]): string {
 function knownUsers(deps: RecallDeps): string[] {
   const { dbs } = deps;
   const users = new Set<string>();
-  const dbsWithUsers = [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log] as unknown as Database<unknown, Key[]>[];
+  const dbsWithUsers = [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log, dbs.facts] as unknown as Database<unknown, Key[]>[];
   for (const db of dbsWithUsers) {
     let from: Key[] = [''];
     for (;;) {

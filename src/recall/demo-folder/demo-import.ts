@@ -6,6 +6,8 @@ import { readDemoFolder, type DemoRow, type DemoUser } from './demo-folder.ts';
 import { putLogRow } from '../store/dialogue-log.ts';
 import { backfillMessageIds } from '../store/legacy-message-id.ts';
 import { writeLongTerm } from '../store/long-term-store.ts';
+import { syncDocumentTx } from '../facts/fact-document.ts';
+import { factCommit } from '../facts/fact-store.ts';
 import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from '../store/recall-dbs.ts';
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { isValidId, sessionConversationId } from '../recall-ids.ts';
@@ -75,7 +77,7 @@ export async function importDemoFolder(deps: RecallDeps, root: string, options: 
 function hasMemory(deps: RecallDeps, userId: string): boolean {
   const { dbs } = deps;
   const range = { start: [userId], end: [userId, HIGH], limit: 1 };
-  return [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log].some((db) => [...db.getKeys(range)].length > 0);
+  return [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log, dbs.facts].some((db) => [...db.getKeys(range)].length > 0);
 }
 
 async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport): Promise<void> {
@@ -154,7 +156,11 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
 
   if (user.memoryMd !== undefined) {
     const text = user.memoryMd;
-    await commit(dbs, () => writeLongTerm(dbs, u, text, 'import', now, text));
+    // The document version (history, undo) and its lines as entries (an export renders them back exactly).
+    await factCommit(deps.facts, u, () => {
+      writeLongTerm(dbs, u, text, 'import', now, text);
+      syncDocumentTx(deps.facts, u, text, { raw: true, origin: 'import', now: new Date(deps.clock.now()).toISOString() });
+    });
     report.longTermDocuments += 1;
   }
 

@@ -32,7 +32,10 @@ export function currentLongTermValue(dbs: RecallDbs, userId: string): LongTermVa
   return newest(dbs, userId)?.value;
 }
 
-/** Inside a write transaction. Returns the new version, or `null` for a no-op. */
+/**
+ * Inside a write transaction. Returns the new version, or `null` for a no-op. `force`: write
+ * even a document equal to the newest version (facts changed since it, so it is not current).
+ */
 export function writeLongTerm(
   dbs: RecallDbs,
   userId: string,
@@ -40,10 +43,11 @@ export function writeLongTerm(
   source: LongTermValue['source'],
   ts: string,
   raw?: string,
+  force = false,
 ): LongTermVersion | null {
   const content = document.trim();
   const top = newest(dbs, userId);
-  if (source !== 'import' && (content === '' || content === top?.value.content)) return null;
+  if (source !== 'import' && !force && (content === '' || content === top?.value.content)) return null;
   const version = (top?.version ?? 0) + 1;
   const value: LongTermValue = raw === undefined ? { content, ts, source } : { content, ts, source, raw };
   onLongTermWrite(dbs, userId, top?.value.content ?? '', content);

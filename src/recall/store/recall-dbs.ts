@@ -3,6 +3,7 @@ import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
 import { openSearchDbs, type SearchDbs } from '../search/search-dbs.ts';
+import type { DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -25,6 +26,17 @@ import { openSearchDbs, type SearchDbs } from '../search/search-dbs.ts';
  * |                         | [userId, 'daily-mirrored', sessionId] | number        |
  * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
  * |                         | ['\u0001daily-pending', userId, sessionId] | number    |
+ * |                         | [userId, 'fact-seq']                 | number         |
+ * | recall.facts            | [userId, seq]                        | FactEntry      |
+ * | recall.fact-current     | [userId, seq]                        | true           |
+ * | recall.fact-keys        | [userId, key]                        | seq            |
+ * | recall.fact-doc         | [userId]                             | DocTemplate    |
+ * | recall.fact-queue       | [userId, sessionId, replyId]         | ExtractionJob  |
+ *
+ * The `fact*` dbs are long-term memory as facts (src/recall/facts/): every entry ever written
+ * (superseded ones too) in `facts`, the ids of the current ones in `fact-current`, the current
+ * entry of each key in `fact-keys`, the shape of the rendered document in `fact-doc`, and the
+ * turns waiting for fact extraction in `fact-queue`.
  *
  * The ranked index's databases are listed in `search/search-dbs.ts` (keys also start with the
  * user id).
@@ -39,6 +51,11 @@ export const DB_NAMES = {
   longTerm: 'recall.long-term',
   log: 'recall.log',
   counters: 'recall.counters',
+  facts: 'recall.facts',
+  factCurrent: 'recall.fact-current',
+  factKeys: 'recall.fact-keys',
+  factDoc: 'recall.fact-doc',
+  factQueue: 'recall.fact-queue',
 } as const;
 
 /** Closes a range over string components: UTF-8 of U+10FFFF sorts after every id. */
@@ -121,6 +138,11 @@ export interface RecallDbs {
   counters: Database<number, string[]>;
   /** The ranked index (search/search-dbs.ts), written in the same transactions as the rows. */
   search: SearchDbs;
+  facts: Database<FactEntry, [string, number]>;
+  factCurrent: Database<true, [string, number]>;
+  factKeys: Database<number, [string, string]>;
+  factDoc: Database<DocTemplate, [string]>;
+  factQueue: Database<ExtractionJob, [string, string, number]>;
 }
 
 /**
@@ -151,6 +173,11 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     log: env.openDB(DB_NAMES.log, JSON_DB),
     counters: env.openDB(DB_NAMES.counters, JSON_DB),
     search: openSearchDbs(env),
+    facts: env.openDB(DB_NAMES.facts, JSON_DB),
+    factCurrent: env.openDB(DB_NAMES.factCurrent, JSON_DB),
+    factKeys: env.openDB(DB_NAMES.factKeys, JSON_DB),
+    factDoc: env.openDB(DB_NAMES.factDoc, JSON_DB),
+    factQueue: env.openDB(DB_NAMES.factQueue, JSON_DB),
   };
 }
 
@@ -173,7 +200,7 @@ export async function commit<T>(dbs: RecallDbs & { guard: () => void }, work: ()
 }
 
 /** Bumps and returns a per-user counter; call only inside a write transaction. */
-export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq', userId: string): number {
+export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq' | 'fact-seq', userId: string): number {
   const n = (dbs.counters.get([userId, name]) ?? 0) + 1;
   dbs.counters.put([userId, name], n);
   return n;

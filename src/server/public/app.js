@@ -31,6 +31,9 @@ const el = {
   closeRuntime: $('close-runtime'), runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'),
   runtimeDot: $('runtime-dot'),
   searchForm: $('search-form'), searchQ: $('search-q'), searchHits: $('search-hits'),
+  memory: $('memory'), toggleMemory: $('toggle-memory'), closeMemory: $('close-memory'),
+  memAdd: $('mem-add'), memText: $('mem-text'), memKey: $('mem-key'), memList: $('mem-list'),
+  memStatus: $('mem-status'),
 };
 
 const state = {
@@ -441,6 +444,7 @@ async function send() {
     live?.row.remove();
     if (sessionId === state.sessionId) addAssistantMsg(data.reply, data.tool_calls || []);
     await loadConversations();
+    if (!el.memory.hidden) loadMemory();
   } catch (err) {
     pending.remove();
     showFailure(err);
@@ -478,6 +482,7 @@ function switchUser(next) {
   localStorage.setItem(USER_KEY, next);
   closeSidebar();
   bootstrap();
+  if (!el.memory.hidden) loadMemory();
 }
 
 /** A user token acts for one user only: the page takes that user and locks the user switch. */
@@ -593,6 +598,7 @@ async function pollRuntime() {
 }
 
 function setRuntimeOpen(open) {
+  if (open && !el.memory.hidden) setMemoryOpen(false);
   el.runtime.hidden = !open;
   el.toggleRuntime.setAttribute('aria-expanded', String(open));
   clearInterval(state.runtimeTimer);
@@ -602,6 +608,108 @@ function setRuntimeOpen(open) {
     state.runtimeTimer = setInterval(() => {
       if (document.visibilityState === 'visible') pollRuntime();
     }, RUNTIME_POLL_MS);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long-term memory: current facts with their history; edit (compare-and-set on the version the
+// page shows: a 409 says someone changed it first) and forget.
+
+async function loadMemory() {
+  const user = state.userId;
+  try {
+    const [current, history] = await Promise.all([
+      api('GET', `/api/memory?${q({ user_id: user })}`),
+      api('GET', `/api/memory/history?${q({ user_id: user })}`),
+    ]);
+    if (user !== state.userId) return;
+    renderMemory(current.items, history.items);
+    el.memStatus.textContent = current.items.length === 0 ? '还没有长期记忆' : `${current.items.length} 条`;
+  } catch (err) {
+    el.memStatus.textContent = err instanceof ApiError ? `错误: ${err.message}` : `网络错误: ${err.message}`;
+  }
+}
+
+/** The chain of entries that led to `item` (oldest first), from the history. */
+function lineage(item, byId) {
+  const chain = [];
+  for (let at = byId.get(item.supersedes); at; at = byId.get(at.supersedes)) chain.unshift(at);
+  return chain;
+}
+
+function renderMemory(items, history) {
+  const byId = new Map(history.map((h) => [h.id, h]));
+  const rows = items.map((item) => {
+    const div = document.createElement('div');
+    div.className = 'mem-item';
+    const text = document.createElement('div');
+    text.className = 'mem-text';
+    text.textContent = item.text;
+    const meta = document.createElement('div');
+    meta.className = 'mem-meta';
+    meta.textContent = [item.id, item.key ? `键 ${item.key}` : null, `v${item.version}`, item.source.via, formatTime(item.valid_from)]
+      .filter(Boolean).join(' · ');
+    const actions = document.createElement('div');
+    actions.className = 'mem-actions';
+    const edit = document.createElement('button');
+    edit.type = 'button';
+    edit.className = 'ghost';
+    edit.textContent = '编辑';
+    edit.addEventListener('click', () => editMemory(item));
+    const forget = document.createElement('button');
+    forget.type = 'button';
+    forget.className = 'ghost';
+    forget.textContent = '忘记';
+    forget.addEventListener('click', () => forgetMemory(item));
+    actions.append(edit, forget);
+    div.append(text, meta, actions);
+    const chain = lineage(item, byId);
+    if (chain.length > 0) {
+      const details = document.createElement('details');
+      details.className = 'mem-history';
+      const summary = document.createElement('summary');
+      summary.textContent = `历史 (${chain.length})`;
+      const ul = document.createElement('ul');
+      for (const old of chain) {
+        const li = document.createElement('li');
+        li.className = 'ended';
+        li.textContent = `${old.text} (v${old.version}, 至 ${formatTime(old.valid_to)})`;
+        ul.append(li);
+      }
+      details.append(summary, ul);
+      div.append(details);
+    }
+    return div;
+  });
+  el.memList.replaceChildren(...rows);
+}
+
+async function editMemory(item) {
+  const text = window.prompt('新的内容', item.text);
+  if (text === null || text.trim() === '' || text === item.text) return;
+  try {
+    await api('PATCH', `/api/memory/${encodeURIComponent(item.id)}`, { user_id: state.userId, text, version: item.version });
+  } catch (err) {
+    el.memStatus.textContent = err instanceof ApiError && err.status === 409 ? '它已被别处修改，已刷新' : `错误: ${err.message}`;
+  }
+  await loadMemory();
+}
+
+async function forgetMemory(item) {
+  try {
+    await api('DELETE', `/api/memory/${encodeURIComponent(item.id)}?${q({ user_id: state.userId })}`);
+  } catch (err) {
+    el.memStatus.textContent = `错误: ${err.message}`;
+  }
+  await loadMemory();
+}
+
+function setMemoryOpen(open) {
+  el.memory.hidden = !open;
+  el.toggleMemory.setAttribute('aria-expanded', String(open));
+  if (open) {
+    setRuntimeOpen(false);
+    loadMemory();
   }
 }
 
@@ -659,6 +767,22 @@ el.toggleSidebar.addEventListener('click', () =>
 el.scrim.addEventListener('click', closeSidebar);
 el.toggleRuntime.addEventListener('click', () => setRuntimeOpen(el.runtime.hidden));
 el.closeRuntime.addEventListener('click', () => setRuntimeOpen(false));
+el.toggleMemory.addEventListener('click', () => setMemoryOpen(el.memory.hidden));
+el.closeMemory.addEventListener('click', () => setMemoryOpen(false));
+el.memAdd.addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const text = el.memText.value.trim();
+  if (!text) return;
+  const key = el.memKey.value.trim();
+  try {
+    const data = await api('POST', '/api/memory', { user_id: state.userId, text, ...(key ? { key } : {}) });
+    el.memText.value = '';
+    await loadMemory();
+    if (data.status === 'duplicate') el.memStatus.textContent = `已经记得: ${data.item.text}`;
+  } catch (err) {
+    el.memStatus.textContent = `错误: ${err.message}`;
+  }
+});
 
 takeTokenFromFragment();
 el.token.value = localStorage.getItem(TOKEN_KEY) || '';

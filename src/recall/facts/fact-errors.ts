@@ -1,0 +1,30 @@
+import { MnemoError } from '../../errors.ts';
+
+/**
+ * Errors of long-term facts. A stale write is `FactConflictError` (`memory_conflict`, HTTP 409):
+ * the entry moved on since the version the caller read; nothing was written.
+ */
+export class FactConflictError extends MnemoError {
+  readonly code = 'memory_conflict';
+  constructor(
+    readonly id: string,
+    /** The version the caller expected. */
+    readonly expected: number,
+    /** The entry's version now, and the id of its current successor when it has one. */
+    readonly actual: { version: number; current?: string },
+  ) {
+    super(
+      `memory entry ${id} is at version ${actual.version}` +
+        (actual.current && actual.current !== id ? ` (now ${actual.current})` : '') +
+        `, not ${expected}: read it again and retry`,
+    );
+  }
+}
+
+/** No current entry of that id for this user (never was, another user's, or forgotten). */
+export class FactNotFoundError extends MnemoError {
+  readonly code = 'memory_not_found';
+  constructor(readonly id: string) {
+    super(`no current memory entry ${id}`);
+  }
+}

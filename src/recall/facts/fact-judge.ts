@@ -1,0 +1,61 @@
+import type { LlmService } from '../../llm/llm-service.ts';
+import type { FactEntry, FactVerdict, FactVerdictKind } from './fact-entry.ts';
+
+/**
+ * The judge: with a model configured, a new fact without a key is compared with the user's
+ * most similar current entries (by rankFacts) and the model says whether it is a `duplicate`
+ * of one, an `update` of one (the same thing, changed), a `contradiction` of one (cannot both
+ * be true: the new one wins), or `new`. It answers one JSON object; anything else (an error, no
+ * JSON, an unknown verdict or id) falls back to `new` with `judgeError` recorded, and the
+ * rules (keys, near-duplicates) still apply in the write. The verdict is kept on the entry.
+ */
+export const JUDGE_PROMPT = [
+  'You maintain a user\'s long-term memory as short facts.',
+  'Compare the NEW fact with the EXISTING facts (each has an id).',
+  'Answer with one JSON object and nothing else: {"verdict": V, "target": ID}',
+  'V is "duplicate" (says the same as an existing fact), "update" (the same subject, changed, e.g. a new preference),',
+  '"contradiction" (cannot both be true; the new fact is the current truth) or "new" (unrelated; target null).',
+].join('\n');
+
+const VERDICTS: readonly FactVerdictKind[] = ['duplicate', 'update', 'contradiction', 'new'];
+
+export async function judgeFact(llm: LlmService, text: string, candidates: readonly FactEntry[], signal?: AbortSignal): Promise<FactVerdict> {
+  let content: string | null;
+  try {
+    const response = await llm.chat(
+      [
+        { role: 'system', content: JUDGE_PROMPT },
+        { role: 'user', content: JSON.stringify({ new: text, existing: candidates.map((c) => ({ id: c.id, text: c.text })) }) },
+      ],
+      signal ? { signal } : {},
+    );
+    content = response.content;
+  } catch (error) {
+    return { verdict: 'new', by: 'rules', judgeError: error instanceof Error ? error.message : String(error) };
+  }
+  const answer = jsonObjectIn(content);
+  const verdict = answer?.['verdict'];
+  const target = answer?.['target'];
+  if (typeof verdict !== 'string' || !VERDICTS.includes(verdict as FactVerdictKind)) {
+    return { verdict: 'new', by: 'rules', judgeError: 'the judge gave no verdict' };
+  }
+  if (verdict === 'new') return { verdict: 'new', by: 'model' };
+  if (typeof target !== 'string' || !candidates.some((c) => c.id === target)) {
+    return { verdict: 'new', by: 'rules', judgeError: `the judge named no candidate (${JSON.stringify(target ?? null)})` };
+  }
+  return { verdict: verdict as FactVerdictKind, target, by: 'model' };
+}
+
+/** The first `{...}` JSON object in a model's answer (models wrap JSON in prose or fences). */
+export function jsonObjectIn(content: string | null | undefined): Record<string, unknown> | undefined {
+  if (typeof content !== 'string') return undefined;
+  const start = content.indexOf('{');
+  const end = content.lastIndexOf('}');
+  if (start < 0 || end <= start) return undefined;
+  try {
+    const value: unknown = JSON.parse(content.slice(start, end + 1));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
