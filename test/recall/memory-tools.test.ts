@@ -22,7 +22,7 @@ describe("the demo's six memory tools", () => {
   test('names, descriptions, arguments and defaults', () => {
     fx = openRecall();
     const t = tools();
-    expect(Object.keys(t)).toEqual(['remember_note', 'get_recent_session', 'search_session', 'get_session_window', 'search_daily', 'get_daily_window', 'remember', 'update_memory', 'forget']);
+    expect(Object.keys(t)).toEqual(['remember_note', 'get_recent_session', 'search_session', 'get_session_window', 'search_daily', 'get_daily_window', 'remember', 'update_memory', 'forget', 'search_memory']);
     expect(t['search_session']!.description).toBe('Search session history by keyword and return message_id anchors for follow-up window lookups.');
     expect(t['get_session_window']!.description).toBe('Fetch session messages around a message_id anchor. Use after search_session to expand context.');
     expect(t['search_daily']!.description).toBe('Search daily history by keyword. Optional day=YYYY-MM-DD; empty/invalid day falls back to all days.');

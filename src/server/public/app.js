@@ -432,6 +432,8 @@ async function send() {
           pending.remove();
           live = bubble('assistant');
           live.box.classList.add('markdown');
+          // Marked until `done` redraws it whole: a partial reply can end inside a tag.
+          live.row.classList.add('streaming');
           el.messages.append(live.row);
         }
         live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
