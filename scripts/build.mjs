@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run build` (and `prepack`): the package's dist/.
 //   dist/esm  tsc's ES module build of src/ (and supervisors/, which src imports): .js with
-//             source maps, .d.ts with declaration maps, the chat page's static files.
+//             source maps (comments stripped), .d.ts with their documentation and declaration
+//             maps, the chat page's static files.
 //   dist/cjs  one CommonJS module per public entry (`.`, `./testing`, `./langgraph`) that
 //             require()s the ES module build (Node loads ES modules from require() since 20.19
 //             and 22.12), with a CommonJS-format .d.ts beside it. One build, so `import` and
@@ -27,8 +28,12 @@ function fail(message) {
 }
 
 rmSync(dist, { recursive: true, force: true });
-const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-if (r.status !== 0) fail('tsc -p tsconfig.build.json failed');
+// Two passes: the JavaScript without comments (the tarball stays small; the source maps lead
+// back to the sources' lines), the declarations with them (editors show the documentation).
+for (const config of ['tsconfig.build.json', 'tsconfig.types.json']) {
+  const r = spawnSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit' });
+  if (r.status !== 0) fail(`tsc -p ${config} failed`);
+}
 
 cpSync(join(root, 'src', 'server', 'public'), join(dist, 'esm', 'src', 'server', 'public'), { recursive: true });
 
