@@ -100,7 +100,7 @@ export interface RuntimeOptions {
 }
 
 export interface RuntimeRecallOptions
-  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations'> {
+  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'summary'> {
   pool?: SearchPoolOptions | false;
 }
 

@@ -4,6 +4,7 @@ export {
   type DailyWindowQuery,
   type Recall,
   type RecallOptions,
+  type RecallSummaryOptions,
   type SearchDailyQuery,
   type SearchSessionQuery,
   type SessionWindowQuery,

@@ -5,6 +5,8 @@ import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
+import { createSummarizer } from '../provider/summarizer.ts';
+import { summaryConversationId } from '../provider/summary-record.ts';
 import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
 import { forgetMirror, laggingSessions, repairLaggingSessions } from './store/daily-mirror.ts';
@@ -80,6 +82,22 @@ export interface RecallOptions {
   poolThreshold?: number;
   /** LLM calls allowed per turn. Default 10. */
   maxToolIterations?: number;
+  /**
+   * Rolling summaries of the sessions (provider/summarizer.ts). Default off (the Demo's
+   * context, unchanged). On: after each turn's reply is stored, a background check summarizes
+   * the session's older part once it passes `maxTokens`, and each turn's context starts with
+   * the latest summary as `[SUMMARY]` (before `[SESSION]`).
+   */
+  summary?: RecallSummaryOptions | false;
+}
+
+export interface RecallSummaryOptions {
+  /** Whole turns never summarized; default 4. */
+  keepLast?: number;
+  /** Budget of the summarized part and the longest summary; default 2000. */
+  maxTokens?: number;
+  /** The model that writes summaries. Default: recall's `llm` (none: extractive). */
+  llm?: LlmService;
 }
 
 export interface SearchSessionQuery {
@@ -159,6 +177,17 @@ export function createRecall(options: RecallOptions): Recall {
   if (!Number.isFinite(poolThreshold) || poolThreshold < 0) {
     throw new InvalidInputError('invalid_option', `poolThreshold must be a number >= 0, got ${poolThreshold}`);
   }
+  const summary = options.summary === undefined || options.summary === false ? undefined : options.summary;
+  const summaryLlm = summary?.llm ?? options.llm;
+  const summarizer =
+    summary === undefined
+      ? undefined
+      : createSummarizer(options.memory, {
+          ...(summary.keepLast === undefined ? {} : { keepLast: summary.keepLast }),
+          ...(summary.maxTokens === undefined ? {} : { maxTokens: summary.maxTokens }),
+          ...(summaryLlm === undefined ? {} : { llm: summaryLlm }),
+          ...(options.clock === undefined ? {} : { clock: options.clock }),
+        });
   const deps: RecallDeps = {
     memory: options.memory,
     dbs: openRecallDbs(options.env),
@@ -171,6 +200,7 @@ export function createRecall(options: RecallOptions): Recall {
       ? { json: options.env.root.openDB(MESSAGES_DB, { encoding: 'json' }), text: openRawText(options.env.root, MESSAGES_DB) }
       : undefined,
     maxToolIterations,
+    summarizer,
   };
   const { dbs } = deps;
 
@@ -230,7 +260,9 @@ export function createRecall(options: RecallOptions): Recall {
         const conversationId = sessionConversationId(u, s);
         const existed = sessionEntry(dbs, u, s) !== undefined || (await deps.memory.lastId(conversationId)) > 0;
         // The transcript first: if the index step fails, a retry finds the entry and finishes.
+        await deps.summarizer?.settled(conversationId);
         await deps.memory.clear(conversationId);
+        await deps.memory.clear(summaryConversationId(conversationId));
         const removedRows = await commit(dbs, () => {
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
@@ -299,6 +331,7 @@ export function createRecall(options: RecallOptions): Recall {
     async close() {
       closed = true;
       while (running.size > 0) await Promise.all(running);
+      await summarizer?.idle();
     },
   };
 }

@@ -43,12 +43,16 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * 3. Assemble the memory context from the last 6 session rows (the current message included:
  *    the demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the whole long-term document: `[SESSION]` / `[LONG_TERM]`
  *    sections, each only when non-empty (`[DAILY]` is never injected by a turn, as in the demo).
+ *    With rolling summaries on (`summary` option), the session's latest summary goes first, as
+ *    a `[SUMMARY]` section (one `tail(1)` read of its companion conversation).
  * 4. Reply. With no LLM configured: the demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the six memory tools bound to this user and
  *    session and the system prompt (rules + context), run without a history of its own (the
  *    session reaches the model only through the context, as in the demo).
  * 5. Store the reply row in the session, with the turn's tool transcript (assistant
- *    `tool_calls` and `tool` results paired by `tool_call_id`) in its `meta.transcript`; then,
+ *    `tool_calls` and `tool` results paired by `tool_call_id`) in its `meta.transcript` (with
+ *    summaries on, the session's summary check is then scheduled in the background:
+ *    `afterTurn`, which never delays the reply); then,
  *    in one transaction, the daily row (with the `{name, input, output}` projection) and the
  *    dialogue-log row (message, reply, the exact context sent, tool calls).
  * 6. Title: kept if the session has one; else made from this turn (offline: the first 12
@@ -148,7 +152,8 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
       (row) => row.error !== undefined,
       (row) => row.role === 'user',
     );
-    memoryContext = buildPromptContext({ session, daily: [], longTerm });
+    const summary = deps.summarizer === undefined ? undefined : (await deps.summarizer.latest(conversationId))?.text;
+    memoryContext = buildPromptContext({ session, daily: [], longTerm, ...(summary === undefined ? {} : { summary }) });
 
     let reply: string;
     if (deps.llm === undefined) {
@@ -177,6 +182,8 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
       { message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) },
     ]);
     replied = true;
+    // In the background: the check (and any summarization) never delays this reply.
+    deps.summarizer?.afterTurn(conversationId);
     // The title is known after a session's first turn (and offline, always): then the index
     // update rides in the commit of the daily and log rows. Only a first turn with an LLM asks
     // for its title after that commit, so a slow title call holds back nothing durable.
