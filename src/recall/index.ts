@@ -27,4 +27,5 @@ export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
-export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError } from './recall-errors.ts';
+export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError, UserErasingError } from './recall-errors.ts';
+export type { ErasableLog, ErasureReport } from './store/user-erasure.ts';

@@ -27,6 +27,8 @@ import type { DailyRow, MemoryRow } from './store/memory-row.ts';
 import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
+import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
+import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
   searchDailyRows,
@@ -165,6 +167,13 @@ export interface Recall {
   memoryTools(userId: string, sessionId: string): Tool[];
   importDemoFolder(root: string, options?: ImportOptions): Promise<ImportReport>;
   exportDemoFolder(root: string, options?: ExportOptions): Promise<ExportReport>;
+  /**
+   * Erases everything of the user (user-erasure.ts): sessions and their summaries, daily rows,
+   * long-term memory and its versions, the dialogue log, index and titles, and every other
+   * db of recall's schema, in one LMDB transaction. Waits for the user's running calls; calls
+   * naming the user meanwhile (and folder imports/exports) are refused with `user_erasing`.
+   */
+  eraseUser(userId: string): Promise<ErasureReport>;
   close(): Promise<void>;
 }
 
@@ -234,28 +243,30 @@ export function createRecall(options: RecallOptions): Recall {
       return work();
     });
 
+  // Every call naming a user runs under the gate, so an erasure can wait for them and refuse new ones.
+  const gate = new UserGate();
+  const user = <T>(userId: unknown, work: (u: string) => Promise<T>): Promise<T> =>
+    guarded(async () => {
+      const u = assertUserId(userId);
+      return gate.forUser(u, () => work(u));
+    });
+
   return {
-    chat: (input) => guarded(() => chatTurn(deps, input)),
+    chat: (input) => user(input?.userId, () => chatTurn(deps, input)),
 
     listSessions: (userId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         await repaired;
         return listSessions(dbs, u, localNow(deps).ts);
       }),
 
-    createSession: (userId) =>
-      guarded(async () => {
-        assertUserId(userId);
-        return newSessionId();
-      }),
+    createSession: (userId) => user(userId, async () => newSessionId()),
 
     getSessionMessages: (userId, sessionId) =>
-      guarded(() => sessionRows(deps, assertUserId(userId), assertSessionId(sessionId))),
+      user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
 
     deleteSession: (userId, sessionId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const s = assertSessionId(sessionId);
         const conversationId = sessionConversationId(u, s);
         const existed = sessionEntry(dbs, u, s) !== undefined || (await deps.memory.lastId(conversationId)) > 0;
@@ -274,59 +285,73 @@ export function createRecall(options: RecallOptions): Recall {
       }),
 
     searchSession: (q) =>
-      guarded(() =>
-        searchSessionRows(deps, assertUserId(q.userId), assertSessionId(q.sessionId), str(q.keyword), q.limit ?? 20),
-      ),
+      user(q?.userId, (u) => searchSessionRows(deps, u, assertSessionId(q.sessionId), str(q.keyword), q.limit ?? 20)),
 
     searchDaily: (q) =>
-      guarded(() => searchDailyRows(deps, assertUserId(q.userId), str(q.keyword), q.limit ?? 20, str(q.day))),
+      user(q?.userId, (u) => searchDailyRows(deps, u, str(q.keyword), q.limit ?? 20, str(q.day))),
 
     sessionWindow: (q) =>
-      guarded(() =>
-        sessionWindowRows(deps, assertUserId(q.userId), assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0),
-      ),
+      user(q?.userId, (u) => sessionWindowRows(deps, u, assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0)),
 
     dailyWindow: (q) =>
-      guarded(() => dailyWindowRows(deps, assertUserId(q.userId), q.messageId, q.before ?? 0, q.after ?? 0, str(q.day))),
+      user(q?.userId, (u) => dailyWindowRows(deps, u, q.messageId, q.before ?? 0, q.after ?? 0, str(q.day))),
 
     dailyMessages: (userId, day = '') =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const d = day.trim() === '' ? localNow(deps).day : day.trim();
         return isCalendarDay(d) ? readDay(dbs, u, d) : [];
       }),
 
-    getLongTerm: (userId) => guarded(async () => currentLongTerm(dbs, assertUserId(userId))),
+    getLongTerm: (userId) => user(userId, async (u) => currentLongTerm(dbs, u)),
 
     setLongTerm: (userId, document) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         if (typeof document !== 'string') {
           throw new InvalidInputError('invalid_message', 'the long-term document must be a string', { field: 'document' });
         }
         return commit(dbs, () => writeLongTerm(dbs, u, document, 'set', localNow(deps).ts));
       }),
 
-    undoLongTerm: (userId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
-        return commit(dbs, () => undoLongTerm(dbs, u));
-      }),
+    undoLongTerm: (userId) => user(userId, async (u) => commit(dbs, () => undoLongTerm(dbs, u))),
 
-    longTermHistory: (userId) => guarded(async () => longTermHistory(dbs, assertUserId(userId))),
+    longTermHistory: (userId) => user(userId, async (u) => longTermHistory(dbs, u)),
 
     dialogueLog: (userId, sessionId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const s = sessionId === undefined ? undefined : assertSessionId(sessionId);
         return readLog(dbs, u, s).map(toLogRow);
       }),
 
-    memoryTools: (userId, sessionId) => turnTools(deps, assertUserId(userId), assertSessionId(sessionId)),
+    memoryTools: (userId, sessionId) => {
+      const u = assertUserId(userId);
+      // Each tool call runs under the gate, like a call of the service (refused during an erasure).
+      return turnTools(deps, u, assertSessionId(sessionId)).map((tool) => ({
+        ...tool,
+        execute: (args, context) => gate.forUser(u, () => tool.execute(args, context)),
+      }));
+    },
 
-    importDemoFolder: (root, importOptions) => guarded(() => importDemoFolder(deps, root, importOptions)),
+    importDemoFolder: (root, importOptions) => guarded(() => gate.forAll(() => importDemoFolder(deps, root, importOptions))),
 
-    exportDemoFolder: (root, exportOptions) => guarded(() => exportDemoFolder(deps, root, exportOptions)),
+    exportDemoFolder: (root, exportOptions) => guarded(() => gate.forAll(() => exportDemoFolder(deps, root, exportOptions))),
+
+    eraseUser: (userId) => {
+      let u: string;
+      try {
+        u = assertUserId(userId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (closed) return Promise.reject(new RecallClosedError());
+      // Claimed now, synchronously: calls of the user made after this one are refused.
+      const erasure = gate.exclusive(u, async () => {
+        // The start's repairs write the user's keys too: not after the erasure.
+        await mirrored;
+        await repaired;
+        return eraseUserData(deps, u);
+      });
+      return track(() => erasure);
+    },
 
     async close() {
       closed = true;

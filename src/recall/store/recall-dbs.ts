@@ -1,11 +1,16 @@
-import type { Database, Key, RootDatabase } from 'lmdb';
+import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
- * starts with the user id, so no range of one user's keys can reach another's: lmdb-js writes
+ * starts with the user id (or, for a few bookkeeping marks, with a MARKER, a string starting
+ * with U+0001, which no id holds, followed by the user id), so no range of one user's keys can
+ * reach another's, and a user's erasure (user-erasure.ts) removes `[user] .. [user, HIGH]` and
+ * `[marker, user] .. [marker, user, HIGH]` from EVERY db named in `DB_NAMES` without knowing
+ * what it holds. A db added to `DB_NAMES` must keep that rule (test/recall/user-erasure.test.ts
+ * checks every db after real writes); its open options go in `DB_OPTIONS`. lmdb-js writes
  * an array key's parts as UTF-8 separated by a 0 byte, ids hold no NUL (nor any control
  * character, recall-ids.ts), so `[user, session]` is one key for one pair only, and a range
  * `[user] .. [user, HIGH]` never reaches user `user2`. No id holds U+10FFFF (a noncharacter),
@@ -36,6 +41,12 @@ export const DB_NAMES = {
   log: 'recall.log',
   counters: 'recall.counters',
 } as const;
+
+/** Open options of a db in `DB_NAMES`, when not the default `{ encoding: 'json' }`. */
+export const DB_OPTIONS: Partial<Record<(typeof DB_NAMES)[keyof typeof DB_NAMES], DatabaseOptions>> = {};
+
+/** Marks (keys `[marker, userId, ...]`) start with this; no id holds a control character. */
+export const MARKER_START = '\u0001';
 
 /** Closes a range over string components: UTF-8 of U+10FFFF sorts after every id. */
 export const HIGH = '\u{10FFFF}';
@@ -115,6 +126,8 @@ export interface RecallDbs {
   longTerm: Database<LongTermValue, [string, number]>;
   log: Database<LogValue, [string, string, number]>;
   counters: Database<number, string[]>;
+  /** Every db of `DB_NAMES`, by name, for what works on all of them alike (erasure). */
+  all: ReadonlyMap<string, Database<unknown, Key>>;
 }
 
 /**
@@ -144,6 +157,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     longTerm: env.openDB(DB_NAMES.longTerm, JSON_DB),
     log: env.openDB(DB_NAMES.log, JSON_DB),
     counters: env.openDB(DB_NAMES.counters, JSON_DB),
+    all: new Map(Object.values(DB_NAMES).map((name) => [name, env.openDB<unknown, Key>(name, DB_OPTIONS[name] ?? JSON_DB)])),
   };
 }
 
