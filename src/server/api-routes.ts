@@ -17,6 +17,9 @@
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
+ *   DELETE /api/users/:user_id                     → {user_id, erased: true, conversations, keys}
+ *            (the operator's: admin token only, else 403; erases everything of the user,
+ *            `recall.eraseUser`; 409 `user_erasing` while an erasure of that user runs)
  *
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).
@@ -160,6 +163,15 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       day: q.day,
     });
     return { items: rows.map(dailyRowView) };
+  });
+
+  api.delete<{ Params: { user_id: string } }>('/api/users/:user_id', async (request) => {
+    // Before anything is read: only the operator erases users.
+    if (!isAdmin(request)) throw new HttpError(403, 'erasing a user needs the admin token');
+    const { user_id } = request.params;
+    requireIds({ user_id });
+    const report = await recall.eraseUser(user_id);
+    return { user_id, erased: true, conversations: report.conversations, keys: report.keys };
   });
 
   api.get('/api/runtime', async (request) => {

@@ -19,6 +19,7 @@ export type RecallApi = Pick<
   | 'sessionWindow'
   | 'searchDaily'
   | 'dailyWindow'
+  | 'eraseUser'
 >;
 
 export interface RuntimeView {
