@@ -28,4 +28,4 @@ export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessio
 export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
 export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError, UserErasingError } from './recall-errors.ts';
-export type { ErasableLog, ErasureReport } from './store/user-erasure.ts';
+export type { ErasureReport } from './store/user-erasure.ts';

@@ -1,5 +1,5 @@
 import type { Database, Key } from 'lmdb';
-import type { MessageLog } from '../../memory/contract/message-log.ts';
+import { isErasable } from '../../memory/contract/erasable-log.ts';
 import { CONVERSATION_DBS } from '../../memory/lmdb/lmdb-table.ts';
 import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../provider/summary-record.ts';
 import type { RecallDeps } from '../recall-deps.ts';
@@ -49,15 +49,6 @@ export interface ErasureReport {
   conversations: number;
   /** Keys removed from recall's dbs. */
   keys: number;
-}
-
-/** A store that erases many conversations at once (PostgreSQL: in one transaction). */
-export interface ErasableLog extends MessageLog {
-  eraseConversations(selection: { ids: readonly string[]; prefixes: readonly string[] }): Promise<number>;
-}
-
-function isErasable(log: MessageLog): log is ErasableLog {
-  return typeof (log as Partial<ErasableLog>).eraseConversations === 'function';
 }
 
 /** Runs once the gate holds the user (no call of theirs is running or can start). */
