@@ -9,7 +9,8 @@ export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.t
 
 // The runtime and its supervision tree.
 export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';
-export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeStorage } from './runtime.ts';
+export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeRetention, RuntimeStorage } from './runtime.ts';
+export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
 
 // OTP: processes, calls, monitors, registry, supervisors, applications. (Its `Message`, a
 // process message, is shadowed below by the chat message type, the one users mean.)
@@ -47,6 +48,8 @@ export {
   RecallUnavailableError,
   TurnInterruptedError,
   SearchPoolClosedError,
+  UserErasingError,
+  sessionConversationId,
   MEMORY_TOOL_NAMES,
   RECALL_DB_NAMES,
   UNTITLED,
@@ -73,6 +76,8 @@ export type {
   ExportReport,
   ImportOptions,
   ImportReport,
+  RecallSummaryOptions,
+  ErasureReport,
 } from './recall/index.ts';
 
 // HTTP API and chat page.
