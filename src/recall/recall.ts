@@ -56,6 +56,9 @@ import {
  * `invalid_id`, nothing read or written), and every read and write is confined to that user's
  * keys: another user's session id finds nothing (fail closed: `[]`, `false`).
  *
+ * Erasure: `eraseUser` removes everything of a user (store/user-erasure.ts); while it runs,
+ * calls naming that user are refused with `user_erasing` (user-gate.ts).
+ *
  * Storage: session transcripts are conversations `session/{userId}/{sessionId}` of `memory`;
  * the rest lives in named databases of `env` (see recall-dbs.ts). The service owns neither:
  * `close()` refuses new calls and waits for the running ones; then close the pool, the
@@ -146,7 +149,7 @@ export interface Recall {
   createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
-  /** Deletes the session, its daily rows, its log rows and its index entry. False when there was none. */
+  /** Deletes the session, its summaries, its daily rows, its log rows and its index entry. False when there was none. */
   deleteSession(userId: string, sessionId: string): Promise<boolean>;
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
