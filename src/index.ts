@@ -9,8 +9,9 @@ export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.t
 
 // The runtime and its supervision tree.
 export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';
-export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeStorage, RuntimeHealth } from './runtime.ts';
+export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeRetention, RuntimeStorage, RuntimeHealth } from './runtime.ts';
 export type { WriteObserver } from './memory/runtime/write-queue.ts';
+export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
 
 // OTP: processes, calls, monitors, registry, supervisors, applications. (Its `Message`, a
 // process message, is shadowed below by the chat message type, the one users mean.)
@@ -48,6 +49,8 @@ export {
   RecallUnavailableError,
   TurnInterruptedError,
   SearchPoolClosedError,
+  UserErasingError,
+  sessionConversationId,
   MEMORY_TOOL_NAMES,
   SEARCH_MEMORY_TOOL,
   FACT_TOOL_NAMES,
@@ -88,6 +91,8 @@ export type {
   ExportReport,
   ImportOptions,
   ImportReport,
+  RecallSummaryOptions,
+  ErasureReport,
 } from './recall/index.ts';
 
 // HTTP API and chat page.

@@ -34,6 +34,7 @@ import type { WriteObserver } from './memory/runtime/write-queue.ts';
 import type { StorageKind } from './memory/runtime/store-actor.ts';
 import { systemWallClock, type WallClock } from './wall-clock.ts';
 import {
+  call,
   ServiceSlot,
   startApplication,
   type ChildSpec,
@@ -46,6 +47,9 @@ import {
 import { conversationSupName } from '../supervisors/conversation-sup.ts';
 import { rootName, rootSpec } from '../supervisors/root.ts';
 import { recallChildren } from '../supervisors/recall.ts';
+import { retentionChildren, retentionSweeperName } from '../supervisors/retention-sup.ts';
+import { conversationTtls } from './memory/lmdb/conversation-ttl.ts';
+import { checkRetentionOptions, createRetentionSweep, type RetentionOptions, type SweepReport } from './retention-sweep.ts';
 import type { Recall, RecallOptions, SearchPoolOptions } from './recall/index.ts';
 import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
 import { RecallUnavailableError } from './recall/recall-errors.ts';
@@ -99,12 +103,18 @@ export interface RuntimeOptions {
   recall?: RuntimeRecallOptions | false;
   /** Told of every committed append batch (metrics). Default none: then it costs nothing. */
   observer?: WriteObserver;
+  /**
+   * Retention of idle conversations (retention-sweep.ts): a supervised sweeper clears each
+   * conversation (and deletes each recall session) with no append for `idleTtlMs`, or for its
+   * own TTL (`runtime.retention.setTtl`). LMDB storage only. Default: off, nothing expires.
+   */
+  retention?: RetentionOptions | false;
   /** More children for the root, after the memory and recall (HTTP server, ...). */
   children?: (runtime: RuntimeParts) => readonly ChildSpec[];
 }
 
 export interface RuntimeRecallOptions
-  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'longTermTokens'> {
+  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'longTermTokens' | 'summary'> {
   pool?: SearchPoolOptions | false;
 }
 
@@ -144,6 +154,8 @@ export interface Runtime extends RuntimeParts {
    * storage other than LMDB (or `recall: false`) they reject with `recall_unavailable`.
    */
   readonly recall: SupervisedRecall;
+  /** Per-conversation TTLs and the sweep (LMDB storage; see `RuntimeRetention`). */
+  readonly retention: RuntimeRetention;
   /** A snapshot of the live supervision tree. */
   inspect(): TreeNode;
   readonly events: EventStream<TreeEvent>;
@@ -170,6 +182,19 @@ export interface RuntimeHealth {
 
 /** The LMDB database the readiness probe writes one key to. */
 export const HEALTH_DB = 'mnemo_health';
+
+export interface RuntimeRetention {
+  /**
+   * The conversation's own idle TTL: `ms` (a positive integer), `null` (never expires), or
+   * `undefined` (back to `retention.idleTtlMs`). For a recall session, its conversation id is
+   * `sessionConversationId(user, session)`. Stored in LMDB; erased with the conversation.
+   */
+  setTtl(conversationId: string, ms: number | null | undefined): Promise<void>;
+  /** The conversation's own TTL; `undefined` when it has none. */
+  getTtl(conversationId: string): Promise<number | null | undefined>;
+  /** Runs one tick of the sweep now (through the sweeper process); rejects when retention is off. */
+  sweep(): Promise<SweepReport>;
+}
 
 export const DEFAULT_DATA_DIR = './data';
 export const DEFAULT_IDLE_MS = 60_000;
@@ -204,6 +229,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   const storage = describeStorage(kind, slot);
   const parts: RuntimeParts = { name, memory, storage };
   const recallSlot = new ServiceSlot<Recall>();
+  const recallHandle = supervisedRecall(recallSlot);
   const recallOptions = options.recall ?? {};
   const recall =
     storage.kind === 'lmdb' && recallOptions !== false
@@ -216,6 +242,34 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
           recallSlot,
         })
       : [];
+  const retentionOption = options.retention ?? false;
+  const retentionChecked = retentionOption === false ? undefined : checkRetentionOptions(retentionOption);
+  if (retentionChecked !== undefined && storage.kind !== 'lmdb') {
+    throw new InvalidInputError('invalid_option', 'retention needs LMDB storage', { option: 'retention' });
+  }
+  const ttls = conversationTtls(
+    () => lmdbOnly(storage).root,
+    () => lmdbOnly(storage).path,
+  );
+  const retention =
+    retentionChecked === undefined || retentionOption === false
+      ? []
+      : retentionChildren({
+          runtime: name,
+          sweepEveryMs: retentionChecked.sweepEveryMs,
+          tick: () => {
+            const sweep = createRetentionSweep(
+              {
+                root: () => lmdbOnly(storage).root,
+                memory,
+                ttls,
+                deleteSession: recall.length === 0 ? undefined : (u, s) => recallHandle.deleteSession(u, s),
+              },
+              { idleTtlMs: retentionChecked.idleTtlMs, perTick: retentionChecked.perTick, clock: retentionOption.clock ?? wallClock },
+            );
+            return () => sweep.tick();
+          },
+        });
   if (recall.length === 0) {
     recallSlot.close(new RecallUnavailableError(recallOptions === false ? 'the runtime was started with recall: false' : 'the layered memory needs LMDB storage'));
   }
@@ -237,7 +291,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         onStarted: () => router.supervisorStarted(),
       },
     },
-    [...recall, ...(options.children?.(parts) ?? [])],
+    [...recall, ...retention, ...(options.children?.(parts) ?? [])],
   );
 
   const closed = new StorageError('store_closed', `runtime ${name} is stopped`);
@@ -286,7 +340,21 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   };
   return {
     ...parts,
-    recall: supervisedRecall(recallSlot),
+    recall: recallHandle,
+    retention: {
+      setTtl: async (c, ms) => {
+        lmdbOnly(storage);
+        return ttls.set(c, ms);
+      },
+      getTtl: async (c) => {
+        lmdbOnly(storage);
+        return ttls.get(c);
+      },
+      sweep: async () => {
+        if (retention.length === 0) throw new InvalidInputError('invalid_option', 'the runtime was started without retention', { option: 'retention' });
+        return call<SweepReport>(retentionSweeperName(name), { type: 'sweep' }, { timeoutMs: Infinity });
+      },
+    },
     inspect: () => app.inspect(),
     events: app.events,
     get liveConversations() {
@@ -304,6 +372,11 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         }
       })()),
   };
+}
+
+function lmdbOnly(storage: RuntimeStorage): Extract<RuntimeStorage, { kind: 'lmdb' }> {
+  if (storage.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'per-conversation TTLs need LMDB storage', { option: 'storage' });
+  return storage;
 }
 
 function invalidStorage(): never {

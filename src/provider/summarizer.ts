@@ -71,6 +71,8 @@ export interface Summarizer {
   forget(conversationId: string): Promise<void>;
   /** Resolves once no summarization of this store is running or queued (e.g. before stopping the runtime). */
   idle(): Promise<void>;
+  /** Resolves once no summarization of `conversationId` is running or queued (e.g. before erasing it). */
+  settled(conversationId: string): Promise<void>;
 }
 
 export const DEFAULT_KEEP_LAST = 4;
@@ -191,6 +193,9 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     forget: async (id) => enqueue(assertSummarizableId(id), () => log.clear(summaryConversationId(id))),
     async idle() {
       while (byId.size > 0) await Promise.all([...byId.values()].map((l) => l.tail));
+    },
+    async settled(id) {
+      for (let lane = byId.get(id); lane !== undefined; lane = byId.get(id)) await lane.tail;
     },
   };
 }

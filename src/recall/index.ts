@@ -4,6 +4,7 @@ export {
   type DailyWindowQuery,
   type Recall,
   type RecallOptions,
+  type RecallSummaryOptions,
   type SearchDailyQuery,
   type SearchSessionQuery,
   type SessionWindowQuery,
@@ -31,7 +32,8 @@ export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
-export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError } from './recall-errors.ts';
+export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError, UserErasingError } from './recall-errors.ts';
+export type { ErasureReport } from './store/user-erasure.ts';
 export type { SearchHit } from './search/bm25-query.ts';
 export type { SearchInput } from './search/ranked-search.ts';
 export { SEARCH_MEMORY_TOOL } from './search/search-memory-tool.ts';

@@ -1,5 +1,6 @@
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
+import type { Summarizer } from '../provider/summarizer.ts';
 import type { WallClock } from '../wall-clock.ts';
 import type { LocalTime } from './store/local-time.ts';
 import type { RecallDbs } from './store/recall-dbs.ts';
@@ -36,6 +37,8 @@ export interface RecallDeps {
   longTermTokens: number;
   /** Starts the background extraction drain (set when `factsLlm` is). */
   kickExtraction: (() => void) | undefined;
+  /** Rolling summaries of the sessions (recall's `summary` option); undefined: off. */
+  summarizer: Summarizer | undefined;
 }
 
 export function localNow(deps: RecallDeps): LocalTime {

@@ -25,3 +25,11 @@ export class SearchPoolClosedError extends MnemoError {
     super('the search pool is closed');
   }
 }
+
+/** A call naming a user whose erasure (`eraseUser`) is running: retry after it (then the user has no data). */
+export class UserErasingError extends MnemoError {
+  readonly code = 'user_erasing';
+  constructor(readonly userId: string) {
+    super(`user ${JSON.stringify(userId.slice(0, 80))} is being erased; retry when the erasure has finished`);
+  }
+}

@@ -74,6 +74,15 @@ export function sessionConversationId(userId: string, sessionId: string): string
   return `session#${createHash('sha256').update(JSON.stringify([userId, sessionId])).digest('hex')}`;
 }
 
+/**
+ * What every escaped session conversation of `userId` starts with (`session/{user}/`): a range
+ * scan over it finds the user's sessions, indexed or not. A hashed one (`session#...`) has no
+ * such prefix: it is found from the user's session ids.
+ */
+export function sessionConversationPrefix(userId: string): string {
+  return `session/${escapePart(userId)}/`;
+}
+
 function escapePart(id: string): string {
   return id.replace(/[%/]/g, (c) => (c === '%' ? '%25' : '%2F'));
 }

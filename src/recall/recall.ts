@@ -5,6 +5,8 @@ import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
+import { createSummarizer } from '../provider/summarizer.ts';
+import { summaryConversationId } from '../provider/summary-record.ts';
 import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
@@ -38,6 +40,8 @@ import type { DailyRow, MemoryRow } from './store/memory-row.ts';
 import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
+import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
+import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
   searchDailyRows,
@@ -67,6 +71,9 @@ import {
  * Every call names its user; ids follow recall-ids.ts (else `InvalidInputError`
  * `invalid_id`, nothing read or written), and every read and write is confined to that user's
  * keys: another user's session id finds nothing (fail closed: `[]`, `false`).
+ *
+ * Erasure: `eraseUser` removes everything of a user (store/user-erasure.ts); while it runs,
+ * calls naming that user are refused with `user_erasing` (user-gate.ts).
  *
  * Storage: session transcripts are conversations `session/{userId}/{sessionId}` of `memory`;
  * the rest lives in named databases of `env` (see recall-dbs.ts). The service owns neither:
@@ -107,6 +114,22 @@ export interface RecallOptions {
   factsLlm?: LlmService;
   /** o200k tokens at most in a turn's `[LONG_TERM]` section. Default 300. */
   longTermTokens?: number;
+  /**
+   * Rolling summaries of the sessions (provider/summarizer.ts). Default off (the Demo's
+   * context, unchanged). On: after each turn's reply is stored, a background check summarizes
+   * the session's older part once it passes `maxTokens`, and each turn's context starts with
+   * the latest summary as `[SUMMARY]` (before `[SESSION]`).
+   */
+  summary?: RecallSummaryOptions | false;
+}
+
+export interface RecallSummaryOptions {
+  /** Whole turns never summarized; default 4. */
+  keepLast?: number;
+  /** Budget of the summarized part and the longest summary; default 2000. */
+  maxTokens?: number;
+  /** The model that writes summaries. Default: recall's `llm` (none: extractive). */
+  llm?: LlmService;
 }
 
 export interface SearchSessionQuery {
@@ -155,7 +178,7 @@ export interface Recall {
   createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
-  /** Deletes the session, its daily rows, its log rows and its index entry. False when there was none. */
+  /** Deletes the session, its summaries, its daily rows, its log rows and its index entry. False when there was none. */
   deleteSession(userId: string, sessionId: string): Promise<boolean>;
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
@@ -194,6 +217,13 @@ export interface Recall {
   memoryTools(userId: string, sessionId: string): Tool[];
   importDemoFolder(root: string, options?: ImportOptions): Promise<ImportReport>;
   exportDemoFolder(root: string, options?: ExportOptions): Promise<ExportReport>;
+  /**
+   * Erases everything of the user (user-erasure.ts): sessions and their summaries, daily rows,
+   * long-term memory and its versions, the dialogue log, index and titles, and every other
+   * db of recall's schema, in one LMDB transaction. Waits for the user's running calls; calls
+   * naming the user meanwhile (and folder imports/exports) are refused with `user_erasing`.
+   */
+  eraseUser(userId: string): Promise<ErasureReport>;
   close(): Promise<void>;
 }
 
@@ -211,6 +241,17 @@ export function createRecall(options: RecallOptions): Recall {
   if (!Number.isFinite(poolThreshold) || poolThreshold < 0) {
     throw new InvalidInputError('invalid_option', `poolThreshold must be a number >= 0, got ${poolThreshold}`);
   }
+  const summary = options.summary === undefined || options.summary === false ? undefined : options.summary;
+  const summaryLlm = summary?.llm ?? options.llm;
+  const summarizer =
+    summary === undefined
+      ? undefined
+      : createSummarizer(options.memory, {
+          ...(summary.keepLast === undefined ? {} : { keepLast: summary.keepLast }),
+          ...(summary.maxTokens === undefined ? {} : { maxTokens: summary.maxTokens }),
+          ...(summaryLlm === undefined ? {} : { llm: summaryLlm }),
+          ...(options.clock === undefined ? {} : { clock: options.clock }),
+        });
   const deps: RecallDeps = {
     memory: options.memory,
     dbs: dbs0,
@@ -228,6 +269,7 @@ export function createRecall(options: RecallOptions): Recall {
     factsLlm: options.factsLlm,
     longTermTokens,
     kickExtraction: undefined,
+    summarizer,
   };
   const { dbs } = deps;
   const rankPoolThreshold = options.rankPoolThreshold ?? DEFAULT_RANK_POOL_THRESHOLD;
@@ -270,35 +312,39 @@ export function createRecall(options: RecallOptions): Recall {
     if (nextQueued(dbs) !== undefined) worker.kick();
   }
 
-  return {
-    chat: (input) => guarded(() => chatTurn(deps, input)),
+  // Every call naming a user runs under the gate, so an erasure can wait for them and refuse new ones.
+  const gate = new UserGate();
+  const user = <T>(userId: unknown, work: (u: string) => Promise<T>): Promise<T> =>
+    guarded(async () => {
+      const u = assertUserId(userId);
+      return gate.forUser(u, () => work(u));
+    });
 
-    chatStream: (input) => chatStream(deps, input, guarded),
+  return {
+    chat: (input) => user(input?.userId, () => chatTurn(deps, input)),
+
+    chatStream: (input) => chatStream(deps, input, (work) => user(input?.userId, () => work())),
 
     listSessions: (userId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         await repaired;
         return listSessions(dbs, u, localNow(deps).ts);
       }),
 
-    createSession: (userId) =>
-      guarded(async () => {
-        assertUserId(userId);
-        return newSessionId();
-      }),
+    createSession: (userId) => user(userId, async () => newSessionId()),
 
     getSessionMessages: (userId, sessionId) =>
-      guarded(() => sessionRows(deps, assertUserId(userId), assertSessionId(sessionId))),
+      user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
 
     deleteSession: (userId, sessionId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const s = assertSessionId(sessionId);
         const conversationId = sessionConversationId(u, s);
         const existed = sessionEntry(dbs, u, s) !== undefined || (await deps.memory.lastId(conversationId)) > 0;
         // The transcript first: if the index step fails, a retry finds the entry and finishes.
+        await deps.summarizer?.settled(conversationId);
         await deps.memory.clear(conversationId);
+        await deps.memory.clear(summaryConversationId(conversationId));
         const removedRows = await commit(dbs, () => {
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
@@ -310,81 +356,100 @@ export function createRecall(options: RecallOptions): Recall {
       }),
 
     searchSession: (q) =>
-      guarded(() =>
-        searchSessionRows(deps, assertUserId(q.userId), assertSessionId(q.sessionId), str(q.keyword), q.limit ?? 20),
-      ),
+      user(q?.userId, (u) => searchSessionRows(deps, u, assertSessionId(q.sessionId), str(q.keyword), q.limit ?? 20)),
 
     searchDaily: (q) =>
-      guarded(() => searchDailyRows(deps, assertUserId(q.userId), str(q.keyword), q.limit ?? 20, str(q.day))),
+      user(q?.userId, (u) => searchDailyRows(deps, u, str(q.keyword), q.limit ?? 20, str(q.day))),
 
     sessionWindow: (q) =>
-      guarded(() =>
-        sessionWindowRows(deps, assertUserId(q.userId), assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0),
-      ),
+      user(q?.userId, (u) => sessionWindowRows(deps, u, assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0)),
 
-    search: (q) => guarded(() => searchRanked(deps, q, rankPoolThreshold)),
+    search: (q) => user(q?.userId, () => searchRanked(deps, q, rankPoolThreshold)),
 
-    rebuildSearchIndex: (userId) => guarded(() => rebuildUserIndex(deps, assertUserId(userId))),
+    rebuildSearchIndex: (userId) => user(userId, (u) => rebuildUserIndex(deps, u)),
 
     dailyWindow: (q) =>
-      guarded(() => dailyWindowRows(deps, assertUserId(q.userId), q.messageId, q.before ?? 0, q.after ?? 0, str(q.day))),
+      user(q?.userId, (u) => dailyWindowRows(deps, u, q.messageId, q.before ?? 0, q.after ?? 0, str(q.day))),
 
     dailyMessages: (userId, day = '') =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const d = day.trim() === '' ? localNow(deps).day : day.trim();
         return isCalendarDay(d) ? readDay(dbs, u, d) : [];
       }),
 
-    getLongTerm: (userId) => guarded(() => readLongTerm(deps, assertUserId(userId))),
+    getLongTerm: (userId) => user(userId, (u) => readLongTerm(deps, u)),
 
     setLongTerm: (userId, document) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         if (typeof document !== 'string') {
           throw new InvalidInputError('invalid_message', 'the long-term document must be a string', { field: 'document' });
         }
         return writeDocument(deps, u, document, 'set');
       }),
 
-    undoLongTerm: (userId) => guarded(() => undoDocument(deps, assertUserId(userId))),
+    undoLongTerm: (userId) => user(userId, (u) => undoDocument(deps, u)),
 
-    listMemory: (userId, listOptions) => guarded(() => listFacts(deps, assertUserId(userId), listOptions?.asOf)),
+    listMemory: (userId, listOptions) => user(userId, (u) => listFacts(deps, u, listOptions?.asOf)),
 
-    memoryHistory: (userId) => guarded(() => listFactHistory(deps, assertUserId(userId))),
+    memoryHistory: (userId) => user(userId, (u) => listFactHistory(deps, u)),
 
-    remember: (userId, fact) => guarded(() => rememberFact(deps, assertUserId(userId), fact)),
+    remember: (userId, fact) => user(userId, (u) => rememberFact(deps, u, fact)),
 
-    updateMemory: (userId, id, change) => guarded(() => updateFact(deps, assertUserId(userId), id, change)),
+    updateMemory: (userId, id, change) => user(userId, (u) => updateFact(deps, u, id, change)),
 
-    forgetMemory: (userId, id, forgetOptions) => guarded(() => forgetFact(deps, assertUserId(userId), id, forgetOptions?.version)),
+    forgetMemory: (userId, id, forgetOptions) => user(userId, (u) => forgetFact(deps, u, id, forgetOptions?.version)),
 
     rankMemory: (userId, query, rankOptions) =>
-      guarded(async () => rankFacts(deps.facts, assertUserId(userId), str(query), { tokenBudget: longTermTokens, ...rankOptions })),
+      user(userId, async (u) => rankFacts(deps.facts, u, str(query), { tokenBudget: longTermTokens, ...rankOptions })),
 
     extractionIdle: async () => {
       await extraction?.idle();
     },
 
-    longTermHistory: (userId) => guarded(async () => longTermHistory(dbs, assertUserId(userId))),
+    longTermHistory: (userId) => user(userId, async (u) => longTermHistory(dbs, u)),
 
     dialogueLog: (userId, sessionId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const s = sessionId === undefined ? undefined : assertSessionId(sessionId);
         return readLog(dbs, u, s).map(toLogRow);
       }),
 
-    memoryTools: (userId, sessionId) => turnTools(deps, assertUserId(userId), assertSessionId(sessionId)),
+    memoryTools: (userId, sessionId) => {
+      const u = assertUserId(userId);
+      // Each tool call runs under the gate, like a call of the service (refused during an erasure).
+      return turnTools(deps, u, assertSessionId(sessionId)).map((tool) => ({
+        ...tool,
+        execute: (args, context) => gate.forUser(u, () => tool.execute(args, context)),
+      }));
+    },
 
-    importDemoFolder: (root, importOptions) => guarded(() => importDemoFolder(deps, root, importOptions)),
+    importDemoFolder: (root, importOptions) => guarded(() => gate.forAll(() => importDemoFolder(deps, root, importOptions))),
 
-    exportDemoFolder: (root, exportOptions) => guarded(() => exportDemoFolder(deps, root, exportOptions)),
+    exportDemoFolder: (root, exportOptions) => guarded(() => gate.forAll(() => exportDemoFolder(deps, root, exportOptions))),
+
+    eraseUser: (userId) => {
+      let u: string;
+      try {
+        u = assertUserId(userId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (closed) return Promise.reject(new RecallClosedError());
+      // Claimed now, synchronously: calls of the user made after this one are refused.
+      const erasure = gate.exclusive(u, async () => {
+        // The start's repairs write the user's keys too: not after the erasure.
+        await mirrored;
+        await repaired;
+        return eraseUserData(deps, u);
+      });
+      return track(() => erasure);
+    },
 
     async close() {
       extraction?.close();
       closed = true;
       while (running.size > 0) await Promise.all(running);
+      await summarizer?.idle();
     },
   };
 }

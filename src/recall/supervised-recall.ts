@@ -49,6 +49,7 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     dialogueLog: forward('dialogueLog'),
     importDemoFolder: forward('importDemoFolder'),
     exportDemoFolder: forward('exportDemoFolder'),
+    eraseUser: forward('eraseUser'),
     memoryTools: (userId, sessionId) => {
       const service = slot.current();
       if (service === undefined) throw new RecallClosedError();

@@ -32,6 +32,9 @@
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
  *            role 'user' with its user_id, else 'admin', 'shared' or 'anonymous' with null
+ *   DELETE /api/users/:user_id                     → {user_id, erased: true, conversations, keys}
+ *            (the operator's: admin token only, else 403; erases everything of the user,
+ *            `recall.eraseUser`; 409 `user_erasing` while an erasure of that user runs)
  *
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).
@@ -118,6 +121,7 @@ interface UpdateMemoryBody extends UserQuery {
 // Each route declares who may call it (authorization.ts); a route without one is operator-only.
 const USER = { access: 'user' } as const;
 const AUTHENTICATED = { access: 'authenticated' } as const;
+const OPERATOR = { access: 'operator' } as const;
 
 /** Whether the caller holds the admin token. */
 const isAdmin = (request: FastifyRequest): boolean => request.principal.kind === 'admin';
@@ -297,6 +301,16 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     const { user_id } = request.query;
     requireIds({ user_id });
     return { item: factView(await recall.forgetMemory(user_id, request.params.id)) };
+  });
+
+  api.delete<{ Params: { user_id: string } }>('/api/users/:user_id', { config: OPERATOR, schema: S.eraseUser }, async (request) => {
+    // Only the admin token erases users (stricter than `operator`, which an open server or the
+    // shared token would satisfy when no admin token is configured).
+    if (!isAdmin(request)) throw new HttpError(403, 'erasing a user needs the admin token');
+    const { user_id } = request.params;
+    requireIds({ user_id });
+    const report = await recall.eraseUser(user_id);
+    return { user_id, erased: true, conversations: report.conversations, keys: report.keys };
   });
 
   api.get('/api/runtime', { config: AUTHENTICATED, schema: S.runtime }, async (request) => {

@@ -218,6 +218,16 @@ export const API_SCHEMAS = {
     querystring: userQuery,
     response: { 200: { type: 'object', properties: { item: factItem }, required: ['item'] }, 404: errorBody, ...errors },
   },
+  eraseUser: {
+    summary: "Erase everything of a user (the admin token only): sessions, daily rows, long-term memory, logs, index, summaries, keys",
+    tags: ['mnemo'],
+    params: { type: 'object', properties: { user_id: idField }, required: ['user_id'] },
+    response: {
+      200: { type: 'object', properties: { user_id: str, erased: { type: 'boolean', const: true }, conversations: int, keys: int }, required: ['user_id', 'erased', 'conversations', 'keys'] },
+      409: errorBody,
+      ...errors,
+    },
+  },
   runtime: {
     summary: 'The live supervision tree (conversation names only with the admin token)',
     tags: ['mnemo'],

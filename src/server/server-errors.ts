@@ -10,6 +10,7 @@
  * - 409 `{detail, code: 'memory_conflict'}` — a long-term memory update from a stale version;
  * - 401 / 403 / 404 / 408 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, time, size,
  *   media type, header size;
+ * - 409 `{detail, code: 'user_erasing'}` — the request names a user whose erasure is running;
  * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
  *   `LLM_FAILURES`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
  *   is a fixed, safe sentence: the provider's own words can carry a masked key, an account or
@@ -27,6 +28,7 @@ import { InvalidInputError, MnemoError } from '../errors.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
 import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
 import { FactConflictError, FactNotFoundError } from '../recall/facts/fact-errors.ts';
+import { UserErasingError } from '../recall/recall-errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
 /** One FastAPI/pydantic validation issue. */
@@ -61,7 +63,7 @@ export class HttpError extends Error {
 
 export interface ErrorBody {
   detail: string | ValidationIssue[];
-  /** Present for model failures and interrupted turns: the stable code behind the status. */
+  /** Present for model failures, interrupted turns and erasures: the stable code behind the status. */
   code?: string;
 }
 
@@ -96,6 +98,9 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof FactNotFoundError) {
     return { status: 404, body: { detail: err.message }, logAsError: false };
+  }
+  if (err instanceof UserErasingError) {
+    return { status: 409, body: { detail: 'this user is being erased; retry when the erasure has finished', code: err.code }, logAsError: false };
   }
   if (err instanceof TurnInterruptedError) {
     return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };

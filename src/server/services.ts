@@ -29,6 +29,7 @@ export type RecallApi = Pick<
   | 'remember'
   | 'updateMemory'
   | 'forgetMemory'
+  | 'eraseUser'
 >;
 
 export interface RuntimeView {

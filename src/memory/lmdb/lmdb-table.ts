@@ -26,6 +26,14 @@ import { StorageError } from '../contract/memory-errors.ts';
 export const MESSAGES_DB = 'messages';
 /** The index of system messages: keys `[conversationId, messageId]`, value 1 (see `systemMessages`). */
 export const SYSTEM_MESSAGES_DB = 'system-messages';
+/** Per-conversation retention overrides (retention.ts): key `[conversationId]`, value the TTL in ms. */
+export const CONVERSATION_TTL_DB = 'conversation-ttl';
+/**
+ * Every database of the environment keyed by `[conversationId, ...]`: erasing a conversation
+ * in one transaction (a user's erasure) removes its key range from each of them. A database
+ * added here is erased with the rest; one keyed by conversation id that is not here is not.
+ */
+export const CONVERSATION_DBS = [MESSAGES_DB, SYSTEM_MESSAGES_DB, CONVERSATION_TTL_DB] as const;
 
 interface Row {
   ts: string;

@@ -42,6 +42,9 @@ export interface PostgresStatements {
   readonly tail: Statement;
   readonly systemMessages: Statement;
   readonly lastId: Statement;
+  /** Erasure (parameters: ids, prefixes): lock, then delete, the selected conversations. */
+  readonly eraseLock: Statement;
+  readonly eraseRows: Statement;
   /** Advisory lock key that serializes concurrent migrations of this schema. */
   readonly migrationLock: string;
 }
@@ -68,6 +71,9 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
   const named = (name: string, text: string): Statement => ({ name: `mnemo_${name}_${tag}`, text });
   // json comes back as text and is parsed by the store, whatever type parsers a pool has.
   const columns = 'message_id, ts, meta::text AS meta, message::text AS message';
+  const selected = `(conversation_id = ANY($1::text[]) OR EXISTS (
+    SELECT 1 FROM unnest($2::text[]) AS p(prefix)
+    WHERE conversation_id >= p.prefix AND conversation_id < p.prefix || chr(1114111)))`;
 
   return {
     schema,
@@ -165,5 +171,19 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
        ORDER BY message_id`,
     ),
     lastId: named('last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1`),
+    // Counter rows locked in conversation order, as appends lock them, so the two never
+    // deadlock; an append in flight holds its row, and the erasure waits for it. A prefix is
+    // an index range: under COLLATE "C", U+10FFFF (chr(1114111)) sorts after every id.
+    eraseLock: named(
+      'erase_lock',
+      `SELECT conversation_id FROM ${s}.conversations WHERE ${selected}
+       ORDER BY conversation_id FOR UPDATE`,
+    ),
+    eraseRows: named(
+      'erase_rows',
+      `WITH counters AS (DELETE FROM ${s}.conversations WHERE ${selected}),
+            indexed AS (DELETE FROM ${s}.system_messages WHERE ${selected})
+       DELETE FROM ${s}.messages WHERE ${selected}`,
+    ),
   };
 }

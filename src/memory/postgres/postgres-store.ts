@@ -2,6 +2,8 @@ import { Pool, type PoolClient } from 'pg';
 import { InvalidInputError } from '../../errors.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { ClosableLog } from '../standalone-log.ts';
+import type { ConversationSelection, ErasableLog } from '../contract/erasable-log.ts';
+import { validateConversationId } from '../contract/validate-input.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { validatedLog } from '../contract/validated-log.ts';
 import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock.ts';
@@ -32,7 +34,7 @@ import { toStorageError, type PostgresOperation } from './postgres-errors.ts';
  *   running finish, then ends the pool if the store created it.
  * - Tables are created on first use, idempotently, even by many processes at once (`migrate`).
  */
-export interface PostgresStore extends ClosableLog {
+export interface PostgresStore extends ClosableLog, ErasableLog {
   /** The PostgreSQL schema holding the store's tables. */
   readonly schema: string;
   /** Creates the schema and tables if missing. Optional: the first operation does it too. */
@@ -188,6 +190,30 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     });
   }
 
+  /**
+   * `eraseConversations`: in ONE transaction, the selected conversations' counter rows are
+   * locked (in id order), then their messages, system-message keys and counters deleted. A
+   * concurrent append to one of them commits before (and is erased) or after (and starts at 1).
+   */
+  async function eraseNow(selection: ConversationSelection): Promise<number> {
+    const ids = [...selection.ids];
+    const prefixes = [...selection.prefixes];
+    await migrate();
+    return withClient('clear', `${ids.length} conversations and ${prefixes.length} prefixes`, async (client, sent) => {
+      await client.query('BEGIN');
+      try {
+        const locked = await run(client, sql.eraseLock, [ids, prefixes]);
+        await run(client, sql.eraseRows, [ids, prefixes]);
+        sent();
+        await client.query('COMMIT');
+        return locked.rowCount ?? 0;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(ignore);
+        throw error;
+      }
+    });
+  }
+
   const writes = createWritePath({ append: appendBatch, clear: clearNow }, track);
 
   async function read<R>(c: string, statement: Statement, values: unknown[]): Promise<R[]> {
@@ -225,6 +251,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return rows[0] === undefined ? 0 : Number(rows[0].last_id);
       },
     }),
+    async eraseConversations(selection: ConversationSelection): Promise<number> {
+      const ids = (selection?.ids ?? []).map((c) => validateConversationId(c));
+      const prefixes = selection?.prefixes ?? [];
+      for (const p of prefixes) {
+        if (typeof p !== 'string' || p === '') throw new InvalidInputError('invalid_option', 'an erasure prefix must be a non-empty string', { option: 'prefixes' });
+      }
+      ensureOpen();
+      if (ids.length === 0 && prefixes.length === 0) return 0;
+      return track(eraseNow({ ids, prefixes }));
+    },
     close(): Promise<void> {
       closing ??= (async () => {
         while (running.size > 0) await Promise.allSettled([...running]);

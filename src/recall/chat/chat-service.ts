@@ -60,6 +60,8 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    facts within the token budget (facts/rank-facts.ts: the whole rendered document while it
  *    fits, as in the demo; else the entries most relevant to the message): `[SESSION]` /
  *    `[LONG_TERM]` sections, each only when non-empty (`[DAILY]` is never injected by a turn).
+ *    With rolling summaries on (`summary` option), the session's latest summary goes first, as
+ *    a `[SUMMARY]` section (one `tail(1)` read of its companion conversation).
  * 4. Reply. With no LLM configured: the demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the six memory tools bound to this user and
  *    session and the system prompt (rules + context), run without a history of its own (the
@@ -68,7 +70,9 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  *    `tool_calls` and `tool` results paired by `tool_call_id`) in its `meta.transcript`,
  *    the daily row (with the `{name, input, output}` projection), the dialogue-log row
  *    (message, reply, the exact context sent, tool calls) and the settled mark: one commit, as
- *    in step 2. An offline turn is two commits (two fsyncs) in all.
+ *    in step 2. An offline turn is two commits (two fsyncs) in all. With summaries on, the
+ *    session's summary check is then scheduled in the background (`afterTurn`, which never
+ *    delays the reply).
  * 6. Title: kept if the session has one; else made from this turn (offline: the first 12
  *    code points of the message; with an LLM: asked of it, falling back on error). Then the
  *    index entry is listed and its `updated_at` refreshed, in the commit of step 5 whenever the
@@ -188,7 +192,8 @@ export async function chatTurn(
       (row) => row.error !== undefined,
       (row) => row.role === 'user',
     );
-    memoryContext = buildPromptContext({ session, daily: [], longTerm });
+    const summary = deps.summarizer === undefined ? undefined : (await deps.summarizer.latest(conversationId))?.text;
+    memoryContext = buildPromptContext({ session, daily: [], longTerm, ...(summary === undefined ? {} : { summary }) });
 
     let reply: string;
     if (deps.llm === undefined) {
@@ -267,6 +272,8 @@ export async function chatTurn(
       () => (replied = true),
     );
     deps.kickExtraction?.();
+    // In the background: the summary check (and any summarization) never delays this reply.
+    deps.summarizer?.afterTurn(conversationId);
     if (entry === undefined) {
       const title = await generateTitle(deps.llm, message, reply, signal);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));

@@ -2,6 +2,10 @@
  * The memory context of one turn, exactly as the demo builds it (reference §3.5): sections
  * `[SESSION]`, `[DAILY]`, `[LONG_TERM]` in that order, each only when non-empty, rows as
  * `{role}: {content}`, joined with `\n`; `''` when all three are empty.
+ *
+ * Mnemo's one addition: with rolling summaries on (recall's `summary` option), the session's
+ * latest summary comes first, as `[SUMMARY]` (its text), before `[SESSION]`: the summary
+ * covers the older part of the session, the rows after it are the recent part.
  */
 export interface ContextRow {
   role: string;
@@ -13,10 +17,13 @@ export interface MemoryContext {
   daily: readonly ContextRow[];
   /** The long-term document, `''` when there is none. */
   longTerm: string;
+  /** The session's latest rolling summary; absent or `''`: no `[SUMMARY]` section. */
+  summary?: string;
 }
 
 export function buildPromptContext(ctx: MemoryContext): string {
   const lines: string[] = [];
+  if (ctx.summary !== undefined && ctx.summary !== '') lines.push('[SUMMARY]', ctx.summary);
   if (ctx.session.length > 0) {
     lines.push('[SESSION]', ...ctx.session.map((r) => `${r.role}: ${r.content}`));
   }

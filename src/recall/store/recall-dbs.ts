@@ -1,13 +1,18 @@
-import type { Database, Key, RootDatabase } from 'lmdb';
+import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
-import { openSearchDbs, type SearchDbs } from '../search/search-dbs.ts';
+import { openSearchDbs, SEARCH_DB_NAMES, type SearchDbs } from '../search/search-dbs.ts';
 import type { DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
- * starts with the user id, so no range of one user's keys can reach another's: lmdb-js writes
+ * starts with the user id (or, for a few bookkeeping marks, with a MARKER, a string starting
+ * with U+0001, which no id holds, followed by the user id), so no range of one user's keys can
+ * reach another's, and a user's erasure (user-erasure.ts) removes `[user] .. [user, HIGH]` and
+ * `[marker, user] .. [marker, user, HIGH]` from EVERY db named in `DB_NAMES` without knowing
+ * what it holds. A db added to `DB_NAMES` must keep that rule (test/recall/user-erasure.test.ts
+ * checks every db after real writes); its open options go in `DB_OPTIONS`. lmdb-js writes
  * an array key's parts as UTF-8 separated by a 0 byte, ids hold no NUL (nor any control
  * character, recall-ids.ts), so `[user, session]` is one key for one pair only, and a range
  * `[user] .. [user, HIGH]` never reaches user `user2`. No id holds U+10FFFF (a noncharacter),
@@ -57,6 +62,12 @@ export const DB_NAMES = {
   factDoc: 'recall.fact-doc',
   factQueue: 'recall.fact-queue',
 } as const;
+
+/** Open options of a db in `DB_NAMES`, when not the default `{ encoding: 'json' }`. */
+export const DB_OPTIONS: Partial<Record<(typeof DB_NAMES)[keyof typeof DB_NAMES], DatabaseOptions>> = {};
+
+/** Marks (keys `[marker, userId, ...]`) start with this; no id holds a control character. */
+export const MARKER_START = '\u0001';
 
 /** Closes a range over string components: UTF-8 of U+10FFFF sorts after every id. */
 export const HIGH = '\u{10FFFF}';
@@ -143,6 +154,8 @@ export interface RecallDbs {
   factKeys: Database<number, [string, string]>;
   factDoc: Database<DocTemplate, [string]>;
   factQueue: Database<ExtractionJob, [string, string, number]>;
+  /** Every db of `DB_NAMES`, by name, for what works on all of them alike (erasure). */
+  all: ReadonlyMap<string, Database<unknown, Key>>;
 }
 
 /**
@@ -178,6 +191,8 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     factKeys: env.openDB(DB_NAMES.factKeys, JSON_DB),
     factDoc: env.openDB(DB_NAMES.factDoc, JSON_DB),
     factQueue: env.openDB(DB_NAMES.factQueue, JSON_DB),
+    // The ranked index's dbs too: erasure removes a user's prefix from every one of them.
+    all: new Map([...Object.values(DB_NAMES), ...Object.values(SEARCH_DB_NAMES)].map((name) => [name, env.openDB<unknown, Key>(name, (DB_OPTIONS as Record<string, DatabaseOptions | undefined>)[name] ?? JSON_DB)])),
   };
 }
 

@@ -1,0 +1,138 @@
+import type { Database, Key } from 'lmdb';
+import { isErasable } from '../../memory/contract/erasable-log.ts';
+import { CONVERSATION_DBS } from '../../memory/lmdb/lmdb-table.ts';
+import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../provider/summary-record.ts';
+import type { RecallDeps } from '../recall-deps.ts';
+import { sessionConversationId, sessionConversationPrefix } from '../recall-ids.ts';
+import { commit, HIGH, MARKER_START } from './recall-dbs.ts';
+
+/**
+ * `eraseUser(userId)`: everything of one user, gone in ONE LMDB transaction.
+ *
+ * WHAT. (1) In every db of recall's schema (`DB_NAMES`: sessions and titles, daily rows, long-
+ * term memory and its versions, the dialogue log, counters and marks, and whatever db is added
+ * there later: a search index, embeddings, facts, idempotency keys), the ranges `[user] ..
+ * [user, HIGH]` and `[marker, user] .. [marker, user, HIGH]` (recall-dbs.ts: every key starts
+ * with the user id, or a marker then the user id). It knows no db by its content, so a new one
+ * is covered by being named. (2) Each of the user's conversations in the MessageLog, with its
+ * summaries' companion conversation (`mnemo.summary/...`): its range in every db keyed by
+ * conversation (`CONVERSATION_DBS`: messages, the system-message index, TTL overrides). The
+ * conversations are found twice over, so none is missed: from the user's session ids in the
+ * sessions index, the daily view and the log, AND by a range scan of the `messages` db over the
+ * user's conversation prefix `session/{user}/` (and `mnemo.summary/session/{user}/`), which
+ * finds a transcript whatever the index says.
+ *
+ * ONE TRANSACTION, AND THE ACTORS. When the MessageLog is the LMDB store of the same
+ * environment (`memoryInEnv`: always inside a runtime), the transcripts are removed by this
+ * transaction directly, not through the conversation actors: an actor's writes are its own
+ * transactions, and one transaction across many actors is not possible through them. The
+ * actors keep a cached last id, though, which must not outlive the erasure (a next turn would
+ * number from 57, not 1). So, in order: (a) the gate (user-gate.ts) refuses new calls of the
+ * user and waits for running ones, and the summarizer's jobs on the user's sessions are waited
+ * for, so nothing writes the user's conversations any more; (b) the one transaction; (c) each
+ * erased conversation gets a `clear` through the MessageLog (the runtime's memory clear path:
+ * the conversation's actor, or the standalone store's lane), which finds nothing left to
+ * delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
+ * caches are in memory, and a new process reads last ids from storage.
+ *
+ * Another store (`memoryInEnv` false: PostgreSQL, in-memory, your own): the conversations are
+ * erased first, through the store (`eraseConversations` when it has it, PostgreSQL's being one
+ * transaction over the ids and prefixes; else `clear` of each known conversation, and no
+ * prefix scan), then the LMDB transaction. Not one transaction then: a failure in between
+ * leaves the index, and erasing again finishes the job.
+ *
+ * LMDB frees the erased pages; a compacted copy (`env.backup(path, true)`) holds no byte of
+ * them (test/recall/user-erasure.test.ts checks the copy for every marker string of the user).
+ */
+export interface ErasureReport {
+  /** Conversations erased (sessions and summary companions). */
+  conversations: number;
+  /** Keys removed from recall's dbs. */
+  keys: number;
+}
+
+/** Runs once the gate holds the user (no call of theirs is running or can start). */
+export async function eraseUserData(deps: RecallDeps, userId: string): Promise<ErasureReport> {
+  const { dbs } = deps;
+  const sessionIds = userSessionIds(deps, userId);
+  const prefixes = [sessionConversationPrefix(userId), `${SUMMARY_ID_PREFIX}/${sessionConversationPrefix(userId)}`];
+  const known = new Set<string>();
+  for (const s of sessionIds) {
+    const c = sessionConversationId(userId, s);
+    known.add(c);
+    known.add(summaryConversationId(c));
+  }
+  // Jobs started by the user's last turns (afterTurn) must not write after the erasure.
+  if (deps.summarizer !== undefined) {
+    const summarizer = deps.summarizer;
+    await Promise.all([...known].filter((c) => !c.startsWith(SUMMARY_ID_PREFIX)).map((c) => summarizer.settled(c)));
+  }
+
+  const conversationDbs = deps.sessionScan === undefined ? undefined : CONVERSATION_DBS.map((name) => dbs.env.openDB<unknown, Key>(name, {}));
+  if (conversationDbs === undefined) {
+    if (isErasable(deps.memory)) await deps.memory.eraseConversations({ ids: [...known], prefixes });
+    else for (const c of known) await deps.memory.clear(c);
+  }
+
+  const erased = new Set<string>(known);
+  const keys = await commit(dbs, () => {
+    let removed = 0;
+    for (const db of dbs.all.values()) removed += removeUserKeys(db, userId);
+    if (conversationDbs !== undefined) {
+      const [messages] = conversationDbs;
+      for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!, prefix)) erased.add(c);
+      for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
+    }
+    return removed;
+  });
+  if (conversationDbs !== undefined) {
+    // Reset the cached last ids (see ONE TRANSACTION above); nothing is left to delete.
+    for (const c of erased) await deps.memory.clear(c);
+  }
+  return { conversations: erased.size, keys };
+}
+
+/** Every session id the user's recall keys name: the index, the daily view, the log. */
+function userSessionIds(deps: RecallDeps, userId: string): Set<string> {
+  const { dbs } = deps;
+  const ids = new Set<string>();
+  for (const key of dbs.sessions.getKeys({ start: [userId], end: [userId, HIGH] })) ids.add(key[1]);
+  for (const key of dbs.dailyBySession.getKeys({ start: [userId], end: [userId, HIGH] })) ids.add(key[1]);
+  for (const key of dbs.log.getKeys({ start: [userId], end: [userId, HIGH] })) if (key[1] !== '') ids.add(key[1]);
+  return ids;
+}
+
+/** Removes the user's range, and the user's range under every marker. Inside a transaction. */
+function removeUserKeys(db: Database<unknown, Key>, userId: string): number {
+  let removed = removeRange(db, [userId], [userId, HIGH]);
+  // Markers are few (one per kind of mark): hop from one to the next.
+  let from: Key = [MARKER_START];
+  for (;;) {
+    const next: Key | undefined = [...db.getKeys({ start: from, end: ['\u0002'], limit: 1 })][0];
+    if (!Array.isArray(next) || typeof next[0] !== 'string') break;
+    const marker: string = next[0];
+    removed += removeRange(db, [marker, userId], [marker, userId, HIGH]);
+    from = [marker, HIGH];
+  }
+  return removed;
+}
+
+function removeRange(db: Database<unknown, Key>, start: Key, end: Key): number {
+  // Collected first: removing under a live range iterator is not safe.
+  const keys = [...db.getKeys({ start, end })];
+  for (const key of keys) db.remove(key);
+  return keys.length;
+}
+
+/** The distinct conversation ids of `messages` keys `[id, n]` starting with `prefix`. */
+function conversationsWithPrefix(messages: Database<unknown, Key>, prefix: string): string[] {
+  const found: string[] = [];
+  let from: Key = [prefix];
+  for (;;) {
+    const next: Key | undefined = [...messages.getKeys({ start: from, end: [prefix + HIGH], limit: 1 })][0];
+    if (!Array.isArray(next) || typeof next[0] !== 'string' || !next[0].startsWith(prefix)) break;
+    found.push(next[0]);
+    from = [next[0], HIGH];
+  }
+  return found;
+}

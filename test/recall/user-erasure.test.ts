@@ -1,0 +1,224 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Key, RootDatabase } from 'lmdb';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LlmResponse, LlmService } from '../../src/llm/llm-service.ts';
+import type { Message } from '../../src/message.ts';
+import { CONVERSATION_DBS, MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
+import { createSummarizer } from '../../src/provider/summarizer.ts';
+import { summaryConversationId } from '../../src/provider/summary-record.ts';
+import { sessionConversationId } from '../../src/recall/recall-ids.ts';
+import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/store/recall-dbs.ts';
+import { startRuntime, type Runtime } from '../../src/runtime.ts';
+import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
+import { callsTools, says, toolCall } from '../support/recall-scripted-llm.ts';
+
+let fx: RecallFixture | undefined;
+let runtime: Runtime | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+  await runtime?.stop();
+  runtime = undefined;
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+/** Each user's messages carry `{USER}_...` markers; the model answers in kind, with tools. */
+function markerLlm(): LlmService {
+  const who = (messages: readonly Message[]) => (JSON.stringify(messages).includes('ALICE_') ? 'ALICE' : 'BOB');
+  return {
+    async chat(messages, options): Promise<LlmResponse> {
+      const u = who(messages);
+      if (options?.tools === undefined) {
+        const isSummary = messages[0]?.role === 'system';
+        return says(isSummary ? `${u}_SUMMARY_MARKER summary` : `${u}_TITLE_MARKER`);
+      }
+      if (messages.at(-1)?.role === 'tool') return says(`${u}_REPLY_MARKER done`);
+      return callsTools(
+        toolCall(`${u}-1`, 'remember_note', { note: `${u}_LONGTERM_MARKER likes oolong` }),
+        toolCall(`${u}-2`, 'search_session', { keyword: `${u}_MSG` }),
+      );
+    },
+  };
+}
+
+const ALICE_MARKERS = ['ALICE_MSG', 'ALICE_REPLY', 'ALICE_TITLE', 'ALICE_LONGTERM', 'ALICE_SUMMARY', 'ALICE_LT2', 'ALICE_GHOST'];
+const BOB_MARKERS = ['BOB_MSG', 'BOB_REPLY', 'BOB_TITLE', 'BOB_LONGTERM', 'BOB_SUMMARY'];
+/** A session id whose conversation id is hashed (`session#...`): not under the user's prefix. */
+const LONG_SESSION = '😀'.repeat(128);
+
+async function startWithRecall(): Promise<Runtime> {
+  dir = mkdtempSync(join(tmpdir(), 'mnemo-erase-'));
+  return startRuntime({
+    name: `erase_${Math.random().toString(36).slice(2, 8)}`,
+    dataDir: join(dir, 'data'),
+    lmdb: { noSync: true },
+    recall: { llm: markerLlm(), pool: false, clock: manualClock(), timeZone: ZONE, summary: { keepLast: 1, maxTokens: 20 } },
+  });
+}
+
+async function writeUser(rt: Runtime, user: 'alice' | 'bob'): Promise<void> {
+  const U = user.toUpperCase();
+  for (const s of [`${user}-s1`, `${user}-s2`]) {
+    for (let i = 1; i <= 3; i++) {
+      await rt.recall.chat({ userId: user, sessionId: s, message: `${U}_MSG_MARKER ${i} ${'some words to summarize '.repeat(4)}` });
+    }
+  }
+  await createSummarizer(rt.memory).idle();
+}
+
+function lmdbRoot(rt: Runtime): RootDatabase {
+  if (rt.storage.kind !== 'lmdb') throw new Error('expected LMDB');
+  return rt.storage.root;
+}
+
+/** The user a recall key belongs to: its first part, or its second after a marker. */
+function keyUser(key: Key): unknown {
+  if (!Array.isArray(key)) return undefined;
+  return typeof key[0] === 'string' && key[0].startsWith(MARKER_START) ? key[1] : key[0];
+}
+
+function recallKeyUsers(root: RootDatabase): Map<string, Set<unknown>> {
+  const out = new Map<string, Set<unknown>>();
+  for (const name of Object.values(DB_NAMES)) {
+    const users = new Set<unknown>();
+    for (const key of root.openDB(name, { encoding: 'json' }).getKeys()) users.add(keyUser(key));
+    out.set(name, users);
+  }
+  return out;
+}
+
+function conversationsOf(root: RootDatabase): Set<string> {
+  const ids = new Set<string>();
+  for (const key of root.openDB(MESSAGES_DB, { encoding: 'json' }).getKeys()) ids.add((key as [string, number])[0]);
+  return ids;
+}
+
+describe('recall.eraseUser', () => {
+  it('removes every byte of the user: a compacted copy of the environment holds no marker of theirs, and all of the other user', async () => {
+    runtime = await startWithRecall();
+    const rt = runtime;
+    await writeUser(rt, 'alice');
+    await writeUser(rt, 'bob');
+    await rt.recall.setLongTerm('alice', 'ALICE_LT2_MARKER second version');
+    await rt.recall.chat({ userId: 'alice', sessionId: LONG_SESSION, message: 'ALICE_MSG_MARKER in a hashed session' });
+    // A transcript the index does not know (written past recall): found by the prefix scan.
+    await rt.memory.add(sessionConversationId('alice', 'ghost'), [{ role: 'user', content: 'ALICE_GHOST_MARKER' }]);
+    const root = lmdbRoot(rt);
+
+    // The schema's rule, after real writes: every key of every recall db belongs to a user.
+    for (const [name, users] of recallKeyUsers(root)) {
+      expect([...users].sort(), name).toEqual(['alice', 'bob']);
+    }
+    const aliceSessions = (await rt.recall.listSessions('alice')).length;
+    expect(aliceSessions).toBe(3);
+    expect(await createSummarizer(rt.memory).latest(sessionConversationId('alice', 'alice-s1'))).toBeDefined();
+
+    const report = await rt.recall.eraseUser('alice');
+    expect(report.conversations).toBeGreaterThanOrEqual(7); // 3 sessions + the ghost + their summaries
+
+    expect(await rt.recall.listSessions('alice')).toEqual([]);
+    expect(await rt.recall.getLongTerm('alice')).toBe('');
+    expect(await rt.recall.longTermHistory('alice')).toEqual([]);
+    expect(await rt.recall.dialogueLog('alice')).toEqual([]);
+    expect(await rt.recall.searchDaily({ userId: 'alice', keyword: '', limit: 200 })).toEqual([]);
+    expect(await rt.memory.lastId(sessionConversationId('alice', 'ghost'))).toBe(0);
+    expect(await rt.memory.lastId(sessionConversationId('alice', LONG_SESSION))).toBe(0);
+    for (const [name, users] of recallKeyUsers(root)) expect([...users], name).toEqual(['bob']);
+    expect([...conversationsOf(root)].filter((c) => !c.includes('bob'))).toEqual([]);
+    expect((await rt.recall.listSessions('bob')).length).toBe(2);
+    expect(await rt.recall.getLongTerm('bob')).toContain('BOB_LONGTERM_MARKER');
+
+    const copy = join(dir!, 'copy');
+    mkdirSync(copy);
+    await root.flushed;
+    await root.backup(copy, true);
+    const bytes = readFileSync(join(copy, 'data.mdb'));
+    for (const marker of ALICE_MARKERS) expect(bytes.includes(marker), marker).toBe(false);
+    expect(bytes.includes('alice'), 'the user id').toBe(false);
+    expect(bytes.includes(Buffer.from(LONG_SESSION)), 'a session id').toBe(false);
+    for (const marker of BOB_MARKERS) expect(bytes.includes(marker), marker).toBe(true);
+    expect(bytes.includes('bob')).toBe(true);
+  }, 60_000);
+
+  it('erases a key of the user from every db named in DB_NAMES, whatever it holds, and marks under every marker', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' });
+    const root = fx.env.root;
+    for (const name of Object.values(DB_NAMES)) {
+      const db = root.openDB(name, { encoding: 'json' });
+      await db.put(['alice', 'probe', 1], 1);
+      await db.put([`${MARKER_START}some-mark`, 'alice', 'x'], 1);
+      await db.put(['alice2', 'probe'], 1); // another user whose id starts with this one's
+    }
+    await fx.recall.eraseUser('alice');
+    for (const name of Object.values(DB_NAMES)) {
+      const db = root.openDB(name, { encoding: 'json' });
+      expect([...db.getKeys({ start: ['alice'], end: ['alice', HIGH] })], name).toEqual([]);
+      expect([...db.getKeys({ start: [`${MARKER_START}some-mark`, 'alice'], end: [`${MARKER_START}some-mark`, 'alice', HIGH] })], name).toEqual([]);
+      expect(db.get(['alice2', 'probe']), name).toBe(1);
+    }
+  });
+
+  it('erases the user’s conversations from every db keyed by conversation (CONVERSATION_DBS)', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
+    const c = sessionConversationId('alice', 's');
+    for (const name of CONVERSATION_DBS) await fx.env.root.openDB(name, { encoding: 'json' }).put([c, 99], 1);
+    await fx.recall.eraseUser('alice');
+    for (const name of CONVERSATION_DBS) {
+      expect([...fx.env.root.openDB(name, { encoding: 'json' }).getKeys({ start: [c], end: [c, HIGH] })], name).toEqual([]);
+    }
+  });
+
+  it('does not resurrect ids: after the erasure the user’s next turn in the same session starts at message 1', async () => {
+    runtime = await startWithRecall();
+    const rt = runtime;
+    await writeUser(rt, 'alice');
+    await rt.recall.eraseUser('alice');
+    await rt.recall.chat({ userId: 'alice', sessionId: 'alice-s1', message: 'ALICE_MSG_MARKER again' });
+    expect((await rt.recall.getSessionMessages('alice', 'alice-s1')).map((r) => r.message_id)).toEqual([1, 2]);
+    const s = summaryConversationId(sessionConversationId('alice', 'alice-s1'));
+    expect(await rt.memory.lastId(s)).toBe(0);
+  }, 60_000);
+
+  it('waits for the user’s running turn, refuses new calls of that user meanwhile, and lets other users through', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let entered: () => void = () => {};
+    const inTurn = new Promise<void>((r) => (entered = r));
+    const llm: LlmService = {
+      async chat(messages) {
+        if (JSON.stringify(messages).includes('slow turn')) {
+          entered();
+          await held;
+        }
+        return says('ok');
+      },
+    };
+    fx = openRecall({ llm });
+    const turn = fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'slow turn' });
+    await inTurn;
+    const erasure = fx.recall.eraseUser('alice');
+    await expect(fx.recall.chat({ userId: 'alice', sessionId: 's2', message: 'hi' })).rejects.toMatchObject({ code: 'user_erasing' });
+    await expect(fx.recall.getLongTerm('alice')).rejects.toMatchObject({ code: 'user_erasing' });
+    await expect(fx.recall.eraseUser('alice')).rejects.toMatchObject({ code: 'user_erasing' });
+    expect((await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' })).reply).toBe('ok');
+    release();
+    expect((await turn).reply).toBe('ok');
+    await erasure;
+    // The turn that was running finished first, and its rows went with the rest.
+    expect(await fx.recall.getSessionMessages('alice', 's')).toEqual([]);
+    expect(await fx.recall.listSessions('alice')).toEqual([]);
+    expect(await fx.recall.getLongTerm('alice')).toBe('');
+    expect((await fx.recall.listSessions('bob')).length).toBe(1);
+  });
+
+  it('refuses a bad user id with invalid_id and erases nothing', async () => {
+    fx = openRecall();
+    await expect(fx.recall.eraseUser('')).rejects.toMatchObject({ code: 'invalid_id' });
+  });
+});
