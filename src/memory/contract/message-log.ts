@@ -1,5 +1,8 @@
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { ChatMemory } from './chat-memory.ts';
+import type { AppendOptions } from './idempotency.ts';
+
+export type { AppendOptions } from './idempotency.ts';
 
 /*
  * `MessageLog`: ChatMemory with ids, the face the layers above the store use (recall anchors,
@@ -25,8 +28,16 @@ export interface RangeQuery {
  * conversation's length.
  */
 export interface MessageLog extends ChatMemory {
-  /** Appends and returns the stored records with their assigned ids. */
-  append(conversationId: string, entries: readonly NewEntry[]): Promise<StoredMessage[]>;
+  /** `add`, exactly once per `idempotencyKey` (see idempotency.ts). */
+  add(conversationId: string, messages: readonly Message[], options?: AppendOptions): Promise<void>;
+  /** Appends and returns the stored records with their assigned ids. With an
+   * `idempotencyKey` already stored for this conversation, returns the records it stored and
+   * stores nothing (see idempotency.ts). */
+  append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<StoredMessage[]>;
+  /** Makes `newId` (empty) a fork of `sourceId` at `atMessageId`: it sees the source's
+   * records up to and including that id, then its own, numbered on from there. The prefix is
+   * shared, not copied (see fork.ts; `ForkError` when `newId` is taken or the id is missing). */
+  fork(sourceId: string, atMessageId: number, newId: string): Promise<void>;
   /** Records with ids in `[from, to]`, ascending. */
   range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]>;
   /** The last `n` records, ascending. */

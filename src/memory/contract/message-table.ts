@@ -1,4 +1,5 @@
 import type { Message, StoredMessage } from '../../message.ts';
+import type { KeyRecord } from './idempotency.ts';
 
 /**
  * The engine under a store: where records live, nothing more. A table neither validates nor
@@ -20,7 +21,16 @@ export interface MessageTable {
   range(conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
   /** The last `n`, ascending. */
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
-  /** Takes ownership of `records` (the writer keeps no reference) and may return them. */
-  write(conversationId: string, records: StoredMessage[]): Promise<StoredMessage[]>;
+  /** Takes ownership of `records` (the writer keeps no reference) and may return them.
+   * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step.
+   * A `custom` table is given at most one key, covering all of `records`. */
+  write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[]): Promise<StoredMessage[]>;
+  /** The stored keys among `keys` (expired ones too: the writer judges the window). A
+   * `custom` table returns none: the log below it keeps its own keys. */
+  findKeys(conversationId: string, keys: readonly string[]): Promise<Map<string, KeyRecord>>;
+  /** Clears the conversation; forks that reference it get their prefix materialized first. */
   clear(conversationId: string): Promise<void>;
+  /** Makes the empty `newId` a fork of `source` at `at`, atomically checked against the
+   * source's last id (`ForkError`). Resolves with `newId`'s last id (`at`). */
+  fork(newId: string, source: string, at: number): Promise<number>;
 }

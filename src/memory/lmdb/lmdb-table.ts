@@ -4,6 +4,8 @@ import { commitFailure } from './lmdb-environment.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
+import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
+import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRecord } from '../contract/idempotency.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -18,8 +20,22 @@ import { StorageError } from '../contract/memory-errors.ts';
  * A batch is written as puts issued in one synchronous loop, so lmdb-js's event-turn batching
  * puts them in one transaction (together with other conversations' writes of the same turn:
  * group commit); `write` resolves after the commit and the flush.
+ *
+ * Idempotency keys (idempotency.ts): `idempotency` holds `[conversationId, key]` →
+ * `{firstId, count, at}`, put in the same conditional commit as the batch's messages;
+ * `idempotency-expiry` holds `[at, conversationId, key]`, so a sweep of expired keys is a range
+ * scan from the oldest (at most `KEY_SWEEP_LIMIT`, once per `KEY_SWEEP_EVERY_MS`, riding on a
+ * keyed write's commit).
+ *
+ * Forks (fork.ts): `forks` holds `['of', fork]` → `{source, at}` and `['by', source, fork]` →
+ * `at`. A read looks the link up (one get) and, for a fork, reads each segment as a range
+ * scan, all synchronously, so in one read snapshot. `fork` and `clear` run as write
+ * transactions (checks and writes atomic, against other writers of the environment too).
  */
 export const MESSAGES_DB = 'messages';
+export const KEYS_DB = 'idempotency';
+export const KEY_EXPIRY_DB = 'idempotency-expiry';
+export const FORKS_DB = 'forks';
 
 interface Row {
   ts: string;
@@ -35,11 +51,34 @@ export interface LmdbTable extends MessageTable {
 
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
+  const keysDb = lease.root.openDB<Omit<KeyRecord, 'key'>, [string, string]>(KEYS_DB, { encoding: 'json' });
+  const expiryDb = lease.root.openDB<number, [number, string, string]>(KEY_EXPIRY_DB, { encoding: 'json' });
+  const forksDb = lease.root.openDB<ForkLink | number, Array<string>>(FORKS_DB, { encoding: 'json' });
   let closed = false;
+  let lastSweep = 0;
 
-  const lastIdSync = (c: string): number => {
+  const ownLastId = (c: string): number => {
     for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) return key[1];
     return 0;
+  };
+  const linkOf = (c: string) => forksDb.get(['of', c]) as ForkLink | undefined;
+  const lastIdSync = (c: string): number => Math.max(ownLastId(c), linkOf(c)?.at ?? 0);
+  const own: OwnRows = (c, from, to, limit, reverse) => {
+    const out: StoredMessage[] = [];
+    const bounds = reverse ? { start: [c, to], end: [c, from - 0.5], reverse: true } : { start: [c, from], end: [c, to + 0.5] };
+    for (const { key, value } of db.getRange({ ...bounds, limit } as never) as Iterable<{ key: [string, number]; value: Row }>) out.push(toStored(key, value));
+    return out;
+  };
+  const rangeSync = (c: string, from: number, to: number, limit: number): StoredMessage[] => {
+    if (limit === 0 || to < from) return [];
+    const link = linkOf(c);
+    if (link === undefined) return own(c, Math.max(from, 1), to, limit, false);
+    return stitchedRange(segmentsOf(c, linkOf), from, to, limit, own);
+  };
+  const forksOfSync = (source: string): Array<{ fork: string; at: number }> => {
+    const out: Array<{ fork: string; at: number }> = [];
+    for (const { key, value } of forksDb.getRange({ start: ['by', source], end: ['by', source, '\uffff\uffff'] })) out.push({ fork: key[2]!, at: value as number });
+    return out;
   };
   const toStored = (key: [string, number], row: Row): StoredMessage => ({
     message_id: key[1],
@@ -47,6 +86,17 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     meta: row.meta,
     message: row.message,
   });
+  /** Removes expired keys, oldest first, at most KEY_SWEEP_LIMIT (in the next commit). */
+  const sweepKeys = (now: number) => {
+    lastSweep = now;
+    const cutoff = now - IDEMPOTENCY_WINDOW_MS;
+    for (const key of expiryDb.getKeys({ end: [cutoff, '\uffff'], limit: KEY_SWEEP_LIMIT })) {
+      const [at, c, k] = key;
+      expiryDb.remove(key);
+      // The key may have been written again since (it expired, then was reused): keep that.
+      if (keysDb.get([c, k])?.at === at) keysDb.remove([c, k]);
+    }
+  };
   const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
     if (closed) throw closedError();
@@ -65,28 +115,57 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     messages: async (c) => {
       ensureOpen();
       const out: Message[] = [];
+      if (linkOf(c) !== undefined) {
+        for (const r of rangeSync(c, 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) out.push(r.message);
+        return out;
+      }
       for (const { value } of db.getRange({ start: [c, 1], end: [c, Infinity] })) out.push(value.message);
       return out;
     },
     range: async (c, from, to, limit) => {
       ensureOpen();
-      if (limit === 0 || to < from) return [];
-      const out: StoredMessage[] = [];
-      for (const { key, value } of db.getRange({ start: [c, Math.max(from, 1)], end: [c, to + 1], limit })) {
-        out.push(toStored(key, value));
-      }
-      return out;
+      return rangeSync(c, from, to, limit);
     },
     tail: async (c, n) => {
       ensureOpen();
       if (n === 0) return [];
+      if (linkOf(c) !== undefined) return stitchedTail(segmentsOf(c, linkOf), n, own);
       const out: StoredMessage[] = [];
       for (const { key, value } of db.getRange({ start: [c, Infinity], end: [c], reverse: true, limit: n })) {
         out.push(toStored(key, value));
       }
       return out.reverse();
     },
-    write: (c, records) => {
+    findKeys: async (c, wanted) => {
+      ensureOpen();
+      const found = new Map<string, KeyRecord>();
+      for (const key of wanted) {
+        const row = keysDb.get([c, key]);
+        if (row !== undefined) found.set(key, { key, ...row });
+      }
+      return found;
+    },
+    fork: (newId, source, at) => {
+      if (closed) return Promise.reject(closedError());
+      lease.guardFailedCommits();
+      // A write transaction: the checks see every commit before it, the clear of the source included.
+      const made = db.transaction(() => {
+        const sourceLast = lastIdSync(source);
+        if (at > sourceLast) return new ForkError('fork_point_missing', `conversation ${source} has no message ${at} (its last id is ${sourceLast})`, { source, at, lastId: sourceLast });
+        if (lastIdSync(newId) > 0) return new ForkError('fork_target_exists', `conversation ${newId} already has messages`, { conversationId: newId });
+        forksDb.put(['of', newId], { source, at });
+        forksDb.put(['by', source, newId], at);
+        return undefined;
+      });
+      return made.then(
+        (refused) => {
+          if (refused !== undefined) throw refused;
+          return db.flushed.then(() => at, failedCommit);
+        },
+        failedCommit,
+      );
+    },
+    write: (c, records, keys) => {
       if (closed) return Promise.reject(closedError());
       const first = records[0];
       if (first === undefined) return Promise.resolve(records);
@@ -95,7 +174,14 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // last id. The puts are conditional on that id being free, checked inside the commit.
       const committed = db.ifNoExists([c, first.message_id], () => {
         for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+        if (keys !== undefined) {
+          for (const k of keys) {
+            keysDb.put([c, k.key], { firstId: k.firstId, count: k.count, at: k.at });
+            expiryDb.put([k.at, c, k.key], 1);
+          }
+        }
       });
+      if (keys !== undefined && keys.length > 0 && keys[0]!.at - lastSweep >= KEY_SWEEP_EVERY_MS) sweepKeys(keys[0]!.at);
       lease.guardFailedCommits();
       return committed.then(
         (written) => {
@@ -107,11 +193,28 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     },
     clear: async (c) => {
       ensureOpen();
-      const removes: Promise<boolean>[] = [];
-      for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) removes.push(db.remove(key));
-      if (removes.length === 0) return;
       lease.guardFailedCommits();
-      await Promise.all(removes).then(() => db.flushed).catch(failedCommit);
+      await db
+        .transaction(() => {
+          // Forks reading from c get their prefix as their own rows first (fork.ts).
+          for (const { fork, at } of forksOfSync(c)) {
+            for (const r of rangeSync(c, 1, at, at)) db.put([fork, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+            forksDb.remove(['of', fork]);
+            forksDb.remove(['by', c, fork]);
+          }
+          const link = linkOf(c);
+          if (link !== undefined) {
+            forksDb.remove(['of', c]);
+            forksDb.remove(['by', link.source, c]);
+          }
+          for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) db.remove(key);
+          for (const { key, value } of keysDb.getRange({ start: [c], end: [c, '\uffff\uffff'] })) {
+            keysDb.remove(key);
+            expiryDb.remove([value.at, c, key[1]]);
+          }
+        })
+        .then(() => db.flushed)
+        .catch(failedCommit);
     },
     close: () => {
       closed = true;

@@ -85,8 +85,13 @@ export class ConversationRouter implements RouterPort {
   }
 
   /** Appends `entries` to `conversationId`; resolves with the stored records. */
-  append(conversationId: string, entries: readonly CheckedEntry[]): Promise<StoredMessage[]> {
-    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, done: { resolve, reject } }));
+  append(conversationId: string, entries: readonly CheckedEntry[], key?: string): Promise<StoredMessage[]> {
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, key, done: { resolve, reject } }));
+  }
+
+  /** Makes `conversationId` a fork of `source` at `at`, in its own actor (which numbers on from `at`). */
+  fork(conversationId: string, source: string, at: number): Promise<void> {
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'fork', source, at, done: { resolve, reject } }));
   }
 
   clear(conversationId: string): Promise<void> {

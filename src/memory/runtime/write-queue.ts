@@ -3,12 +3,23 @@ import type { StoredMessage } from '../../message.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
 import { isoWithOffset, type WallClock } from '../../wall-clock.ts';
+import { keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
+import { ForkError } from '../contract/fork.ts';
 
 /**
  * The write path of one conversation, shared by the standalone `SerialLog`, the conversation
  * actor's lane (write-lane.ts) and the PostgreSQL write path: a queue of pending operations, taken a step at a time. A step is either
  * one `clear`, or every `append` at the head of the queue committed as ONE batch (group
- * commit: appends that arrived while the previous step was committing share the next commit).
+ * commit: appends that arrived while the previous step was committing share the next commit),
+ * or one `fork` (making this conversation a fork: see fork.ts).
+ *
+ * IDEMPOTENCY KEYS (see idempotency.ts) are checked here, in the conversation's one writer,
+ * before numbering: a step's keys are looked up in the table; an op whose key is stored and
+ * live is answered with the stored records; two ops of one step with the same new key store
+ * once and both get the records; the rest are numbered and written with their keys in the
+ * same atomic write. Ops queued behind a step run after it committed, so a duplicate that
+ * arrives while its first attempt commits finds the key. Over a `custom` table (a log that
+ * numbers and keeps keys itself) a step with keys is written op by op, each keyed op alone.
  *
  * Each operation is settled exactly once, with the outcome of what was stored:
  * - committed: resolved with its records;
@@ -24,19 +35,25 @@ export interface Settle<T> {
 }
 
 export type PendingOp =
-  | { readonly kind: 'append'; readonly entries: readonly CheckedEntry[]; readonly done: Settle<StoredMessage[]> }
-  | { readonly kind: 'clear'; readonly done: Settle<void> };
+  | { readonly kind: 'append'; readonly entries: readonly CheckedEntry[]; readonly key?: string | undefined; readonly done: Settle<StoredMessage[]> }
+  | { readonly kind: 'clear'; readonly done: Settle<void> }
+  | { readonly kind: 'fork'; readonly source: string; readonly at: number; readonly done: Settle<void> };
 
 export type AppendOp = Extract<PendingOp, { kind: 'append' }>;
 export type ClearOp = Extract<PendingOp, { kind: 'clear' }>;
+export type ForkOp = Extract<PendingOp, { kind: 'fork' }>;
 
-export type Step = { readonly kind: 'append'; readonly ops: readonly AppendOp[] } | { readonly kind: 'clear'; readonly ops: readonly [ClearOp] };
+export type Step =
+  | { readonly kind: 'append'; readonly ops: readonly AppendOp[] }
+  | { readonly kind: 'clear'; readonly ops: readonly [ClearOp] }
+  | { readonly kind: 'fork'; readonly ops: readonly [ForkOp] };
 
 /** Splits the next step off the queue. */
 export function takeStep(queue: readonly PendingOp[]): { step: Step; rest: PendingOp[] } | undefined {
   const head = queue[0];
   if (head === undefined) return undefined;
   if (head.kind === 'clear') return { step: { kind: 'clear', ops: [head] }, rest: queue.slice(1) };
+  if (head.kind === 'fork') return { step: { kind: 'fork', ops: [head] }, rest: queue.slice(1) };
   let end = 1;
   while (end < queue.length && queue[end]!.kind === 'append') end++;
   if (end === queue.length) return { step: { kind: 'append', ops: queue as AppendOp[] }, rest: [] };
@@ -60,32 +77,141 @@ export interface StepHooks {
 
 /** Runs one step and settles its ops; resolves with the conversation's last id after it. */
 export function runStep(step: Step, ctx: StepContext): Promise<number> {
+  if (step.kind === 'append') {
+    for (const op of step.ops) if (op.key !== undefined) return runKeyedStep(step.ops, ctx);
+    return commitAppends(step.ops, ctx);
+  }
   const { conversationId: c, lastId } = ctx;
   let write: Promise<unknown>;
   try {
     ctx.hooks?.beforeWrite(c);
-    write = step.kind === 'clear' ? ctx.table.clear(c) : ctx.table.write(c, numbered(step.ops, lastId, ctx.clock));
+    write = step.kind === 'clear' ? ctx.table.clear(c) : ctx.table.fork(c, step.ops[0].source, step.ops[0].at);
   } catch (error) {
-    return abort(step, c, 'aborted before it was stored', error);
+    return abort(step.ops, c, 'aborted before it was stored', error);
   }
   return write.then(
-    (stored) => (step.kind === 'clear' ? (step.ops[0].done.resolve(), 0) : settleAppends(step.ops, stored as StoredMessage[], lastId)),
-    (error: unknown) => {
-      if (!(error instanceof StorageError)) return abort(step, c, 'failed before it was stored', error);
-      for (const op of step.ops) op.done.reject(error);
-      // Re-read: a batch stored despite the error must not be numbered twice. If storage is
-      // still unreachable, keep the old id; a table that numbers by itself corrects it.
-      return ctx.table.lastId(c).catch(() => lastId);
+    (after) => {
+      step.ops[0].done.resolve();
+      return step.kind === 'clear' ? 0 : (after as number);
     },
+    (error: unknown) => rejected(step.ops, ctx, error),
   );
 }
 
-function numbered(ops: readonly AppendOp[], lastId: number, clock: WallClock): StoredMessage[] {
-  const ts = isoWithOffset(clock.now());
+/** Numbers `ops` after the last id and writes them (with their keys) as one batch. */
+function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  const { conversationId: c, lastId } = ctx;
+  let write: Promise<StoredMessage[]>;
+  try {
+    ctx.hooks?.beforeWrite(c);
+    const now = ctx.clock.now();
+    const records = numbered(ops, lastId, now);
+    const keys = keysOf(ops, lastId, now);
+    write = keys === undefined ? ctx.table.write(c, records) : ctx.table.write(c, records, keys);
+  } catch (error) {
+    return abort(ops, c, 'aborted before it was stored', error);
+  }
+  return write.then(
+    (stored) => settleAppends(ops, stored, lastId),
+    (error: unknown) => rejected(ops, ctx, error),
+  );
+}
+
+/** A failed write: a `StorageError` or `ForkError` rejects the ops (nothing was stored); anything else aborts. */
+function rejected(ops: readonly PendingOp[], ctx: StepContext, error: unknown): Promise<number> {
+  const { conversationId: c, lastId } = ctx;
+  if (!(error instanceof StorageError) && !(error instanceof ForkError)) return abort(ops, c, 'failed before it was stored', error);
+  for (const op of ops) op.done.reject(error);
+  // Re-read: a batch stored despite the error must not be numbered twice. If storage is
+  // still unreachable, keep the old id; a table that numbers by itself corrects it.
+  return ctx.table.lastId(c).catch(() => lastId);
+}
+
+async function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  if (ctx.table.kind === 'custom') return runOneByOne(ops, ctx);
+  const c = ctx.conversationId;
+  const keys: string[] = [];
+  for (const op of ops) if (op.key !== undefined) keys.push(op.key);
+  let found: Map<string, KeyRecord>;
+  try {
+    found = await ctx.table.findKeys(c, keys);
+  } catch (error) {
+    return rejected(ops, ctx, error);
+  }
+  const now = ctx.clock.now();
+  const fresh: AppendOp[] = [];
+  /** Ops of this step whose key a fresh op of the same step carries: they share its outcome. */
+  const followers = new Map<string, AppendOp[]>();
+  for (const op of ops) {
+    const stored = op.key === undefined ? undefined : found.get(op.key);
+    if (op.key === undefined) fresh.push(op);
+    else if (stored !== undefined && keyIsLive(stored, now)) {
+      ctx.table.range(c, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
+    } else if (followers.has(op.key)) followers.get(op.key)!.push(op);
+    else {
+      followers.set(op.key, []);
+      fresh.push(op);
+    }
+  }
+  if (fresh.length === 0) return ctx.lastId;
+  const writes = fresh.map((op): AppendOp => {
+    const same = op.key === undefined ? undefined : followers.get(op.key);
+    if (same === undefined || same.length === 0) return op;
+    return {
+      ...op,
+      done: {
+        resolve: (rows) => {
+          op.done.resolve(rows);
+          for (const f of same) f.done.resolve(rows);
+        },
+        reject: (error) => {
+          op.done.reject(error);
+          for (const f of same) f.done.reject(error);
+        },
+      },
+    };
+  });
+  return commitAppends(writes, ctx);
+}
+
+/** Over a log that keeps keys itself: each keyed op alone, unkeyed neighbours together, in order. */
+async function runOneByOne(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  const groups: AppendOp[][] = [];
+  for (const op of ops) {
+    const last = groups.at(-1);
+    if (op.key === undefined && last !== undefined && last[0]!.key === undefined) last.push(op);
+    else groups.push([op]);
+  }
+  let lastId = ctx.lastId;
+  for (let i = 0; i < groups.length; i++) {
+    try {
+      lastId = await commitAppends(groups[i]!, { ...ctx, lastId });
+    } catch (error) {
+      const aborted = new StorageError('write_aborted', `write to ${ctx.conversationId} aborted before it was stored`, {}, { cause: error });
+      for (const rest of groups.slice(i + 1)) for (const op of rest) op.done.reject(aborted);
+      throw error;
+    }
+  }
+  return lastId;
+}
+
+function numbered(ops: readonly AppendOp[], lastId: number, now: number): StoredMessage[] {
+  const ts = isoWithOffset(now);
   const records: StoredMessage[] = [];
   let id = lastId;
   for (const op of ops) for (const e of op.entries) records.push({ message_id: ++id, ts, meta: e.meta, message: e.message });
   return records;
+}
+
+/** The key records of the keyed ops among `ops`, numbered as `numbered` numbers them. */
+function keysOf(ops: readonly AppendOp[], lastId: number, now: number): KeyRecord[] | undefined {
+  let keys: KeyRecord[] | undefined;
+  let id = lastId;
+  for (const op of ops) {
+    if (op.key !== undefined) (keys ??= []).push({ key: op.key, firstId: id + 1, count: op.entries.length, at: now });
+    id += op.entries.length;
+  }
+  return keys;
 }
 
 function settleAppends(ops: readonly AppendOp[], rows: StoredMessage[], lastId: number): number {
@@ -94,14 +220,16 @@ function settleAppends(ops: readonly AppendOp[], rows: StoredMessage[], lastId: 
     let at = 0;
     for (const op of ops) op.done.resolve(rows.slice(at, (at += op.entries.length)));
   }
-  // The table's ids are the truth (a shared custom store numbers across processes).
-  return rows.at(-1)?.message_id ?? lastId;
+  // The table's ids are the truth (a shared custom store numbers across processes), but a
+  // keyed retry answered by a custom log returns older ids: they must not move the numbering back.
+  const last = rows.at(-1)?.message_id ?? lastId;
+  return ops.some((op) => op.key !== undefined) ? Math.max(last, lastId) : last;
 }
 
 /** Rejects the step's ops with `write_aborted` (nothing was stored), and fails with `error`
  * itself, so the owner crashes. */
-function abort(step: Step, c: string, what: string, error: unknown): Promise<never> {
+function abort(ops: readonly PendingOp[], c: string, what: string, error: unknown): Promise<never> {
   const aborted = new StorageError('write_aborted', `write to ${c} ${what}`, {}, { cause: error });
-  for (const op of step.ops) op.done.reject(aborted);
+  for (const op of ops) op.done.reject(aborted);
   return Promise.reject(error);
 }

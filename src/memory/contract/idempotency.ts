@@ -1,0 +1,65 @@
+import { InvalidInputError } from '../../errors.ts';
+
+/**
+ * Exactly-once appends: an append may carry an idempotency key. The conversation's single
+ * writer looks the key up before numbering; a key already stored (and younger than the
+ * window) answers with the records it stored, and nothing new is stored. Otherwise the key is
+ * written in the same atomic step as the batch's messages, so a batch and its key are stored
+ * together or not at all: a retry after a timeout, a lost acknowledgement or a SIGKILL either
+ * finds the key (and gets the first attempt's records) or finds neither (and stores the batch).
+ *
+ * - Scope: per conversation (`[conversationId, key]`); `clear` forgets the conversation's keys.
+ * - Window: a key is honoured for `IDEMPOTENCY_WINDOW_MS` (24 h) after its batch was stored,
+ *   measured on the store's clock; older keys are treated as absent and swept away (a bounded
+ *   sweep runs with keyed writes, at most once a minute, `KEY_SWEEP_LIMIT` keys at a time).
+ * - The key identifies the write: a retry returns what the first attempt stored, whatever
+ *   entries the retry carries.
+ */
+export interface AppendOptions {
+  /** 1-200 characters, no NUL, well-formed Unicode. Default: none (every append stores). */
+  idempotencyKey?: string;
+}
+
+/** How long a stored key is honoured: 24 hours. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** How often (store clock) a keyed write also sweeps expired keys. */
+export const KEY_SWEEP_EVERY_MS = 60 * 1000;
+/** At most this many expired keys are removed per sweep. */
+export const KEY_SWEEP_LIMIT = 1000;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+/** A stored key: the batch it guards is ids `firstId .. firstId + count - 1`, stored at `at` (epoch ms). */
+export interface KeyRecord {
+  key: string;
+  firstId: number;
+  count: number;
+  at: number;
+}
+
+/** Whether `record` is still honoured at `now`. */
+export function keyIsLive(record: KeyRecord, now: number): boolean {
+  return record.at > now - IDEMPOTENCY_WINDOW_MS;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function validateIdempotencyKey(key: unknown): string {
+  const fail = (reason: string): never => {
+    throw new InvalidInputError('invalid_option', `idempotencyKey ${reason}`, { option: 'idempotencyKey', reason });
+  };
+  if (typeof key !== 'string') return fail('must be a string');
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) fail(`must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+  if (key.includes('\u0000')) fail('must not contain NUL');
+  if (LONE_SURROGATE.test(key)) fail('must be well-formed Unicode (lone surrogate)');
+  return key;
+}
+
+/** The key of an append's options, or undefined. */
+export function validateAppendOptions(options: unknown): string | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidInputError('invalid_option', 'append options must be an object {idempotencyKey?}', { option: 'options' });
+  }
+  const key = (options as AppendOptions).idempotencyKey;
+  return key === undefined ? undefined : validateIdempotencyKey(key);
+}
