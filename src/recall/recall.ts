@@ -12,6 +12,7 @@ import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
+import { removeSessionTurnKeys } from './chat/turn-keys.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { localTimeIn, systemLocalTime } from './store/local-time.ts';
 import {
@@ -224,6 +225,7 @@ export function createRecall(options: RecallOptions): Recall {
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);
+          removeSessionTurnKeys(dbs, u, s);
           removeSession(dbs, u, s);
           return n;
         });

@@ -22,6 +22,8 @@ import {
 } from '../search/recall-queries.ts';
 import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
+import { putTurnKey, rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
+import { validateIdempotencyKey } from '../../memory/contract/idempotency.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from '../store/tool-call-projection.ts';
@@ -78,6 +80,9 @@ export interface ChatInput {
   message: string;
   /** Cancels the turn (see CANCELLING above). */
   signal?: AbortSignal;
+  /** Makes the turn exactly-once: a retry with the same key (1-200 characters) gets the
+   * first attempt's result without a second model call (see turn-keys.ts). Default: none. */
+  idempotencyKey?: string;
 }
 
 export interface ChatResult {
@@ -90,6 +95,9 @@ export interface ChatResult {
 
 const CONTEXT_ROWS = 6;
 
+/** Turns in flight under an idempotency key, per recall instance (its dbs). */
+const runningTurns = new WeakMap<object, RunningTurns<ChatResult>>();
+
 export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<ChatResult> {
   const userId = assertUserId(input?.userId);
   const sessionId = assertSessionId(input?.sessionId);
@@ -97,9 +105,28 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
   if (typeof message !== 'string') {
     throw new InvalidInputError('invalid_message', 'message must be a string', { field: 'message' });
   }
+  const key = input.idempotencyKey === undefined ? undefined : validateIdempotencyKey(input.idempotencyKey);
+  if (key === undefined) return runTurn(deps, userId, sessionId, message, input.signal, undefined);
+  let running = runningTurns.get(deps.dbs);
+  if (running === undefined) runningTurns.set(deps.dbs, (running = new RunningTurns()));
+  return running.once(userId, sessionId, key, async () => {
+    const stored = storedTurn(deps.dbs, userId, sessionId, key, deps.clock.now());
+    if (stored !== undefined) return { ...stored, title: sessionEntry(deps.dbs, userId, sessionId)?.title || stored.title };
+    return runTurn(deps, userId, sessionId, message, input.signal, key);
+  });
+}
+
+async function runTurn(
+  deps: RecallDeps,
+  userId: string,
+  sessionId: string,
+  message: string,
+  signal: AbortSignal | undefined,
+  key: string | undefined,
+): Promise<ChatResult> {
   const conversationId = sessionConversationId(userId, sessionId);
   const dbs = deps.dbs;
-  const signal = input.signal;
+  const keys = key === undefined ? undefined : rowKeys(key);
   if (signal?.aborted) throw TurnInterruptedError.of(signal);
 
   const asked = localNow(deps);
@@ -110,9 +137,11 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     });
   }
   await catchUpDaily(deps, userId, sessionId);
-  const [userRecord] = await deps.memory.append(conversationId, [
-    { message: { role: 'user', content: message }, meta: { ts: asked.ts } },
-  ]);
+  const [userRecord] = await deps.memory.append(
+    conversationId,
+    [{ message: { role: 'user', content: message }, meta: { ts: asked.ts } }],
+    keys && { idempotencyKey: keys.user },
+  );
 
   let transcript: Message[] = [];
   let memoryContext = '';
@@ -156,10 +185,14 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
 
     const toolCalls = projectToolCalls(transcript);
     const answered = localNow(deps);
-    const [replyRecord] = await deps.memory.append(conversationId, [
-      { message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) },
-    ]);
+    const [replyRecord] = await deps.memory.append(
+      conversationId,
+      [{ message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) }],
+      keys && { idempotencyKey: keys.reply },
+    );
     replied = true;
+    // A reply an earlier attempt stored (it crashed before its commit below) is the reply.
+    if (typeof replyRecord!.message.content === 'string') reply = replyRecord!.message.content;
     // The title is known after a session's first turn (and offline, always): then the index
     // update rides in the commit of the daily and log rows. Only a first turn with an LLM asks
     // for its title after that commit, so a slow title call holds back nothing durable.
@@ -182,6 +215,9 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
         memory_context: memoryContext,
         tool_calls: toolCalls,
       });
+      if (key !== undefined) {
+        putTurnKey(dbs, userId, sessionId, key, { result: { reply, memoryHits: longTerm === '' ? 0 : 1, title: knownTitle, toolCalls }, at: deps.clock.now() });
+      }
       return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
     });
     if (entry === undefined) {

@@ -23,6 +23,7 @@ import type { RowError, ToolCallView } from './memory-row.ts';
  * |                         | [userId, 'daily-rows']               | number         |
  * |                         | [userId, 'daily-mirrored', sessionId] | number        |
  * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
+ * | recall.turn-keys        | [userId, sessionId, idempotencyKey]  | TurnKeyValue   |
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
@@ -34,6 +35,7 @@ export const DB_NAMES = {
   longTerm: 'recall.long-term',
   log: 'recall.log',
   counters: 'recall.counters',
+  turnKeys: 'recall.turn-keys',
 } as const;
 
 /** Closes a range over string components: UTF-8 of U+10FFFF sorts after every id. */
@@ -95,6 +97,12 @@ export interface DialogueLogRow {
   error?: RowError;
 }
 
+/** A chat turn's answer, kept under its idempotency key (chat/turn-keys.ts); `at` epoch ms. */
+export interface TurnKeyValue {
+  result: { reply: string; memoryHits: number; title: string; toolCalls: ToolCallView[] };
+  at: number;
+}
+
 /** A dialogue-log row as stored. */
 export interface LogValue extends DialogueLogRow {
   /** Per-user order of log rows across sessions. */
@@ -114,6 +122,7 @@ export interface RecallDbs {
   longTerm: Database<LongTermValue, [string, number]>;
   log: Database<LogValue, [string, string, number]>;
   counters: Database<number, string[]>;
+  turnKeys: Database<TurnKeyValue, [string, string, string]>;
 }
 
 /**
@@ -143,6 +152,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     longTerm: env.openDB(DB_NAMES.longTerm, JSON_DB),
     log: env.openDB(DB_NAMES.log, JSON_DB),
     counters: env.openDB(DB_NAMES.counters, JSON_DB),
+    turnKeys: env.openDB(DB_NAMES.turnKeys, JSON_DB),
   };
 }
 
