@@ -3,6 +3,8 @@
  *
  *   POST   /api/chat                               {user_id, session_id, message}
  *            → {reply, memory_hits, title, tool_calls:[{name, input, output}]}
+ *            (header `Idempotency-Key`: a retried turn returns the stored reply, see
+ *            recall/chat/turn-keys.ts; such a turn is not cancelled when its client goes away)
  *   POST   /api/conversations                      {user_id} → {session_id}
  *   GET    /api/conversations?user_id=             → {items:[{session_id, title, updated_at}]}
  *   GET    /api/conversations/:sid/messages?user_id=
@@ -11,6 +13,8 @@
  * and the rest are Mnemo's own:
  *
  *   DELETE /api/conversations/:sid?user_id=        → {session_id, deleted: true} | 404
+ *   POST   /api/conversations/:sid/fork            {user_id, message_id, new_session_id?}
+ *            → {session_id}  (branch at a row: 409 new id taken, 404 no such row)
  *   GET    /api/conversations/:sid/search?user_id=&keyword=&limit=20          → {items}
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
@@ -53,9 +57,17 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       message: { type: 'string' },
     });
     requireIds({ user_id: body.user_id, session_id: body.session_id });
-    const turn = turnSignal(reply, stopSignal);
+    const key = request.headers['idempotency-key'];
+    if (Array.isArray(key)) throw new HttpError(422, 'Idempotency-Key must be given once');
+    const turn = turnSignal(reply, stopSignal, { followClient: key === undefined });
     const result = await recall
-      .chat({ userId: body.user_id, sessionId: body.session_id, message: body.message, signal: turn.signal })
+      .chat({
+        userId: body.user_id,
+        sessionId: body.session_id,
+        message: body.message,
+        signal: turn.signal,
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+      })
       .finally(() => turn.dispose());
     return {
       reply: result.reply,
@@ -93,6 +105,18 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       throw new HttpError(404, 'conversation not found');
     }
     return { session_id, deleted: true };
+  });
+
+  api.post<{ Params: SessionParams }>('/api/conversations/:session_id/fork', async (request) => {
+    const body = readBody(request.body, {
+      user_id: { type: 'string' },
+      message_id: { type: 'int' },
+      new_session_id: { type: 'string', default: '' },
+    });
+    const { session_id } = request.params;
+    requireIds({ user_id: body.user_id, session_id, ...(body.new_session_id === '' ? {} : { new_session_id: body.new_session_id }) });
+    const created = await recall.forkSession(body.user_id, session_id, body.message_id, body.new_session_id === '' ? undefined : body.new_session_id);
+    return { session_id: created };
   });
 
   api.get<{ Params: SessionParams }>('/api/conversations/:session_id/search', async (request) => {

@@ -23,6 +23,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, MnemoError } from '../errors.ts';
+import { ForkError } from '../memory/contract/fork.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
 import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
 import { drainRefusedBody } from './refused-body.ts';
@@ -86,6 +87,10 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof InvalidInputError) {
     return { status: 400, body: { detail: err.message }, logAsError: false };
+  }
+  if (err instanceof ForkError) {
+    // The new session id is taken (409), or the row to branch at does not exist (404).
+    return { status: err.code === 'fork_target_exists' ? 409 : 404, body: { detail: err.message, code: err.code }, logAsError: false };
   }
   if (err instanceof TurnInterruptedError) {
     return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };

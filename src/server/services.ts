@@ -15,6 +15,7 @@ export type RecallApi = Pick<
   | 'listSessions'
   | 'getSessionMessages'
   | 'deleteSession'
+  | 'forkSession'
   | 'searchSession'
   | 'sessionWindow'
   | 'searchDaily'

@@ -76,6 +76,9 @@ export interface SessionEntry {
    * (highest demo id − rows), so new ids continue after the highest.
    */
   demoIds?: { rows: number; shift: number };
+  /** Set on a session branched from another (`forkSession`): its rows up to `message_id`
+   * are read through the source's transcript, so searches go through the MessageLog. */
+  fork?: { session_id: string; message_id: number };
 }
 
 export interface LongTermValue {
