@@ -10,8 +10,8 @@ import { InvalidInputError } from '../../errors.ts';
  *
  * - Scope: per conversation (`[conversationId, key]`); `clear` forgets the conversation's keys.
  * - Window: a key is honoured for `IDEMPOTENCY_WINDOW_MS` (24 h) after its batch was stored,
- *   measured on the store's clock; older keys are treated as absent and swept away (a bounded
- *   sweep runs with keyed writes, at most once a minute, `KEY_SWEEP_LIMIT` keys at a time).
+ *   measured on the store's clock; older keys are treated as absent and swept away by a
+ *   bounded sweep riding on keyed writes (each backend says how; none scans everything at once).
  * - The key identifies the write: a retry returns what the first attempt stored, whatever
  *   entries the retry carries.
  */
@@ -22,9 +22,9 @@ export interface AppendOptions {
 
 /** How long a stored key is honoured: 24 hours. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** How often (store clock) a keyed write also sweeps expired keys. */
+/** A keyed write sweeps at least this often (store clock), when keyed writes come at all. */
 export const KEY_SWEEP_EVERY_MS = 60 * 1000;
-/** At most this many expired keys are removed per sweep. */
+/** At most this many keys are examined (or removed) per sweep. */
 export const KEY_SWEEP_LIMIT = 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 

@@ -22,10 +22,12 @@ import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRec
  * group commit); `write` resolves after the commit and the flush.
  *
  * Idempotency keys (idempotency.ts): `idempotency` holds `[conversationId, key]` →
- * `{firstId, count, at}`, put in the same conditional commit as the batch's messages;
- * `idempotency-expiry` holds `[at, conversationId, key]`, so a sweep of expired keys is a range
- * scan from the oldest (at most `KEY_SWEEP_LIMIT`, once per `KEY_SWEEP_EVERY_MS`, riding on a
- * keyed write's commit).
+ * `{firstId, count, at}`, put in the same conditional commit as the batch's messages (one put
+ * more per keyed batch, no time index: that would be a second). Expired keys are swept by a
+ * cursor that walks the whole db a stretch at a time: `KEY_SWEEP_LIMIT` keys examined every
+ * `KEY_SWEEP_LIMIT / 2` keyed batches or `KEY_SWEEP_EVERY_MS`, whichever comes first, so the
+ * sweep examines keys twice as fast as they are written (two reads per keyed batch, amortized)
+ * and the db holds about a window's worth of keys.
  *
  * Forks (fork.ts): `forks` holds `['of', fork]` → `{source, at}` and `['by', source, fork]` →
  * `at`. A read looks the link up (one get) and, for a fork, reads each segment as a range
@@ -34,7 +36,6 @@ import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRec
  */
 export const MESSAGES_DB = 'messages';
 export const KEYS_DB = 'idempotency';
-export const KEY_EXPIRY_DB = 'idempotency-expiry';
 export const FORKS_DB = 'forks';
 
 interface Row {
@@ -52,10 +53,12 @@ export interface LmdbTable extends MessageTable {
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
   const keysDb = lease.root.openDB<Omit<KeyRecord, 'key'>, [string, string]>(KEYS_DB, { encoding: 'json' });
-  const expiryDb = lease.root.openDB<number, [number, string, string]>(KEY_EXPIRY_DB, { encoding: 'json' });
   const forksDb = lease.root.openDB<ForkLink | number, Array<string>>(FORKS_DB, { encoding: 'json' });
   let closed = false;
   let lastSweep = 0;
+  let keyedSinceSweep = 0;
+  /** Where the next sweep starts (undefined: at the beginning). */
+  let sweepFrom: [string, string] | undefined;
 
   const ownLastId = (c: string): number => {
     for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) return key[1];
@@ -86,16 +89,20 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     meta: row.meta,
     message: row.message,
   });
-  /** Removes expired keys, oldest first, at most KEY_SWEEP_LIMIT (in the next commit). */
+  /** Examines the next KEY_SWEEP_LIMIT keys and removes the expired ones (in the next commit). */
   const sweepKeys = (now: number) => {
     lastSweep = now;
+    keyedSinceSweep = 0;
     const cutoff = now - IDEMPOTENCY_WINDOW_MS;
-    for (const key of expiryDb.getKeys({ end: [cutoff, '\uffff'], limit: KEY_SWEEP_LIMIT })) {
-      const [at, c, k] = key;
-      expiryDb.remove(key);
-      // The key may have been written again since (it expired, then was reused): keep that.
-      if (keysDb.get([c, k])?.at === at) keysDb.remove([c, k]);
+    let seen = 0;
+    let last: [string, string] | undefined;
+    for (const { key, value } of keysDb.getRange({ ...(sweepFrom ? { start: sweepFrom } : {}), limit: KEY_SWEEP_LIMIT })) {
+      seen++;
+      last = key;
+      if (value.at <= cutoff) keysDb.remove(key);
     }
+    // At the end: start over next time. (Resuming at the last key examines it twice; harmless.)
+    sweepFrom = seen < KEY_SWEEP_LIMIT ? undefined : last;
   };
   const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
@@ -174,14 +181,13 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // last id. The puts are conditional on that id being free, checked inside the commit.
       const committed = db.ifNoExists([c, first.message_id], () => {
         for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
-        if (keys !== undefined) {
-          for (const k of keys) {
-            keysDb.put([c, k.key], { firstId: k.firstId, count: k.count, at: k.at });
-            expiryDb.put([k.at, c, k.key], 1);
-          }
-        }
+        if (keys !== undefined) for (const k of keys) keysDb.put([c, k.key], { firstId: k.firstId, count: k.count, at: k.at });
       });
-      if (keys !== undefined && keys.length > 0 && keys[0]!.at - lastSweep >= KEY_SWEEP_EVERY_MS) sweepKeys(keys[0]!.at);
+      if (keys !== undefined && keys.length > 0) {
+        keyedSinceSweep += keys.length;
+        const now = keys[0]!.at;
+        if (keyedSinceSweep >= KEY_SWEEP_LIMIT / 2 || now - lastSweep >= KEY_SWEEP_EVERY_MS) sweepKeys(now);
+      }
       lease.guardFailedCommits();
       return committed.then(
         (written) => {
@@ -208,10 +214,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
             forksDb.remove(['by', link.source, c]);
           }
           for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) db.remove(key);
-          for (const { key, value } of keysDb.getRange({ start: [c], end: [c, '\uffff\uffff'] })) {
-            keysDb.remove(key);
-            expiryDb.remove([value.at, c, key[1]]);
-          }
+          for (const key of keysDb.getKeys({ start: [c], end: [c, '\uffff\uffff'] })) keysDb.remove(key);
         })
         .then(() => db.flushed)
         .catch(failedCommit);
