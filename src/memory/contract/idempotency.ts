@@ -43,10 +43,11 @@ export function keyIsLive(record: KeyRecord, now: number): boolean {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+function fail(reason: string): never {
+  throw new InvalidInputError('invalid_option', `idempotencyKey ${reason}`, { option: 'idempotencyKey', reason });
+}
+
 export function validateIdempotencyKey(key: unknown): string {
-  const fail = (reason: string): never => {
-    throw new InvalidInputError('invalid_option', `idempotencyKey ${reason}`, { option: 'idempotencyKey', reason });
-  };
   if (typeof key !== 'string') return fail('must be a string');
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) fail(`must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   if (key.includes('\u0000')) fail('must not contain NUL');

@@ -28,6 +28,9 @@ export interface MessageTable {
   /** The stored keys among `keys` (expired ones too: the writer judges the window). A
    * `custom` table returns none: the log below it keeps its own keys. */
   findKeys(conversationId: string, keys: readonly string[]): Promise<Map<string, KeyRecord>>;
+  /** The same for one key, synchronously, where the table reads synchronously (the hot path
+   * of a keyed append: no promise, no map). Optional. */
+  keyOf?(conversationId: string, key: string): KeyRecord | undefined;
   /** Clears the conversation; forks that reference it get their prefix materialized first. */
   clear(conversationId: string): Promise<void>;
   /** Makes the empty `newId` a fork of `source` at `at`, atomically checked against the

@@ -86,6 +86,7 @@ export function createInMemoryTable(): MessageTable {
       }
       return found;
     },
+    keyOf: (c, key) => keys.get(c)?.get(key),
     clear: async (c) => {
       // Forks that read from c get their prefix as their own rows first (fork.ts).
       for (const fork of [...(forksOf.get(c) ?? [])]) {

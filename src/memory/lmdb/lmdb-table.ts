@@ -25,9 +25,9 @@ import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRec
  * `{firstId, count, at}`, put in the same conditional commit as the batch's messages (one put
  * more per keyed batch, no time index: that would be a second). Expired keys are swept by a
  * cursor that walks the whole db a stretch at a time: `KEY_SWEEP_LIMIT` keys examined every
- * `KEY_SWEEP_LIMIT / 2` keyed batches or `KEY_SWEEP_EVERY_MS`, whichever comes first, so the
- * sweep examines keys twice as fast as they are written (two reads per keyed batch, amortized)
- * and the db holds about a window's worth of keys.
+ * `KEY_SWEEP_LIMIT` keyed batches or `KEY_SWEEP_EVERY_MS`, whichever comes first, so the
+ * sweep examines keys as fast as they are written (one read per keyed batch, amortized) and
+ * the db holds at most about two windows' worth of keys.
  *
  * Forks (fork.ts): `forks` holds `['of', fork]` → `{source, at}` and `['by', source, fork]` →
  * `at`. A read looks the link up (one get) and, for a fork, reads each segment as a range
@@ -152,6 +152,11 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       }
       return found;
     },
+    keyOf: (c, key) => {
+      ensureOpen();
+      const row = keysDb.get([c, key]);
+      return row === undefined ? undefined : { key, firstId: row.firstId, count: row.count, at: row.at };
+    },
     fork: (newId, source, at) => {
       if (closed) return Promise.reject(closedError());
       lease.guardFailedCommits();
@@ -186,7 +191,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       if (keys !== undefined && keys.length > 0) {
         keyedSinceSweep += keys.length;
         const now = keys[0]!.at;
-        if (keyedSinceSweep >= KEY_SWEEP_LIMIT / 2 || now - lastSweep >= KEY_SWEEP_EVERY_MS) sweepKeys(now);
+        if (keyedSinceSweep >= KEY_SWEEP_LIMIT || now - lastSweep >= KEY_SWEEP_EVERY_MS) sweepKeys(now);
       }
       lease.guardFailedCommits();
       return committed.then(

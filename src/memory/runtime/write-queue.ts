@@ -127,17 +127,47 @@ function rejected(ops: readonly PendingOp[], ctx: StepContext, error: unknown): 
   return ctx.table.lastId(c).catch(() => lastId);
 }
 
-async function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
-  if (ctx.table.kind === 'custom') return runOneByOne(ops, ctx);
-  const c = ctx.conversationId;
+function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  const { table, conversationId: c } = ctx;
+  if (table.kind === 'custom') return runOneByOne(ops, ctx);
+  const keyOf = table.keyOf;
+  if (keyOf !== undefined) {
+    let found: Map<string, KeyRecord> | KeyRecord | undefined;
+    try {
+      // One op (the usual step under load): one synchronous get.
+      if (ops.length === 1) found = keyOf.call(table, c, ops[0]!.key!);
+      else {
+        found = new Map();
+        for (const op of ops) {
+          const r = op.key === undefined ? undefined : keyOf.call(table, c, op.key);
+          if (r !== undefined) found.set(r.key, r);
+        }
+      }
+    } catch (error) {
+      return rejected(ops, ctx, error);
+    }
+    return found instanceof Map ? dedupe(ops, found, ctx) : dedupeOne(ops[0]!, found, ctx);
+  }
   const keys: string[] = [];
   for (const op of ops) if (op.key !== undefined) keys.push(op.key);
-  let found: Map<string, KeyRecord>;
-  try {
-    found = await ctx.table.findKeys(c, keys);
-  } catch (error) {
-    return rejected(ops, ctx, error);
-  }
+  return table.findKeys(c, keys).then(
+    (found) => dedupe(ops, found, ctx),
+    (error: unknown) => rejected(ops, ctx, error),
+  );
+}
+
+function dedupeOne(op: AppendOp, stored: KeyRecord | undefined, ctx: StepContext): Promise<number> {
+  if (stored === undefined || !keyIsLive(stored, ctx.clock.now())) return commitAppends([op], ctx);
+  replay(op, stored, ctx);
+  return Promise.resolve(ctx.lastId);
+}
+
+/** Answers `op` with the records its key stored. */
+function replay(op: AppendOp, stored: KeyRecord, ctx: StepContext): void {
+  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
+}
+
+function dedupe(ops: readonly AppendOp[], found: Map<string, KeyRecord>, ctx: StepContext): Promise<number> {
   const now = ctx.clock.now();
   const fresh: AppendOp[] = [];
   /** Ops of this step whose key a fresh op of the same step carries: they share its outcome. */
@@ -145,15 +175,14 @@ async function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise
   for (const op of ops) {
     const stored = op.key === undefined ? undefined : found.get(op.key);
     if (op.key === undefined) fresh.push(op);
-    else if (stored !== undefined && keyIsLive(stored, now)) {
-      ctx.table.range(c, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
-    } else if (followers.has(op.key)) followers.get(op.key)!.push(op);
+    else if (stored !== undefined && keyIsLive(stored, now)) replay(op, stored, ctx);
+    else if (followers.has(op.key)) followers.get(op.key)!.push(op);
     else {
       followers.set(op.key, []);
       fresh.push(op);
     }
   }
-  if (fresh.length === 0) return ctx.lastId;
+  if (fresh.length === 0) return Promise.resolve(ctx.lastId);
   const writes = fresh.map((op): AppendOp => {
     const same = op.key === undefined ? undefined : followers.get(op.key);
     if (same === undefined || same.length === 0) return op;
