@@ -63,6 +63,13 @@ describe('chat with an idempotency key', () => {
     expect(await fx.recall.getSessionMessages(U, 's')).toHaveLength(4);
   });
 
+  test('keyed turns leave only their rows to a session search (the raw LMDB scan)', async () => {
+    fx = openRecall();
+    for (const k of ['a', 'b', 'c']) await fx.recall.chat({ userId: U, sessionId: 's', message: `tea ${k}`, idempotencyKey: k });
+    const found = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: 50 });
+    expect(found.map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   test('a bad key is rejected with invalid_option before anything is stored', async () => {
     fx = openRecall();
     const error = await fx.recall.chat({ userId: U, sessionId: 's', message: 'x', idempotencyKey: '' }).catch((e: { code: string }) => e.code);

@@ -5,7 +5,7 @@ import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
-import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRecord } from '../contract/idempotency.ts';
+import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -21,13 +21,17 @@ import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRec
  * puts them in one transaction (together with other conversations' writes of the same turn:
  * group commit); `write` resolves after the commit and the flush.
  *
- * Idempotency keys (idempotency.ts): `idempotency` holds `[conversationId, key]` →
- * `{firstId, count, at}`, put in the same conditional commit as the batch's messages (one put
- * more per keyed batch, no time index: that would be a second). Expired keys are swept by a
- * cursor that walks the whole db a stretch at a time: `KEY_SWEEP_LIMIT` keys examined every
- * `KEY_SWEEP_LIMIT` keyed batches or `KEY_SWEEP_EVERY_MS`, whichever comes first, so the
- * sweep examines keys as fast as they are written (one read per keyed batch, amortized) and
- * the db holds at most about two windows' worth of keys.
+ * Idempotency keys (idempotency.ts) live in `messages` too, beside their conversation:
+ * `[conversationId, '\u0001' + key]` → `{firstId, count, at}`. A string sorts after every number
+ * in an ordered array key, so key rows sit just after the conversation's newest messages (the
+ * same pages a keyed append dirties anyway: a separate database cost ~15% more per durable
+ * commit) and no id range, tail or last-id scan ever meets them. The key row is put in the same
+ * conditional commit as the batch's messages. Expired keys are swept per conversation: every
+ * `SWEEP_EVERY`th keyed batch of the table examines the `SWEEP_EVERY * 2` key rows that follow
+ * its own key in that conversation, cyclically, and removes the expired ones: two rows examined
+ * per keyed batch, amortized, which keeps a conversation under keyed writes at about two
+ * windows of keys. (A conversation that gets no more keyed writes keeps its last key rows, a
+ * small fraction of its messages, until it is cleared.)
  *
  * Forks (fork.ts): `forks` holds `['of', fork]` → `{source, at}` and `['by', source, fork]` →
  * `at`. A read looks the link up (one get) and, for a fork, reads each segment as a range
@@ -35,7 +39,11 @@ import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT, type KeyRec
  * transactions (checks and writes atomic, against other writers of the environment too).
  */
 export const MESSAGES_DB = 'messages';
-export const KEYS_DB = 'idempotency';
+/** The prefix of a key row's second key component (no key contains NUL, so none sorts below). */
+const KEY_ROW = '\u0001';
+const KEY_ROW_END = '\u0002';
+/** One keyed batch in this many sweeps. */
+const SWEEP_EVERY = 16;
 export const FORKS_DB = 'forks';
 
 interface Row {
@@ -52,13 +60,11 @@ export interface LmdbTable extends MessageTable {
 
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
-  const keysDb = lease.root.openDB<Omit<KeyRecord, 'key'>, [string, string]>(KEYS_DB, { encoding: 'json' });
+  // The same database, typed for its key rows.
+  const keysDb = lease.root.openDB<Omit<KeyRecord, 'key'>, [string, string]>(MESSAGES_DB, { encoding: 'json' });
   const forksDb = lease.root.openDB<ForkLink | number, Array<string>>(FORKS_DB, { encoding: 'json' });
   let closed = false;
-  let lastSweep = 0;
   let keyedSinceSweep = 0;
-  /** Where the next sweep starts (undefined: at the beginning). */
-  let sweepFrom: [string, string] | undefined;
 
   const ownLastId = (c: string): number => {
     for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) return key[1];
@@ -89,20 +95,20 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     meta: row.meta,
     message: row.message,
   });
-  /** Examines the next KEY_SWEEP_LIMIT keys and removes the expired ones (in the next commit). */
-  const sweepKeys = (now: number) => {
-    lastSweep = now;
-    keyedSinceSweep = 0;
+  /** Examines the key rows of `c` after `key`, cyclically, and removes the expired ones (in the next commit). */
+  const sweepAround = (c: string, key: string, now: number) => {
     const cutoff = now - IDEMPOTENCY_WINDOW_MS;
-    let seen = 0;
-    let last: [string, string] | undefined;
-    for (const { key, value } of keysDb.getRange({ ...(sweepFrom ? { start: sweepFrom } : {}), limit: KEY_SWEEP_LIMIT })) {
-      seen++;
-      last = key;
-      if (value.at <= cutoff) keysDb.remove(key);
-    }
-    // At the end: start over next time. (Resuming at the last key examines it twice; harmless.)
-    sweepFrom = seen < KEY_SWEEP_LIMIT ? undefined : last;
+    const own = KEY_ROW + key;
+    let left = SWEEP_EVERY * 2;
+    const examine = (start: string, end: string) => {
+      for (const { key: k, value } of keysDb.getRange({ start: [c, start], end: [c, end], limit: left + 1 })) {
+        if (k[1] === own) continue;
+        if (value.at <= cutoff) keysDb.remove(k);
+        if (--left === 0) return;
+      }
+    };
+    examine(own, KEY_ROW_END);
+    if (left > 0) examine(KEY_ROW, own);
   };
   const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
@@ -147,14 +153,14 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       ensureOpen();
       const found = new Map<string, KeyRecord>();
       for (const key of wanted) {
-        const row = keysDb.get([c, key]);
-        if (row !== undefined) found.set(key, { key, ...row });
+        const row = keysDb.get([c, KEY_ROW + key]);
+        if (row !== undefined) found.set(key, { key, firstId: row.firstId, count: row.count, at: row.at });
       }
       return found;
     },
     keyOf: (c, key) => {
       ensureOpen();
-      const row = keysDb.get([c, key]);
+      const row = keysDb.get([c, KEY_ROW + key]);
       return row === undefined ? undefined : { key, firstId: row.firstId, count: row.count, at: row.at };
     },
     fork: (newId, source, at) => {
@@ -186,12 +192,11 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // last id. The puts are conditional on that id being free, checked inside the commit.
       const committed = db.ifNoExists([c, first.message_id], () => {
         for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
-        if (keys !== undefined) for (const k of keys) keysDb.put([c, k.key], { firstId: k.firstId, count: k.count, at: k.at });
+        if (keys !== undefined) for (const k of keys) keysDb.put([c, KEY_ROW + k.key], { firstId: k.firstId, count: k.count, at: k.at });
       });
-      if (keys !== undefined && keys.length > 0) {
-        keyedSinceSweep += keys.length;
-        const now = keys[0]!.at;
-        if (keyedSinceSweep >= KEY_SWEEP_LIMIT || now - lastSweep >= KEY_SWEEP_EVERY_MS) sweepKeys(now);
+      if (keys !== undefined && keys.length > 0 && ++keyedSinceSweep >= SWEEP_EVERY) {
+        keyedSinceSweep = 0;
+        sweepAround(c, keys[0]!.key, keys[0]!.at);
       }
       lease.guardFailedCommits();
       return committed.then(
@@ -219,7 +224,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
             forksDb.remove(['by', link.source, c]);
           }
           for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) db.remove(key);
-          for (const key of keysDb.getKeys({ start: [c], end: [c, '\uffff\uffff'] })) keysDb.remove(key);
+          for (const key of keysDb.getKeys({ start: [c, KEY_ROW], end: [c, KEY_ROW_END] })) keysDb.remove(key);
         })
         .then(() => db.flushed)
         .catch(failedCommit);
