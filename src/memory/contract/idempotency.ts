@@ -34,6 +34,8 @@ export interface KeyRecord {
   firstId: number;
   count: number;
   at: number;
+  /** On a write only: an expired row of this key is stored and is to be overwritten. */
+  stale?: boolean;
 }
 
 /** Whether `record` is still honoured at `now`. */
@@ -64,3 +66,15 @@ export function validateAppendOptions(options: unknown): string | undefined {
   const key = (options as AppendOptions).idempotencyKey;
   return key === undefined ? undefined : validateIdempotencyKey(key);
 }
+
+/**
+ * Thrown (or rejected with) by a table's `write` when a key of the batch is already stored
+ * (and not marked stale): nothing was written. The writer (write-queue.ts) then looks the keys up. Internal: never reaches a caller.
+ */
+export class KeyTaken extends Error {
+  constructor(readonly conversationId: string) {
+    super(`an idempotency key of the batch to ${conversationId} is already stored`);
+    this.name = 'KeyTaken';
+  }
+}
+

@@ -22,8 +22,10 @@ export interface MessageTable {
   /** The last `n`, ascending. */
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
   /** Takes ownership of `records` (the writer keeps no reference) and may return them.
-   * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step.
-   * A `custom` table is given at most one key, covering all of `records`. */
+   * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step,
+   * on condition that none of them is stored yet (unless marked `stale`): else nothing is
+   * written and it rejects with `KeyTaken` (write-queue.ts). A `custom` table is given at most
+   * one key, covering all of `records`, and dedupes by it itself. */
   write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[]): Promise<StoredMessage[]>;
   /** The stored keys among `keys` (expired ones too: the writer judges the window). A
    * `custom` table returns none: the log below it keeps its own keys. */

@@ -1,7 +1,7 @@
 import type { Message, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
-import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
+import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/idempotency.ts';
 
 /**
  * A `MessageTable` in process memory, like beamai's ETS table: fast, and gone with its owner
@@ -53,6 +53,7 @@ export function createInMemoryTable(): MessageTable {
     range: async (c, from, to, limit) => range(c, from, to, limit),
     tail: async (c, n) => (n === 0 ? [] : stitchedTail(segments(c), n, own)),
     write: async (c, records, written) => {
+      if (written !== undefined) for (const k of written) if (k.stale !== true && keys.get(c)?.has(k.key)) throw new KeyTaken(c);
       const stored = records.map((r) => JSON.stringify(r));
       let o = conversations.get(c);
       if (o === undefined) conversations.set(c, (o = { base: links.get(c)?.at ?? 0, rows: [] }));
@@ -72,7 +73,7 @@ export function createInMemoryTable(): MessageTable {
         }
         for (const k of written) {
           mine.delete(k.key);
-          mine.set(k.key, { ...k });
+          mine.set(k.key, { key: k.key, firstId: k.firstId, count: k.count, at: k.at });
         }
       }
       return records;

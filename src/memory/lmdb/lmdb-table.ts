@@ -5,7 +5,7 @@ import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
-import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
+import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/idempotency.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -190,19 +190,36 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // The caller numbers from the last id it read; a record already at that id means a
       // second writer (another store or process on this environment) numbered from the same
       // last id. The puts are conditional on that id being free, checked inside the commit.
-      const committed = db.ifNoExists([c, first.message_id], () => {
+      const puts = () => {
         for (const r of records) db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
         if (keys !== undefined) for (const k of keys) keysDb.put([c, KEY_ROW + k.key], { firstId: k.firstId, count: k.count, at: k.at });
-      });
-      if (keys !== undefined && keys.length > 0 && ++keyedSinceSweep >= SWEEP_EVERY) {
-        keyedSinceSweep = 0;
-        sweepAround(c, keys[0]!.key, keys[0]!.at);
+      };
+      // Each new key is a condition too (nested: all must hold), checked in the commit, so a
+      // keyed append reads nothing first; a stale key's row is simply overwritten.
+      let keyCheck: Promise<boolean> | undefined;
+      let body = puts;
+      if (keys !== undefined) {
+        for (const k of keys) {
+          if (k.stale === true) continue;
+          const inner = body;
+          body = () => {
+            const held = keysDb.ifNoExists([c, KEY_ROW + k.key], inner);
+            const before = keyCheck;
+            keyCheck = before === undefined ? held : Promise.all([before, held]).then(([x, y]) => x && y);
+          };
+        }
       }
+      const committed = db.ifNoExists([c, first.message_id], body);
       lease.guardFailedCommits();
       return committed.then(
-        (written) => {
+        (written): Promise<StoredMessage[]> => {
           if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
-          return db.flushed.then(() => records, failedCommit);
+          const flushed = () => db.flushed.then(() => records, failedCommit);
+          if (keyCheck === undefined) return flushed();
+          return keyCheck.then((free) => {
+            if (!free) throw new KeyTaken(c);
+            return flushed();
+          });
         },
         failedCommit,
       );

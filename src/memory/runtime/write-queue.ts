@@ -3,7 +3,7 @@ import type { StoredMessage } from '../../message.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
 import { isoWithOffset, type WallClock } from '../../wall-clock.ts';
-import { keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
+import { KeyTaken, keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
 import { ForkError } from '../contract/fork.ts';
 
 /**
@@ -13,13 +13,14 @@ import { ForkError } from '../contract/fork.ts';
  * commit: appends that arrived while the previous step was committing share the next commit),
  * or one `fork` (making this conversation a fork: see fork.ts).
  *
- * IDEMPOTENCY KEYS (see idempotency.ts) are checked here, in the conversation's one writer,
- * before numbering: a step's keys are looked up in the table; an op whose key is stored and
- * live is answered with the stored records; two ops of one step with the same new key store
- * once and both get the records; the rest are numbered and written with their keys in the
- * same atomic write. Ops queued behind a step run after it committed, so a duplicate that
- * arrives while its first attempt commits finds the key. Over a `custom` table (a log that
- * numbers and keeps keys itself) a step with keys is written op by op, each keyed op alone.
+ * IDEMPOTENCY KEYS (see idempotency.ts) are handled here, in the conversation's one writer:
+ * two ops of one step with the same key store once and both get the records; the batch is
+ * written with its keys, in the same atomic write, on condition that none of them is stored
+ * (checked in the commit: see `runKeyedStep`); if one is, the keys are looked up, an op whose
+ * key is stored and live is answered with the stored records, and the rest are written. Ops
+ * queued behind a step run after it committed, so a duplicate that arrives while its first
+ * attempt commits finds the key. Over a `custom` table (a log that numbers and keeps keys
+ * itself) a step with keys is written op by op, each keyed op alone.
  *
  * Each operation is settled exactly once, with the outcome of what was stored:
  * - committed: resolved with its records;
@@ -99,21 +100,22 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
 }
 
 /** Numbers `ops` after the last id and writes them (with their keys) as one batch. */
-function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+function commitAppends(ops: readonly AppendOp[], ctx: StepContext, stale?: ReadonlySet<string>, attempt = 0): Promise<number> {
   const { conversationId: c, lastId } = ctx;
   let write: Promise<StoredMessage[]>;
   try {
     ctx.hooks?.beforeWrite(c);
     const now = ctx.clock.now();
     const records = numbered(ops, lastId, now);
-    const keys = keysOf(ops, lastId, now);
+    const keys = keysOf(ops, lastId, now, stale);
     write = keys === undefined ? ctx.table.write(c, records) : ctx.table.write(c, records, keys);
   } catch (error) {
+    if (error instanceof KeyTaken) return lookUpKeys(ops, ctx, attempt);
     return abort(ops, c, 'aborted before it was stored', error);
   }
   return write.then(
     (stored) => settleAppends(ops, stored, lastId),
-    (error: unknown) => rejected(ops, ctx, error),
+    (error: unknown) => (error instanceof KeyTaken ? lookUpKeys(ops, ctx, attempt) : rejected(ops, ctx, error)),
   );
 }
 
@@ -127,65 +129,68 @@ function rejected(ops: readonly PendingOp[], ctx: StepContext, error: unknown): 
   return ctx.table.lastId(c).catch(() => lastId);
 }
 
+/**
+ * Keys are written optimistically: in-step duplicates collapse first (no storage needed), then
+ * the batch is written on condition that none of its keys is stored (checked in the commit:
+ * a keyed append costs no read before it). Only when a key turns out to be taken are the keys
+ * looked up (`lookUpKeys`) and the taken ones answered from storage.
+ */
 function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
   const { table, conversationId: c } = ctx;
   if (table.kind === 'custom') return runOneByOne(ops, ctx);
+  if (table.keyOf === undefined) {
+    const keys: string[] = [];
+    for (const op of ops) if (op.key !== undefined) keys.push(op.key);
+    return table.findKeys(c, keys).then(
+      (found) => dedupe(collapse(ops), (key) => found.get(key), ctx, 0),
+      (error: unknown) => rejected(ops, ctx, error),
+    );
+  }
+  return commitAppends(collapse(ops), ctx);
+}
+
+/** A key of `ops` was taken when it was written: answer the taken ones from storage, write the rest. */
+function lookUpKeys(ops: readonly AppendOp[], ctx: StepContext, attempt: number): Promise<number> {
+  // A third time means another writer keeps storing our keys first: give up like a conflict.
+  if (attempt >= 2) return rejected(ops, ctx, new StorageError('write_conflict', `idempotency keys of ${ctx.conversationId} keep being taken by another writer`));
+  const { table, conversationId: c } = ctx;
   const keyOf = table.keyOf;
-  if (keyOf !== undefined) {
-    let found: Map<string, KeyRecord> | KeyRecord | undefined;
-    try {
-      // One op (the usual step under load): one synchronous get.
-      if (ops.length === 1) found = keyOf.call(table, c, ops[0]!.key!);
-      else {
-        found = new Map();
-        for (const op of ops) {
-          const r = op.key === undefined ? undefined : keyOf.call(table, c, op.key);
-          if (r !== undefined) found.set(r.key, r);
-        }
-      }
-    } catch (error) {
-      return rejected(ops, ctx, error);
-    }
-    return found instanceof Map ? dedupe(ops, found, ctx) : dedupeOne(ops[0]!, found, ctx);
+  if (keyOf === undefined) {
+    const keys = ops.flatMap((op) => (op.key === undefined ? [] : [op.key]));
+    return table.findKeys(c, keys).then(
+      (found) => dedupe(ops, (key) => found.get(key), ctx, attempt + 1),
+      (error: unknown) => rejected(ops, ctx, error),
+    );
   }
-  const keys: string[] = [];
-  for (const op of ops) if (op.key !== undefined) keys.push(op.key);
-  return table.findKeys(c, keys).then(
-    (found) => dedupe(ops, found, ctx),
-    (error: unknown) => rejected(ops, ctx, error),
-  );
+  try {
+    return dedupe(ops, (key) => keyOf.call(table, c, key), ctx, attempt + 1);
+  } catch (error) {
+    return rejected(ops, ctx, error);
+  }
 }
 
-function dedupeOne(op: AppendOp, stored: KeyRecord | undefined, ctx: StepContext): Promise<number> {
-  if (stored === undefined || !keyIsLive(stored, ctx.clock.now())) return commitAppends([op], ctx);
-  replay(op, stored, ctx);
-  return Promise.resolve(ctx.lastId);
-}
-
-/** Answers `op` with the records its key stored. */
-function replay(op: AppendOp, stored: KeyRecord, ctx: StepContext): void {
-  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
-}
-
-function dedupe(ops: readonly AppendOp[], found: Map<string, KeyRecord>, ctx: StepContext): Promise<number> {
-  const now = ctx.clock.now();
-  const fresh: AppendOp[] = [];
-  /** Ops of this step whose key a fresh op of the same step carries: they share its outcome. */
-  const followers = new Map<string, AppendOp[]>();
+/** Ops after the first with the same key share its outcome (they are not written). */
+function collapse(ops: readonly AppendOp[]): readonly AppendOp[] {
+  if (ops.length === 1) return ops;
+  const firsts = new Map<string, { op: AppendOp; same: AppendOp[] }>();
+  const out: Array<AppendOp | { op: AppendOp; same: AppendOp[] }> = [];
   for (const op of ops) {
-    const stored = op.key === undefined ? undefined : found.get(op.key);
-    if (op.key === undefined) fresh.push(op);
-    else if (stored !== undefined && keyIsLive(stored, now)) replay(op, stored, ctx);
-    else if (followers.has(op.key)) followers.get(op.key)!.push(op);
+    if (op.key === undefined) out.push(op);
     else {
-      followers.set(op.key, []);
-      fresh.push(op);
+      const first = firsts.get(op.key);
+      if (first !== undefined) first.same.push(op);
+      else {
+        const entry = { op, same: [] as AppendOp[] };
+        firsts.set(op.key, entry);
+        out.push(entry);
+      }
     }
   }
-  if (fresh.length === 0) return Promise.resolve(ctx.lastId);
-  const writes = fresh.map((op): AppendOp => {
-    const same = op.key === undefined ? undefined : followers.get(op.key);
-    if (same === undefined || same.length === 0) return op;
+  if (firsts.size === 0 || [...firsts.values()].every((f) => f.same.length === 0)) return ops;
+  return out.map((item): AppendOp => {
+    if ('kind' in item) return item;
+    const { op, same } = item;
+    if (same.length === 0) return op;
     return {
       ...op,
       done: {
@@ -200,7 +205,28 @@ function dedupe(ops: readonly AppendOp[], found: Map<string, KeyRecord>, ctx: St
       },
     };
   });
-  return commitAppends(writes, ctx);
+}
+
+/** Answers the ops whose key is stored and live from storage; writes the others (over stale keys). */
+function dedupe(ops: readonly AppendOp[], keyOf: (key: string) => KeyRecord | undefined, ctx: StepContext, attempt: number): Promise<number> {
+  const now = ctx.clock.now();
+  const fresh: AppendOp[] = [];
+  let stale: Set<string> | undefined;
+  for (const op of ops) {
+    const stored = op.key === undefined ? undefined : keyOf(op.key);
+    if (stored === undefined) fresh.push(op);
+    else if (keyIsLive(stored, now)) replay(op, stored, ctx);
+    else {
+      (stale ??= new Set()).add(stored.key);
+      fresh.push(op);
+    }
+  }
+  return fresh.length === 0 ? Promise.resolve(ctx.lastId) : commitAppends(fresh, ctx, stale, attempt);
+}
+
+/** Answers `op` with the records its key stored. */
+function replay(op: AppendOp, stored: KeyRecord, ctx: StepContext): void {
+  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
 }
 
 /** Over a log that keeps keys itself: each keyed op alone, unkeyed neighbours together, in order. */
@@ -233,11 +259,15 @@ function numbered(ops: readonly AppendOp[], lastId: number, now: number): Stored
 }
 
 /** The key records of the keyed ops among `ops`, numbered as `numbered` numbers them. */
-function keysOf(ops: readonly AppendOp[], lastId: number, now: number): KeyRecord[] | undefined {
+function keysOf(ops: readonly AppendOp[], lastId: number, now: number, stale: ReadonlySet<string> | undefined): KeyRecord[] | undefined {
   let keys: KeyRecord[] | undefined;
   let id = lastId;
   for (const op of ops) {
-    if (op.key !== undefined) (keys ??= []).push({ key: op.key, firstId: id + 1, count: op.entries.length, at: now });
+    if (op.key !== undefined) {
+      const record: KeyRecord = { key: op.key, firstId: id + 1, count: op.entries.length, at: now };
+      if (stale?.has(op.key)) record.stale = true;
+      (keys ??= []).push(record);
+    }
     id += op.entries.length;
   }
   return keys;
