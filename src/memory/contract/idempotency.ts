@@ -2,8 +2,9 @@ import { InvalidInputError } from '../../errors.ts';
 
 /**
  * Exactly-once appends: an append may carry an idempotency key. The conversation's single
- * writer looks the key up before numbering; a key already stored (and younger than the
- * window) answers with the records it stored, and nothing new is stored. Otherwise the key is
+ * writer writes the batch on condition that its key is not stored (LMDB, in memory: checked in
+ * the commit; PostgreSQL: claimed first in the transaction); a key already stored (and younger
+ * than the window) answers with the records it stored, and nothing new is stored. The key is
  * written in the same atomic step as the batch's messages, so a batch and its key are stored
  * together or not at all: a retry after a timeout, a lost acknowledgement or a SIGKILL either
  * finds the key (and gets the first attempt's records) or finds neither (and stores the batch).

@@ -26,7 +26,8 @@ import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/ide
  * in an ordered array key, so key rows sit just after the conversation's newest messages (the
  * same pages a keyed append dirties anyway: a separate database cost ~15% more per durable
  * commit) and no id range, tail or last-id scan ever meets them. The key row is put in the same
- * conditional commit as the batch's messages. Expired keys are swept per conversation: every
+ * conditional commit as the batch's messages, whose conditions then include "no row for this
+ * key" (nested `ifNoExists`), so a keyed append reads nothing before it writes. Expired keys are swept per conversation: every
  * `SWEEP_EVERY`th keyed batch of the table examines the `SWEEP_EVERY * 2` key rows that follow
  * its own key in that conversation, cyclically, and removes the expired ones: two rows examined
  * per keyed batch, amortized, which keeps a conversation under keyed writes at about two
