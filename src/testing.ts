@@ -369,6 +369,147 @@ export function describeMessageLogContract(name: string, make: MakeStore<Message
       });
     });
 
+    it('stores a keyed append once: a retry with the same key returns the stored records and stores nothing', async () => {
+      await withStore(make, async (log) => {
+        await log.append('c', [{ message: user('before') }]);
+        const first = await log.append('c', [{ message: user('a') }, { message: user('b') }], { idempotencyKey: 'k1' });
+        await log.append('c', [{ message: user('between') }]);
+        const retry = await log.append('c', [{ message: user('a') }, { message: user('b') }], { idempotencyKey: 'k1' });
+        expect(retry).toEqual(first);
+        expect(first.map((r) => r.message_id)).toEqual([2, 3]);
+        await log.add('c', [user('a')], { idempotencyKey: 'k1' });
+        expect(await log.get('c')).toEqual([user('before'), user('a'), user('b'), user('between')]);
+        const other = await log.append('d', [{ message: user('a') }], { idempotencyKey: 'k1' });
+        expect(other.map((r) => r.message_id)).toEqual([1]);
+      });
+    });
+
+    it('collapses concurrent appends with one key into one stored batch', async () => {
+      await withStore(make, async (log) => {
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => log.append('c', [{ message: user(`try ${i}`) }], { idempotencyKey: 'same' })),
+        );
+        for (const r of results) expect(r).toEqual(results[0]);
+        expect(await log.lastId('c')).toBe(1);
+        await Promise.all([log.add('c', [user('x')], { idempotencyKey: 'x' }), log.add('c', [user('y')]), log.add('c', [user('x')], { idempotencyKey: 'x' })]);
+        expect(await log.get('c')).toEqual([user('try 0'), user('x'), user('y')]);
+      });
+    });
+
+    it('forgets a conversation\'s keys on clear', async () => {
+      await withStore(make, async (log) => {
+        await log.add('c', [user('a')], { idempotencyKey: 'k' });
+        await log.clear('c');
+        await log.add('c', [user('b')], { idempotencyKey: 'k' });
+        expect(await log.get('c')).toEqual([user('b')]);
+      });
+    });
+
+    it('rejects a bad idempotency key with invalid_option and stores nothing', async () => {
+      await withStore(make, async (log) => {
+        const bad: unknown[] = ['', 'x'.repeat(201), 7, 'a\u0000b', '\uD800'];
+        for (const key of bad) {
+          const error = await log.append('c', [{ message: user('x') }], { idempotencyKey: key as string }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(InvalidInputError);
+          expect((error as InvalidInputError).code).toBe('invalid_option');
+        }
+        expect(await log.lastId('c')).toBe(0);
+      });
+    });
+
+    it('forks at a message: the fork sees the prefix, then its own records numbered on; the source is untouched', async () => {
+      await withStore(make, async (log) => {
+        await log.add('src', [user('1'), assistant('2'), user('3'), assistant('4')]);
+        await log.fork('src', 2, 'f');
+        expect(await log.lastId('f')).toBe(2);
+        expect(await log.get('f')).toEqual([user('1'), assistant('2')]);
+        const own = await log.append('f', [{ message: user('f3') }, { message: assistant('f4') }, { message: user('f5') }]);
+        expect(own.map((r) => r.message_id)).toEqual([3, 4, 5]);
+        await log.add('src', [user('5')]);
+        expect(await log.get('src')).toEqual([user('1'), assistant('2'), user('3'), assistant('4'), user('5')]);
+        expect(await log.get('f')).toEqual([user('1'), assistant('2'), user('f3'), assistant('f4'), user('f5')]);
+        const ids = async (q: Parameters<MessageLog['range']>[1]) => (await log.range('f', q)).map((r) => r.message.content);
+        expect(await ids({ from: 2, to: 3 })).toEqual(['2', 'f3']);
+        expect(await ids({ from: 1, limit: 3 })).toEqual(['1', '2', 'f3']);
+        expect(await ids({ from: 4 })).toEqual(['f4', 'f5']);
+        expect((await log.tail('f', 4)).map((r) => r.message_id)).toEqual([2, 3, 4, 5]);
+        expect((await log.tail('f', 2)).map((r) => r.message.content)).toEqual(['f4', 'f5']);
+        expect(await log.lastId('f')).toBe(5);
+      });
+    });
+
+    it('forks a fork (a chain) and reads through every link', async () => {
+      await withStore(make, async (log) => {
+        await log.add('a', [user('a1'), user('a2'), user('a3')]);
+        await log.fork('a', 2, 'b');
+        await log.add('b', [user('b3'), user('b4')]);
+        await log.fork('b', 3, 'c');
+        await log.add('c', [user('c4')]);
+        expect(await log.get('c')).toEqual([user('a1'), user('a2'), user('b3'), user('c4')]);
+        expect((await log.tail('c', 3)).map((r) => r.message_id)).toEqual([2, 3, 4]);
+        expect((await log.range('c', { from: 2, to: 3 })).map((r) => r.message.content)).toEqual(['a2', 'b3']);
+      });
+    });
+
+    it('keeps a fork whole when its source is cleared (its prefix becomes its own), and numbers the cleared source from 1', async () => {
+      await withStore(make, async (log) => {
+        await log.add('a', [user('a1'), user('a2'), user('a3')]);
+        await log.fork('a', 2, 'b');
+        await log.add('b', [user('b3')]);
+        await log.fork('b', 3, 'c');
+        await log.clear('a');
+        expect(await log.get('a')).toEqual([]);
+        expect(await log.get('b')).toEqual([user('a1'), user('a2'), user('b3')]);
+        expect(await log.get('c')).toEqual([user('a1'), user('a2'), user('b3')]);
+        await log.clear('b');
+        expect(await log.get('c')).toEqual([user('a1'), user('a2'), user('b3')]);
+        await log.add('c', [user('c4')]);
+        expect((await log.tail('c', 2)).map((r) => r.message_id)).toEqual([3, 4]);
+        await log.add('a', [user('new')]);
+        expect((await log.range('a')).map((r) => r.message_id)).toEqual([1]);
+        await log.clear('c');
+        expect(await log.lastId('c')).toBe(0);
+      });
+    });
+
+    it("reads a fork's system messages through its source: the prefix's, then its own, and keeps them when the source is cleared", async () => {
+      await withStore(make, async (log) => {
+        const system = (content: string): Message => ({ role: 'system', content });
+        await log.add('a', [system('a1'), user('a2'), system('a3'), system('a4')]);
+        await log.fork('a', 3, 'b');
+        await log.add('b', [user('b4'), system('b5')]);
+        await log.add('a', [system('a5')]);
+        const seen = async (c: string) => (await log.systemMessages(c)).map((r) => [r.message_id, r.message.content]);
+        expect(await seen('b')).toEqual([[1, 'a1'], [3, 'a3'], [5, 'b5']]);
+        await log.fork('b', 4, 'c');
+        expect(await seen('c')).toEqual([[1, 'a1'], [3, 'a3']]);
+        await log.clear('a');
+        expect(await seen('b')).toEqual([[1, 'a1'], [3, 'a3'], [5, 'b5']]);
+        expect(await seen('c')).toEqual([[1, 'a1'], [3, 'a3']]);
+        expect(await seen('a')).toEqual([]);
+      });
+    });
+
+    it('refuses a fork onto a conversation with messages, or at a missing id, with a ForkError', async () => {
+      await withStore(make, async (log) => {
+        await log.add('a', [user('a1'), user('a2')]);
+        await log.add('taken', [user('t')]);
+        const codes = await Promise.all([
+          log.fork('a', 1, 'taken').catch((e: { code: string }) => e.code),
+          log.fork('a', 3, 'new').catch((e: { code: string }) => e.code),
+          log.fork('missing', 1, 'new2').catch((e: { code: string }) => e.code),
+          log.fork('a', 0, 'new3').catch((e: { code: string }) => e.code),
+          log.fork('a', 1, 'a').catch((e: { code: string }) => e.code),
+        ]);
+        expect(codes).toEqual(['fork_target_exists', 'fork_point_missing', 'fork_point_missing', 'invalid_option', 'invalid_option']);
+        expect(await log.get('taken')).toEqual([user('t')]);
+        expect(await log.lastId('new')).toBe(0);
+        await log.fork('a', 1, 'f');
+        const again = await log.fork('a', 1, 'f').catch((e: { code: string }) => e.code);
+        expect(again).toBe('fork_target_exists');
+      });
+    });
+
     it('rejects a bad range, tail count or entry with InvalidInputError', async () => {
       await withStore(make, async (log) => {
         const codes = await Promise.all([

@@ -4,6 +4,8 @@
  */
 export type { ChatMemory } from './contract/chat-memory.ts';
 export type { MessageLog, NewEntry, RangeQuery } from './contract/message-log.ts';
+export { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEY_LENGTH, type AppendOptions } from './contract/idempotency.ts';
+export { ForkError, type ForkErrorCode } from './contract/fork.ts';
 export type {
   Message,
   SystemMessage,

@@ -87,8 +87,11 @@ export function createSerialLog(
     ...validatedLog({
       checkOpen: ensureOpen,
       get: (c) => table.messages(c),
-      append: (c, entries, options) => submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done, onNumbered: options?.onNumbered })),
+      append: (c, entries, options) =>
+        submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done, onNumbered: options.onNumbered })),
       clear: (c) => submit<void>(c, (done) => ({ kind: 'clear', done })),
+      // In the new conversation's lane, which then numbers on from the fork point.
+      fork: (source, at, newId) => submit<void>(newId, (done) => ({ kind: 'fork', source, at, done })),
       range: (c, q) => table.range(c, q.from, q.to, q.limit),
       tail: (c, n) => table.tail(c, n),
       systemMessages: (c) => table.systemMessages(c),

@@ -11,11 +11,13 @@ import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
 import type { ChatStreamEvent } from './chat/chat-stream-events.ts';
-import { forgetMirror, laggingSessions, repairLaggingSessions } from './store/daily-mirror.ts';
+import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './store/daily-mirror.ts';
+import { ForkError } from '../memory/contract/fork.ts';
 import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
+import { removeSessionTurnKeys } from './chat/turn-keys.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { localTimeIn, systemLocalTime } from './store/local-time.ts';
 import { longTermHistory, type LongTermVersion } from './store/long-term-store.ts';
@@ -58,8 +60,10 @@ import {
   cutShortSessions,
   listCutShortSessions,
   listSessions,
+  registerSession,
   removeSession,
   sessionEntry,
+  touchSession,
   type SessionSummary,
 } from './store/sessions-index.ts';
 
@@ -178,6 +182,14 @@ export interface Recall {
   createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
+  /**
+   * Branches a session at one of its rows ("edit and resend"): the new session (`newSessionId`,
+   * default a fresh id) sees the source's rows up to and including `messageId`, then its own;
+   * the source is untouched and the prefix is shared, not copied (MessageLog `fork`). The new
+   * session is listed at once with the source's title. `ForkError` (`fork_target_exists`,
+   * `fork_point_missing`) when the new id is taken or the row does not exist.
+   */
+  forkSession(userId: string, sessionId: string, messageId: number, newSessionId?: string): Promise<string>;
   /** Deletes the session, its summaries, its daily rows, its log rows and its index entry. False when there was none. */
   deleteSession(userId: string, sessionId: string): Promise<boolean>;
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
@@ -336,6 +348,26 @@ export function createRecall(options: RecallOptions): Recall {
     getSessionMessages: (userId, sessionId) =>
       user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
 
+    forkSession: (userId, sessionId, messageId, targetId) =>
+      guarded(async () => {
+        const u = assertUserId(userId);
+        const s = assertSessionId(sessionId);
+        const target = targetId === undefined ? newSessionId() : assertSessionId(targetId);
+        if (sessionEntry(dbs, u, target) !== undefined) {
+          throw new ForkError('fork_target_exists', `session ${target} already exists`, { sessionId: target });
+        }
+        await deps.memory.fork(sessionConversationId(u, s), messageId, sessionConversationId(u, target));
+        const now = localNow(deps).ts;
+        await commit(dbs, () => {
+          registerSession(dbs, u, target, now);
+          // The prefix is the source's rows, already in the daily view: mirror only what comes after.
+          startMirror(dbs, u, target, messageId);
+          const entry = touchSession(dbs, u, target, sessionEntry(dbs, u, s)?.title || '新对话', now);
+          dbs.sessions.put([u, target], { ...entry, fork: { session_id: s, message_id: messageId } });
+        });
+        return target;
+      }),
+
     deleteSession: (userId, sessionId) =>
       user(userId, async (u) => {
         const s = assertSessionId(sessionId);
@@ -349,6 +381,7 @@ export function createRecall(options: RecallOptions): Recall {
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);
+          removeSessionTurnKeys(dbs, u, s);
           removeSession(dbs, u, s);
           return n;
         });

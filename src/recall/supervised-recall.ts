@@ -27,6 +27,7 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     listSessions: forward('listSessions'),
     createSession: forward('createSession'),
     getSessionMessages: forward('getSessionMessages'),
+    forkSession: forward('forkSession'),
     deleteSession: forward('deleteSession'),
     searchSession: forward('searchSession'),
     searchDaily: forward('searchDaily'),

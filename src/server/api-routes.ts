@@ -3,6 +3,8 @@
  *
  *   POST   /api/chat                               {user_id, session_id, message}
  *            → {reply, memory_hits, title, tool_calls:[{name, input, output}]}
+ *            (header `Idempotency-Key`: a retried turn returns the stored reply, see
+ *            recall/chat/turn-keys.ts; such a turn is not cancelled when its client goes away)
  *   POST   /api/chat/stream                        {user_id, session_id, message}
  *            → text/event-stream: delta, tool_call, tool_result, then done (/api/chat's answer)
  *              or error (chat-stream-route.ts)
@@ -14,6 +16,8 @@
  * and the rest are Mnemo's own:
  *
  *   DELETE /api/conversations/:sid?user_id=        → {session_id, deleted: true} | 404
+ *   POST   /api/conversations/:sid/fork            {user_id, message_id, new_session_id?}
+ *            → {session_id}  (branch at a row: 409 new id taken, 404 no such row)
  *   GET    /api/conversations/:sid/search?user_id=&keyword=&limit=20          → {items}
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
@@ -103,6 +107,11 @@ interface WindowQuery extends UserQuery {
 }
 type Day = { day: string };
 
+interface ForkBody extends UserQuery {
+  message_id: number;
+  new_session_id: string;
+}
+
 interface MemoryParams {
   id: string;
 }
@@ -135,11 +144,20 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
   api.post<{ Body: ChatBody }>('/api/chat', { config: USER, schema: S.chat }, async (request, reply) => {
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
-    const turn = turnSignal(reply, stopSignal);
+    const key = request.headers['idempotency-key'];
+    if (Array.isArray(key)) throw new HttpError(422, 'Idempotency-Key must be given once');
+    // A keyed turn may have a retry waiting for it: only the stop deadline cancels it.
+    const turn = turnSignal(reply, stopSignal, { followClient: key === undefined });
     const started = performance.now();
     let outcome = 'ok';
     const result = await recall
-      .chat({ userId: body.user_id, sessionId: body.session_id, message: body.message, signal: turn.signal })
+      .chat({
+        userId: body.user_id,
+        sessionId: body.session_id,
+        message: body.message,
+        signal: turn.signal,
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+      })
       .catch((error: unknown) => {
         outcome = errorCode(error);
         throw error;
@@ -190,6 +208,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       throw new HttpError(404, 'conversation not found');
     }
     return { session_id, deleted: true };
+  });
+
+  api.post<{ Params: SessionParams; Body: ForkBody }>('/api/conversations/:session_id/fork', { config: USER, schema: S.forkSession }, async (request) => {
+    const body = request.body;
+    const { session_id } = request.params;
+    const target = body.new_session_id === '' ? undefined : body.new_session_id;
+    requireIds({ user_id: body.user_id, session_id, ...(target === undefined ? {} : { new_session_id: target }) });
+    return { session_id: await recall.forkSession(body.user_id, session_id, body.message_id, target) };
   });
 
   api.get<{ Params: SessionParams; Querystring: SearchQuery }>('/api/conversations/:session_id/search', { config: USER, schema: S.searchSession }, async (request) => {

@@ -85,6 +85,17 @@ export const API_SCHEMAS = {
   chat: {
     summary: 'One chat turn',
     tags: ['demo'],
+    headers: {
+      type: 'object',
+      properties: {
+        'idempotency-key': {
+          type: 'string',
+          minLength: 1,
+          maxLength: 200,
+          description: 'makes the turn exactly-once: a retry with the same key gets the stored answer, no second model call (24 h); the turn is not cancelled when its client goes away',
+        },
+      },
+    },
     body: {
       type: 'object',
       properties: { user_id: idField, session_id: idField, message: str },
@@ -142,6 +153,26 @@ export const API_SCHEMAS = {
     response: {
       200: { type: 'object', properties: { session_id: str, deleted: { type: 'boolean', const: true } }, required: ['session_id', 'deleted'] },
       404: errorBody,
+      ...errors,
+    },
+  },
+  forkSession: {
+    summary: 'Branch a session at one of its rows (edit and resend): the new session shares the prefix',
+    tags: ['mnemo'],
+    params: sessionParams,
+    body: {
+      type: 'object',
+      properties: {
+        user_id: idField,
+        message_id: { ...int, description: 'the last row the new session keeps' },
+        new_session_id: { ...str, default: '', description: "the new session's id; '' (default): a fresh one" },
+      },
+      required: ['user_id', 'message_id'],
+    },
+    response: {
+      200: { type: 'object', properties: { session_id: str }, required: ['session_id'] },
+      404: errorBody,
+      409: errorBody,
       ...errors,
     },
   },

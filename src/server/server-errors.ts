@@ -8,6 +8,8 @@
  * - 400 `{detail: "..."}` — a value is present but unacceptable (blank or malformed id), or the
  *   layer below rejected the input with an `InvalidInputError`;
  * - 409 `{detail, code: 'memory_conflict'}` — a long-term memory update from a stale version;
+ * - 409 / 404 `{detail, code}` — a fork's new session id is taken (`fork_target_exists`), or
+ *   the row to branch at does not exist (`fork_point_missing`);
  * - 401 / 403 / 404 / 408 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, time, size,
  *   media type, header size;
  * - 409 `{detail, code: 'user_erasing'}` — the request names a user whose erasure is running;
@@ -25,6 +27,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError, MnemoError } from '../errors.ts';
+import { ForkError } from '../memory/contract/fork.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
 import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
 import { FactConflictError, FactNotFoundError } from '../recall/facts/fact-errors.ts';
@@ -101,6 +104,10 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof UserErasingError) {
     return { status: 409, body: { detail: 'this user is being erased; retry when the erasure has finished', code: err.code }, logAsError: false };
+  }
+  if (err instanceof ForkError) {
+    // The new session id is taken (409), or the row to branch at does not exist (404).
+    return { status: err.code === 'fork_target_exists' ? 409 : 404, body: { detail: err.message, code: err.code }, logAsError: false };
   }
   if (err instanceof TurnInterruptedError) {
     return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };

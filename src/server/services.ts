@@ -19,6 +19,7 @@ export type RecallApi = Pick<
   | 'listSessions'
   | 'getSessionMessages'
   | 'deleteSession'
+  | 'forkSession'
   | 'searchSession'
   | 'sessionWindow'
   | 'searchDaily'

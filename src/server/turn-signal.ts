@@ -10,14 +10,20 @@ import type { FastifyReply } from 'fastify';
 export const CLIENT_GONE = 'the client disconnected';
 export const SERVER_STOPPING = 'the server is stopping';
 
-export function turnSignal(reply: FastifyReply, stopSignal: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
+/** `followClient: false` (a turn under an idempotency key, which a retry may be waiting for):
+ * only the stop deadline cancels it. */
+export function turnSignal(
+  reply: FastifyReply,
+  stopSignal: AbortSignal | undefined,
+  options: { followClient?: boolean } = {},
+): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const response = reply.raw;
   const onClose = (): void => {
     if (!response.writableEnded) controller.abort(CLIENT_GONE);
   };
   const onStop = (): void => controller.abort(SERVER_STOPPING);
-  response.once('close', onClose);
+  if (options.followClient !== false) response.once('close', onClose);
   if (stopSignal?.aborted) onStop();
   else stopSignal?.addEventListener('abort', onStop, { once: true });
   return {

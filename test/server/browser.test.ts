@@ -84,6 +84,25 @@ describe('chat page', () => {
     await page.context().close();
   });
 
+  it('edits and resends a stored message in a branch: the new conversation keeps the rows before it', async () => {
+    const page = await openPage('branch-user');
+    await send(page, 'first question');
+    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "first question"' }).waitFor();
+    await send(page, 'second question');
+    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "second question"' }).waitFor();
+    await page.reload();
+    await page.locator('.msg.user .bubble', { hasText: 'second question' }).waitFor();
+    const source = await page.locator('.conv.active').innerText();
+    page.once('dialog', (dialog) => void dialog.accept('second, edited'));
+    await page.locator('.msg.user', { hasText: 'second question' }).locator('button.branch').click();
+    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "second, edited"' }).waitFor();
+    expect(await page.locator('.msg.user .bubble').allInnerTexts()).toEqual(['first question', 'second, edited']);
+    expect(await page.locator('.conv').count()).toBe(2);
+    await page.locator('.conv', { hasText: source.split('\n')[0] }).last().click();
+    await page.locator('.msg.user .bubble', { hasText: 'second question' }).waitFor();
+    await page.context().close();
+  });
+
   it('renders assistant markdown and strips scripts and event handlers', async () => {
     const page = await openPage('markdown-user');
     await send(page, 'markdown please');

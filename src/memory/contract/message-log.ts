@@ -12,8 +12,13 @@ export interface NewEntry {
   meta?: Meta;
 }
 
-/** Options of `MessageLog.append`. */
+/** Options of `MessageLog.append` and `add` (the one declaration; idempotency.ts re-exports it). */
 export interface AppendOptions {
+  /**
+   * Stores the batch exactly once per conversation and key: 1-200 characters, no NUL,
+   * well-formed Unicode (see idempotency.ts). Default: none (every append stores).
+   */
+  idempotencyKey?: string;
   /**
    * Called once with the batch's records as numbered, synchronously in the event turn in which
    * the store issues their write (after issuing it), before that write commits. An LMDB store
@@ -21,7 +26,9 @@ export interface AppendOptions {
    * batching), so LMDB writes issued here to the same environment commit, and are flushed,
    * together with the records: one commit, and all or nothing. Other stores call it the same
    * way, but what it writes commits on its own. A throw from it is ignored (the append goes
-   * on); it is not called for a batch whose write could not be issued.
+   * on); it is not called for a batch whose write could not be issued, nor for a keyed batch
+   * answered from its stored key (a retry: nothing new is stored, the hook's writes were made
+   * with the first attempt).
    */
   onNumbered?(records: readonly StoredMessage[]): void;
 }
@@ -39,8 +46,16 @@ export interface RangeQuery {
  * grow with the conversation's length.
  */
 export interface MessageLog extends ChatMemory {
-  /** Appends and returns the stored records with their assigned ids. */
+  /** `add`, exactly once per `idempotencyKey` (see idempotency.ts). */
+  add(conversationId: string, messages: readonly Message[], options?: AppendOptions): Promise<void>;
+  /** Appends and returns the stored records with their assigned ids. With an
+   * `idempotencyKey` already stored for this conversation, returns the records it stored and
+   * stores nothing (see idempotency.ts). */
   append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<StoredMessage[]>;
+  /** Makes `newId` (empty) a fork of `sourceId` at `atMessageId`: it sees the source's
+   * records up to and including that id, then its own, numbered on from there. The prefix is
+   * shared, not copied (see fork.ts; `ForkError` when `newId` is taken or the id is missing). */
+  fork(sourceId: string, atMessageId: number, newId: string): Promise<void>;
   /** Records with ids in `[from, to]`, ascending. */
   range(conversationId: string, query?: RangeQuery): Promise<StoredMessage[]>;
   /** The last `n` records, ascending. */

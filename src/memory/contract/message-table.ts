@@ -1,4 +1,5 @@
 import type { Message, StoredMessage } from '../../message.ts';
+import type { KeyRecord } from './idempotency.ts';
 
 /**
  * The engine under a store: where records live, nothing more. A table neither validates nor
@@ -20,9 +21,24 @@ export interface MessageTable {
   range(conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
   /** The last `n`, ascending. */
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
-  /** The system messages, ascending, from an index written with the messages (see `MessageLog`). */
+  /** The system messages, ascending, from an index written with the messages (see `MessageLog`).
+   * A fork's are its source's up to the fork point (stitched, like `range`), then its own. */
   systemMessages(conversationId: string): Promise<StoredMessage[]>;
-  /** Takes ownership of `records` (the writer keeps no reference) and may return them. */
-  write(conversationId: string, records: StoredMessage[]): Promise<StoredMessage[]>;
+  /** Takes ownership of `records` (the writer keeps no reference) and may return them.
+   * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step,
+   * on condition that none of them is stored yet (unless marked `stale`): else nothing is
+   * written and it rejects with `KeyTaken` (write-queue.ts). A `custom` table is given at most
+   * one key, covering all of `records`, and dedupes by it itself. */
+  write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[]): Promise<StoredMessage[]>;
+  /** The stored keys among `keys` (expired ones too: the writer judges the window). A
+   * `custom` table returns none: the log below it keeps its own keys. */
+  findKeys(conversationId: string, keys: readonly string[]): Promise<Map<string, KeyRecord>>;
+  /** The same for one key, synchronously, where the table reads synchronously (the hot path
+   * of a keyed append: no promise, no map). Optional. */
+  keyOf?(conversationId: string, key: string): KeyRecord | undefined;
+  /** Clears the conversation; forks that reference it get their prefix materialized first. */
   clear(conversationId: string): Promise<void>;
+  /** Makes the empty `newId` a fork of `source` at `at`, atomically checked against the
+   * source's last id (`ForkError`). Resolves with `newId`'s last id (`at`). */
+  fork(newId: string, source: string, at: number): Promise<number>;
 }

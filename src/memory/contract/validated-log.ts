@@ -1,4 +1,6 @@
 import type { Message, StoredMessage } from '../../message.ts';
+import { InvalidInputError } from '../../errors.ts';
+import { validateAppendOptions } from './idempotency.ts';
 import type { AppendOptions, MessageLog, NewEntry, RangeQuery } from './message-log.ts';
 import {
   validateConversationId,
@@ -21,8 +23,11 @@ export interface CheckedLog {
   /** Throws when the log takes no more work (e.g. `store_closed`). */
   checkOpen(): void;
   get(conversationId: string): Promise<Message[]>;
-  /** A non-empty batch, resolved once durable. */
-  append(conversationId: string, entries: CheckedEntry[], options?: AppendOptions): Promise<StoredMessage[]>;
+  /** A non-empty batch, resolved once durable; exactly once per `options.idempotencyKey` when
+   * one is given; `options` checked (`{}` when none). */
+  append(conversationId: string, entries: CheckedEntry[], options: AppendOptions): Promise<StoredMessage[]>;
+  /** Checked ids, distinct; `at` a positive integer. */
+  fork(sourceId: string, at: number, newId: string): Promise<void>;
   clear(conversationId: string): Promise<void>;
   range(conversationId: string, query: CheckedRange): Promise<StoredMessage[]>;
   tail(conversationId: string, n: number): Promise<StoredMessage[]>;
@@ -37,17 +42,29 @@ export function validatedLog(backend: CheckedLog): MessageLog {
       backend.checkOpen();
       return backend.get(c);
     },
-    async add(conversationId: string, messages: readonly Message[]): Promise<void> {
+    async add(conversationId: string, messages: readonly Message[], options?: AppendOptions): Promise<void> {
       const c = validateConversationId(conversationId);
       const entries = validateMessages(messages);
+      const checked = validateAppendOptions(options);
       backend.checkOpen();
-      if (entries.length > 0) await backend.append(c, entries);
+      if (entries.length > 0) await backend.append(c, entries, checked);
     },
     async append(conversationId: string, newEntries: readonly NewEntry[], options?: AppendOptions): Promise<StoredMessage[]> {
       const c = validateConversationId(conversationId);
       const entries = validateEntries(newEntries);
+      const checked = validateAppendOptions(options);
       backend.checkOpen();
-      return entries.length === 0 ? [] : backend.append(c, entries, options);
+      return entries.length === 0 ? [] : backend.append(c, entries, checked);
+    },
+    async fork(sourceId: string, atMessageId: number, newId: string): Promise<void> {
+      const source = validateConversationId(sourceId);
+      const target = validateConversationId(newId);
+      if (typeof atMessageId !== 'number' || !Number.isSafeInteger(atMessageId) || atMessageId < 1) {
+        throw new InvalidInputError('invalid_option', 'atMessageId must be a positive integer', { option: 'atMessageId' });
+      }
+      if (source === target) throw new InvalidInputError('invalid_option', 'a conversation cannot be forked into itself', { option: 'newId' });
+      backend.checkOpen();
+      return backend.fork(source, atMessageId, target);
     },
     async clear(conversationId: string): Promise<void> {
       const c = validateConversationId(conversationId);

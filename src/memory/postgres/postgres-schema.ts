@@ -21,8 +21,18 @@ import { InvalidInputError } from '../../errors.ts';
  * - `system_messages(conversation_id, message_id)`: the keys of the system messages alone,
  *   inserted by the same append statement (the store tells it which entries are system
  *   messages, so PostgreSQL parses no JSON; a batch without one inserts nothing), so
- *   `systemMessages` reads them without scanning the history. Created, and filled from the
- *   existing messages, the first time a store of this version opens an older schema.
+ *   `systemMessages` reads them without scanning the history (a fork's through its chain, as
+ *   `range` reads). Created, and filled from the existing messages, the first time a store of
+ *   this version opens an older schema.
+ * - `idempotency(conversation_id, key, first_id, count, at)`: a key is claimed (inserted, or
+ *   taken over when expired) at the start of the keyed append's transaction: a concurrent
+ *   claim of the same key, from any process, waits on the primary key until the first
+ *   commits, then reads its `first_id`/`count` instead of appending. Swept by `at`.
+ * - `forks(conversation_id, source, at)`: a fork's link. A fork's counter row starts at `at`,
+ *   so its appends number on from there; reads follow the chain in one statement (a recursive
+ *   CTE, then one index range scan per link, each with the read's limit), so a read sees one
+ *   snapshot. `clear` of a source copies each referencing fork's prefix into its rows (and its
+ *   system-message keys) first.
  *
  * Ids are `text COLLATE "C"`: byte-wise equality, no locale in the key.
  */
@@ -31,9 +41,22 @@ export interface PostgresStatements {
   readonly schema: string;
   /** Idempotent DDL, run under a transaction-scoped advisory lock. */
   readonly ddl: string;
-  /** Every table exists (parameters: `tables`): the store needs no DDL, nor CREATE privilege. */
+  /** Every table exists (parameter: `tables`): the store needs no DDL, nor CREATE privilege. */
   readonly tablesExist: Statement;
-  readonly tables: readonly [string, string, string];
+  readonly tables: readonly string[];
+  /** Idempotency keys (idempotency.ts): claim a key, read a claimed one, record the batch's first id, sweep. */
+  readonly claimKey: Statement;
+  readonly storedKey: Statement;
+  readonly settleKey: Statement;
+  readonly sweepKeys: Statement;
+  readonly clearKeys: Statement;
+  /** Forks (fork.ts). */
+  readonly sourceLastId: Statement;
+  readonly claimForkCounter: Statement;
+  readonly insertFork: Statement;
+  readonly materializeForks: Statement;
+  readonly dropForksOf: Statement;
+  readonly dropFork: Statement;
   readonly append: Statement;
   readonly clearCounter: Statement;
   readonly clearMessages: Statement;
@@ -74,11 +97,30 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
   const selected = `(conversation_id = ANY($1::text[]) OR EXISTS (
     SELECT 1 FROM unnest($2::text[]) AS p(prefix)
     WHERE conversation_id >= p.prefix AND conversation_id < p.prefix || chr(1114111)))`;
+  // The segments of conversation $1 (fork.ts): (conversation_id, lo, hi), newest first.
+  const chain = `WITH RECURSIVE chain(conversation_id, lo, hi, depth) AS (
+         SELECT $1::text COLLATE "C", COALESCE((SELECT at FROM ${s}.forks WHERE conversation_id = $1), 0) + 1, 9223372036854775807::bigint, 0
+         UNION ALL
+         SELECT f.source, COALESCE((SELECT g.at FROM ${s}.forks g WHERE g.conversation_id = f.source), 0) + 1, f.at, chain.depth + 1
+         FROM chain JOIN ${s}.forks f ON f.conversation_id = chain.conversation_id
+         WHERE chain.depth < 10000
+       )`;
+  const segmentRows = (lo: string, hi: string, order: 'ASC' | 'DESC', limit: string) => `SELECT m.message_id, m.ts, m.meta, m.message FROM chain CROSS JOIN LATERAL (
+           SELECT message_id, ts, meta, message FROM ${s}.messages
+           WHERE conversation_id = chain.conversation_id AND message_id BETWEEN GREATEST(chain.lo, ${lo}) AND LEAST(chain.hi, ${hi})
+           ORDER BY message_id ${order} ${limit}
+         ) m`;
+
+  // The ids of the system messages conversation $1 sees, through its chain.
+  const systemSegmentIds = `SELECT sm.message_id FROM chain CROSS JOIN LATERAL (
+           SELECT message_id FROM ${s}.system_messages
+           WHERE conversation_id = chain.conversation_id AND message_id BETWEEN chain.lo AND chain.hi
+         ) sm`;
 
   return {
     schema,
     migrationLock: `mnemo.migrate.${schema}`,
-    tables: [`${s}.conversations`, `${s}.messages`, `${s}.system_messages`],
+    tables: [`${s}.conversations`, `${s}.messages`, `${s}.system_messages`, `${s}.idempotency`, `${s}.forks`],
     ddl: `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.conversations (
@@ -93,6 +135,21 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
         message json NOT NULL,
         PRIMARY KEY (conversation_id, message_id)
       );
+      CREATE TABLE IF NOT EXISTS ${s}.idempotency (
+        conversation_id text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        first_id bigint NOT NULL,
+        count integer NOT NULL,
+        at bigint NOT NULL,
+        PRIMARY KEY (conversation_id, key)
+      );
+      CREATE INDEX IF NOT EXISTS idempotency_at ON ${s}.idempotency (at);
+      CREATE TABLE IF NOT EXISTS ${s}.forks (
+        conversation_id text COLLATE "C" PRIMARY KEY,
+        source text COLLATE "C" NOT NULL,
+        at bigint NOT NULL CHECK (at >= 1)
+      );
+      CREATE INDEX IF NOT EXISTS forks_source ON ${s}.forks (source);
       DO $$ BEGIN
         IF to_regclass('${s}.system_messages') IS NULL THEN
           CREATE TABLE ${s}.system_messages (
@@ -108,10 +165,43 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
                      ELSE (message->>'role') = 'system' END;
         END IF;
       END $$;`,
-    tablesExist: named(
-      'tables_exist',
-      `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AS ok`,
+    tablesExist: named('tables_exist_v2', `SELECT bool_and(to_regclass(t) IS NOT NULL) AS ok FROM unnest($1::text[]) AS t`),
+    // $1 conversation, $2 key, $3 count, $4 now, $5 expiry cutoff. A row back: claimed.
+    claimKey: named(
+      'claim_key',
+      `INSERT INTO ${s}.idempotency AS k (conversation_id, key, first_id, count, at) VALUES ($1, $2, 0, $3, $4)
+       ON CONFLICT (conversation_id, key) DO UPDATE SET first_id = 0, count = EXCLUDED.count, at = EXCLUDED.at WHERE k.at <= $5
+       RETURNING 1 AS claimed`,
     ),
+    storedKey: named('stored_key', `SELECT first_id, count FROM ${s}.idempotency WHERE conversation_id = $1 AND key = $2`),
+    settleKey: named('settle_key', `UPDATE ${s}.idempotency SET first_id = $3 WHERE conversation_id = $1 AND key = $2`),
+    sweepKeys: named(
+      'sweep_keys',
+      `DELETE FROM ${s}.idempotency WHERE ctid IN (SELECT ctid FROM ${s}.idempotency WHERE at <= $1 LIMIT $2)`,
+    ),
+    clearKeys: named('clear_keys', `DELETE FROM ${s}.idempotency WHERE conversation_id = $1`),
+    sourceLastId: named('source_last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1 FOR SHARE`),
+    claimForkCounter: named(
+      'claim_fork_counter',
+      `INSERT INTO ${s}.conversations (conversation_id, last_id) VALUES ($1, $2) ON CONFLICT (conversation_id) DO NOTHING RETURNING 1 AS claimed`,
+    ),
+    insertFork: named('insert_fork', `INSERT INTO ${s}.forks (conversation_id, source, at) VALUES ($1, $2, $3)`),
+    // Each fork of $1 gets the rows it reads from $1 (ids 1..its at) as its own, and their
+    // system-message keys.
+    materializeForks: named(
+      'materialize_forks_v2',
+      `${chain}, copied AS (
+         INSERT INTO ${s}.messages (conversation_id, message_id, ts, meta, message)
+         SELECT f.conversation_id, r.message_id, r.ts, r.meta, r.message
+         FROM (${segmentRows('1', '9223372036854775807', 'ASC', '')}) r
+         JOIN ${s}.forks f ON f.source = $1 AND r.message_id <= f.at
+       )
+       INSERT INTO ${s}.system_messages (conversation_id, message_id)
+       SELECT f.conversation_id, r.message_id FROM (${systemSegmentIds}) r
+       JOIN ${s}.forks f ON f.source = $1 AND r.message_id <= f.at`,
+    ),
+    dropForksOf: named('drop_forks_of', `DELETE FROM ${s}.forks WHERE source = $1`),
+    dropFork: named('drop_fork', `DELETE FROM ${s}.forks WHERE conversation_id = $1`),
     // One statement appends a batch spanning any number of conversations. Per entry:
     // $1 conversation, $2 message (json text), $3 meta (json text), $5 is it a system
     // message; $4 the batch's ts.
@@ -151,24 +241,26 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
       `WITH unindexed AS (DELETE FROM ${s}.system_messages WHERE conversation_id = $1)
        DELETE FROM ${s}.messages WHERE conversation_id = $1`,
     ),
-    messages: named('messages', `SELECT message::text AS message FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id`),
+    messages: named(
+      'messages_v2',
+      `${chain} SELECT message::text AS message FROM (${segmentRows('1', '9223372036854775807', 'ASC', '')}) r ORDER BY message_id`,
+    ),
     range: named(
-      'range',
-      `SELECT ${columns} FROM ${s}.messages
-       WHERE conversation_id = $1 AND message_id BETWEEN $2 AND $3
-       ORDER BY message_id LIMIT $4`,
+      'range_v2',
+      `${chain} SELECT ${columns} FROM (${segmentRows('$2::bigint', '$3::bigint', 'ASC', 'LIMIT $4')}) r ORDER BY message_id LIMIT $4`,
     ),
     tail: named(
-      'tail',
-      `SELECT * FROM (
-         SELECT ${columns} FROM ${s}.messages WHERE conversation_id = $1 ORDER BY message_id DESC LIMIT $2
+      'tail_v2',
+      `${chain} SELECT * FROM (
+         SELECT ${columns} FROM (${segmentRows('1', '9223372036854775807', 'DESC', 'LIMIT $2')}) r ORDER BY message_id DESC LIMIT $2
        ) last ORDER BY message_id`,
     ),
     systemMessages: named(
-      'system_messages',
-      `SELECT ${columns} FROM ${s}.system_messages JOIN ${s}.messages USING (conversation_id, message_id)
-       WHERE conversation_id = $1
-       ORDER BY message_id`,
+      'system_messages_v2',
+      `${chain} SELECT ${columns} FROM chain CROSS JOIN LATERAL (
+         SELECT message_id, m.ts, m.meta, m.message FROM ${s}.system_messages sm JOIN ${s}.messages m USING (conversation_id, message_id)
+         WHERE sm.conversation_id = chain.conversation_id AND sm.message_id BETWEEN chain.lo AND chain.hi
+       ) r ORDER BY message_id`,
     ),
     lastId: named('last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1`),
     // Counter rows locked in conversation order, as appends lock them, so the two never
@@ -182,7 +274,9 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
     eraseRows: named(
       'erase_rows',
       `WITH counters AS (DELETE FROM ${s}.conversations WHERE ${selected}),
-            indexed AS (DELETE FROM ${s}.system_messages WHERE ${selected})
+            indexed AS (DELETE FROM ${s}.system_messages WHERE ${selected}),
+            keyed AS (DELETE FROM ${s}.idempotency WHERE ${selected}),
+            forked AS (DELETE FROM ${s}.forks WHERE ${selected})
        DELETE FROM ${s}.messages WHERE ${selected}`,
     ),
   };

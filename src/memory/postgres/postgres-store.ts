@@ -10,6 +10,9 @@ import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
 import { createWritePath, type AppendItem } from './postgres-write-path.ts';
 import { toStorageError, type PostgresOperation } from './postgres-errors.ts';
+import type { CheckedEntry } from '../contract/validate-input.ts';
+import { ForkError } from '../contract/fork.ts';
+import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT } from '../contract/idempotency.ts';
 
 /**
  * A `MessageLog` in PostgreSQL that any number of Node processes can share.
@@ -126,7 +129,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   function migrate(): Promise<void> {
     migrated ??= withClient('migrate', undefined, async (client) => {
-      const exists = await run(client, sql.tablesExist, [...sql.tables]);
+      const exists = await run(client, sql.tablesExist, [[...sql.tables]]);
       if (exists.rows[0]?.ok === true) return;
       await client.query('BEGIN');
       try {
@@ -180,7 +183,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         // The counter first: its row lock waits for in-flight appends to this conversation, and
         // the second statement's fresh snapshot then sees (and deletes) what they committed.
         await run(client, sql.clearCounter, [c]);
+        // Forks reading from c get their prefix as their own rows first (fork.ts).
+        await run(client, sql.materializeForks, [c]);
+        await run(client, sql.dropForksOf, [c]);
+        await run(client, sql.dropFork, [c]);
         await run(client, sql.clearMessages, [c]);
+        await run(client, sql.clearKeys, [c]);
         sent();
         await client.query('COMMIT');
       } catch (error) {
@@ -214,7 +222,79 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     });
   }
 
-  const writes = createWritePath({ append: appendBatch, clear: clearNow }, track);
+  let lastSweep = 0;
+
+  /** One keyed append in its own transaction: the stored records of the key, or the new ones. */
+  async function appendKeyed(c: string, entries: readonly CheckedEntry[], key: string): Promise<StoredMessage[]> {
+    await migrate();
+    const now = clock.now();
+    const ts = isoWithOffset(now);
+    const found = await withClient('append', c, async (client, sent) => {
+      await client.query('BEGIN');
+      try {
+        const claimed = await run(client, sql.claimKey, [c, key, entries.length, now, now - IDEMPOTENCY_WINDOW_MS]);
+        if (claimed.rowCount === 0) {
+          const stored = await run(client, sql.storedKey, [c, key]);
+          await client.query('COMMIT');
+          const row = stored.rows[0] as { first_id: string | number; count: number };
+          return { firstId: Number(row.first_id), count: Number(row.count), records: undefined };
+        }
+        if (now - lastSweep >= KEY_SWEEP_EVERY_MS) {
+          lastSweep = now;
+          await run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT]);
+        }
+        const appended = await run(client, sql.append, [
+          entries.map(() => c),
+          entries.map((e) => JSON.stringify(e.message)),
+          entries.map((e) => JSON.stringify(e.meta)),
+          ts,
+          entries.map((e) => e.message.role === 'system'),
+        ]);
+        const base = Number((appended.rows[0] as { base: string | number }).base);
+        await run(client, sql.settleKey, [c, key, base + 1]);
+        sent();
+        await client.query('COMMIT');
+        return { firstId: base + 1, count: entries.length, records: entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message })) };
+      } catch (error) {
+        await client.query('ROLLBACK').catch(ignore);
+        throw error;
+      }
+    });
+    if (found.records !== undefined) return found.records;
+    const rows = await read<RecordRow>(c, sql.range, [c, found.firstId, found.firstId + found.count - 1, found.count]);
+    return rows.map(toRecord);
+  }
+
+  async function forkNow(newId: string, source: string, at: number): Promise<void> {
+    await migrate();
+    const refused = await withClient('append', newId, async (client, sent) => {
+      await client.query('BEGIN');
+      try {
+        // FOR SHARE: a clear of the source (which deletes this row first) waits, or went first.
+        const last = await run(client, sql.sourceLastId, [source]);
+        const sourceLast = last.rows[0] === undefined ? 0 : Number((last.rows[0] as { last_id: string | number }).last_id);
+        if (at > sourceLast) {
+          await client.query('ROLLBACK');
+          return new ForkError('fork_point_missing', `conversation ${source} has no message ${at} (its last id is ${sourceLast})`, { source, at, lastId: sourceLast });
+        }
+        const claimed = await run(client, sql.claimForkCounter, [newId, at]);
+        if (claimed.rowCount === 0) {
+          await client.query('ROLLBACK');
+          return new ForkError('fork_target_exists', `conversation ${newId} already has messages`, { conversationId: newId });
+        }
+        await run(client, sql.insertFork, [newId, source, at]);
+        sent();
+        await client.query('COMMIT');
+        return undefined;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(ignore);
+        throw error;
+      }
+    });
+    if (refused !== undefined) throw refused;
+  }
+
+  const writes = createWritePath({ append: appendBatch, appendKeyed, clear: clearNow, fork: forkNow }, track);
 
   async function read<R>(c: string, statement: Statement, values: unknown[]): Promise<R[]> {
     await migrate();
@@ -241,8 +321,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         const rows = await track(read<{ message: string }>(c, sql.messages, [c]));
         return rows.map((row) => JSON.parse(row.message) as Message);
       },
-      append: (c, entries) => writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, done })),
+      append: (c, entries, options) => writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done })),
       clear: (c) => writes.submit<void>(c, (done) => ({ kind: 'clear', done })),
+      fork: (source, at, newId) => writes.submit<void>(newId, (done) => ({ kind: 'fork', source, at, done })),
       range: async (c, q) => (await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]))).map(toRecord),
       tail: async (c, n) => (n === 0 ? [] : (await track(read<RecordRow>(c, sql.tail, [c, n]))).map(toRecord)),
       systemMessages: async (c) => (await track(read<RecordRow>(c, sql.systemMessages, [c]))).map(toRecord),

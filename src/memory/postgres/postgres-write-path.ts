@@ -15,11 +15,17 @@ import { takeStep, type PendingOp, type Settle, type Step } from '../runtime/wri
  *   `MAX_APPEND_BATCHES_IN_FLIGHT` append statements run at once: while one commits, the next
  *   fills. Work for a conversation that is in flight waits for its batch, not for the others.
  * - A failed statement rejects every operation in it with the same error; the lanes go on.
+ * - A step with idempotency keys (and a fork, like a clear) runs on its own: its ops one
+ *   after another, each keyed append in its own transaction (postgres-store.ts), the unkeyed
+ *   neighbours together.
  */
 export interface WriteBackend {
   /** Appends every item in one transaction; per item, its records as stored. */
   append(items: readonly AppendItem[]): Promise<StoredMessage[][]>;
+  /** One append guarded by an idempotency key, in its own transaction. */
+  appendKeyed(conversationId: string, entries: readonly CheckedEntry[], key: string): Promise<StoredMessage[]>;
   clear(conversationId: string): Promise<void>;
+  fork(newId: string, source: string, at: number): Promise<void>;
 }
 
 export interface AppendItem {
@@ -74,8 +80,11 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
       lane.queue = next.rest;
       lane.busy = true;
       ready.delete(conversationId);
-      if (next.step.kind === 'clear') track(runClear(conversationId, next.step.ops[0].done));
-      else appends.push({ conversationId, step: next.step });
+      const step = next.step;
+      if (step.kind === 'clear') track(runAlone(conversationId, step.ops[0].done, () => backend.clear(conversationId)));
+      else if (step.kind === 'fork') track(runAlone(conversationId, step.ops[0].done, () => backend.fork(conversationId, step.ops[0].source, step.ops[0].at)));
+      else if (step.ops.some((op) => op.key !== undefined)) track(runKeyed(conversationId, step));
+      else appends.push({ conversationId, step });
     }
     if (appends.length > 0) {
       batchesInFlight++;
@@ -83,9 +92,35 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
     }
   }
 
-  async function runClear(conversationId: string, done: Settle<void>): Promise<void> {
+  async function runKeyed(conversationId: string, step: AppendStep): Promise<void> {
     try {
-      await backend.clear(conversationId);
+      for (let i = 0; i < step.ops.length; ) {
+        const op = step.ops[i]!;
+        if (op.key !== undefined) {
+          i++;
+          await backend.appendKeyed(conversationId, op.entries, op.key).then(op.done.resolve, op.done.reject);
+          continue;
+        }
+        const group: AppendStep['ops'][number][] = [];
+        while (i < step.ops.length && step.ops[i]!.key === undefined) group.push(step.ops[i++]!);
+        await backend.append([{ conversationId, entries: group.flatMap((g) => g.entries) }]).then(
+          ([records]) => {
+            let at = 0;
+            for (const g of group) g.done.resolve(records!.slice(at, (at += g.entries.length)));
+          },
+          (error: unknown) => {
+            for (const g of group) g.done.reject(error);
+          },
+        );
+      }
+    } finally {
+      release(conversationId);
+    }
+  }
+
+  async function runAlone(conversationId: string, done: Settle<void>, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
       done.resolve();
     } catch (error) {
       done.reject(error);

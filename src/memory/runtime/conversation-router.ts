@@ -87,8 +87,14 @@ export class ConversationRouter implements RouterPort {
 
   /** Appends `entries` to `conversationId`; resolves with the stored records. */
   append(conversationId: string, entries: readonly CheckedEntry[], options?: AppendOptions): Promise<StoredMessage[]> {
+    const key = options?.idempotencyKey;
     const onNumbered = options?.onNumbered;
-    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, done: { resolve, reject }, onNumbered }));
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, key, done: { resolve, reject }, onNumbered }));
+  }
+
+  /** Makes `conversationId` a fork of `source` at `at`, in its own actor (which numbers on from `at`). */
+  fork(conversationId: string, source: string, at: number): Promise<void> {
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'fork', source, at, done: { resolve, reject } }));
   }
 
   clear(conversationId: string): Promise<void> {

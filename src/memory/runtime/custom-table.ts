@@ -1,6 +1,7 @@
 import type { MessageLog } from '../contract/message-log.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
+import { ForkError } from '../contract/fork.ts';
 
 /**
  * A user's own `MessageLog` (e.g. PostgreSQL) as the table under a runtime. The runtime's
@@ -19,14 +20,26 @@ export function createCustomTable(log: MessageLog): MessageTable {
     range: (c, from, to, limit) => log.range(c, { from, to, limit }),
     tail: (c, n) => log.tail(c, n),
     systemMessages: (c) => log.systemMessages(c),
-    write: async (c, records) => {
+    write: async (c, records, keys) => {
       let stored;
+      const key = keys?.[0]?.key;
       try {
-        stored = await log.append(c, records.map((r) => ({ message: r.message, meta: r.meta })));
+        const entries = records.map((r) => ({ message: r.message, meta: r.meta }));
+        // One key covers the whole batch here (write-queue.ts writes keyed ops one by one); the log keeps it.
+        stored = await (key === undefined ? log.append(c, entries) : log.append(c, entries, { idempotencyKey: key }));
       } catch (error) {
         throw error instanceof StorageError ? error : new StorageError('storage_failed', `custom store failed to append to ${c}`, {}, { cause: error });
       }
       return stored;
+    },
+    findKeys: async () => new Map(),
+    fork: async (newId, source, at) => {
+      try {
+        await log.fork(source, at, newId);
+      } catch (error) {
+        throw error instanceof StorageError || error instanceof ForkError ? error : new StorageError('storage_failed', `custom store failed to fork ${newId}`, {}, { cause: error });
+      }
+      return at;
     },
     clear: async (c) => {
       try {

@@ -5,7 +5,7 @@ import { validatedLog } from '../contract/validated-log.ts';
 
 /**
  * `runtime.memory`: the runtime's store as a `MessageLog`. Arguments are validated here, at
- * the boundary. Writes (`add`, `append`, `clear`) go through the conversation's actor, via the
+ * the boundary. Writes (`add`, `append`, `clear`, `fork`: the new conversation's) go through the conversation's actor, via the
  * router; they resolve once committed and flushed. Reads go straight to the store's table
  * (waiting only while the store itself restarts), and see every write that has resolved.
  */
@@ -16,6 +16,7 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     get: async (c) => (await table()).messages(c),
     append: (c, entries, options) => router.append(c, entries, options),
     clear: (c) => router.clear(c),
+    fork: (source, at, newId) => router.fork(newId, source, at),
     range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),
     tail: async (c, n) => (await table()).tail(c, n),
     systemMessages: async (c) => (await table()).systemMessages(c),

@@ -3,12 +3,24 @@ import type { StoredMessage } from '../../message.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
 import { isoWithOffset, type WallClock } from '../../wall-clock.ts';
+import { KeyTaken, keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
+import { ForkError } from '../contract/fork.ts';
 
 /**
  * The write path of one conversation, shared by the standalone `SerialLog`, the conversation
  * actor's lane (write-lane.ts) and the PostgreSQL write path: a queue of pending operations, taken a step at a time. A step is either
  * one `clear`, or every `append` at the head of the queue committed as ONE batch (group
- * commit: appends that arrived while the previous step was committing share the next commit).
+ * commit: appends that arrived while the previous step was committing share the next commit),
+ * or one `fork` (making this conversation a fork: see fork.ts).
+ *
+ * IDEMPOTENCY KEYS (see idempotency.ts) are handled here, in the conversation's one writer:
+ * two ops of one step with the same key store once and both get the records; the batch is
+ * written with its keys, in the same atomic write, on condition that none of them is stored
+ * (checked in the commit: see `runKeyedStep`); if one is, the keys are looked up, an op whose
+ * key is stored and live is answered with the stored records, and the rest are written. Ops
+ * queued behind a step run after it committed, so a duplicate that arrives while its first
+ * attempt commits finds the key. Over a `custom` table (a log that numbers and keeps keys
+ * itself) a step with keys is written op by op, each keyed op alone.
  *
  * Each operation is settled exactly once, with the outcome of what was stored:
  * - committed: resolved with its records;
@@ -27,22 +39,29 @@ export type PendingOp =
   | {
       readonly kind: 'append';
       readonly entries: readonly CheckedEntry[];
+      readonly key?: string | undefined;
       readonly done: Settle<StoredMessage[]>;
       /** `AppendOptions.onNumbered`: called with the op's records right after their write is issued. */
       readonly onNumbered?: ((records: readonly StoredMessage[]) => void) | undefined;
     }
-  | { readonly kind: 'clear'; readonly done: Settle<void> };
+  | { readonly kind: 'clear'; readonly done: Settle<void> }
+  | { readonly kind: 'fork'; readonly source: string; readonly at: number; readonly done: Settle<void> };
 
 export type AppendOp = Extract<PendingOp, { kind: 'append' }>;
 export type ClearOp = Extract<PendingOp, { kind: 'clear' }>;
+export type ForkOp = Extract<PendingOp, { kind: 'fork' }>;
 
-export type Step = { readonly kind: 'append'; readonly ops: readonly AppendOp[] } | { readonly kind: 'clear'; readonly ops: readonly [ClearOp] };
+export type Step =
+  | { readonly kind: 'append'; readonly ops: readonly AppendOp[] }
+  | { readonly kind: 'clear'; readonly ops: readonly [ClearOp] }
+  | { readonly kind: 'fork'; readonly ops: readonly [ForkOp] };
 
 /** Splits the next step off the queue. */
 export function takeStep(queue: readonly PendingOp[]): { step: Step; rest: PendingOp[] } | undefined {
   const head = queue[0];
   if (head === undefined) return undefined;
   if (head.kind === 'clear') return { step: { kind: 'clear', ops: [head] }, rest: queue.slice(1) };
+  if (head.kind === 'fork') return { step: { kind: 'fork', ops: [head] }, rest: queue.slice(1) };
   let end = 1;
   while (end < queue.length && queue[end]!.kind === 'append') end++;
   if (end === queue.length) return { step: { kind: 'append', ops: queue as AppendOp[] }, rest: [] };
@@ -74,43 +93,219 @@ export interface StepHooks {
 
 /** Runs one step and settles its ops; resolves with the conversation's last id after it. */
 export function runStep(step: Step, ctx: StepContext): Promise<number> {
+  if (step.kind === 'append') {
+    for (const op of step.ops) if (op.key !== undefined) return runKeyedStep(step.ops, ctx);
+    return commitAppends(step.ops, ctx);
+  }
   const { conversationId: c, lastId } = ctx;
   let write: Promise<unknown>;
-  let records: StoredMessage[] | undefined;
   try {
     ctx.hooks?.beforeWrite(c);
-    if (step.kind === 'clear') write = ctx.table.clear(c);
-    else write = ctx.table.write(c, (records = numbered(step.ops, lastId, ctx.clock)));
+    write = step.kind === 'clear' ? ctx.table.clear(c) : ctx.table.fork(c, step.ops[0].source, step.ops[0].at);
   } catch (error) {
-    return abort(step, c, 'aborted before it was stored', error);
+    return abort(step.ops, c, 'aborted before it was stored', error);
   }
-  // In the event turn the write was issued in: what the callers write here shares its commit.
-  if (records !== undefined && step.kind === 'append') announce(step.ops, records);
   return write.then(
-    (stored) => {
-      if (step.kind === 'clear') {
-        step.ops[0].done.resolve();
-        return 0;
-      }
-      ctx.observer?.committed(step.ops.length, (stored as StoredMessage[]).length);
-      return settleAppends(step.ops, stored as StoredMessage[], lastId);
+    (after) => {
+      step.ops[0].done.resolve();
+      return step.kind === 'clear' ? 0 : (after as number);
     },
-    (error: unknown) => {
-      if (!(error instanceof StorageError)) return abort(step, c, 'failed before it was stored', error);
-      for (const op of step.ops) op.done.reject(error);
-      // Re-read: a batch stored despite the error must not be numbered twice. If storage is
-      // still unreachable, keep the old id; a table that numbers by itself corrects it.
-      return ctx.table.lastId(c).catch(() => lastId);
-    },
+    (error: unknown) => rejected(step.ops, ctx, error),
   );
 }
 
-function numbered(ops: readonly AppendOp[], lastId: number, clock: WallClock): StoredMessage[] {
-  const ts = isoWithOffset(clock.now());
+/** Numbers `ops` after the last id and writes them (with their keys) as one batch. */
+function commitAppends(ops: readonly AppendOp[], ctx: StepContext, stale?: ReadonlySet<string>, attempt = 0): Promise<number> {
+  const { conversationId: c, lastId } = ctx;
+  let write: Promise<StoredMessage[]>;
+  let records: StoredMessage[];
+  try {
+    ctx.hooks?.beforeWrite(c);
+    const now = ctx.clock.now();
+    records = numbered(ops, lastId, now);
+    const keys = keysOf(ops, lastId, now, stale);
+    write = keys === undefined ? ctx.table.write(c, records) : ctx.table.write(c, records, keys);
+  } catch (error) {
+    if (error instanceof KeyTaken) return lookUpKeys(ops, ctx, attempt);
+    return abort(ops, c, 'aborted before it was stored', error);
+  }
+  // In the event turn the write was issued in: what the callers write here shares its commit.
+  announce(ops, records);
+  return write.then(
+    (stored) => {
+      ctx.observer?.committed(ops.length, stored.length);
+      return settleAppends(ops, stored, lastId);
+    },
+    (error: unknown) => (error instanceof KeyTaken ? lookUpKeys(ops, ctx, attempt) : rejected(ops, ctx, error)),
+  );
+}
+
+/** A failed write: a `StorageError` or `ForkError` rejects the ops (nothing was stored); anything else aborts. */
+function rejected(ops: readonly PendingOp[], ctx: StepContext, error: unknown): Promise<number> {
+  const { conversationId: c, lastId } = ctx;
+  if (!(error instanceof StorageError) && !(error instanceof ForkError)) return abort(ops, c, 'failed before it was stored', error);
+  for (const op of ops) op.done.reject(error);
+  // Re-read: a batch stored despite the error must not be numbered twice. If storage is
+  // still unreachable, keep the old id; a table that numbers by itself corrects it.
+  return ctx.table.lastId(c).catch(() => lastId);
+}
+
+/**
+ * Keys are written optimistically: in-step duplicates collapse first (no storage needed), then
+ * the batch is written on condition that none of its keys is stored (checked in the commit:
+ * a keyed append costs no read before it). Only when a key turns out to be taken are the keys
+ * looked up (`lookUpKeys`) and the taken ones answered from storage.
+ */
+function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  const { table, conversationId: c } = ctx;
+  if (table.kind === 'custom') return runOneByOne(ops, ctx);
+  if (table.keyOf === undefined) {
+    const keys: string[] = [];
+    for (const op of ops) if (op.key !== undefined) keys.push(op.key);
+    return table.findKeys(c, keys).then(
+      (found) => dedupe(collapse(ops), (key) => found.get(key), ctx, 0),
+      (error: unknown) => rejected(ops, ctx, error),
+    );
+  }
+  // An op with an `onNumbered` hook is looked up first (one synchronous read): its hook's
+  // writes commit with the batch, so it must not run for a batch its stored key answers. Only
+  // another writer storing the key between this read and the commit (KeyTaken in the commit)
+  // can still leave the hook's writes committed without the batch (as for a `write_conflict`).
+  for (const op of ops) {
+    if (op.key !== undefined && op.onNumbered !== undefined) {
+      const keyOf = table.keyOf;
+      try {
+        return dedupe(collapse(ops), (key) => keyOf.call(table, c, key), ctx, 0);
+      } catch (error) {
+        return rejected(ops, ctx, error);
+      }
+    }
+  }
+  return commitAppends(collapse(ops), ctx);
+}
+
+/** A key of `ops` was taken when it was written: answer the taken ones from storage, write the rest. */
+function lookUpKeys(ops: readonly AppendOp[], ctx: StepContext, attempt: number): Promise<number> {
+  // A third time means another writer keeps storing our keys first: give up like a conflict.
+  if (attempt >= 2) return rejected(ops, ctx, new StorageError('write_conflict', `idempotency keys of ${ctx.conversationId} keep being taken by another writer`));
+  const { table, conversationId: c } = ctx;
+  const keyOf = table.keyOf;
+  if (keyOf === undefined) {
+    const keys = ops.flatMap((op) => (op.key === undefined ? [] : [op.key]));
+    return table.findKeys(c, keys).then(
+      (found) => dedupe(ops, (key) => found.get(key), ctx, attempt + 1),
+      (error: unknown) => rejected(ops, ctx, error),
+    );
+  }
+  try {
+    return dedupe(ops, (key) => keyOf.call(table, c, key), ctx, attempt + 1);
+  } catch (error) {
+    return rejected(ops, ctx, error);
+  }
+}
+
+/** Ops after the first with the same key share its outcome (they are not written). */
+function collapse(ops: readonly AppendOp[]): readonly AppendOp[] {
+  if (ops.length === 1) return ops;
+  const firsts = new Map<string, { op: AppendOp; same: AppendOp[] }>();
+  const out: Array<AppendOp | { op: AppendOp; same: AppendOp[] }> = [];
+  for (const op of ops) {
+    if (op.key === undefined) out.push(op);
+    else {
+      const first = firsts.get(op.key);
+      if (first !== undefined) first.same.push(op);
+      else {
+        const entry = { op, same: [] as AppendOp[] };
+        firsts.set(op.key, entry);
+        out.push(entry);
+      }
+    }
+  }
+  if (firsts.size === 0 || [...firsts.values()].every((f) => f.same.length === 0)) return ops;
+  return out.map((item): AppendOp => {
+    if ('kind' in item) return item;
+    const { op, same } = item;
+    if (same.length === 0) return op;
+    return {
+      ...op,
+      done: {
+        resolve: (rows) => {
+          op.done.resolve(rows);
+          for (const f of same) f.done.resolve(rows);
+        },
+        reject: (error) => {
+          op.done.reject(error);
+          for (const f of same) f.done.reject(error);
+        },
+      },
+    };
+  });
+}
+
+/** Answers the ops whose key is stored and live from storage; writes the others (over stale keys). */
+function dedupe(ops: readonly AppendOp[], keyOf: (key: string) => KeyRecord | undefined, ctx: StepContext, attempt: number): Promise<number> {
+  const now = ctx.clock.now();
+  const fresh: AppendOp[] = [];
+  let stale: Set<string> | undefined;
+  for (const op of ops) {
+    const stored = op.key === undefined ? undefined : keyOf(op.key);
+    if (stored === undefined) fresh.push(op);
+    else if (keyIsLive(stored, now)) replay(op, stored, ctx);
+    else {
+      (stale ??= new Set()).add(stored.key);
+      fresh.push(op);
+    }
+  }
+  return fresh.length === 0 ? Promise.resolve(ctx.lastId) : commitAppends(fresh, ctx, stale, attempt);
+}
+
+/** Answers `op` with the records its key stored. */
+function replay(op: AppendOp, stored: KeyRecord, ctx: StepContext): void {
+  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
+}
+
+/** Over a log that keeps keys itself: each keyed op alone, unkeyed neighbours together, in order. */
+async function runOneByOne(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  const groups: AppendOp[][] = [];
+  for (const op of ops) {
+    const last = groups.at(-1);
+    if (op.key === undefined && last !== undefined && last[0]!.key === undefined) last.push(op);
+    else groups.push([op]);
+  }
+  let lastId = ctx.lastId;
+  for (let i = 0; i < groups.length; i++) {
+    try {
+      lastId = await commitAppends(groups[i]!, { ...ctx, lastId });
+    } catch (error) {
+      const aborted = new StorageError('write_aborted', `write to ${ctx.conversationId} aborted before it was stored`, {}, { cause: error });
+      for (const rest of groups.slice(i + 1)) for (const op of rest) op.done.reject(aborted);
+      throw error;
+    }
+  }
+  return lastId;
+}
+
+function numbered(ops: readonly AppendOp[], lastId: number, now: number): StoredMessage[] {
+  const ts = isoWithOffset(now);
   const records: StoredMessage[] = [];
   let id = lastId;
   for (const op of ops) for (const e of op.entries) records.push({ message_id: ++id, ts, meta: e.meta, message: e.message });
   return records;
+}
+
+/** The key records of the keyed ops among `ops`, numbered as `numbered` numbers them. */
+function keysOf(ops: readonly AppendOp[], lastId: number, now: number, stale: ReadonlySet<string> | undefined): KeyRecord[] | undefined {
+  let keys: KeyRecord[] | undefined;
+  let id = lastId;
+  for (const op of ops) {
+    if (op.key !== undefined) {
+      const record: KeyRecord = { key: op.key, firstId: id + 1, count: op.entries.length, at: now };
+      if (stale?.has(op.key)) record.stale = true;
+      (keys ??= []).push(record);
+    }
+    id += op.entries.length;
+  }
+  return keys;
 }
 
 function announce(ops: readonly AppendOp[], records: StoredMessage[]): void {
@@ -133,14 +328,16 @@ function settleAppends(ops: readonly AppendOp[], rows: StoredMessage[], lastId: 
     let at = 0;
     for (const op of ops) op.done.resolve(rows.slice(at, (at += op.entries.length)));
   }
-  // The table's ids are the truth (a shared custom store numbers across processes).
-  return rows.at(-1)?.message_id ?? lastId;
+  // The table's ids are the truth (a shared custom store numbers across processes), but a
+  // keyed retry answered by a custom log returns older ids: they must not move the numbering back.
+  const last = rows.at(-1)?.message_id ?? lastId;
+  return ops.some((op) => op.key !== undefined) ? Math.max(last, lastId) : last;
 }
 
 /** Rejects the step's ops with `write_aborted` (nothing was stored), and fails with `error`
  * itself, so the owner crashes. */
-function abort(step: Step, c: string, what: string, error: unknown): Promise<never> {
+function abort(ops: readonly PendingOp[], c: string, what: string, error: unknown): Promise<never> {
   const aborted = new StorageError('write_aborted', `write to ${c} ${what}`, {}, { cause: error });
-  for (const op of step.ops) op.done.reject(aborted);
+  for (const op of ops) op.done.reject(aborted);
   return Promise.reject(error);
 }

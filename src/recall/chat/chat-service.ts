@@ -37,6 +37,8 @@ import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
 import { pythonJsonDumps } from '../store/python-json.ts';
 import type { ChatStreamEvent } from './chat-stream-events.ts';
+import { putTurnKey, rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
+import { validateIdempotencyKey } from '../../memory/contract/idempotency.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from '../store/tool-call-projection.ts';
@@ -102,6 +104,12 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * was sent stores that text as its failed row's content (so a cut stream keeps what the user
  * saw, marked `turn_interrupted`); with no text sent, the row is `''` as above.
  *
+ * IDEMPOTENCY (`idempotencyKey`, turn-keys.ts): a retry while the keyed turn runs in this
+ * process awaits it (a streamed retry gets the reply as one `delta`); once answered, the
+ * result is stored under the key in the commit of step 5 (with the reply row), and a retry
+ * gets it back without a model call. The two session rows are appended under keys derived
+ * from it, so a retry after a crash mid-turn stores neither twice.
+ *
  * Parallel turns on one session interleave their rows (ids stay unique and contiguous: the
  * MessageLog numbers them); turns on different sessions touch different keys.
  */
@@ -111,6 +119,9 @@ export interface ChatInput {
   message: string;
   /** Cancels the turn (see CANCELLING above). */
   signal?: AbortSignal;
+  /** Makes the turn exactly-once: a retry with the same key (1-200 characters) gets the
+   * first attempt's result without a second model call (see turn-keys.ts). Default: none. */
+  idempotencyKey?: string;
 }
 
 export interface ChatResult {
@@ -123,6 +134,9 @@ export interface ChatResult {
 
 const CONTEXT_ROWS = 6;
 
+/** Turns in flight under an idempotency key, per recall instance (its dbs). */
+const runningTurns = new WeakMap<object, RunningTurns<ChatResult>>();
+
 export async function chatTurn(
   deps: RecallDeps,
   input: ChatInput,
@@ -134,9 +148,34 @@ export async function chatTurn(
   if (typeof message !== 'string') {
     throw new InvalidInputError('invalid_message', 'message must be a string', { field: 'message' });
   }
+  const key = input.idempotencyKey === undefined ? undefined : validateIdempotencyKey(input.idempotencyKey);
+  if (key === undefined) return runTurn(deps, userId, sessionId, message, input.signal, undefined, onEvent);
+  let running = runningTurns.get(deps.dbs);
+  if (running === undefined) runningTurns.set(deps.dbs, (running = new RunningTurns()));
+  let ran = false;
+  const result = await running.once(userId, sessionId, key, async () => {
+    const stored = storedTurn(deps.dbs, userId, sessionId, key, deps.clock.now());
+    if (stored !== undefined) return { ...stored, title: sessionEntry(deps.dbs, userId, sessionId)?.title || stored.title };
+    ran = true;
+    return runTurn(deps, userId, sessionId, message, input.signal, key, onEvent);
+  });
+  // Answered by the stored turn or the one in flight: a stream gets the reply in one piece.
+  if (!ran && onEvent !== undefined && result.reply !== '') onEvent({ type: 'delta', text: result.reply });
+  return result;
+}
+
+async function runTurn(
+  deps: RecallDeps,
+  userId: string,
+  sessionId: string,
+  message: string,
+  signal: AbortSignal | undefined,
+  key: string | undefined,
+  onEvent: ((event: ChatStreamEvent) => void) | undefined,
+): Promise<ChatResult> {
   const conversationId = sessionConversationId(userId, sessionId);
   const dbs = deps.dbs;
-  const signal = input.signal;
+  const keys = key === undefined ? undefined : rowKeys(key);
   if (signal?.aborted) throw TurnInterruptedError.of(signal);
 
   const asked = localNow(deps);
@@ -169,6 +208,8 @@ export async function chatTurn(
           session_message_id: record!.message_id,
         });
       },
+      undefined,
+      keys?.user,
     );
   } catch (err) {
     // A shared commit stored nothing; stored apart, the mark was raised on its own.
@@ -241,6 +282,9 @@ export async function chatTurn(
       conversationId,
       [{ message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) }],
       ([replyRecord]) => {
+        // A reply an earlier attempt of a keyed turn stored (it crashed before the turn's key
+        // was committed) is the reply.
+        if (typeof replyRecord!.message.content === 'string') reply = replyRecord!.message.content;
         mirrorSessionRow(dbs, userId, sessionId, {
           day: answered.day,
           ts: answered.ts,
@@ -267,9 +311,15 @@ export async function chatTurn(
             queued_at: answered.ts,
           });
         }
+        // The turn's answer under its key, in the turn's final commit (turn-keys.ts).
+        if (key !== undefined) {
+          const result = { reply, memoryHits: longTerm === '' ? 0 : 1, title: knownTitle, toolCalls };
+          putTurnKey(dbs, userId, sessionId, key, { result, at: deps.clock.now() });
+        }
         return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
       },
       () => (replied = true),
+      keys?.reply,
     );
     deps.kickExtraction?.();
     // In the background: the summary check (and any summarization) never delays this reply.

@@ -49,7 +49,8 @@ export async function searchSessionRows(
   if (last === 0) return [];
   const shift = sessionIdShift(deps.dbs, userId, sessionId);
   const { sessionScan: source, pool } = deps;
-  if (source !== undefined) {
+  // A branched session's prefix lives in its source's rows: only the MessageLog stitches them.
+  if (source !== undefined && deps.dbs.sessions.get([userId, sessionId])?.fork === undefined) {
     const position: ScanPosition<Key> = { key: [conversationId, Infinity], exclusive: true };
     const job = scanSession(source, conversationId, keyword, limit, Infinity, position, undefined, shift);
     return runScan(job, last, pool !== undefined && last > deps.poolThreshold, (wanted) =>

@@ -78,9 +78,10 @@ export function mirrorSessionRow(dbs: RecallDbs, userId: string, sessionId: stri
   return true;
 }
 
-/** Inside a write transaction: a new session, with nothing mirrored yet. */
-export function startMirror(dbs: RecallDbs, userId: string, sessionId: string): void {
-  dbs.counters.put(markKey(userId, sessionId), 0);
+/** Inside a write transaction: a new session, with nothing mirrored yet (or, for a branched
+ * session, nothing after its branch point `from`). */
+export function startMirror(dbs: RecallDbs, userId: string, sessionId: string, from = 0): void {
+  dbs.counters.put(markKey(userId, sessionId), from);
 }
 
 /** Inside a write transaction: forget the session's mark (the session is deleted). */

@@ -37,11 +37,13 @@ import type { DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.
  * | recall.fact-keys        | [userId, key]                        | seq            |
  * | recall.fact-doc         | [userId]                             | DocTemplate    |
  * | recall.fact-queue       | [userId, sessionId, replyId]         | ExtractionJob  |
+ * | recall.turn-keys        | [userId, sessionId, idempotencyKey]  | TurnKeyValue   |
  *
  * The `fact*` dbs are long-term memory as facts (src/recall/facts/): every entry ever written
  * (superseded ones too) in `facts`, the ids of the current ones in `fact-current`, the current
  * entry of each key in `fact-keys`, the shape of the rendered document in `fact-doc`, and the
- * turns waiting for fact extraction in `fact-queue`.
+ * turns waiting for fact extraction in `fact-queue`. `turn-keys` holds the answers of chat
+ * turns made under an idempotency key (chat/turn-keys.ts).
  *
  * The ranked index's databases are listed in `search/search-dbs.ts` (keys also start with the
  * user id).
@@ -61,6 +63,7 @@ export const DB_NAMES = {
   factKeys: 'recall.fact-keys',
   factDoc: 'recall.fact-doc',
   factQueue: 'recall.fact-queue',
+  turnKeys: 'recall.turn-keys',
 } as const;
 
 /** Open options of a db in `DB_NAMES`, when not the default `{ encoding: 'json' }`. */
@@ -107,6 +110,9 @@ export interface SessionEntry {
    * (highest demo id − rows), so new ids continue after the highest.
    */
   demoIds?: { rows: number; shift: number };
+  /** Set on a session branched from another (`forkSession`): its rows up to `message_id`
+   * are read through the source's transcript, so searches go through the MessageLog. */
+  fork?: { session_id: string; message_id: number };
 }
 
 export interface LongTermValue {
@@ -126,6 +132,12 @@ export interface DialogueLogRow {
   memory_context: string;
   tool_calls: ToolCallView[];
   error?: RowError;
+}
+
+/** A chat turn's answer, kept under its idempotency key (chat/turn-keys.ts); `at` epoch ms. */
+export interface TurnKeyValue {
+  result: { reply: string; memoryHits: number; title: string; toolCalls: ToolCallView[] };
+  at: number;
 }
 
 /** A dialogue-log row as stored. */
@@ -156,6 +168,7 @@ export interface RecallDbs {
   factQueue: Database<ExtractionJob, [string, string, number]>;
   /** Every db of `DB_NAMES`, by name, for what works on all of them alike (erasure). */
   all: ReadonlyMap<string, Database<unknown, Key>>;
+  turnKeys: Database<TurnKeyValue, [string, string, string]>;
 }
 
 /**
@@ -193,6 +206,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     factQueue: env.openDB(DB_NAMES.factQueue, JSON_DB),
     // The ranked index's dbs too: erasure removes a user's prefix from every one of them.
     all: new Map([...Object.values(DB_NAMES), ...Object.values(SEARCH_DB_NAMES)].map((name) => [name, env.openDB<unknown, Key>(name, (DB_OPTIONS as Record<string, DatabaseOptions | undefined>)[name] ?? JSON_DB)])),
+    turnKeys: env.openDB(DB_NAMES.turnKeys, JSON_DB),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { NewEntry } from '../../memory/contract/message-log.ts';
+import type { AppendOptions, NewEntry } from '../../memory/contract/message-log.ts';
 import type { StoredMessage } from '../../message.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { commit } from './recall-dbs.ts';
@@ -15,6 +15,11 @@ import { commit } from './recall-dbs.ts';
  *
  * Resolves once both are committed and flushed; rejects with the first failure (with a shared
  * commit, neither is stored then).
+ *
+ * `idempotencyKey`: the rows are appended exactly once under it (MessageLog idempotency). A
+ * retry answered from the key gets the first attempt's records and the hook is not called, so
+ * `work` then commits on its own, given those records: `work` must be safe to run again for
+ * rows it may already have been committed with (chat turns' are: a mirrored row is skipped).
  */
 export async function appendWithCommit<T>(
   deps: RecallDeps,
@@ -23,17 +28,17 @@ export async function appendWithCommit<T>(
   work: (records: readonly StoredMessage[]) => T,
   /** Called once the rows are stored (before `work`'s commit, when that is apart). */
   onStored?: () => void,
+  idempotencyKey?: string,
 ): Promise<[StoredMessage[], T]> {
   let riding: Promise<T> | undefined;
-  const options = deps.sharedCommits
-    ? {
-        onNumbered: (records: readonly StoredMessage[]) => {
-          riding = commit(deps.dbs, () => work(records));
-          // Awaited below; this only keeps a rejection seen before then from being unhandled.
-          riding.catch(() => undefined);
-        },
-      }
-    : {};
+  const options: AppendOptions = idempotencyKey === undefined ? {} : { idempotencyKey };
+  if (deps.sharedCommits) {
+    options.onNumbered = (records) => {
+      riding = commit(deps.dbs, () => work(records));
+      // Awaited below; this only keeps a rejection seen before then from being unhandled.
+      riding.catch(() => undefined);
+    };
+  }
   let records: StoredMessage[];
   try {
     records = await deps.memory.append(conversationId, entries, options);

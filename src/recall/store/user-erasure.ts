@@ -1,6 +1,6 @@
 import type { Database, Key } from 'lmdb';
 import { isErasable } from '../../memory/contract/erasable-log.ts';
-import { CONVERSATION_DBS } from '../../memory/lmdb/lmdb-table.ts';
+import { CONVERSATION_DBS, FORKS_DB } from '../../memory/lmdb/lmdb-table.ts';
 import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../provider/summary-record.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId, sessionConversationPrefix } from '../recall-ids.ts';
@@ -82,6 +82,17 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
       const [messages] = conversationDbs;
       for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!, prefix)) erased.add(c);
       for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
+      // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
+      // `['by', source, fork]`. An erased fork leaves its source's list; an erased source, its own.
+      const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
+      for (const c of erased) {
+        const link = forks.get(['of', c]);
+        if (typeof link === 'object' && link !== null) {
+          forks.remove(['of', c]);
+          forks.remove(['by', link.source, c]);
+        }
+        removeRange(forks, ['by', c], ['by', c, HIGH]);
+      }
     }
     return removed;
   });

@@ -155,9 +155,19 @@ function bubble(role) {
   return { row, box };
 }
 
-function addUserMsg(text) {
+function addUserMsg(text, messageId) {
   const { row, box } = bubble('user');
   box.textContent = text;
+  if (typeof messageId === 'number') {
+    // Edit and resend: a new session branched just before this message, then the edited text.
+    const branch = document.createElement('button');
+    branch.type = 'button';
+    branch.className = 'branch';
+    branch.textContent = '编辑并重发';
+    branch.title = 'Branch from here: edit this message and resend it in a new conversation';
+    branch.addEventListener('click', () => branchFrom(messageId, text));
+    row.append(branch);
+  }
   el.messages.append(row);
   scrollToEnd();
   return row;
@@ -299,7 +309,7 @@ async function openConversation(sessionId, focusMessageId = null) {
     if (items.length === 0) showEmptyHint();
     for (const item of items) {
       const row = item.role === 'user'
-        ? addUserMsg(item.content)
+        ? addUserMsg(item.content, item.message_id)
         : item.error
           ? addStoredError(item.error, item.tool_calls || [])
           : addAssistantMsg(item.content, item.tool_calls || []);
@@ -365,6 +375,27 @@ function renderHits(items) {
       b.disabled = true;
     }
     el.searchHits.append(b);
+  }
+}
+
+// Edit and resend: branch the session just before a stored user message (POST .../fork; the
+// first message: a new session), then send the edited text there, streamed like any turn.
+async function branchFrom(messageId, text) {
+  if (state.sending) return;
+  const edited = window.prompt('编辑消息后重新发送（在新的分支对话中）', text);
+  if (edited === null || !edited.trim()) return;
+  try {
+    const source = state.sessionId;
+    const data =
+      messageId > 1
+        ? await api('POST', `/api/conversations/${encodeURIComponent(source)}/fork`, { user_id: state.userId, message_id: messageId - 1 })
+        : await api('POST', '/api/conversations', { user_id: state.userId });
+    await loadConversations();
+    await openConversation(data.session_id);
+    el.input.value = edited.trim();
+    await send();
+  } catch (err) {
+    showFailure(err);
   }
 }
 

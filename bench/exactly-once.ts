@@ -1,0 +1,131 @@
+/**
+ * bench/exactly-once.ts: the two targets of exactly-once appends and forks, as ratios in one run.
+ *
+ *   npx tsx bench/exactly-once.ts            full sizes
+ *   npx tsx bench/exactly-once.ts --quick    small sizes
+ *
+ * - keys: `runtime.memory.append` throughput (LMDB, flushed before acknowledged) at 100
+ *   concurrent conversations, each appending one message at a time, without and with an
+ *   idempotency key on every append. Plain and keyed take turns in many short pairs (which
+ *   goes first alternates), and the median of the pairs' keyed/plain ratios is reported, so
+ *   drift in the machine's load hits both sides of a pair alike. Target: keyed ≥ 90% of plain.
+ * - fork: the latency of `fork` from a conversation of 10 and of 100,000 messages (each fork
+ *   into a fresh id, at the source's last message), median of many, plus a `tail(c, 50)` of
+ *   the fork. Target: the same cost at both sizes (ratio ≈ 1).
+ * Writes bench/results/exactly-once.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Message } from '../src/memory/index.ts';
+import { startRuntime, type Runtime } from '../src/runtime.ts';
+import { median } from './suite/stats.ts';
+
+const quick = process.argv.includes('--quick');
+const sizes = quick ? { conversations: 100, perConversation: 10, repeats: 9, forks: 100 } : { conversations: 100, perConversation: 20, repeats: 31, forks: 500 };
+
+const scratch = mkdtempSync(join(tmpdir(), 'mnemo-bench-once-'));
+let dirs = 0;
+const freshDir = () => {
+  const dir = join(scratch, String(dirs++));
+  mkdirSync(dir);
+  return dir;
+};
+const messageOf = (i: number): Message => ({
+  role: i % 2 === 0 ? 'user' : 'assistant',
+  content: `message ${i}: ${'the agent remembers what the user said about the project deadline '.repeat(2)}`,
+});
+
+async function appendRun(runtime: Runtime, keyed: boolean, tag: string): Promise<number> {
+  const { conversations, perConversation } = sizes;
+  // One unmeasured write per conversation: the actor is started.
+  await Promise.all(Array.from({ length: conversations }, (_, c) => runtime.memory.append(`${tag}-${c}`, [{ message: messageOf(0) }])));
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: conversations }, async (_, c) => {
+      for (let i = 1; i <= perConversation; i++) {
+        await runtime.memory.append(`${tag}-${c}`, [{ message: messageOf(i) }], keyed ? { idempotencyKey: `${tag}.${c}.${i}` } : undefined);
+      }
+    }),
+  );
+  return (conversations * perConversation) / ((performance.now() - started) / 1000);
+}
+
+async function benchKeys(): Promise<{ plain: number; keyed: number; ratio: number; ratios: number[] }> {
+  const runtime = await startRuntime({ dataDir: freshDir(), recall: false });
+  try {
+    const plain: number[] = [];
+    const keyed: number[] = [];
+    const ratios: number[] = [];
+    for (let r = 0; r < sizes.repeats; r++) {
+      // Alternate which goes first, so neither always meets a warmer (or fuller) environment.
+      let p: number;
+      let k: number;
+      if (r % 2 === 0) {
+        p = await appendRun(runtime, false, `p${r}`);
+        k = await appendRun(runtime, true, `k${r}`);
+      } else {
+        k = await appendRun(runtime, true, `k${r}`);
+        p = await appendRun(runtime, false, `p${r}`);
+      }
+      plain.push(p);
+      keyed.push(k);
+      ratios.push(k / p);
+    }
+    return { plain: median(plain), keyed: median(keyed), ratio: median(ratios), ratios };
+  } finally {
+    await runtime.stop();
+  }
+}
+
+async function benchFork(): Promise<{ forkMs10: number; forkMs100k: number; ratio: number; tailMs10: number; tailMs100k: number }> {
+  const runtime = await startRuntime({ dataDir: freshDir(), recall: false });
+  try {
+    const fill = async (id: string, n: number) => {
+      for (let at = 0; at < n; at += 1000) {
+        await runtime.memory.append(id, Array.from({ length: Math.min(1000, n - at) }, (_, i) => ({ message: messageOf(at + i) })));
+      }
+    };
+    await fill('small', 10);
+    await fill('large', 100_000);
+    const time = async (source: string, at: number, label: string) => {
+      const forkMs: number[] = [];
+      const tailMs: number[] = [];
+      for (let i = 0; i < sizes.forks; i++) {
+        const id = `${label}-fork-${i}`;
+        let t = performance.now();
+        await runtime.memory.fork(source, at, id);
+        forkMs.push(performance.now() - t);
+        t = performance.now();
+        await runtime.memory.tail(id, 50);
+        tailMs.push(performance.now() - t);
+      }
+      return { fork: median(forkMs), tail: median(tailMs) };
+    };
+    // Interleave the two sizes in rounds, so drift hits both alike.
+    const small: Array<{ fork: number; tail: number }> = [];
+    const large: Array<{ fork: number; tail: number }> = [];
+    for (let round = 0; round < 4; round++) {
+      small.push(await time('small', 10, `s${round}`));
+      large.push(await time('large', 100_000, `l${round}`));
+    }
+    const forkMs10 = median(small.map((s) => s.fork));
+    const forkMs100k = median(large.map((s) => s.fork));
+    return { forkMs10, forkMs100k, ratio: forkMs100k / forkMs10, tailMs10: median(small.map((s) => s.tail)), tailMs100k: median(large.map((s) => s.tail)) };
+  } finally {
+    await runtime.stop();
+  }
+}
+
+try {
+  const keys = await benchKeys();
+  console.log(`append at ${sizes.conversations} conversations: plain ${keys.plain.toFixed(0)} msg/s, keyed ${keys.keyed.toFixed(0)} msg/s, keyed/plain ${keys.ratio.toFixed(3)} (median of ${keys.ratios.length} pairs; target >= 0.90)`);
+  const fork = await benchFork();
+  console.log(
+    `fork: ${fork.forkMs10.toFixed(3)} ms at 10 messages, ${fork.forkMs100k.toFixed(3)} ms at 100,000; ratio ${fork.ratio.toFixed(3)} (target ~1); tail(50) of the fork ${fork.tailMs10.toFixed(3)} / ${fork.tailMs100k.toFixed(3)} ms`,
+  );
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(join(import.meta.dirname, 'results', 'exactly-once.json'), JSON.stringify({ quick, sizes, keys, fork }, null, 2) + '\n');
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

@@ -1,0 +1,85 @@
+import { InvalidInputError } from '../../errors.ts';
+import type { AppendOptions } from './message-log.ts';
+
+/**
+ * Exactly-once appends: an append may carry an idempotency key. The conversation's single
+ * writer writes the batch on condition that its key is not stored (LMDB, in memory: checked in
+ * the commit; PostgreSQL: claimed first in the transaction); a key already stored (and younger
+ * than the window) answers with the records it stored, and nothing new is stored. The key is
+ * written in the same atomic step as the batch's messages, so a batch and its key are stored
+ * together or not at all: a retry after a timeout, a lost acknowledgement or a SIGKILL either
+ * finds the key (and gets the first attempt's records) or finds neither (and stores the batch).
+ *
+ * - Scope: per conversation (`[conversationId, key]`); `clear` forgets the conversation's keys.
+ * - Window: a key is honoured for `IDEMPOTENCY_WINDOW_MS` (24 h) after its batch was stored,
+ *   measured on the store's clock; older keys are treated as absent and swept away by a
+ *   bounded sweep riding on keyed writes (each backend says how; none scans everything at once).
+ * - The key identifies the write: a retry returns what the first attempt stored, whatever
+ *   entries the retry carries.
+ */
+export type { AppendOptions } from './message-log.ts';
+
+/** How long a stored key is honoured: 24 hours. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** A keyed write sweeps at least this often (store clock), when keyed writes come at all. */
+export const KEY_SWEEP_EVERY_MS = 60 * 1000;
+/** At most this many keys are examined (or removed) per sweep. */
+export const KEY_SWEEP_LIMIT = 1000;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+/** A stored key: the batch it guards is ids `firstId .. firstId + count - 1`, stored at `at` (epoch ms). */
+export interface KeyRecord {
+  key: string;
+  firstId: number;
+  count: number;
+  at: number;
+  /** On a write only: an expired row of this key is stored and is to be overwritten. */
+  stale?: boolean;
+}
+
+/** Whether `record` is still honoured at `now`. */
+export function keyIsLive(record: KeyRecord, now: number): boolean {
+  return record.at > now - IDEMPOTENCY_WINDOW_MS;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function fail(reason: string): never {
+  throw new InvalidInputError('invalid_option', `idempotencyKey ${reason}`, { option: 'idempotencyKey', reason });
+}
+
+export function validateIdempotencyKey(key: unknown): string {
+  if (typeof key !== 'string') return fail('must be a string');
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) fail(`must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+  if (key.includes('\u0000')) fail('must not contain NUL');
+  if (LONE_SURROGATE.test(key)) fail('must be well-formed Unicode (lone surrogate)');
+  return key;
+}
+
+/** An append's options, checked: `{}` when none were given. */
+export function validateAppendOptions(options: unknown): AppendOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidInputError('invalid_option', 'append options must be an object {idempotencyKey?, onNumbered?}', { option: 'options' });
+  }
+  const { idempotencyKey, onNumbered } = options as AppendOptions;
+  if (onNumbered !== undefined && typeof onNumbered !== 'function') {
+    throw new InvalidInputError('invalid_option', 'onNumbered must be a function', { option: 'onNumbered' });
+  }
+  const checked: AppendOptions = {};
+  if (idempotencyKey !== undefined) checked.idempotencyKey = validateIdempotencyKey(idempotencyKey);
+  if (onNumbered !== undefined) checked.onNumbered = onNumbered;
+  return checked;
+}
+
+/**
+ * Thrown (or rejected with) by a table's `write` when a key of the batch is already stored
+ * (and not marked stale): nothing was written. The writer (write-queue.ts) then looks the keys up. Internal: never reaches a caller.
+ */
+export class KeyTaken extends Error {
+  constructor(readonly conversationId: string) {
+    super(`an idempotency key of the batch to ${conversationId} is already stored`);
+    this.name = 'KeyTaken';
+  }
+}
+
