@@ -96,6 +96,8 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
     }
     return removed;
   });
+  // The facts' in-memory view of the user's current entries (fact-store.ts) goes with them.
+  deps.facts.cache.delete(userId);
   if (conversationDbs !== undefined) {
     // Reset the cached last ids (see ONE TRANSACTION above); nothing is left to delete.
     for (const c of erased) await deps.memory.clear(c);
