@@ -1,6 +1,6 @@
 import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
-import type { LlmStreamEvent } from './llm-stream.ts';
+import type { LlmStreamEvent } from './llm-service.ts';
 
 /**
  * The offline fallback of the Agent Memory Demo (`FallbackAgent.respond`): deterministic,

@@ -1,5 +1,4 @@
 import type { AssistantMessage, ContentBlock, Message, ToolCall } from '../message.ts';
-import type { LlmStreamEvent } from './llm-stream.ts';
 
 /** What the model is told about a tool: OpenAI's function-tool shape. */
 export interface ToolSpec {
@@ -47,3 +46,15 @@ export interface LlmService {
 }
 
 export type { AssistantMessage };
+
+/**
+ * What `LlmService.stream` yields, in this order: `text` deltas as the model writes them;
+ * each `tool_call` once its pieces are all in (complete id, name and arguments); then exactly
+ * one `done`, last, with the whole response, as `chat` would have answered it (`content` is
+ * the deltas joined, `null` when there were none; usage when the server reported it).
+ * Ending the iteration early (`break`, `return()`) cancels the model call.
+ */
+export type LlmStreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'done'; response: LlmResponse };

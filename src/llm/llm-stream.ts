@@ -1,19 +1,6 @@
-import type { ToolCall } from '../message.ts';
 import { LlmError } from './llm-errors.ts';
-import type { ChatOptions, LlmResponse, LlmService } from './llm-service.ts';
+import type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent } from './llm-service.ts';
 import type { Message } from '../message.ts';
-
-/**
- * What `LlmService.stream` yields, in this order: `text` deltas as the model writes them;
- * each `tool_call` once its pieces are all in (complete id, name and arguments); then exactly
- * one `done`, last, with the whole response, as `chat` would have answered it (`content` is
- * the deltas joined, `null` when there were none; usage when the server reported it).
- * Ending the iteration early (`break`, `return()`) cancels the model call.
- */
-export type LlmStreamEvent =
-  | { type: 'text'; delta: string }
-  | { type: 'tool_call'; call: ToolCall }
-  | { type: 'done'; response: LlmResponse };
 
 /**
  * One model call whose text is handed to `onText` as it comes, resolving with the whole

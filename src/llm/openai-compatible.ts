@@ -11,7 +11,7 @@ import type {
 import type { Message, ToolCall } from '../message.ts';
 import { LlmError } from './llm-errors.ts';
 import type { ChatOptions, LlmResponse, LlmService, ToolChoice, Usage } from './llm-service.ts';
-import type { LlmStreamEvent } from './llm-stream.ts';
+import type { LlmStreamEvent } from './llm-service.ts';
 
 export interface OpenAICompatibleOptions {
   apiKey: string;

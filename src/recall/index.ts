@@ -10,7 +10,7 @@ export {
   type SessionWindowQuery,
 } from './recall.ts';
 export type { ChatInput, ChatResult } from './chat/chat-service.ts';
-export type { ChatStreamEvent } from './chat/chat-stream-events.ts';
+export type { ChatStreamEvent } from './chat/chat-service.ts';
 export { TurnInterruptedError } from './chat/turn-interrupted.ts';
 export type { DailyRow, MemoryRow, RowError, ToolCallView } from './store/memory-row.ts';
 export type { SessionSummary } from './store/sessions-index.ts';

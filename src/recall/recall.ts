@@ -10,7 +10,7 @@ import { summaryConversationId } from '../provider/summary-record.ts';
 import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
-import type { ChatStreamEvent } from './chat/chat-stream-events.ts';
+import type { ChatStreamEvent } from './chat/chat-service.ts';
 import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './store/daily-mirror.ts';
 import { ForkError } from '../memory/contract/fork.ts';
 import { readDay, removeSessionDailyRows } from './store/daily-store.ts';

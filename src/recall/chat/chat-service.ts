@@ -36,7 +36,6 @@ import { createSearchMemoryTool } from '../search/search-memory-tool.ts';
 import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
 import { pythonJsonDumps } from '../store/python-json.ts';
-import type { ChatStreamEvent } from './chat-stream-events.ts';
 import { putTurnKey, rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
 import { validateIdempotencyKey } from '../../memory/contract/idempotency.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
@@ -131,6 +130,20 @@ export interface ChatResult {
   title: string;
   toolCalls: ToolCallView[];
 }
+
+/**
+ * What `recall.chatStream` yields, in the API's terms (`POST /api/chat/stream` sends each as
+ * an SSE event of the same name):
+ * - `delta`: a piece of the reply's text, as the model writes it;
+ * - `tool_call`: a memory tool is about to run, `input` printed as in `toolCalls`;
+ * - `tool_result`: it finished, with its output;
+ * - `done`, last and once: exactly what `chat` returns, after the reply is stored.
+ */
+export type ChatStreamEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'tool_call'; name: string; input: string }
+  | { type: 'tool_result'; name: string; output: string }
+  | { type: 'done'; result: ChatResult };
 
 const CONTEXT_ROWS = 6;
 

@@ -2,7 +2,7 @@ import { eventChannel } from '../../kernel/event-channel.ts';
 import { STREAM_CLOSED } from '../../kernel/kernel.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { chatTurn, type ChatInput, type ChatResult } from './chat-service.ts';
-import type { ChatStreamEvent } from './chat-stream-events.ts';
+import type { ChatStreamEvent } from './chat-service.ts';
 
 /**
  * `chat`, streamed: the same turn (chat-service.ts: the user's row stored before the model
