@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/memory/postgres/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { describeMessageLogContract } from '../../src/testing.ts';
@@ -28,7 +28,7 @@ describeMessageLogContract('runtime.memory over createPostgresStore', async ({ c
 // Two runtimes on one database (as two app servers would be): each serializes its own writes
 // through its conversation actors, the database numbers across both.
 describe('two runtimes sharing one database', () => {
-  test('interleaved appends to one conversation give contiguous ids and no error', async () => {
+  it('interleaved appends to one conversation give contiguous ids and no error', async () => {
     const schema = freshSchema('shared');
     const a = await startRuntime({ name: `pg_a_${schema}`, storage: { store: createPostgresStore({ connectionString: url, schema }) } });
     const b = await startRuntime({ name: `pg_b_${schema}`, storage: { store: createPostgresStore({ connectionString: url, schema }) } });
@@ -52,7 +52,7 @@ describe('two runtimes sharing one database', () => {
     }
   });
 
-  test('storage: { postgres: url } makes, uses and closes its own store', async () => {
+  it('storage: { postgres: url } makes, uses and closes its own store', async () => {
     const runtime = await startRuntime({ name: 'pg_owned', storage: { postgres: url } });
     try {
       await runtime.memory.add('owned-store-check', [{ role: 'user', content: 'hi' }]);

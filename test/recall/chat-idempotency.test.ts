@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmResponse, LlmService } from '../../src/llm/llm-service.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -30,7 +30,7 @@ function gatedLlm() {
 }
 
 describe('chat with an idempotency key', () => {
-  test('a retry after the turn answered returns the stored reply, with no second model call and no new rows', async () => {
+  it('a retry after the turn answered returns the stored reply, with no second model call and no new rows', async () => {
     const g = gatedLlm();
     g.release();
     fx = openRecall({ llm: g.llm });
@@ -43,7 +43,7 @@ describe('chat with an idempotency key', () => {
     expect(await fx.recall.dialogueLog(U, 's')).toHaveLength(1);
   });
 
-  test('a retry concurrent with the first attempt awaits it: one model call, one pair of rows', async () => {
+  it('a retry concurrent with the first attempt awaits it: one model call, one pair of rows', async () => {
     const g = gatedLlm();
     fx = openRecall({ llm: g.llm });
     const a = fx.recall.chat({ userId: U, sessionId: 's', message: 'hello', idempotencyKey: 'k' });
@@ -56,28 +56,28 @@ describe('chat with an idempotency key', () => {
     expect(rows.map((r) => r.content)).toEqual(['hello', 'reply 1']);
   });
 
-  test('different keys are different turns', async () => {
+  it('different keys are different turns', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'one', idempotencyKey: 'a' });
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'one', idempotencyKey: 'b' });
     expect(await fx.recall.getSessionMessages(U, 's')).toHaveLength(4);
   });
 
-  test('keyed turns leave only their rows to a session search (the raw LMDB scan)', async () => {
+  it('keyed turns leave only their rows to a session search (the raw LMDB scan)', async () => {
     fx = openRecall();
     for (const k of ['a', 'b', 'c']) await fx.recall.chat({ userId: U, sessionId: 's', message: `tea ${k}`, idempotencyKey: k });
     const found = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: 50 });
     expect(found.map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  test('a bad key is rejected with invalid_option before anything is stored', async () => {
+  it('a bad key is rejected with invalid_option before anything is stored', async () => {
     fx = openRecall();
     const error = await fx.recall.chat({ userId: U, sessionId: 's', message: 'x', idempotencyKey: '' }).catch((e: { code: string }) => e.code);
     expect(error).toBe('invalid_option');
     expect(await fx.recall.getSessionMessages(U, 's')).toEqual([]);
   });
 
-  test('deleting the session forgets its keys', async () => {
+  it('deleting the session forgets its keys', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'one', idempotencyKey: 'a' });
     await fx.recall.deleteSession(U, 's');

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
 import type { ChatStreamEvent } from '../../src/recall/index.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
@@ -28,7 +28,7 @@ const plain = (rows: { role: string; content: string; message_id: number; tool_c
   rows.map(({ role, content, message_id, tool_calls, error }) => ({ role, content, message_id, tool_calls, error }));
 
 describe('recall.chatStream offline', () => {
-  test('streams the offline reply in pieces, ends with what chat returns, and stores the same rows as chat', async () => {
+  it('streams the offline reply in pieces, ends with what chat returns, and stores the same rows as chat', async () => {
     fx = openRecall();
     const events = await collect(fx.recall.chatStream({ userId: U, sessionId: 'streamed', message: 'hello there' }));
     const whole = await fx.recall.chat({ userId: U, sessionId: 'plain', message: 'hello there' });
@@ -40,7 +40,7 @@ describe('recall.chatStream offline', () => {
     expect(log.map((r) => r.assistant_reply)).toEqual([whole.reply]);
   });
 
-  test('a stream the reader stops is stored as interrupted, with the text streamed so far', async () => {
+  it('a stream the reader stops is stored as interrupted, with the text streamed so far', async () => {
     fx = openRecall();
     const got: string[] = [];
     for await (const e of fx.recall.chatStream({ userId: U, sessionId: 's', message: 'a message long enough' })) {
@@ -57,7 +57,7 @@ describe('recall.chatStream offline', () => {
     expect(daily?.content).toBe(got.join(''));
   });
 
-  test('bad input throws from the first read and stores nothing', async () => {
+  it('bad input throws from the first read and stores nothing', async () => {
     fx = openRecall();
     const err = await collect(fx.recall.chatStream({ userId: ' padded ', sessionId: 's', message: 'x' })).catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe('invalid_id');
@@ -66,7 +66,7 @@ describe('recall.chatStream offline', () => {
 });
 
 describe('recall.chatStream with a streaming model', () => {
-  test('streams the tool call, its result and the reply, and stores what chat stores', async () => {
+  it('streams the tool call, its result and the reply, and stores what chat stores', async () => {
     stub = await startChatStub({ answer: (text, n) => `found it for ${text} after ${n} lookups` });
     fx = openRecall({ llm: openAICompatible({ apiKey: 'k', baseURL: stub.baseURL, model: 'm' }) });
     const events = await collect(fx.recall.chatStream({ userId: U, sessionId: 's', message: 'coffee please' }));
@@ -87,7 +87,7 @@ describe('recall.chatStream with a streaming model', () => {
     expect(rows[1]!.tool_calls).toEqual(done.result.toolCalls);
   });
 
-  test("a cut stream cancels the model's request and stores the partial reply marked interrupted", async () => {
+  it("a cut stream cancels the model's request and stores the partial reply marked interrupted", async () => {
     stub = await startChatStub({ toolCall: () => null, answer: () => 'one two three four five', stallAfter: 2 });
     fx = openRecall({ llm: openAICompatible({ apiKey: 'k', baseURL: stub.baseURL, model: 'm', maxRetries: 0 }) });
     const controller = new AbortController();

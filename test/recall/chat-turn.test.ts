@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LlmError } from '../../src/llm/llm-errors.ts';
 import { FACT_TOOL_NAMES, MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
@@ -13,7 +13,7 @@ afterEach(async () => {
 const U = 'demo-user';
 
 describe('offline turn (no LLM configured)', () => {
-  test("the demo's observed sequence: empty message, then 中文 flips the reply while it is in the last 6 rows", async () => {
+  it("the demo's observed sequence: empty message, then 中文 flips the reply while it is in the last 6 rows", async () => {
     fx = openRecall();
     const chat = (message: string) => fx!.recall.chat({ userId: U, sessionId: 's', message });
     expect(await chat('')).toEqual({ reply: '收到：。我已经记录到记忆中。', memoryHits: 0, title: '新对话', toolCalls: [] });
@@ -23,7 +23,7 @@ describe('offline turn (no LLM configured)', () => {
     expect(third.title).toBe('新对话');
   });
 
-  test('a turn is two LMDB commits: the user row with its daily row and in-flight mark, then the reply with the rest', async () => {
+  it('a turn is two LMDB commits: the user row with its daily row and in-flight mark, then the reply with the rest', async () => {
     fx = openRecall();
     const txn = () => (fx!.env.root.getStats() as { lastTxnId: number }).lastTxnId;
     await fx.recall.chat({ userId: U, sessionId: 'other', message: 'warm up' });
@@ -37,14 +37,14 @@ describe('offline turn (no LLM configured)', () => {
     expect((await fx.recall.listSessions(U)).map((s) => s.title)).toContain('first turn o');
   });
 
-  test('"language" in the context flips it too, case-insensitively', async () => {
+  it('"language" in the context flips it too, case-insensitively', async () => {
     fx = openRecall();
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'My LANGUAGE is Go' })).reply).toBe(
       '收到：My LANGUAGE is Go。我会继续用中文回答。',
     );
   });
 
-  test('memoryHits is 1 when the long-term document is non-empty, and the document is in the context', async () => {
+  it('memoryHits is 1 when the long-term document is non-empty, and the document is in the context', async () => {
     fx = openRecall();
     await fx.recall.setLongTerm(U, 'likes tea');
     const result = await fx.recall.chat({ userId: U, sessionId: 's', message: 'hi' });
@@ -53,7 +53,7 @@ describe('offline turn (no LLM configured)', () => {
     expect(log!.memory_context).toBe('[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
   });
 
-  test('the context holds the last 6 session rows, the current message included', async () => {
+  it('the context holds the last 6 session rows, the current message included', async () => {
     fx = openRecall();
     for (const m of ['u1', 'u2', 'u3', 'u4']) await fx.recall.chat({ userId: U, sessionId: 's', message: m });
     const log = await fx.recall.dialogueLog(U, 's');
@@ -64,7 +64,7 @@ describe('offline turn (no LLM configured)', () => {
     expect(context).not.toContain('user: u1');
   });
 
-  test('user and reply rows land in the session, in order, with contiguous anchors', async () => {
+  it('user and reply rows land in the session, in order, with contiguous anchors', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'one' });
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'two' });
@@ -78,7 +78,7 @@ describe('offline turn (no LLM configured)', () => {
     expect(rows.every((r) => r.ts === '2026-04-08T10:00:00' && r.tool_calls.length === 0)).toBe(true);
   });
 
-  test('every daily row names its session; anchors restart at 1 each local day', async () => {
+  it('every daily row names its session; anchors restart at 1 each local day', async () => {
     fx = openRecall();
     fx.clock.set('2026-04-08T23:59:58+08:00');
     await fx.recall.chat({ userId: U, sessionId: 'a', message: 'late' });
@@ -97,7 +97,7 @@ describe('offline turn (no LLM configured)', () => {
     expect(today[0]!.ts).toBe('2026-04-09T00:00:05');
   });
 
-  test('one dialogue-log row per turn: message, reply, exact context, tool calls', async () => {
+  it('one dialogue-log row per turn: message, reply, exact context, tool calls', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello' });
     expect(await fx.recall.dialogueLog(U)).toEqual([
@@ -112,7 +112,7 @@ describe('offline turn (no LLM configured)', () => {
     ]);
   });
 
-  test('a message that is not a string is refused with invalid_message and nothing is stored', async () => {
+  it('a message that is not a string is refused with invalid_message and nothing is stored', async () => {
     fx = openRecall();
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 123 as unknown as string })).rejects.toMatchObject({
       code: 'invalid_message',
@@ -123,25 +123,25 @@ describe('offline turn (no LLM configured)', () => {
 });
 
 describe('titles and the sessions index', () => {
-  test('the title is made once, from the first turn, and never changes', async () => {
+  it('the title is made once, from the first turn, and never changes', async () => {
     fx = openRecall();
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: '  帮我记住我的生日是五月三号好吗  ' })).title).toBe('帮我记住我的生日是五月三');
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'something else' })).title).toBe('帮我记住我的生日是五月三');
   });
 
-  test('with a model, the title is asked of it; the answer is cut to 12 code points', async () => {
+  it('with a model, the title is asked of it; the answer is cut to 12 code points', async () => {
     const llm = scriptedLlm([says('the reply'), says('生日提醒')]);
     fx = openRecall({ llm });
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'my birthday' })).title).toBe('生日提醒');
   });
 
-  test('with a model whose title call fails, the offline title is used', async () => {
+  it('with a model whose title call fails, the offline title is used', async () => {
     const llm = scriptedLlm([says('the reply'), new LlmError('llm_unavailable', 'down')]);
     fx = openRecall({ llm });
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'my birthday' })).title).toBe('my birthday');
   });
 
-  test('updated_at is refreshed by every turn; the list is newest first', async () => {
+  it('updated_at is refreshed by every turn; the list is newest first', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 'old', message: 'a' });
     fx.clock.advance(60_000);
@@ -155,14 +155,14 @@ describe('titles and the sessions index', () => {
     ]);
   });
 
-  test('sessions updated in the same second list in creation order', async () => {
+  it('sessions updated in the same second list in creation order', async () => {
     fx = openRecall();
     for (const s of ['a', 'b', 'c']) await fx.recall.chat({ userId: U, sessionId: s, message: s });
     await fx.recall.chat({ userId: U, sessionId: 'a', message: 'again' });
     expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['a', 'b', 'c']);
   });
 
-  test('a created conversation is not listed until its first chat', async () => {
+  it('a created conversation is not listed until its first chat', async () => {
     fx = openRecall();
     const id = await fx.recall.createSession(U);
     expect(id).toMatch(/^[0-9a-f]{12}$/);
@@ -173,7 +173,7 @@ describe('titles and the sessions index', () => {
 });
 
 describe('turn with a model and the memory tools', () => {
-  test('the agent gets the system prompt with the context, the message, the six tools and search_memory', async () => {
+  it('the agent gets the system prompt with the context, the message, the six tools and search_memory', async () => {
     const llm = scriptedLlm([says('fine')]);
     fx = openRecall({ llm });
     await fx.recall.setLongTerm(U, 'likes tea');
@@ -186,7 +186,7 @@ describe('turn with a model and the memory tools', () => {
     expect(first.options?.tools?.map((t) => t.name)).toEqual([...MEMORY_TOOL_NAMES, ...FACT_TOOL_NAMES, 'search_memory']);
   });
 
-  test('tool calls are the real transcript, paired by id, returned and replayed with the reply', async () => {
+  it('tool calls are the real transcript, paired by id, returned and replayed with the reply', async () => {
     const llm = scriptedLlm([
       says('记住了'),
       says('title'),
@@ -218,7 +218,7 @@ describe('turn with a model and the memory tools', () => {
     ]);
   });
 
-  test('remember_note from the model replaces the long-term document', async () => {
+  it('remember_note from the model replaces the long-term document', async () => {
     const llm = scriptedLlm([callsTools(toolCall('n', 'remember_note', { note: '用户喜欢喝茶' })), says('好的'), says('t')]);
     fx = openRecall({ llm });
     const result = await fx.recall.chat({ userId: U, sessionId: 's', message: '我喜欢喝茶' });
@@ -228,7 +228,7 @@ describe('turn with a model and the memory tools', () => {
 });
 
 describe('a failing turn', () => {
-  test('the error is rethrown and an assistant error row takes the reply place: no orphan user row', async () => {
+  it('the error is rethrown and an assistant error row takes the reply place: no orphan user row', async () => {
     const llm = scriptedLlm([new LlmError('llm_unavailable', 'upstream down')]);
     fx = openRecall({ llm });
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'hello there' })).rejects.toMatchObject({ code: 'llm_unavailable' });
@@ -254,7 +254,7 @@ describe('a failing turn', () => {
     expect(await fx.recall.listSessions(U)).toEqual([{ session_id: 's', title: 'hello there', updated_at: '2026-04-08T10:00:00' }]);
   });
 
-  test('a turn that runs out of tool iterations keeps the calls it made on the error row', async () => {
+  it('a turn that runs out of tool iterations keeps the calls it made on the error row', async () => {
     const loop = callsTools(toolCall('x', 'get_recent_session', { rounds: 1 }));
     const llm = scriptedLlm([loop, loop]);
     fx = openRecall({ llm, maxToolIterations: 2 });
@@ -265,7 +265,7 @@ describe('a failing turn', () => {
     expect(rows[1]!.tool_calls[0]!.output).toBe('#1 2026-04-08T10:00:00 | user: loop');
   });
 
-  test('the next turn after failures works and leaves the failed turns out of its context', async () => {
+  it('the next turn after failures works and leaves the failed turns out of its context', async () => {
     const llm = scriptedLlm([new Error('boom'), new Error('boom'), says('ok now'), says('t'), says('fine')]);
     fx = openRecall({ llm });
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).rejects.toThrow('boom');

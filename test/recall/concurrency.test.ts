@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { scriptedLlm, says } from '../support/recall-scripted-llm.ts';
 
@@ -11,7 +11,7 @@ afterEach(async () => {
 const U = 'u';
 
 describe('concurrent turns', () => {
-  test('parallel turns on one session give unique, contiguous ids, and every reply follows its message', async () => {
+  it('parallel turns on one session give unique, contiguous ids, and every reply follows its message', async () => {
     fx = openRecall();
     const n = 12;
     const replies = await Promise.all(
@@ -31,7 +31,7 @@ describe('concurrent turns', () => {
     expect(await fx.recall.dialogueLog(U)).toHaveLength(n);
   });
 
-  test('parallel first turns of many sessions of one user lose no index entry', async () => {
+  it('parallel first turns of many sessions of one user lose no index entry', async () => {
     fx = openRecall();
     const sessions = Array.from({ length: 10 }, (_, i) => `s${i}`);
     await Promise.all(sessions.map((s) => fx!.recall.chat({ userId: U, sessionId: s, message: `hello ${s}` })));
@@ -44,7 +44,7 @@ describe('concurrent turns', () => {
     expect(daily.map((r) => r.message_id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
-  test('two parallel first turns on one session keep one title: the first turn to finish sets it', async () => {
+  it('two parallel first turns on one session keep one title: the first turn to finish sets it', async () => {
     // Replies to turns; titles name the turn they were asked for, so two titles would differ.
     const llm = scriptedLlm([], (messages) =>
       messages[0]!.role === 'system' ? says('reply') : says(String(messages[0]!.content).includes('first') ? 'T-first' : 'T-second'),
@@ -59,7 +59,7 @@ describe('concurrent turns', () => {
     expect((await fx.recall.listSessions(U)).map((c) => c.title)).toEqual([a.title]);
   });
 
-  test('parallel long-term writes each make a version; none is lost', async () => {
+  it('parallel long-term writes each make a version; none is lost', async () => {
     fx = openRecall();
     await Promise.all(Array.from({ length: 8 }, (_, i) => fx!.recall.setLongTerm(U, `doc ${i}`)));
     const history = await fx.recall.longTermHistory(U);
@@ -67,7 +67,7 @@ describe('concurrent turns', () => {
     expect(new Set(history.map((v) => v.content)).size).toBe(8);
   });
 
-  test('close waits for running turns and refuses new calls with recall_closed', async () => {
+  it('close waits for running turns and refuses new calls with recall_closed', async () => {
     fx = openRecall();
     const running = fx.recall.chat({ userId: U, sessionId: 's', message: 'in flight' });
     const closing = fx.recall.close();

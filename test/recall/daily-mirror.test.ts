@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonValue, Message } from '../../src/message.ts';
 import { startMirror } from '../../src/recall/store/daily-mirror.ts';
 import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
@@ -25,7 +25,7 @@ const day = '2026-04-08'; // the fixture's clock: 2026-04-08T10:00:00+08:00 in A
 const dailyView = async () => (await fx!.recall.dailyMessages(U, day)).map((r) => [r.role, r.content, r.message_id, r.session_id]);
 
 describe('the daily view after a crash between a session row and its daily row', () => {
-  test('the next turn mirrors the orphan user row, once, before its own rows', async () => {
+  it('the next turn mirrors the orphan user row, once, before its own rows', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: S, message: 'first' });
     await fx.memory.append(conversation, [{ message: { role: 'user', content: 'lost in a crash' }, meta: { ts: '2026-04-08T10:00:00' } }]);
@@ -42,7 +42,7 @@ describe('the daily view after a crash between a session row and its daily row',
     expect((await dailyView()).filter((r) => r[1] === 'lost in a crash')).toHaveLength(1);
   });
 
-  test('an orphan reply keeps its tool calls and its error, on the day of its own ts', async () => {
+  it('an orphan reply keeps its tool calls and its error, on the day of its own ts', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: S, message: 'first' });
     const transcript: Message[] = [
@@ -68,7 +68,7 @@ describe('the daily view after a crash between a session row and its daily row',
     expect(orphan!.tool_calls).toEqual(sessionRow!.tool_calls);
   });
 
-  test('the first turn of a new session, cut short after its user row, is mirrored by the next', async () => {
+  it('the first turn of a new session, cut short after its user row, is mirrored by the next', async () => {
     fx = openRecall();
     // What a first turn has done when it dies: registered the session, stored its user row.
     const dbs = openRecallDbs(fx.env);
@@ -81,7 +81,7 @@ describe('the daily view after a crash between a session row and its daily row',
     expect((await dailyView()).map((r) => r[1])).toEqual(['cut short', 'next', '收到：next。我已经记录到记忆中。']);
   });
 
-  test('a session cleared behind its back starts over, and a deleted one leaves no mark', async () => {
+  it('a session cleared behind its back starts over, and a deleted one leaves no mark', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: S, message: 'one' });
     await fx.memory.clear(conversation);

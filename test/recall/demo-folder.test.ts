@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
 import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
@@ -114,7 +114,7 @@ function filesUnder(root: string): Map<string, string> {
 }
 
 describe('import of the demo folder layout', () => {
-  test('sessions, titles, rows, anchors, tool calls and long-term memory come across', async () => {
+  it('sessions, titles, rows, anchors, tool calls and long-term memory come across', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     fx = openRecall();
@@ -148,7 +148,7 @@ describe('import of the demo folder layout', () => {
     expect((await r.dailyMessages('demo-user', '2026-04-08'))[1]!.session_id).toBe('s1');
   });
 
-  test('legacy rows without message_id are numbered as the demo numbers them', async () => {
+  it('legacy rows without message_id are numbered as the demo numbers them', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     fx = openRecall();
@@ -164,7 +164,7 @@ describe('import of the demo folder layout', () => {
     ]);
   });
 
-  test('a later chat continues the imported session after its last anchor', async () => {
+  it('a later chat continues the imported session after its last anchor', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     fx = openRecall();
@@ -179,7 +179,7 @@ describe('import of the demo folder layout', () => {
     expect((await fx.recall.getSessionMessages('demo-user', 's1')).map((x) => x.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  test('a user whose sessions were all deleted imports with the demo numbering again', async () => {
+  it('a user whose sessions were all deleted imports with the demo numbering again', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     fx = openRecall();
@@ -202,7 +202,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
   }
   const ids = async () => (await fx!.recall.getSessionMessages('u', 's')).map((m) => [m.message_id, m.content]);
 
-  test('"7" then a row without id stay 7 and 8, and the next turn continues at 9', async () => {
+  it('"7" then a row without id stay 7 and 8, and the next turn continues at 9', async () => {
     const report = await importSession([row('t1', 'user', 'seven', 'session', { message_id: '7' }), row('t2', 'assistant', 'eight', 'session')]);
     expect(report.renumbered).toEqual([]);
     expect(await ids()).toEqual([
@@ -228,7 +228,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
     expect(exported.map((x) => x['message_id'])).toEqual(['7', undefined, 9, 10]);
   });
 
-  test('the kept ids are what a pooled search and a search through another store return too', async () => {
+  it('the kept ids are what a pooled search and a search through another store return too', async () => {
     await importSession([row('t1', 'user', 'seven needle', 'session', { message_id: '7' }), row('t2', 'assistant', 'eight needle', 'session')]);
     await fx!.recall.chat({ userId: 'u', sessionId: 's', message: 'nine needle' });
     const q = { userId: 'u', sessionId: 's', keyword: 'needle' };
@@ -248,7 +248,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
     }
   });
 
-  test('a session holding ids 3 and 4 keeps them', async () => {
+  it('a session holding ids 3 and 4 keeps them', async () => {
     await importSession([row('t1', 'user', 'three', 'session', { message_id: 3 }), row('t2', 'assistant', 'four', 'session', { message_id: 4 })]);
     expect(await ids()).toEqual([
       [3, 'three'],
@@ -257,7 +257,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
     expect((await fx!.recall.sessionWindow({ userId: 'u', sessionId: 's', messageId: 3, after: 1 })).map((m) => m.message_id)).toEqual([3, 4]);
   });
 
-  test('a day holding 2, 3, 5 keeps its ids, and the next row of that day is 6', async () => {
+  it('a day holding 2, 3, 5 keeps its ids, and the next row of that day is 6', async () => {
     await importSession(
       [row('t1', 'user', 'x', 'session', { message_id: 1 })],
       [2, 3, 5].map((id) => row(`2026-04-08T09:00:0${id}`, 'user', `d${id}`, 'daily', { message_id: id })),
@@ -270,7 +270,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
     expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.message_id)).toEqual([2, 3, 5, 6, 7]);
   });
 
-  test('only a row whose derived id repeats an earlier one gets a new id after the highest, and the report says so', async () => {
+  it('only a row whose derived id repeats an earlier one gets a new id after the highest, and the report says so', async () => {
     const report = await importSession([
       row('t1', 'user', 'first', 'session'),
       row('t2', 'assistant', 'dup of 1', 'session', { message_id: 1 }),
@@ -287,7 +287,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
 });
 
 describe('round trip', () => {
-  test('import then export gives back every file of the layout, byte for byte', async () => {
+  it('import then export gives back every file of the layout, byte for byte', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     fx = openRecall();
@@ -298,7 +298,7 @@ describe('round trip', () => {
     expect(filesUnder(out)).toEqual(filesUnder(src));
   });
 
-  test('rows written by Mnemo export in the demo shape, readable back with the same anchors', async () => {
+  it('rows written by Mnemo export in the demo shape, readable back with the same anchors', async () => {
     fx = openRecall();
     await fx.recall.setLongTerm('u', 'likes tea');
     await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'hello' });
@@ -341,35 +341,35 @@ describe('refusals', () => {
     expect(await fx.recall.getLongTerm('demo-user')).toBe('');
   }
 
-  test('a user folder whose name is not an encoded id refuses the whole import before anything is written', async () => {
+  it('a user folder whose name is not an encoded id refuses the whole import before anything is written', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     mkdirSync(join(src, 'bad%2fname'));
     await refused(src, 'invalid_id');
   });
 
-  test('a session file whose name is not an encoded id is refused', async () => {
+  it('a session file whose name is not an encoded id is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     put(join(src, 'demo-user', 'sessions', 'trailing .jsonl'), '');
     await refused(src, 'invalid_id');
   });
 
-  test('a daily file that is not a real date is refused', async () => {
+  it('a daily file that is not a real date is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     put(join(src, 'demo-user', 'daily', '2026-02-30.jsonl'), '');
     await refused(src, 'invalid_id');
   });
 
-  test('a conversations.json key that is not an id is refused', async () => {
+  it('a conversations.json key that is not an id is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     put(join(src, 'demo-user', 'conversations.json'), JSON.stringify({ 'a\u0000b': { title: 'x', updated_at: 'y' } }));
     await refused(src, 'invalid_id');
   });
 
-  test('a symbolic link anywhere is refused', async () => {
+  it('a symbolic link anywhere is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     const outside = join(work, 'outside.jsonl');
@@ -378,7 +378,7 @@ describe('refusals', () => {
     await refused(src, 'invalid_id');
   });
 
-  test('a corrupt row is refused with invalid_message, naming the file and line', async () => {
+  it('a corrupt row is refused with invalid_message, naming the file and line', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     put(join(src, 'demo-user', 'sessions', 's4.jsonl'), '{"role": "user", "content": "ok"}\n{not json\n');
@@ -389,14 +389,14 @@ describe('refusals', () => {
     expect(await fx.recall.listSessions('demo-user')).toEqual([]);
   });
 
-  test('content that is not a string is refused', async () => {
+  it('content that is not a string is refused', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     put(join(src, 'demo-user', 'daily', '2026-04-09.jsonl'), '{"role": "user", "content": 5}\n');
     await refused(src, 'invalid_message');
   });
 
-  test('an import never merges into a user who already has memory', async () => {
+  it('an import never merges into a user who already has memory', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     fx = openRecall();
@@ -405,7 +405,7 @@ describe('refusals', () => {
     expect((await fx.recall.listSessions('demo-user')).map((c) => c.session_id)).toEqual(['live']);
   });
 
-  test('an export never writes into a non-empty user folder', async () => {
+  it('an export never writes into a non-empty user folder', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'x' });
     const out = join(work, 'exported');
@@ -414,7 +414,7 @@ describe('refusals', () => {
     expect(readdirSync(join(out, 'u'))).toEqual(['keep.txt']);
   });
 
-  test('only the named users are imported or exported', async () => {
+  it('only the named users are imported or exported', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     put(join(src, 'other', 'memory.md'), 'other doc\n');
@@ -425,7 +425,7 @@ describe('refusals', () => {
     await expect(fx.recall.exportDemoFolder(join(work, 'x'), { users: ['a\nb'] })).rejects.toMatchObject({ code: 'invalid_id' });
   });
 
-  test('importing named users ignores the other folders, even ones Mnemo cannot take', async () => {
+  it('importing named users ignores the other folders, even ones Mnemo cannot take', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     mkdirSync(join(src, 'bad%2fname'));
@@ -439,7 +439,7 @@ describe('refusals', () => {
 });
 
 describe('ids as folder names', () => {
-  test('export without users writes every user, also one whose id starts with another user id', async () => {
+  it('export without users writes every user, also one whose id starts with another user id', async () => {
     fx = openRecall();
     for (const u of ['alice', 'alice2', 'alice-b', 'bob']) await fx.recall.chat({ userId: u, sessionId: 's', message: `I am ${u}` });
     const out = join(work, 'exported');
@@ -448,7 +448,7 @@ describe('ids as folder names', () => {
     expect(readdirSync(out).sort()).toEqual(['alice', 'alice-b', 'alice2', 'bob']);
   });
 
-  test('a demo folder of several users (prefixes, Chinese, dotted, email) round-trips byte for byte', async () => {
+  it('a demo folder of several users (prefixes, Chinese, dotted, email) round-trips byte for byte', async () => {
     const src = join(work, 'memory');
     writeDemoFolder(src);
     for (const u of ['demo-user2', '张三', 'alice.smith', 'bob@example.com', 'a b']) {
@@ -463,7 +463,7 @@ describe('ids as folder names', () => {
     expect(filesUnder(out)).toEqual(filesUnder(src));
   });
 
-  test('a demo folder with Chinese user and session ids imports and chats', async () => {
+  it('a demo folder with Chinese user and session ids imports and chats', async () => {
     const src = join(work, 'memory');
     put(join(src, '张三', 'sessions', '生日.jsonl'), jsonl([row('2026-04-08T10:00:00', 'user', '我的生日是五月三号', 'session', { message_id: 1 }), row('2026-04-08T10:00:01', 'assistant', '记住了', 'session', { message_id: 2 })]));
     put(join(src, '张三', 'conversations.json'), pythonJsonDumps({ 生日: { title: '生日', updated_at: '2026-04-08T10:00:01' } }, 2));
@@ -480,7 +480,7 @@ describe('ids as folder names', () => {
     expect(await fx.recall.listSessions('张三')).toHaveLength(1);
   });
 
-  test('ids with .., / and \\ are encoded on export, never reach the file system as such, and import back', async () => {
+  it('ids with .., / and \\ are encoded on export, never reach the file system as such, and import back', async () => {
     fx = openRecall();
     const pairs: [string, string][] = [['..', '../../escape'], ['a/b', 'c\\d'], ['.hidden', '50%']];
     for (const [u, s] of pairs) await fx.recall.chat({ userId: u, sessionId: s, message: `${u} ${s}` });
@@ -501,7 +501,7 @@ describe('ids as folder names', () => {
     }
   });
 
-  test('an id too long for a file name is refused on export before anything is written', async () => {
+  it('an id too long for a file name is refused on export before anything is written', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'u', sessionId: '长'.repeat(100), message: 'x' });
     const out = join(work, 'exported');
@@ -509,7 +509,7 @@ describe('ids as folder names', () => {
     expect(readdirSync(work)).toEqual([]);
   });
 
-  test('users a/b and a keep their sessions apart (a/b + c is not a + b/c)', async () => {
+  it('users a/b and a keep their sessions apart (a/b + c is not a + b/c)', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'a/b', sessionId: 'c', message: 'from a/b' });
     await fx.recall.chat({ userId: 'a', sessionId: 'b/c', message: 'from a' });

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
 import { isCalendarDay } from '../../src/recall/store/calendar-day.ts';
 import { generateTitle, offlineTitle } from '../../src/recall/store/session-title.ts';
@@ -17,7 +17,7 @@ import { fallbackLlm } from '../../src/llm/fallback-llm.ts';
 import { scriptedLlm, says, toolCall } from '../support/recall-scripted-llm.ts';
 
 describe('ids', () => {
-  test.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe'])('%j is refused with invalid_id', (bad) => {
+  it.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe'])('%j is refused with invalid_id', (bad) => {
     expect(() => assertUserId(bad)).toThrow(InvalidInputError);
     try {
       assertSessionId(bad);
@@ -26,11 +26,11 @@ describe('ids', () => {
     }
   });
 
-  test('non-strings are refused with invalid_id', () => {
+  it('non-strings are refused with invalid_id', () => {
     expect(() => assertUserId(42)).toThrow(expect.objectContaining({ code: 'invalid_id' }));
   });
 
-  test.each(['demo-user_1', 'alice.smith', 'alice@example.com', '张三', 'a b', 'a/b', '..', '../x', 'a\\b', 'é', '🙂', 'x'.repeat(128), '𠀀'.repeat(128)])(
+  it.each(['demo-user_1', 'alice.smith', 'alice@example.com', '张三', 'a b', 'a/b', '..', '../x', 'a\\b', 'é', '🙂', 'x'.repeat(128), '𠀀'.repeat(128)])(
     '%j is an id (1-128 characters, no control character, no edge space)',
     (good) => {
       expect(assertUserId(good)).toBe(good);
@@ -38,7 +38,7 @@ describe('ids', () => {
     },
   );
 
-  test('a conversation id names one (user, session) pair only, even with slashes and percent signs', () => {
+  it('a conversation id names one (user, session) pair only, even with slashes and percent signs', () => {
     const pairs: [string, string][] = [['a/b', 'c'], ['a', 'b/c'], ['a%2Fb', 'c'], ['a', '%2Fb/c'], ['a%', '2Fb'], ['张', '三'.repeat(128)], ['𠀀'.repeat(128), '𠀀'.repeat(128)], ['𠀀'.repeat(128), '𠀀'.repeat(127) + '𠀁']];
     const ids = pairs.map(([u, s]) => sessionConversationId(u, s));
     expect(new Set(ids).size).toBe(pairs.length);
@@ -47,7 +47,7 @@ describe('ids', () => {
     expect(sessionConversationId('demo-user', 's1')).toBe('session/demo-user/s1');
   });
 
-  test('a folder name encodes /, \\, %, a leading dot and the other unsafe characters, and decodes back', () => {
+  it('a folder name encodes /, \\, %, a leading dot and the other unsafe characters, and decodes back', () => {
     for (const id of ['demo-user', '张三', 'alice.smith', 'a b', 'a@b.com']) expect(encodeFolderName(id)).toBe(id);
     expect(encodeFolderName('..')).toBe('%2E.');
     expect(encodeFolderName('../x')).toBe('%2E.%2Fx');
@@ -61,30 +61,30 @@ describe('ids', () => {
     for (const name of ['%2e.', '%41', '50%', '%zz', '%E4', '.x', 'a/b']) expect(decodeFolderName(name)).toBeNull();
   });
 
-  test('a new session id is 12 lowercase hex digits', () => {
+  it('a new session id is 12 lowercase hex digits', () => {
     expect(newSessionId()).toMatch(/^[0-9a-f]{12}$/);
   });
 });
 
 describe('local time', () => {
-  test('ts and day are the wall time of the configured zone', () => {
+  it('ts and day are the wall time of the configured zone', () => {
     const at = Date.parse('2026-04-08T23:59:59+08:00');
     expect(localTimeIn('Asia/Shanghai')(at)).toEqual({ day: '2026-04-08', ts: '2026-04-08T23:59:59' });
     expect(localTimeIn('UTC')(at)).toEqual({ day: '2026-04-08', ts: '2026-04-08T15:59:59' });
     expect(localTimeIn('Asia/Shanghai')(at + 1000).day).toBe('2026-04-09');
   });
 
-  test('midnight is 00, not 24', () => {
+  it('midnight is 00, not 24', () => {
     expect(localTimeIn('UTC')(Date.parse('2026-01-01T00:00:00Z')).ts).toBe('2026-01-01T00:00:00');
   });
 
-  test('an unknown zone is refused with invalid_option', () => {
+  it('an unknown zone is refused with invalid_option', () => {
     expect(() => localTimeIn('Mars/Olympus')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
 });
 
 describe('day filter', () => {
-  test('only YYYY-MM-DD naming a real date is a day', () => {
+  it('only YYYY-MM-DD naming a real date is a day', () => {
     expect(isCalendarDay('2026-04-08')).toBe(true);
     expect(isCalendarDay('2024-02-29')).toBe(true);
     for (const bad of ['2026-02-29', '2026-4-8', '20260408', '2026-W15', '2026-04-08T10:00', 'bad', '2026-13-01', '0000-01-01']) {
@@ -94,7 +94,7 @@ describe('day filter', () => {
 });
 
 describe('message_id parsing and back-fill (reference §3.1)', () => {
-  test('integers and numeric strings parse; booleans, floats and junk do not', () => {
+  it('integers and numeric strings parse; booleans, floats and junk do not', () => {
     expect(parseMessageId(7)).toBe(7);
     expect(parseMessageId('7')).toBe(7);
     expect(parseMessageId(' 7 ')).toBe(7);
@@ -103,13 +103,13 @@ describe('message_id parsing and back-fill (reference §3.1)', () => {
     }
   });
 
-  test("the demo's observed sequence, with booleans and floats treated as missing", () => {
+  it("the demo's observed sequence, with booleans and floats treated as missing", () => {
     // Demo: [5, 6, 3, 7, 8, 9, 2, 1, 10, 11] (Python int(2.9) = 2, int(True) = 1); here 2.9 and true are missing.
     const raw = [5, undefined, 3, '7', 0, -2, 2.9, true, 'x', null];
     expect(backfillMessageIds(raw)).toEqual([5, 6, 3, 7, 8, 9, 10, 11, 12, 13]);
   });
 
-  test('legacy rows without ids are numbered 1..n; ids may repeat as in the demo', () => {
+  it('legacy rows without ids are numbered 1..n; ids may repeat as in the demo', () => {
     expect(backfillMessageIds([undefined, undefined, 3, undefined])).toEqual([1, 2, 3, 4]);
     expect(backfillMessageIds([undefined, 1])).toEqual([1, 1]);
   });
@@ -119,21 +119,21 @@ describe('keyword search rule (reference §3.3)', () => {
   const rows = ['Apple pie', 'apple', 'APPLE tart', 'banana', 'pineapple'].map((content, i) => ({ content, message_id: i + 1 }));
   const newestFirst = () => [...rows].reverse();
 
-  test('case-insensitive substring, most recent N in ascending order', () => {
+  it('case-insensitive substring, most recent N in ascending order', () => {
     const hits = collectNewestMatches(newestFirst(), (r) => r.content, '  ApPlE ', 2);
     expect(hits.map((r) => r.message_id)).toEqual([3, 5]);
   });
 
-  test('an empty keyword returns the last N rows', () => {
+  it('an empty keyword returns the last N rows', () => {
     expect(collectNewestMatches(newestFirst(), (r) => r.content, '   ', 2).map((r) => r.message_id)).toEqual([4, 5]);
   });
 
-  test('CJK keywords match by substring', () => {
+  it('CJK keywords match by substring', () => {
     const cjk = [{ content: '我的生日是五月' }, { content: '今天下雨' }];
     expect(collectNewestMatches([...cjk].reverse(), (r) => r.content, '生日', 20)).toEqual([cjk[0]]);
   });
 
-  test('limit is clamped to 1..200', () => {
+  it('limit is clamped to 1..200', () => {
     expect(clampLimit(0)).toBe(1);
     expect(clampLimit(-5)).toBe(1);
     expect(clampLimit(500)).toBe(200);
@@ -145,16 +145,16 @@ describe('windows (reference §3.4)', () => {
   const rows = [1, 2, 3, 4, 5].map((message_id) => ({ message_id }));
   const ids = (spec: ReturnType<typeof windowSpec>) => (spec ? sliceWindow(rows, spec).map((r) => r.message_id) : []);
 
-  test('edges clip silently', () => {
+  it('edges clip silently', () => {
     expect(ids(windowSpec(1, 5, 1))).toEqual([1, 2]);
     expect(ids(windowSpec(5, 1, 9))).toEqual([4, 5]);
   });
 
-  test('negative before/after count as 0', () => {
+  it('negative before/after count as 0', () => {
     expect(ids(windowSpec(3, -4, -1))).toEqual([3]);
   });
 
-  test('an unknown or invalid anchor gives nothing; a numeric string works', () => {
+  it('an unknown or invalid anchor gives nothing; a numeric string works', () => {
     expect(ids(windowSpec(9, 1, 1))).toEqual([]);
     expect(ids(windowSpec(0, 1, 1))).toEqual([]);
     expect(ids(windowSpec('x', 1, 1))).toEqual([]);
@@ -163,14 +163,14 @@ describe('windows (reference §3.4)', () => {
 });
 
 describe("Python's json.dumps", () => {
-  test('default separators, no ASCII escaping', () => {
+  it('default separators, no ASCII escaping', () => {
     expect(pythonJsonDumps({ keyword: '生日' })).toBe('{"keyword": "生日"}');
     expect(pythonJsonDumps({ a: [1, 2], b: { c: null, d: true }, e: 'q"\n' })).toBe(
       '{"a": [1, 2], "b": {"c": null, "d": true}, "e": "q\\"\\n"}',
     );
   });
 
-  test('indent=2 as conversations.json is written', () => {
+  it('indent=2 as conversations.json is written', () => {
     expect(pythonJsonDumps({ s1: { title: 't', updated_at: 'u' }, s2: {} }, 2)).toBe(
       '{\n  "s1": {\n    "title": "t",\n    "updated_at": "u"\n  },\n  "s2": {}\n}',
     );
@@ -178,7 +178,7 @@ describe("Python's json.dumps", () => {
 });
 
 describe('tool-call projection', () => {
-  test('results pair with their calls by tool_call_id, even for two parallel calls to one tool', () => {
+  it('results pair with their calls by tool_call_id, even for two parallel calls to one tool', () => {
     const views = projectToolCalls([
       { role: 'assistant', content: null, tool_calls: [toolCall('a', 'search_session', { keyword: '生日' }), toolCall('b', 'search_session', { keyword: 'x' })] },
       { role: 'tool', tool_call_id: 'b', content: 'result b' },
@@ -190,7 +190,7 @@ describe('tool-call projection', () => {
     ]);
   });
 
-  test('a call without a result keeps output empty; a result without a call is appended', () => {
+  it('a call without a result keeps output empty; a result without a call is appended', () => {
     const views = projectToolCalls([
       { role: 'assistant', content: null, tool_calls: [toolCall('a', 'get_recent_session', {})] },
       { role: 'tool', tool_call_id: 'zzz', name: 'stray', content: 'orphan' },
@@ -201,7 +201,7 @@ describe('tool-call projection', () => {
     ]);
   });
 
-  test('string arguments pass through; unparsable arguments are kept as text', () => {
+  it('string arguments pass through; unparsable arguments are kept as text', () => {
     const views = projectToolCalls([
       {
         role: 'assistant',
@@ -219,17 +219,17 @@ describe('tool-call projection', () => {
 describe('row format and context', () => {
   const row = { ts: '2026-04-08T10:00:00', role: 'user', content: '你好', message_id: 3, tool_calls: [] };
 
-  test('rows print as "#id ts | role: content" joined by newlines', () => {
+  it('rows print as "#id ts | role: content" joined by newlines', () => {
     expect(formatRows([row, { ...row, message_id: 4, role: 'assistant', content: 'hi' }])).toBe(
       '#3 2026-04-08T10:00:00 | user: 你好\n#4 2026-04-08T10:00:00 | assistant: hi',
     );
   });
 
-  test('a cross-day daily hit names its day', () => {
+  it('a cross-day daily hit names its day', () => {
     expect(formatDailyRow({ ...row, day: '2026-04-08', session_id: 's' })).toBe('#3 [2026-04-08] 2026-04-08T10:00:00 | user: 你好');
   });
 
-  test('context sections appear only when non-empty, in order', () => {
+  it('context sections appear only when non-empty, in order', () => {
     expect(buildPromptContext({ session: [], daily: [], longTerm: '' })).toBe('');
     expect(buildPromptContext({ session: [{ role: 'user', content: 'a\nb' }], daily: [], longTerm: 'likes tea' })).toBe(
       '[SESSION]\nuser: a\nb\n[LONG_TERM]\nlikes tea',
@@ -237,7 +237,7 @@ describe('row format and context', () => {
     expect(buildPromptContext({ session: [], daily: [{ role: 'assistant', content: 'x' }], longTerm: '' })).toBe('[DAILY]\nassistant: x');
   });
 
-  test('the system prompt holds every phrase the demo pins, then the context', () => {
+  it('the system prompt holds every phrase the demo pins, then the context', () => {
     const prompt = buildSystemPrompt('[LONG_TERM]\nctx');
     for (const phrase of ['完整', '不是增量', 'remember_note', '旧信息', '搜索', 'message_id', 'get_session_window', 'get_daily_window', '优先调用工具', '能调用工具就调用工具', '只有在工具确实无法解决问题时']) {
       expect(prompt).toContain(phrase);
@@ -245,7 +245,7 @@ describe('row format and context', () => {
     expect(prompt.endsWith('\n\n可用记忆上下文:\n[LONG_TERM]\nctx')).toBe(true);
   });
 
-  test('the system prompt never flips the offline fallback', async () => {
+  it('the system prompt never flips the offline fallback', async () => {
     const reply = await fallbackLlm().chat([
       { role: 'system', content: buildSystemPrompt('') },
       { role: 'user', content: 'hi' },
@@ -255,25 +255,25 @@ describe('row format and context', () => {
 });
 
 describe('titles', () => {
-  test('offline: the first 12 code points of the trimmed message, 新对话 when blank', () => {
+  it('offline: the first 12 code points of the trimmed message, 新对话 when blank', () => {
     expect(offlineTitle('  请帮我规划一下明天去北京的行程安排  ')).toBe('请帮我规划一下明天去北京');
     expect(offlineTitle('   ')).toBe('新对话');
     expect(offlineTitle('😀'.repeat(20))).toBe('😀'.repeat(12));
   });
 
-  test('with a model: its answer, trimmed, without line breaks, cut to 12', async () => {
+  it('with a model: its answer, trimmed, without line breaks, cut to 12', async () => {
     const llm = scriptedLlm([says('  北京行程\n规划助手和一些别的很长的字 ')]);
     expect(await generateTitle(llm, 'msg', 'reply')).toBe('北京行程规划助手和一些别');
     expect(String(llm.calls[0]!.messages[0]!.content)).toContain('用户: msg\n助手: reply');
   });
 
-  test("asks the model at temperature 0, the demo's title temperature", async () => {
+  it("asks the model at temperature 0, the demo's title temperature", async () => {
     const llm = scriptedLlm([says('标题')]);
     await generateTitle(llm, 'msg', 'reply');
     expect(llm.calls[0]!.options?.temperature).toBe(0);
   });
 
-  test('with a model that fails or answers nothing: the offline title', async () => {
+  it('with a model that fails or answers nothing: the offline title', async () => {
     expect(await generateTitle(scriptedLlm([new Error('down')]), 'hello world', 'r')).toBe('hello world');
     expect(await generateTitle(scriptedLlm([says('  ')]), 'hello', 'r')).toBe('hello');
   });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -10,7 +10,7 @@ afterEach(async () => {
 const U = 'u';
 
 describe('long-term memory: one document per user', () => {
-  test('a write replaces the whole document, stored trimmed', async () => {
+  it('a write replaces the whole document, stored trimmed', async () => {
     fx = openRecall();
     await fx.recall.setLongTerm(U, '  likes tea\nlives in Beijing  \n');
     expect(await fx.recall.getLongTerm(U)).toBe('likes tea\nlives in Beijing');
@@ -18,13 +18,13 @@ describe('long-term memory: one document per user', () => {
     expect(await fx.recall.getLongTerm(U)).toBe('likes coffee');
   });
 
-  test('an unknown user has an empty document', async () => {
+  it('an unknown user has an empty document', async () => {
     fx = openRecall();
     expect(await fx.recall.getLongTerm(U)).toBe('');
     expect(await fx.recall.longTermHistory(U)).toEqual([]);
   });
 
-  test('a blank note is a no-op, and so is the same document again', async () => {
+  it('a blank note is a no-op, and so is the same document again', async () => {
     fx = openRecall();
     expect(await fx.recall.setLongTerm(U, '   \n ')).toBeNull();
     expect(await fx.recall.longTermHistory(U)).toEqual([]);
@@ -35,7 +35,7 @@ describe('long-term memory: one document per user', () => {
     expect(await fx.recall.longTermHistory(U)).toHaveLength(1);
   });
 
-  test('earlier versions are kept, with when and how they were written', async () => {
+  it('earlier versions are kept, with when and how they were written', async () => {
     fx = openRecall();
     await fx.recall.setLongTerm(U, 'v1');
     fx.clock.advance(1000);
@@ -46,7 +46,7 @@ describe('long-term memory: one document per user', () => {
     ]);
   });
 
-  test('undo restores the previous version, step by step, down to nothing', async () => {
+  it('undo restores the previous version, step by step, down to nothing', async () => {
     fx = openRecall();
     await fx.recall.setLongTerm(U, 'v1');
     await fx.recall.setLongTerm(U, 'v2 (the model dropped a fact)');
@@ -57,7 +57,7 @@ describe('long-term memory: one document per user', () => {
     expect(await fx.recall.undoLongTerm(U)).toBeNull();
   });
 
-  test('remember_note is a full overwrite; a blank note changes nothing but still answers "stored"', async () => {
+  it('remember_note is a full overwrite; a blank note changes nothing but still answers "stored"', async () => {
     fx = openRecall();
     const tool = fx.recall.memoryTools(U, 's').find((t) => t.name === 'remember_note')!;
     expect(await tool.execute({ note: 'likes tea', tags: 'preference' }, {} as never)).toBe('stored');
@@ -67,7 +67,7 @@ describe('long-term memory: one document per user', () => {
     expect((await fx.recall.longTermHistory(U)).map((v) => v.source)).toEqual(['remember_note', 'remember_note']);
   });
 
-  test('a document that is not a string is refused with invalid_message', async () => {
+  it('a document that is not a string is refused with invalid_message', async () => {
     fx = openRecall();
     await expect(fx.recall.setLongTerm(U, 42 as unknown as string)).rejects.toMatchObject({ code: 'invalid_message' });
   });

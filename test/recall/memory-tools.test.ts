@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/kernel/tool.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -19,7 +19,7 @@ async function run(name: string, args: Record<string, unknown>): Promise<unknown
 }
 
 describe("the demo's six memory tools", () => {
-  test('names, descriptions, arguments and defaults', () => {
+  it('names, descriptions, arguments and defaults', () => {
     fx = openRecall();
     const t = tools();
     expect(Object.keys(t)).toEqual(['remember_note', 'get_recent_session', 'search_session', 'get_session_window', 'search_daily', 'get_daily_window', 'remember', 'update_memory', 'forget', 'search_memory']);
@@ -39,7 +39,7 @@ describe("the demo's six memory tools", () => {
     expect((t['get_session_window']!.parameters as { required: string[] }).required).toEqual(['message_id']);
   });
 
-  test('empty results have the demo strings', async () => {
+  it('empty results have the demo strings', async () => {
     fx = openRecall();
     expect(await run('get_recent_session', {})).toBe('no session history');
     expect(await run('search_session', { keyword: 'x' })).toBe('no matched session messages');
@@ -48,7 +48,7 @@ describe("the demo's six memory tools", () => {
     expect(await run('get_daily_window', { message_id: 1 })).toBe('no window messages');
   });
 
-  test('rows print as "#id ts | role: content", one per line', async () => {
+  it('rows print as "#id ts | role: content", one per line', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 's', message: '我的生日是五月三号' });
     expect(await run('search_session', { keyword: '生日' })).toBe(
@@ -59,7 +59,7 @@ describe("the demo's six memory tools", () => {
     );
   });
 
-  test('search_daily names the day of each hit unless one day was asked for', async () => {
+  it('search_daily names the day of each hit unless one day was asked for', async () => {
     fx = openRecall();
     fx.clock.set('2026-04-07T12:00:00+08:00');
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'swim' });
@@ -74,7 +74,7 @@ describe("the demo's six memory tools", () => {
     expect(await run('get_daily_window', { message_id: 1 })).toBe('no window messages');
   });
 
-  test('search_session clamps its limit to 1..100, search_daily to 1..200', async () => {
+  it('search_session clamps its limit to 1..100, search_daily to 1..200', async () => {
     fx = openRecall();
     const rows = Array.from({ length: 150 }, (_, i) => ({ message: { role: 'user' as const, content: `m${i}` }, meta: { ts: 't' } }));
     await fx.memory.append('session/u/s', rows);
@@ -83,7 +83,7 @@ describe("the demo's six memory tools", () => {
     expect(String(await run('search_session', { keyword: 'm', limit: '7' })).split('\n')).toHaveLength(7);
   });
 
-  test('arguments the model garbles take their defaults', async () => {
+  it('arguments the model garbles take their defaults', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'a' });
     expect(String(await run('get_recent_session', { rounds: 'lots' })).split('\n')).toHaveLength(2);

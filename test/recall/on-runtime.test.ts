@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from 'vitest';
+import { expect, it } from 'vitest';
 import { createRecall, createSearchPool } from '../../src/recall/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { manualClock, ZONE } from '../support/recall-fixture.ts';
 
-test('on a running runtime: transcripts through its conversation actors, recall in its environment, scans on the pool', async () => {
+it('on a running runtime: transcripts through its conversation actors, recall in its environment, scans on the pool', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-recall-runtime-'));
   const runtime = await startRuntime({ name: 'recall_rt', dataDir: dir, storage: 'lmdb', lmdb: { noSync: true } });
   const pool = createSearchPool({ maxThreads: 1 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -15,7 +15,7 @@ async function say(sessionId: string, ...messages: string[]): Promise<void> {
 }
 
 describe('session search', () => {
-  test('case-insensitive substring on content, most recent matches ascending', async () => {
+  it('case-insensitive substring on content, most recent matches ascending', async () => {
     fx = openRecall();
     await say('s', 'Apple pie', 'banana', 'APPLE tart');
     const hits = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '  aPPle ', limit: 2 });
@@ -24,14 +24,14 @@ describe('session search', () => {
     expect(hits[0]).toEqual({ ts: '2026-04-08T10:00:00', role: 'user', content: 'APPLE tart', message_id: 5, tool_calls: [] });
   });
 
-  test('role, ts and tool outputs are not searched', async () => {
+  it('role, ts and tool outputs are not searched', async () => {
     fx = openRecall();
     await say('s', 'hello');
     expect(await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: 'user' })).toEqual([]);
     expect(await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '2026' })).toEqual([]);
   });
 
-  test('an empty keyword returns the last N rows; limit is clamped to 1..200', async () => {
+  it('an empty keyword returns the last N rows; limit is clamped to 1..200', async () => {
     fx = openRecall();
     await say('s', 'a', 'b');
     expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: 3 })).map((r) => r.message_id)).toEqual([2, 3, 4]);
@@ -40,7 +40,7 @@ describe('session search', () => {
     expect(await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '' })).toHaveLength(4);
   });
 
-  test('limit defaults to 20 and caps at 200', async () => {
+  it('limit defaults to 20 and caps at 200', async () => {
     fx = openRecall();
     const rows = Array.from({ length: 250 }, (_, i) => ({ message: { role: 'user' as const, content: `m${i}` }, meta: { ts: 't' } }));
     await fx.memory.append('session/u1/big', rows);
@@ -49,14 +49,14 @@ describe('session search', () => {
     expect(capped.map((r) => r.message_id)).toEqual(Array.from({ length: 200 }, (_, i) => i + 51));
   });
 
-  test('a search across more rows than a scan chunk still finds the oldest match', async () => {
+  it('a search across more rows than a scan chunk still finds the oldest match', async () => {
     fx = openRecall();
     const rows = Array.from({ length: 4_500 }, (_, i) => ({ message: { role: 'user' as const, content: i === 0 ? 'needle' : 'hay' }, meta: { ts: 't' } }));
     await fx.memory.append('session/u1/long', rows);
     expect((await fx.recall.searchSession({ userId: U, sessionId: 'long', keyword: 'NEEDLE' })).map((r) => r.message_id)).toEqual([1]);
   });
 
-  test('an unknown session gives nothing', async () => {
+  it('an unknown session gives nothing', async () => {
     fx = openRecall();
     expect(await fx.recall.searchSession({ userId: U, sessionId: 'nope', keyword: '' })).toEqual([]);
   });
@@ -70,7 +70,7 @@ describe('daily search', () => {
     await say('b', 'swim y');
   }
 
-  test('without a day it searches every day; anchors repeat across days and hits say their day', async () => {
+  it('without a day it searches every day; anchors repeat across days and hits say their day', async () => {
     fx = openRecall();
     await twoDays();
     const hits = await fx.recall.searchDaily({ userId: U, keyword: 'SWIM', limit: 2 });
@@ -88,7 +88,7 @@ describe('daily search', () => {
     ]);
   });
 
-  test('a valid day searches that day only; a valid day without rows gives nothing', async () => {
+  it('a valid day searches that day only; a valid day without rows gives nothing', async () => {
     fx = openRecall();
     await twoDays();
     const hits = await fx.recall.searchDaily({ userId: U, keyword: 'swim', day: ' 2026-04-07 ' });
@@ -96,7 +96,7 @@ describe('daily search', () => {
     expect(await fx.recall.searchDaily({ userId: U, keyword: 'swim', day: '2026-04-01' })).toEqual([]);
   });
 
-  test('an invalid day falls back to every day', async () => {
+  it('an invalid day falls back to every day', async () => {
     fx = openRecall();
     await twoDays();
     for (const day of ['bad', '2026-4-7', '2026-02-30', '../2026-04-07']) {
@@ -104,7 +104,7 @@ describe('daily search', () => {
     }
   });
 
-  test('an empty keyword returns the last N rows across days', async () => {
+  it('an empty keyword returns the last N rows across days', async () => {
     fx = openRecall();
     await twoDays();
     expect((await fx.recall.searchDaily({ userId: U, keyword: '', limit: 3 })).map((r) => [r.day, r.message_id])).toEqual([
@@ -116,7 +116,7 @@ describe('daily search', () => {
 });
 
 describe('windows', () => {
-  test('session window: before/after in rows, clipped at the edges, negatives as 0', async () => {
+  it('session window: before/after in rows, clipped at the edges, negatives as 0', async () => {
     fx = openRecall();
     await say('s', 'a', 'b', 'c');
     const ids = async (messageId: unknown, before: number, after: number) =>
@@ -128,7 +128,7 @@ describe('windows', () => {
     expect(await ids('3', 0, 1)).toEqual([3, 4]);
   });
 
-  test('session window: an unknown or invalid anchor gives nothing', async () => {
+  it('session window: an unknown or invalid anchor gives nothing', async () => {
     fx = openRecall();
     await say('s', 'a');
     for (const anchor of [0, -1, 3, 99, 'x', 2.5, true]) {
@@ -136,7 +136,7 @@ describe('windows', () => {
     }
   });
 
-  test('daily window: an empty day means today in the configured zone', async () => {
+  it('daily window: an empty day means today in the configured zone', async () => {
     fx = openRecall();
     fx.clock.set('2026-04-07T09:00:00+08:00');
     await say('a', 'yesterday');
@@ -153,7 +153,7 @@ describe('windows', () => {
     expect(await fx.recall.dailyWindow({ userId: U, messageId: 9 })).toEqual([]);
   });
 
-  test('daily window counts rows across the holes a deleted session leaves', async () => {
+  it('daily window counts rows across the holes a deleted session leaves', async () => {
     fx = openRecall();
     await say('keep', 'k1');
     await say('gone', 'g1');
@@ -165,7 +165,7 @@ describe('windows', () => {
     expect((await fx.recall.dailyMessages(U)).map((r) => r.message_id)).toEqual([1, 2, 5, 6]);
   });
 
-  test('after a deletion, a new daily row continues the numbering instead of reusing an id', async () => {
+  it('after a deletion, a new daily row continues the numbering instead of reusing an id', async () => {
     fx = openRecall();
     await say('keep', 'k1');
     await say('gone', 'g1');
@@ -176,7 +176,7 @@ describe('windows', () => {
 });
 
 describe('deleting a conversation', () => {
-  test('its rows, daily rows, log rows and index entry go; other sessions stay', async () => {
+  it('its rows, daily rows, log rows and index entry go; other sessions stay', async () => {
     fx = openRecall();
     await say('keep', 'k');
     await say('gone', 'g');
@@ -188,12 +188,12 @@ describe('deleting a conversation', () => {
     expect(await fx.recall.getSessionMessages(U, 'keep')).toHaveLength(2);
   });
 
-  test('deleting an unknown session is harmless and says false', async () => {
+  it('deleting an unknown session is harmless and says false', async () => {
     fx = openRecall();
     expect(await fx.recall.deleteSession(U, 'never')).toBe(false);
   });
 
-  test('a deleted session id starts over at 1 with a fresh title', async () => {
+  it('a deleted session id starts over at 1 with a fresh title', async () => {
     fx = openRecall();
     await say('s', 'first life');
     await fx.recall.deleteSession(U, 's');
@@ -204,7 +204,7 @@ describe('deleting a conversation', () => {
 });
 
 describe('recent session rows', () => {
-  test('the recent-session tool returns the last max(1, rounds) * 2 rows', async () => {
+  it('the recent-session tool returns the last max(1, rounds) * 2 rows', async () => {
     fx = openRecall();
     await say('s', 'a', 'b', 'c');
     const tool = fx.recall.memoryTools(U, 's').find((t) => t.name === 'get_recent_session')!;

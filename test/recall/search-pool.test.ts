@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putDailyRow } from '../../src/recall/store/daily-store.ts';
 import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { createSearchPool, type SearchPool } from '../../src/recall/index.ts';
@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 describe('the search pool', () => {
-  test('a pooled daily search returns exactly what the inline search returns', async () => {
+  it('a pooled daily search returns exactly what the inline search returns', async () => {
     for (const q of [
       { keyword: 'needle', limit: 20 },
       { keyword: 'NEEDLE', limit: 3 },
@@ -61,7 +61,7 @@ describe('the search pool', () => {
     expect((await pooled.recall.searchDaily({ userId: U, keyword: 'needle' })).map((r) => r.content)).toHaveLength(12);
   });
 
-  test('a pooled session search returns exactly what the inline search returns', async () => {
+  it('a pooled session search returns exactly what the inline search returns', async () => {
     for (const q of [{ keyword: 'needle' }, { keyword: '', limit: 7 }, { keyword: 'nothing' }]) {
       const inline = await fx.recall.searchSession({ userId: U, sessionId: 's', ...q });
       const onPool = await pooled.recall.searchSession({ userId: U, sessionId: 's', ...q });
@@ -69,7 +69,7 @@ describe('the search pool', () => {
     }
   });
 
-  test('a session search through the MessageLog (a store outside the environment) returns the same rows', async () => {
+  it('a session search through the MessageLog (a store outside the environment) returns the same rows', async () => {
     for (const q of [{ keyword: 'needle' }, { keyword: 'NEEDLE 5', limit: 1 }, { keyword: '', limit: 7 }, { keyword: 'nothing' }]) {
       const direct = await fx.recall.searchSession({ userId: U, sessionId: 's', ...q });
       const viaLog = await throughLog.recall.searchSession({ userId: U, sessionId: 's', ...q });
@@ -78,7 +78,7 @@ describe('the search pool', () => {
     expect((await throughLog.recall.searchSession({ userId: U, sessionId: 's', keyword: 'needle' })).map((r) => r.message_id)).toHaveLength(12);
   });
 
-  test('workers see rows committed after they opened the environment', async () => {
+  it('workers see rows committed after they opened the environment', async () => {
     await pooled.recall.searchDaily({ userId: U, keyword: 'x' });
     await pooled.recall.chat({ userId: U, sessionId: 'fresh', message: 'brand new needle' });
     const hits = await pooled.recall.searchDaily({ userId: U, keyword: 'brand new' });
@@ -95,7 +95,7 @@ describe('the search pool', () => {
     return done.then(() => turned);
   };
 
-  test('a large scan runs its newest chunk here and hands the rest to the pool; a common keyword never leaves', async () => {
+  it('a large scan runs its newest chunk here and hands the rest to the pool; a common keyword never leaves', async () => {
     const at = pool.completed;
     expect(await pooled.recall.searchDaily({ userId: U, keyword: 'absent' })).toEqual([]);
     expect(await pooled.recall.searchSession({ userId: U, sessionId: 's', keyword: 'absent' })).toEqual([]);
@@ -105,19 +105,19 @@ describe('the search pool', () => {
     expect(pool.completed).toBe(at + 2);
   });
 
-  test('without a pool, a large inline scan still lets the event loop turn between chunks', async () => {
+  it('without a pool, a large inline scan still lets the event loop turn between chunks', async () => {
     expect(await turnsDuring(() => fx.recall.searchDaily({ userId: U, keyword: 'absent' }))).toBe(true);
     expect(await turnsDuring(() => fx.recall.searchSession({ userId: U, sessionId: 's', keyword: 'absent' }))).toBe(true);
   });
 
-  test('a pooled search of another user finds nothing', async () => {
+  it('a pooled search of another user finds nothing', async () => {
     expect(await pooled.recall.searchDaily({ userId: 'other', keyword: '' })).toEqual([]);
     expect(await pooled.recall.searchSession({ userId: 'other', sessionId: 's', keyword: '' })).toEqual([]);
   });
 });
 
 describe('closing the pool', () => {
-  test('a closed pool refuses new jobs with pool_closed, after letting running ones finish', async () => {
+  it('a closed pool refuses new jobs with pool_closed, after letting running ones finish', async () => {
     const own = createSearchPool({ maxThreads: 1 });
     const running = own.run({ kind: 'daily', path: fx.dir, userId: U, day: null, keyword: 'needle 5', limit: 2 });
     const closing = own.close();

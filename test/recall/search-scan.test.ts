@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/message.ts';
 import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
 import { rawPrefilter, runThrough, scanSession, type RawSessionRecord } from '../../src/recall/search/search-scan.ts';
@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(() => fx.close());
 
 describe('the raw-text prefilter', () => {
-  test('finds exactly what decoding every row finds, for every keyword', () => {
+  it('finds exactly what decoding every row finds, for every keyword', () => {
     for (const keyword of KEYWORDS) {
       const expected = MESSAGES.map((m, i) => ({ id: i + 1, text: textContent(m) }))
         .filter((r) => r.text.toLowerCase().includes(keyword.trim().toLowerCase()))
@@ -47,13 +47,13 @@ describe('the raw-text prefilter', () => {
     }
   });
 
-  test('is used only for printable ASCII keywords without quote or backslash', () => {
+  it('is used only for printable ASCII keywords without quote or backslash', () => {
     expect(rawPrefilter('deadline')).toBeInstanceOf(RegExp);
     expect(rawPrefilter('a.b*')).toBeInstanceOf(RegExp);
     for (const unsafe of ['hi"', 'left\\out', 'été', 'tab\there', null]) expect(rawPrefilter(unsafe)).toBeUndefined();
   });
 
-  test('treats the keyword as text, not as a pattern', () => {
+  it('treats the keyword as text, not as a pattern', () => {
     const re = rawPrefilter('a.b')!;
     expect(re.test('{"content":"axb"}')).toBe(false);
     expect(re.test('{"content":"A.B"}')).toBe(true);

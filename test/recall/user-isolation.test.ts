@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -14,7 +14,7 @@ describe('per-user memory fails closed', () => {
     await fx!.recall.setLongTerm('alice', 'alice likes tea');
   }
 
-  test("another user's calls with the same session id reach nothing", async () => {
+  it("another user's calls with the same session id reach nothing", async () => {
     fx = openRecall();
     await aliceHasASecret();
     const r = fx.recall;
@@ -32,7 +32,7 @@ describe('per-user memory fails closed', () => {
     expect(await r.getSessionMessages('alice', 'shared-id')).toHaveLength(2);
   });
 
-  test("a user whose id prefixes another's sees none of the other's rows", async () => {
+  it("a user whose id prefixes another's sees none of the other's rows", async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'ab', sessionId: 's', message: 'from ab' });
     await fx.recall.chat({ userId: 'a', sessionId: 'bs', message: 'from a' });
@@ -43,7 +43,7 @@ describe('per-user memory fails closed', () => {
     expect((await fx.recall.listSessions('a')).map((c) => c.session_id)).toEqual(['bs']);
   });
 
-  test("a turn's tools are bound to its user and session", async () => {
+  it("a turn's tools are bound to its user and session", async () => {
     fx = openRecall();
     await aliceHasASecret();
     await fx.recall.chat({ userId: 'bob', sessionId: 'b', message: 'hello' });
@@ -57,7 +57,7 @@ describe('per-user memory fails closed', () => {
     expect(await fx.recall.getLongTerm('bob')).toBe('bob likes coffee');
   });
 
-  test("deleting one user's session leaves the other user's session of the same id", async () => {
+  it("deleting one user's session leaves the other user's session of the same id", async () => {
     fx = openRecall();
     await aliceHasASecret();
     await fx.recall.chat({ userId: 'bob', sessionId: 'shared-id', message: 'bob here' });
@@ -70,21 +70,21 @@ describe('per-user memory fails closed', () => {
 describe('bad ids are refused with invalid_id, and nothing is written', () => {
   const bad = ['a\u0000b', 'a\nb', '', 'x'.repeat(129), ' padded', 'padded '];
 
-  test.each(bad)('chat with user id %j', async (id) => {
+  it.each(bad)('chat with user id %j', async (id) => {
     fx = openRecall();
     const err = await fx.recall.chat({ userId: id, sessionId: 's', message: 'x' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as InvalidInputError).code).toBe('invalid_id');
   });
 
-  test.each(bad)('chat with session id %j', async (id) => {
+  it.each(bad)('chat with session id %j', async (id) => {
     fx = openRecall();
     await expect(fx.recall.chat({ userId: 'u', sessionId: id, message: 'x' })).rejects.toMatchObject({ code: 'invalid_id' });
     expect(await fx.recall.dailyMessages('u')).toEqual([]);
     expect(await fx.recall.listSessions('u')).toEqual([]);
   });
 
-  test('every entry point checks its ids', async () => {
+  it('every entry point checks its ids', async () => {
     fx = openRecall();
     const r = fx.recall;
     const calls: Promise<unknown>[] = [

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { monitor, stop, whereis } from '../../src/otp/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 
@@ -23,13 +23,13 @@ const start = async (options: Parameters<typeof startRuntime>[0] = {}) => {
   return runtime;
 };
 
-test('the tree holds the search pool and the recall service after the memory', async () => {
+it('the tree holds the search pool and the recall service after the memory', async () => {
   const rt = await start();
   const ids = rt.inspect().children.map((c) => c.id);
   expect(ids).toEqual(['lmdb_environment', 'default_memory', 'conversations', 'search_pool', 'recall']);
 });
 
-test('a turn through runtime.recall is stored in the runtime memory', async () => {
+it('a turn through runtime.recall is stored in the runtime memory', async () => {
   const rt = await start();
   const turn = await rt.recall.chat({ userId: 'alice', sessionId: 'coffee', message: 'hello' });
   expect(turn.reply).toBe('收到：hello。我已经记录到记忆中。');
@@ -37,7 +37,7 @@ test('a turn through runtime.recall is stored in the runtime memory', async () =
   expect((await rt.memory.tail('session/alice/coffee', 10)).map((r) => r.message_id)).toEqual([1, 2]);
 });
 
-test('a crashed recall process is restarted and calls reach the new incarnation', async () => {
+it('a crashed recall process is restarted and calls reach the new incarnation', async () => {
   const rt = await start();
   await rt.recall.chat({ userId: 'alice', sessionId: 's1', message: 'before the crash' });
   const first = whereis('recall_sup_recall');
@@ -58,19 +58,19 @@ test('a crashed recall process is restarted and calls reach the new incarnation'
   expect(node?.restarts).toBe(1);
 });
 
-test('with in-memory storage the layered memory is unavailable, with a typed error', async () => {
+it('with in-memory storage the layered memory is unavailable, with a typed error', async () => {
   const rt = await start({ storage: 'memory' });
   await expect(rt.recall.listSessions('alice')).rejects.toMatchObject({ code: 'recall_unavailable' });
   expect(rt.inspect().children.map((c) => c.id)).not.toContain('recall');
 });
 
-test('recall: false leaves it out of the tree', async () => {
+it('recall: false leaves it out of the tree', async () => {
   const rt = await start({ recall: false });
   expect(rt.inspect().children.map((c) => c.id)).toEqual(['lmdb_environment', 'default_memory', 'conversations']);
   await expect(rt.recall.chat({ userId: 'a', sessionId: 'b', message: 'c' })).rejects.toMatchObject({ code: 'recall_unavailable' });
 });
 
-test('after stop, calls are refused with store_closed', async () => {
+it('after stop, calls are refused with store_closed', async () => {
   const rt = await start();
   await rt.stop();
   await expect(rt.recall.listSessions('alice')).rejects.toMatchObject({ code: 'store_closed' });
