@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LlmError } from '../../src/llm/llm-errors.ts';
 import { FACT_TOOL_NAMES, MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
-import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
-import { scriptedLlm, says } from '../support/recall-scripted-llm.ts';
+import { scriptedLlm, says } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

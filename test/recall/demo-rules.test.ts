@@ -14,7 +14,7 @@ import { sliceWindow, windowSpec } from '../../src/recall/store/row-window.ts';
 import { buildSystemPrompt } from '../../src/recall/chat/system-prompt.ts';
 import { projectToolCalls } from '../../src/recall/store/tool-call-projection.ts';
 import { fallbackLlm } from '../../src/llm/fallback-llm.ts';
-import { scriptedLlm, says, toolCall } from '../support/recall-scripted-llm.ts';
+import { scriptedLlm, says, toolCall } from '../support/scripted-llm.ts';
 
 describe('ids', () => {
   it.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe'])('%j is refused with invalid_id', (bad) => {

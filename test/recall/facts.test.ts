@@ -8,7 +8,7 @@ import { commit } from '../../src/recall/store/recall-dbs.ts';
 import { writeLongTerm } from '../../src/recall/store/long-term-store.ts';
 import { openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
-import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { putDailyRow } from '../../src/recall/store/daily-store.ts';
 import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
 import { dropUserIndex } from '../../src/recall/search/search-index.ts';
-import { callsTools, says, scriptedLlm, toolCall } from '../support/recall-scripted-llm.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;

@@ -12,7 +12,7 @@ import { sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/store/recall-dbs.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
-import { callsTools, says, toolCall } from '../support/recall-scripted-llm.ts';
+import { callsTools, says, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 let runtime: Runtime | undefined;

@@ -1,9 +1,10 @@
 import type { ChatOptions, LlmResponse, LlmService } from '../../src/llm/llm-service.ts';
-import type { Message } from '../../src/message.ts';
+import type { Message, ToolCall } from '../../src/message.ts';
 
 /**
- * A deterministic LlmService for loop tests: answers call i with `script[i]` (or the function's
- * result) and records exactly what each call was sent. A thrown value is thrown by `chat`.
+ * The one scripted LlmService of the tests: answers call i with `script[i]` (or the function's
+ * result; past the end of the script, `fallback` when given) and records exactly what each call
+ * was sent. A step that is an Error is thrown by `chat`.
  */
 export interface ScriptedLlm extends LlmService {
   calls: { messages: Message[]; options: ChatOptions | undefined }[];
@@ -11,14 +12,17 @@ export interface ScriptedLlm extends LlmService {
 
 export type Step = LlmResponse | Error | ((messages: readonly Message[]) => LlmResponse);
 
-export function scriptedLlm(script: readonly Step[] | ((messages: readonly Message[], i: number) => LlmResponse)): ScriptedLlm {
+export function scriptedLlm(
+  script: readonly Step[] | ((messages: readonly Message[], i: number) => LlmResponse),
+  fallback?: Step,
+): ScriptedLlm {
   const calls: ScriptedLlm['calls'] = [];
   return {
     calls,
     async chat(messages, options) {
       calls.push({ messages: structuredClone([...messages]), options });
       const i = calls.length - 1;
-      const step = typeof script === 'function' ? script(messages, i) : script[i];
+      const step = typeof script === 'function' ? script(messages, i) : (script[i] ?? fallback);
       if (step === undefined) throw new Error(`scripted LLM has no step ${i}`);
       if (step instanceof Error) throw step;
       return typeof step === 'function' ? step(messages) : step;
@@ -27,6 +31,18 @@ export function scriptedLlm(script: readonly Step[] | ((messages: readonly Messa
 }
 
 export const text = (content: string): LlmResponse => ({ content, finish_reason: 'stop' });
+/** `text`, by the name the recall tests read best. */
+export const says = text;
+
+/** A tool call as the model sends it, for `callsTools`. */
+export function toolCall(id: string, name: string, args: Record<string, unknown>): ToolCall {
+  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } };
+}
+
+/** A reply that only calls tools (`toolCalls` from tuples, this from `toolCall`s). */
+export function callsTools(...calls: ToolCall[]): LlmResponse {
+  return { content: null, tool_calls: calls, finish_reason: 'tool_calls' };
+}
 
 export function toolCalls(...calls: [id: string, name: string, args: Record<string, unknown>][]): LlmResponse {
   return {
