@@ -23,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assign, createActor, setup } from 'xstate';
 import { call, cast, exit, genServer, spawn, type CallEvent } from '../src/otp/index.ts';
+import { Samples } from './suite/stats.ts';
 
 const CAST_N = 300_000;
 const CALL_N = 50_000;
@@ -104,16 +105,16 @@ interface Latency {
 }
 
 async function latencies(n: number, once: () => Promise<unknown>): Promise<Latency> {
-  const samples = new Float64Array(n);
+  const samples = new Samples();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
     const s = process.hrtime.bigint();
     await once();
-    samples[i] = Number(process.hrtime.bigint() - s);
+    samples.add(Number(process.hrtime.bigint() - s));
   }
   const total = Number(process.hrtime.bigint() - t0);
-  samples.sort();
-  return { mean: total / n, p50: samples[Math.floor(n * 0.5)] as number, p99: samples[Math.floor(n * 0.99)] as number };
+  const { p50Ms: p50, p99Ms: p99 } = samples.summary(); // here the samples are ns, not ms
+  return { mean: total / n, p50, p99 };
 }
 
 /** Like bestInterleaved, for latency runs: keeps the run with the lowest mean per series. */

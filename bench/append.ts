@@ -20,14 +20,16 @@
  * Figures are printed with ratios and targets, and written to bench/results/append.json.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { open } from 'lmdb';
 import { createLmdbStore, isoWithOffset, type Message } from '../src/memory/index.ts';
 import { startRuntime } from '../src/runtime.ts';
+import { Samples } from './suite/stats.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 
 const quick = process.argv.includes('--quick');
 /** `--rss-child`: measure only RSS, in a fresh process, and print it as JSON (see `rssInChild`). */
@@ -39,7 +41,7 @@ const sizes = quick
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const scratch = mkdtempSync(join(tmpdir(), 'mnemo-bench-'));
+const scratch = makeTempDir('append');
 let dirs = 0;
 const freshDir = () => {
   const dir = join(scratch, String(dirs++));
@@ -84,9 +86,10 @@ async function measureAppend(
     }),
   );
   const seconds = (performance.now() - start) / 1000;
-  latencies.sort();
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { messagesPerSecond: latencies.length / seconds, p50Ms: at(0.5), p99Ms: at(0.99), warmUpMs };
+  const summary = new Samples();
+  for (const ms of latencies) summary.add(ms);
+  const { p50Ms, p99Ms } = summary.summary();
+  return { messagesPerSecond: latencies.length / seconds, p50Ms, p99Ms, warmUpMs };
 }
 
 type Measured = AppendFigures & { warmUpMs: number };
