@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fallbackLlm, fallbackReply, llmFromEnv } from '../../src/llm/index.ts';
-import { completion, startChatServer } from '../support/chat-completions-server.ts';
+import { completion, startChatServer } from '../support/chat-completions-stub.ts';
 
 describe('fallbackLlm: the Agent Memory Demo offline reply', () => {
   it('records the message when the context has no language hint', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmError, openAICompatible } from '../../src/llm/index.ts';
 import type { Message } from '../../src/message.ts';
-import { completion, errorReply, startChatServer, type ChatServer } from '../support/chat-completions-server.ts';
+import { completion, errorReply, startChatServer, type ChatServer } from '../support/chat-completions-stub.ts';
 
 let server: ChatServer | undefined;
 afterEach(async () => {

@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -25,10 +25,16 @@ import type { AddressInfo } from 'node:net';
  * `stallAfter: n` stops after n text pieces and keeps the request open until the client
  * drops it. `tokenTimes[i]` holds `performance.now()` at each text write of request i;
  * `aborted` counts requests the client dropped before their answer ended.
+ *
+ * With `reply` (or `startChatServer(reply)`, for tests of the client itself) every request is
+ * answered from that script instead: a status, headers and a JSON body, or no answer (`hang`).
+ * Every request is recorded with its path and headers (`recorded`).
  */
 export interface ChatStub {
   baseURL: string;
   requests: Record<string, unknown>[];
+  /** The same requests with their path and headers. */
+  recorded: Recorded[];
   /** Answers wait until `release()` is called. */
   hold(): void;
   release(): void;
@@ -53,7 +59,25 @@ interface WireTool {
   function?: { name?: string };
 }
 
+/** A request as it arrived. */
+export interface Recorded {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+/** A scripted answer (`reply` option): status, headers, JSON body, or no answer at all. */
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Never answer (to test timeouts). */
+  hang?: boolean;
+}
+
 export interface ChatStubOptions {
+  /** Answers each request from a script instead of the tool-eager behaviour below. */
+  reply?: (body: Record<string, unknown>, index: number) => Reply;
   /** The final answer after the tool results (default: the `stub answer to ...` text). */
   answer?: (userText: string, toolResults: number) => string;
   /** The tool to call for a user message; `null` answers at once (default: search_session). */
@@ -70,6 +94,7 @@ export interface ChatStubOptions {
 
 export async function startChatStub(options: ChatStubOptions = {}): Promise<ChatStub> {
   const requests: Record<string, unknown>[] = [];
+  const recorded: Recorded[] = [];
   const waiters: { n: number; resolve: (b: Record<string, unknown>) => void }[] = [];
   let gate: Promise<void> | null = null;
   let open: () => void = () => {};
@@ -85,6 +110,7 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
     req.on('end', () => {
       const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
       requests.push(body);
+      recorded.push({ path: req.url ?? '', headers: req.headers, body });
       const times: number[] = [];
       tokenTimes.push(times);
       res.on('close', () => {
@@ -100,6 +126,13 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
         w.resolve(body);
       }
       void (gate ?? Promise.resolve()).then(() => {
+        if (options.reply) {
+          const r = options.reply(body, requests.length - 1);
+          if (r.hang) return;
+          res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
+          res.end(JSON.stringify(r.body ?? {}));
+          return;
+        }
         if (lastUserText(body).includes('#fail')) {
           res.writeHead(400, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { message: 'stub refused the request', type: 'invalid_request_error' } }));
@@ -110,7 +143,7 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(completion(answer(body))));
+        res.end(JSON.stringify(completionBody(answer(body))));
       });
     });
   });
@@ -187,6 +220,7 @@ export async function startChatStub(options: ChatStubOptions = {}): Promise<Chat
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    recorded,
     hold() {
       gate ??= new Promise<void>((resolve) => (open = resolve));
     },
@@ -229,7 +263,7 @@ function textOf(content: unknown): string {
   return '';
 }
 
-function completion(message: Record<string, unknown>): Record<string, unknown> {
+function completionBody(message: Record<string, unknown>): Record<string, unknown> {
   const finish = message['tool_calls'] ? 'tool_calls' : 'stop';
   return {
     id: 'chatcmpl-stub',
@@ -250,4 +284,34 @@ function chunk(delta: Record<string, unknown>, finish: string | null, extra: Rec
     choices: [{ index: 0, delta, finish_reason: finish }],
     ...extra,
   };
+}
+
+/** The stub with scripted answers only, for tests of the client itself. */
+export interface ChatServer {
+  baseURL: string;
+  requests: Recorded[];
+  close(): Promise<void>;
+}
+
+export async function startChatServer(reply: (body: Record<string, unknown>, index: number) => Reply): Promise<ChatServer> {
+  const stub = await startChatStub({ reply });
+  return { baseURL: stub.baseURL, requests: stub.recorded, close: () => stub.close() };
+}
+
+/** A chat-completions answer with one choice. */
+export function completion(message: Record<string, unknown>, finishReason = 'stop'): Reply {
+  return {
+    body: {
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      created: 1,
+      model: 'test-model',
+      choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finishReason }],
+      usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+    },
+  };
+}
+
+export function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
+  return { status, headers, body: { error: { message, type: 'test_error', code: null } } };
 }
