@@ -104,7 +104,7 @@ export interface RuntimeOptions {
 }
 
 export interface RuntimeRecallOptions
-  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations'> {
+  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'language'> {
   pool?: SearchPoolOptions | false;
 }
 

@@ -73,7 +73,7 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
     dataDir: options.dataDir,
     storage: 'lmdb',
     observer: metrics.writeObserver,
-    recall: model === undefined ? {} : { llm: metrics.observeLlm(model) },
+    recall: { language: options.language, ...(model === undefined ? {} : { llm: metrics.observeLlm(model) }) },
   });
   let server: RunningServer;
   try {
@@ -103,6 +103,7 @@ export async function serve(options: CliOptions, llm: LlmSettings): Promise<void
       llm: describeLlm(llm),
       auth: options.token === null ? 'none' : 'bearer token',
       hostCheck: server.loopbackOnly ? 'loopback names only' : 'off',
+      language: options.language,
     },
     `mnemo listening on ${server.url}`,
   );

@@ -1,3 +1,4 @@
+import type { Language } from '../language.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { WallClock } from '../wall-clock.ts';
@@ -24,6 +25,8 @@ export interface RecallDeps {
   sessionScan: ScanSource<[string, number], RawSessionRecord> | undefined;
   /** LLM calls per turn. */
   maxToolIterations: number;
+  /** Of the system prompt, titles and offline replies. */
+  language: Language;
 }
 
 export function localNow(deps: RecallDeps): LocalTime {

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors.ts';
+import { assertLanguage, DEFAULT_LANGUAGE, type Language } from '../language.ts';
 import { RecallClosedError } from './recall-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
@@ -80,6 +81,11 @@ export interface RecallOptions {
   poolThreshold?: number;
   /** LLM calls allowed per turn. Default 10. */
   maxToolIterations?: number;
+  /**
+   * The language of the system prompt, the title prompt, offline titles and the offline
+   * fallback's reply (language.ts). Default `'zh'`: the Agent Memory Demo's texts.
+   */
+  language?: Language;
 }
 
 export interface SearchSessionQuery {
@@ -159,6 +165,7 @@ export function createRecall(options: RecallOptions): Recall {
   if (!Number.isFinite(poolThreshold) || poolThreshold < 0) {
     throw new InvalidInputError('invalid_option', `poolThreshold must be a number >= 0, got ${poolThreshold}`);
   }
+  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
   const deps: RecallDeps = {
     memory: options.memory,
     dbs: openRecallDbs(options.env),
@@ -171,6 +178,7 @@ export function createRecall(options: RecallOptions): Recall {
       ? { json: options.env.root.openDB(MESSAGES_DB, { encoding: 'json' }), text: openRawText(options.env.root, MESSAGES_DB) }
       : undefined,
     maxToolIterations,
+    language,
   };
   const { dbs } = deps;
 

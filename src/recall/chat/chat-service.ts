@@ -152,12 +152,12 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
 
     let reply: string;
     if (deps.llm === undefined) {
-      reply = fallbackReply(message, memoryContext);
+      reply = fallbackReply(message, memoryContext, deps.language);
     } else {
       const agent = createAgent({
         llm: deps.llm,
         tools: turnTools(deps, userId, sessionId),
-        systemPrompt: buildSystemPrompt(memoryContext),
+        systemPrompt: buildSystemPrompt(memoryContext, deps.language),
         memory: false,
         maxToolIterations: deps.maxToolIterations,
       });
@@ -180,7 +180,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
     // The title is known after a session's first turn (and offline, always): then the index
     // update rides in the commit of the daily and log rows. Only a first turn with an LLM asks
     // for its title after that commit, so a slow title call holds back nothing durable.
-    const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message) : '');
+    const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message, deps.language) : '');
     let entry = await commit(dbs, () => {
       mirrorSessionRow(dbs, userId, sessionId, {
         day: answered.day,
@@ -203,7 +203,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput): Promise<Chat
       return knownTitle === '' ? undefined : touchSession(dbs, userId, sessionId, knownTitle, localNow(deps).ts);
     });
     if (entry === undefined) {
-      const title = await generateTitle(deps.llm, message, reply, signal);
+      const title = await generateTitle(deps.llm, message, reply, signal, deps.language);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
     }
     return { reply, memoryHits: longTerm === '' ? 0 : 1, title: entry.title, toolCalls };
@@ -266,7 +266,7 @@ async function recordFailure(
       error,
     });
     rowsSettled(dbs, userId, sessionId);
-    touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
+    touchSession(dbs, userId, sessionId, offlineTitle(message, deps.language), at.ts);
   });
 }
 
