@@ -15,6 +15,10 @@
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
+ *   GET    /api/daily?user_id=&day=                → {items}  (one day, chronological; default today)
+ *   GET    /api/tool-calls?user_id=&tool=&keyword=&limit=100
+ *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}]}
+ *            (every tool call of the user, newest turn first: tool-call-timeline.ts)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *
@@ -36,6 +40,7 @@ import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
 import type { DailyRowView, RecallApi, RowView, RuntimeView } from './services.ts';
+import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
 
 export interface ApiServices {
@@ -169,6 +174,22 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     });
     return { items: rows.map(dailyRowView) };
   });
+
+  api.get<{ Querystring: UserQuery & Day }>('/api/daily', { schema: S.daily }, async (request) => {
+    const q = request.query;
+    requireIds({ user_id: q.user_id });
+    return { items: (await recall.dailyMessages(q.user_id, q.day)).map(dailyRowView) };
+  });
+
+  api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number } }>(
+    '/api/tool-calls',
+    { schema: S.toolCalls },
+    async (request) => {
+      const q = request.query;
+      requireIds({ user_id: q.user_id });
+      return { items: await toolCallTimeline(recall, { userId: q.user_id, tool: q.tool, keyword: q.keyword, limit: q.limit }) };
+    },
+  );
 
   api.get('/api/runtime', { schema: S.runtime }, async (request) => {
     const admin = isAdmin(request);

@@ -22,6 +22,7 @@ export type RecallApi = Pick<
   | 'sessionWindow'
   | 'searchDaily'
   | 'dailyWindow'
+  | 'dailyMessages'
 >;
 
 export interface RuntimeView {
