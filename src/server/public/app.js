@@ -1,10 +1,22 @@
 // Mnemo chat page. Talks only to this server's /api; markdown through marked, sanitized by
-// DOMPurify, both served by the server itself. Behaviour follows the Agent Memory Demo's page:
-// default user "demo-user", open the most recent conversation or create one, tool calls in a
-// collapsed panel above the reply, "错误: ..." / "网络错误: ..." on failure, and a failed turn
-// stored by the server as "错误: {message} ({code})" after a reload.
+// DOMPurify, code highlighted by highlight.js, all three served by the server itself (the page
+// works with no internet). Behaviour follows the Agent Memory Demo's page: default user
+// "demo-user", open the most recent conversation or create one, tool calls in a collapsed panel
+// above the reply, "错误: ..." / "网络错误: ..." on failure (in the page's language), and a
+// failed turn stored by the server as "错误: {message} ({code})" after a reload.
+//
+// Beyond the Demo: copy buttons on messages and code blocks, stop and regenerate, structured
+// tool panels (name, arguments as formatted JSON, output), a side panel with the user's
+// tool-call timeline (filterable, each call opening its turn), the daily view by day and the
+// supervision tree, and Chinese or English labels (i18n.js).
+//
+// Hooks for features whose server side is still to come are marked `HOOK(...)`: the streaming
+// transport (sendTurn), fork (branchFrom), the long-term memory panel (memoryPanel) and the
+// ranked search box (rankedSearch).
 import { marked } from '/static/vendor/marked.esm.js';
 import DOMPurify from '/static/vendor/purify.es.mjs';
+import hljs from '/static/vendor/highlight.min.js';
+import { initialLang, setLang, t, currentLang } from '/static/i18n.js';
 
 marked.setOptions({ gfm: true, breaks: true });
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
@@ -13,6 +25,7 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     node.setAttribute('rel', 'noopener noreferrer');
   }
 });
+hljs.configure({ ignoreUnescapedHTML: true });
 
 // The server's id rule (src/recall/recall-ids.ts), checked here to explain a refusal early.
 const isId = (s) =>
@@ -20,26 +33,43 @@ const isId = (s) =>
 const TOKEN_KEY = 'mnemo.token';
 const USER_KEY = 'mnemo.user';
 const RUNTIME_POLL_MS = 2000;
+const TIMELINE_LIMIT = 200;
+// What the server calls an untitled session, in either of its languages.
+const UNTITLED_TITLES = new Set(['', '新对话', 'New chat']);
+
+// HOOK(fork): set once POST /api/conversations/:sid/fork exists; then user messages get a
+// "branch from here" button (branchFrom below).
+const FORK_ENABLED = false;
 
 const $ = (id) => document.getElementById(id);
 const el = {
   sidebar: $('sidebar'), scrim: $('scrim'), userForm: $('user-form'), userId: $('user-id'),
-  newConv: $('new-conv'), convList: $('conv-list'), tokenBox: $('token-box'),
+  newConv: $('new-conv'), convList: $('conv-list'), tokenBox: $('token-box'), lang: $('lang'),
   tokenForm: $('token-form'), token: $('token'), title: $('conv-title'), sub: $('conv-sub'),
-  messages: $('messages'), composer: $('composer'), input: $('input'), send: $('send'),
-  toggleSidebar: $('toggle-sidebar'), toggleRuntime: $('toggle-runtime'), runtime: $('runtime'),
-  closeRuntime: $('close-runtime'), runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'),
-  runtimeDot: $('runtime-dot'),
+  messages: $('messages'), composer: $('composer'), input: $('input'), send: $('send'), stop: $('stop'),
+  toggleSidebar: $('toggle-sidebar'), inspector: $('inspector'), closeInspector: $('close-inspector'),
+  runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'), runtimeDot: $('runtime-dot'),
+  toolsName: $('tools-name'), toolsKeyword: $('tools-keyword'), toolsFilter: $('tools-filter'),
+  toolsStatus: $('tools-status'), timeline: $('timeline'),
+  dailyDay: $('daily-day'), dailyPrev: $('daily-prev'), dailyNext: $('daily-next'),
+  dailyFilter: $('daily-filter'), dailyStatus: $('daily-status'), dailyList: $('daily-list'),
 };
+const PANELS = ['tools', 'daily', 'memory', 'runtime'];
 
 const state = {
   userId: 'demo-user',
   sessionId: null,
   conversations: [],
   sending: false,
+  /** The running turn's AbortController (the stop button aborts it). */
+  abort: null,
   generation: 0, // bumps on user switch so late answers for the old user are dropped
   runtimeTimer: null,
+  panel: null,
+  toolNames: new Set(),
 };
+
+const titleOf = (conv) => (conv && !UNTITLED_TITLES.has(conv.title || '') ? conv.title : t('untitled'));
 
 // ---------------------------------------------------------------------------------------------
 // API
@@ -58,12 +88,12 @@ function formatDetail(detail) {
   return typeof detail === 'string' ? detail : JSON.stringify(detail);
 }
 
-async function api(method, path, body) {
+async function api(method, path, body, { signal } = {}) {
   const headers = { accept: 'application/json' };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try {
     data = await res.json();
@@ -79,47 +109,194 @@ async function api(method, path, body) {
 
 const q = (params) => new URLSearchParams(params).toString();
 
+/**
+ * HOOK(streaming): the one function that sends a chat turn; everything else only sees what it
+ * resolves with, `{reply, tool_calls, title}`, and its callbacks. To stream, replace its body
+ * with a reader of `POST /api/chat/stream` (SSE) that calls `onDelta(textSoFar)` as text
+ * arrives and `onToolCall(call)` per finished call, and resolves with the same final shape;
+ * `signal` aborts it (the stop button). Today it is the Demo's `POST /api/chat`, in one piece.
+ */
+async function sendTurn({ userId, sessionId, message, signal, onDelta, onToolCall }) {
+  void onDelta;
+  void onToolCall;
+  return api('POST', '/api/chat', { user_id: userId, session_id: sessionId, message }, { signal });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copying
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Not a secure context, or no permission: the old way.
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.className = 'offscreen';
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    return ok;
+  }
+}
+
+function copyButton(getText, labelKey, className = 'act') {
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = `${className} copy`;
+  btn.textContent = t('copy');
+  btn.setAttribute('aria-label', t(labelKey));
+  btn.title = t(labelKey);
+  btn.addEventListener('click', async () => {
+    const ok = await copyText(getText());
+    btn.textContent = ok ? t('copied') : t('copyFailed');
+    btn.classList.toggle('done', ok);
+    setTimeout(() => {
+      btn.textContent = t('copy');
+      btn.classList.remove('done');
+    }, 1500);
+  });
+  return btn;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-function toolCallsText(toolCalls) {
-  const parts = toolCalls.map((c, i) => `${i + 1}. ${c.name}\n- 输入: ${c.input}\n- 输出: ${c.output}`);
-  return `### 工具调用\n${parts.join('\n--------------------\n')}`;
+/** `text` as pretty JSON when it is JSON (objects and arrays), else null. */
+function prettyJson(text) {
+  if (typeof text !== 'string') return JSON.stringify(text, null, 2);
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return null;
+  try {
+    return JSON.stringify(JSON.parse(trimmed), null, 2);
+  } catch {
+    return null;
+  }
+}
+
+function codeBlock(text, language) {
+  const pre = document.createElement('pre');
+  const code = document.createElement('code');
+  if (language) {
+    code.className = `hljs language-${language}`;
+    code.innerHTML = hljs.highlight(text, { language, ignoreIllegals: true }).value; // escaped by hljs
+  } else {
+    code.textContent = text;
+  }
+  pre.append(code);
+  return pre;
 }
 
 function toolPanel(toolCalls) {
   const details = document.createElement('details');
   details.className = 'tool-calls';
   const summary = document.createElement('summary');
-  summary.textContent = `工具调用 (${toolCalls.length})`;
-  const pre = document.createElement('pre');
-  pre.textContent = toolCallsText(toolCalls);
-  details.append(summary, pre);
+  summary.textContent = t('toolCalls', { count: toolCalls.length });
+  const list = document.createElement('ol');
+  list.className = 'tool-list';
+  toolCalls.forEach((call) => {
+    const item = document.createElement('li');
+    item.className = 'tool-call';
+    const head = document.createElement('div');
+    head.className = 'tool-head';
+    const name = document.createElement('code');
+    name.className = 'tool-name';
+    name.textContent = call.name;
+    head.append(name);
+
+    const argsLabel = document.createElement('div');
+    argsLabel.className = 'tool-label';
+    argsLabel.textContent = t('toolArguments');
+    const args = prettyJson(call.input);
+    const argsBlock = args === null ? codeBlock(String(call.input ?? ''), null) : codeBlock(args, 'json');
+    argsBlock.classList.add('tool-args');
+
+    const outLabel = document.createElement('div');
+    outLabel.className = 'tool-label';
+    outLabel.textContent = t('toolOutput');
+    const outText = String(call.output ?? '');
+    const outJson = prettyJson(outText);
+    const outBlock = outJson === null ? codeBlock(outText || t('toolNoOutput'), null) : codeBlock(outJson, 'json');
+    outBlock.classList.add('tool-output');
+
+    item.append(head, argsLabel, argsBlock, outLabel, outBlock);
+    list.append(item);
+  });
+  details.append(summary, list);
   return details;
 }
 
-function bubble(role) {
+/** Highlights the code blocks of rendered markdown and gives each a language tag and a copy button. */
+function enhanceCode(box) {
+  for (const code of box.querySelectorAll('pre > code')) {
+    const pre = code.parentElement;
+    const source = code.textContent;
+    const declared = /(?:^|\s)language-([\w+-]+)/.exec(code.className)?.[1];
+    if (declared && hljs.getLanguage(declared)) {
+      code.innerHTML = hljs.highlight(source, { language: declared, ignoreIllegals: true }).value;
+    } else {
+      code.innerHTML = hljs.highlightAuto(source).value;
+    }
+    code.classList.add('hljs');
+    const wrap = document.createElement('div');
+    wrap.className = 'code-block';
+    const head = document.createElement('div');
+    head.className = 'code-head';
+    const lang = document.createElement('span');
+    lang.className = 'code-lang';
+    lang.textContent = declared || '';
+    head.append(lang, copyButton(() => source, 'copyCode', 'act small'));
+    pre.replaceWith(wrap);
+    wrap.append(head, pre);
+  }
+}
+
+function bubble(role, messageId) {
   const row = document.createElement('div');
   row.className = `msg ${role}`;
+  if (messageId !== undefined && messageId !== null) row.dataset.messageId = String(messageId);
   const box = document.createElement('div');
   box.className = 'bubble';
   row.append(box);
   return { row, box };
 }
 
-function addUserMsg(text) {
-  const { row, box } = bubble('user');
+function actionBar(row, text) {
+  const bar = document.createElement('div');
+  bar.className = 'msg-actions';
+  bar.append(copyButton(() => text, 'copyMessage'));
+  row.append(bar);
+  return bar;
+}
+
+function addUserMsg(text, messageId) {
+  const { row, box } = bubble('user', messageId);
   box.textContent = text;
+  row.dataset.text = text;
+  const bar = actionBar(row, text);
+  if (FORK_ENABLED) {
+    const branch = document.createElement('button');
+    branch.type = 'button';
+    branch.className = 'act branch';
+    branch.textContent = t('branch');
+    branch.addEventListener('click', () => branchFrom(row.dataset.messageId, text));
+    bar.append(branch);
+  }
   el.messages.append(row);
   scrollToEnd();
   return row;
 }
 
-function addAssistantMsg(text, toolCalls = []) {
-  const { row, box } = bubble('assistant');
+function addAssistantMsg(text, toolCalls = [], messageId) {
+  const { row, box } = bubble('assistant', messageId);
   if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), box);
   box.classList.add('markdown');
   box.innerHTML = DOMPurify.sanitize(marked.parse(String(text ?? '')));
+  enhanceCode(box);
+  actionBar(row, String(text ?? ''));
   el.messages.append(row);
   scrollToEnd();
   return row;
@@ -134,8 +311,16 @@ function addPending() {
   return row;
 }
 
-function addErrorMsg(text) {
-  const { row, box } = bubble('error');
+function addErrorMsg(text, messageId) {
+  const { row, box } = bubble('error', messageId);
+  box.textContent = text;
+  el.messages.append(row);
+  scrollToEnd();
+  return row;
+}
+
+function addNotice(text) {
+  const { row, box } = bubble('notice');
   box.textContent = text;
   el.messages.append(row);
   scrollToEnd();
@@ -143,8 +328,8 @@ function addErrorMsg(text) {
 }
 
 // A failed turn's stored row (the failed-turn rule): its error, with any tool calls it made.
-function addStoredError(error, toolCalls) {
-  const row = addErrorMsg(`错误: ${error.message} (${error.code})`);
+function addStoredError(error, toolCalls, messageId) {
+  const row = addErrorMsg(t('error', { detail: `${error.message} (${error.code})` }), messageId);
   if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), row.firstChild);
   return row;
 }
@@ -152,13 +337,35 @@ function addStoredError(error, toolCalls) {
 function showEmptyHint() {
   const hint = document.createElement('div');
   hint.className = 'empty';
-  hint.innerHTML = '<div class="empty-title">开始一段对话</div>'
-    + '<div>消息会持久保存：重启服务器后依然在这里。</div>';
+  const title = document.createElement('div');
+  title.className = 'empty-title';
+  title.textContent = t('emptyTitle');
+  const body = document.createElement('div');
+  body.textContent = t('emptyBody');
+  hint.append(title, body);
   el.messages.append(hint);
 }
 
 function scrollToEnd() {
   el.messages.scrollTop = el.messages.scrollHeight;
+}
+
+/** One "regenerate" button, on the last reply (or failure) that follows a user message. */
+function refreshRegenerate() {
+  for (const b of el.messages.querySelectorAll('.act.regen')) b.remove();
+  if (state.sending) return;
+  const rows = [...el.messages.querySelectorAll('.msg')];
+  const last = rows.at(-1);
+  if (!last || last.classList.contains('user') || !rows.some((r) => r.classList.contains('user'))) return;
+  let bar = last.querySelector('.msg-actions');
+  if (!bar) bar = actionBar(last, last.querySelector('.bubble')?.textContent || '');
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = 'act regen';
+  btn.textContent = t('regenerate');
+  btn.title = t('regenerateTitle');
+  btn.addEventListener('click', regenerate);
+  bar.append(btn);
 }
 
 function formatTime(ts) {
@@ -167,9 +374,10 @@ function formatTime(ts) {
   if (Number.isNaN(d.getTime())) return ts;
   const now = new Date();
   const sameDay = d.toDateString() === now.toDateString();
+  const locale = currentLang() === 'zh' ? 'zh-CN' : 'en';
   return sameDay
-    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false })
-    : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+    ? d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', hour12: false })
+    : d.toLocaleDateString(locale, { month: 'short', day: 'numeric' });
 }
 
 function renderConversations() {
@@ -182,9 +390,10 @@ function renderConversations() {
     const open = document.createElement('button');
     open.type = 'button';
     open.className = 'conv-open';
+    if (conv.session_id === state.sessionId) open.setAttribute('aria-current', 'true');
     const title = document.createElement('span');
     title.className = 'conv-title';
-    title.textContent = conv.title || '新对话';
+    title.textContent = titleOf(conv);
     const time = document.createElement('span');
     time.className = 'conv-time';
     time.textContent = formatTime(conv.updated_at);
@@ -197,8 +406,8 @@ function renderConversations() {
     const del = document.createElement('button');
     del.type = 'button';
     del.className = 'conv-delete';
-    del.title = '删除对话';
-    del.setAttribute('aria-label', `删除对话 ${conv.title || ''}`);
+    del.title = t('deleteConversation');
+    del.setAttribute('aria-label', t('deleteConversationNamed', { title: titleOf(conv) }));
     del.textContent = '×';
     del.addEventListener('click', () => deleteConversation(conv));
 
@@ -209,7 +418,7 @@ function renderConversations() {
 
 function setHeader() {
   const conv = state.conversations.find((c) => c.session_id === state.sessionId);
-  el.title.textContent = conv ? conv.title || '新对话' : '新对话';
+  el.title.textContent = titleOf(conv);
   el.sub.textContent = state.sessionId ? `${state.userId} · ${state.sessionId}` : state.userId;
 }
 
@@ -229,7 +438,7 @@ async function loadConversations() {
 
 async function createConversation() {
   const data = await api('POST', '/api/conversations', { user_id: state.userId });
-  state.conversations.unshift({ session_id: data.session_id, title: '新对话', updated_at: '', placeholder: true });
+  state.conversations.unshift({ session_id: data.session_id, title: '', updated_at: '', placeholder: true });
   state.sessionId = data.session_id;
   renderConversations();
   setHeader();
@@ -238,7 +447,12 @@ async function createConversation() {
   el.input.focus();
 }
 
-async function openConversation(sessionId) {
+/**
+ * Opens a session; `anchor` scrolls to one of its messages and marks it: `{messageId}` (the
+ * anchors of /messages items, as the timeline and search hits give them) or `{match: {ts,
+ * role, content}}` (a daily row, whose own anchor is per day).
+ */
+async function openConversation(sessionId, anchor) {
   const generation = state.generation;
   state.sessionId = sessionId;
   renderConversations();
@@ -249,18 +463,33 @@ async function openConversation(sessionId) {
     if (generation !== state.generation || sessionId !== state.sessionId) return;
     const items = data.items || [];
     if (items.length === 0) showEmptyHint();
+    let target = null;
     for (const item of items) {
-      if (item.role === 'user') addUserMsg(item.content);
-      else if (item.error) addStoredError(item.error, item.tool_calls || []);
-      else addAssistantMsg(item.content, item.tool_calls || []);
+      let row;
+      if (item.role === 'user') row = addUserMsg(item.content, item.message_id);
+      else if (item.error) row = addStoredError(item.error, item.tool_calls || [], item.message_id);
+      else row = addAssistantMsg(item.content, item.tool_calls || [], item.message_id);
+      if (anchor && !target && matchesAnchor(item, anchor)) target = row;
+    }
+    refreshRegenerate();
+    if (target) {
+      target.classList.add('flash');
+      target.querySelector('details.tool-calls')?.setAttribute('open', '');
+      target.scrollIntoView({ block: 'center' });
     }
   } catch (err) {
     showFailure(err);
   }
 }
 
+function matchesAnchor(item, anchor) {
+  if (anchor.messageId !== undefined) return item.message_id === Number(anchor.messageId);
+  const m = anchor.match;
+  return !!m && item.ts === m.ts && item.role === m.role && item.content === m.content;
+}
+
 async function deleteConversation(conv) {
-  if (!window.confirm(`删除对话「${conv.title || '新对话'}」？此操作不可撤销。`)) return;
+  if (!window.confirm(t('confirmDelete', { title: titleOf(conv) }))) return;
   try {
     if (!conv.placeholder) {
       await api('DELETE', `/api/conversations/${encodeURIComponent(conv.session_id)}?${q({ user_id: state.userId })}`);
@@ -288,43 +517,87 @@ async function bootstrap() {
   } catch (err) {
     showFailure(err);
   }
+  refreshPanel();
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sending
+// Sending, stopping, regenerating
+
+function setSending(sending) {
+  state.sending = sending;
+  el.send.disabled = sending;
+  el.stop.hidden = !sending;
+}
 
 async function send() {
   const text = el.input.value.trim();
   if (!text || state.sending) return;
+  el.input.value = '';
+  autosize();
+  await runTurn(text);
+}
+
+/** One turn: the user's row, a pending reply, then the answer (or the failure, or "stopped"). */
+async function runTurn(text) {
+  if (state.sending) return;
   if (!state.sessionId) await createConversation();
   const generation = state.generation;
   const sessionId = state.sessionId;
-  state.sending = true;
-  el.send.disabled = true;
-  el.input.value = '';
-  autosize();
+  const controller = new AbortController();
+  state.abort = controller;
+  setSending(true);
+  refreshRegenerate();
   el.messages.querySelector('.empty')?.remove();
   addUserMsg(text);
   const pending = addPending();
   try {
-    const data = await api('POST', '/api/chat', { user_id: state.userId, session_id: sessionId, message: text });
+    const data = await sendTurn({ userId: state.userId, sessionId, message: text, signal: controller.signal });
     if (generation !== state.generation) return;
     pending.remove();
     if (sessionId === state.sessionId) addAssistantMsg(data.reply, data.tool_calls || []);
     await loadConversations();
+    if (state.panel === 'tools' || state.panel === 'daily') refreshPanel();
   } catch (err) {
     pending.remove();
     showFailure(err);
   } finally {
-    state.sending = false;
-    el.send.disabled = false;
+    if (state.abort === controller) state.abort = null;
+    setSending(false);
+    refreshRegenerate();
     el.input.focus();
   }
 }
 
+function stop() {
+  state.abort?.abort();
+}
+
+/**
+ * Sends the last user message again, as a new turn of the same session (the earlier reply
+ * stays in the transcript). Replacing it instead needs fork: see branchFrom.
+ */
+function regenerate() {
+  const users = el.messages.querySelectorAll('.msg.user');
+  const last = users[users.length - 1];
+  if (last) runTurn(last.dataset.text || last.querySelector('.bubble').textContent);
+}
+
+/**
+ * HOOK(fork): "branch from here" on a user message: ask the server for a new session holding
+ * the rows before `messageId` (`POST /api/conversations/:sid/fork` once it exists), open it,
+ * and put `text` in the composer for editing and resending. Shown only with FORK_ENABLED.
+ */
+async function branchFrom(messageId, text) {
+  void messageId;
+  el.input.value = text;
+  autosize();
+  el.input.focus();
+}
+
 function showFailure(err) {
-  if (err instanceof ApiError) addErrorMsg(`错误: ${err.message}`);
-  else addErrorMsg(`网络错误: ${err && err.message ? err.message : String(err)}`);
+  if (err && err.name === 'AbortError') addNotice(t('stopped'));
+  else if (err instanceof ApiError) addErrorMsg(t('error', { detail: err.message }));
+  else addErrorMsg(t('networkError', { detail: err && err.message ? err.message : String(err) }));
 }
 
 function autosize() {
@@ -337,7 +610,7 @@ function autosize() {
 
 function switchUser(next) {
   if (!isId(next)) {
-    el.userId.setCustomValidity('用户 ID：1-128 个字符，不含控制字符，首尾不能是空格');
+    el.userId.setCustomValidity(t('invalidUser'));
     el.userId.reportValidity();
     return;
   }
@@ -346,6 +619,7 @@ function switchUser(next) {
   state.userId = next;
   state.sessionId = null;
   state.conversations = [];
+  state.toolNames = new Set();
   localStorage.setItem(USER_KEY, next);
   closeSidebar();
   bootstrap();
@@ -366,16 +640,214 @@ function takeTokenFromFragment() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Runtime view: the live supervision tree
+// Side panel: tool-call timeline, daily view, (long-term memory), runtime
+
+function setPanel(name) {
+  state.panel = name;
+  el.inspector.hidden = name === null;
+  for (const p of PANELS) {
+    $(`panel-${p}`).hidden = p !== name;
+    $(`tab-${p}`).setAttribute('aria-selected', String(p === name));
+    $(`tab-${p}`).tabIndex = p === name ? 0 : -1;
+  }
+  for (const toggle of document.querySelectorAll('.panel-toggle')) {
+    toggle.setAttribute('aria-expanded', String(toggle.dataset.panel === name));
+  }
+  clearInterval(state.runtimeTimer);
+  state.runtimeTimer = null;
+  if (name === 'runtime') {
+    state.runtimeTimer = setInterval(() => {
+      if (document.visibilityState === 'visible') pollRuntime();
+    }, RUNTIME_POLL_MS);
+  }
+  refreshPanel();
+}
+
+function refreshPanel() {
+  if (state.panel === 'tools') loadTimeline();
+  else if (state.panel === 'daily') loadDaily();
+  else if (state.panel === 'memory') memoryPanel($('panel-memory'));
+  else if (state.panel === 'runtime') pollRuntime();
+}
+
+function closePanelIfNarrow() {
+  if (window.matchMedia('(max-width: 1100px)').matches) setPanel(null);
+}
+
+// --- tool-call timeline
+
+let timelineRequest = 0;
+
+async function loadTimeline() {
+  const request = ++timelineRequest;
+  const tool = el.toolsName.value;
+  const keyword = el.toolsKeyword.value.trim();
+  el.toolsStatus.textContent = t('loading');
+  try {
+    const data = await api('GET', `/api/tool-calls?${q({ user_id: state.userId, tool, keyword, limit: TIMELINE_LIMIT })}`);
+    if (request !== timelineRequest) return;
+    const items = data.items || [];
+    for (const item of items) state.toolNames.add(item.name);
+    renderToolNames();
+    el.timeline.replaceChildren(...items.map(timelineItem));
+    el.toolsStatus.textContent = items.length === 0 ? t('noToolCalls') : t('toolCallsCount', { count: items.length });
+  } catch (err) {
+    if (request !== timelineRequest) return;
+    el.toolsStatus.textContent = failureText(err);
+  }
+}
+
+function renderToolNames() {
+  const selected = el.toolsName.value;
+  const names = [...state.toolNames].sort();
+  const all = document.createElement('option');
+  all.value = '';
+  all.textContent = t('allTools');
+  el.toolsName.replaceChildren(all, ...names.map((n) => {
+    const o = document.createElement('option');
+    o.value = n;
+    o.textContent = n;
+    return o;
+  }));
+  el.toolsName.value = names.includes(selected) ? selected : '';
+}
+
+function snippet(text, max = 140) {
+  const flat = String(text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function timelineItem(item) {
+  const li = document.createElement('li');
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = 'tl-item' + (item.failed ? ' failed' : '');
+  btn.dataset.sessionId = item.session_id;
+  btn.dataset.messageId = String(item.message_id);
+  const title = UNTITLED_TITLES.has(item.title || '') ? t('untitled') : item.title;
+  btn.setAttribute('aria-label', `${item.name} · ${t('openTurn', { title })}`);
+  const head = document.createElement('div');
+  head.className = 'tl-head';
+  const name = document.createElement('code');
+  name.className = 'tl-name';
+  name.textContent = item.name;
+  const time = document.createElement('span');
+  time.className = 'tl-time';
+  time.textContent = formatTime(item.ts);
+  head.append(name, time);
+  const session = document.createElement('div');
+  session.className = 'tl-session';
+  session.textContent = item.failed ? `${title} · ${t('failedTurn')}` : title;
+  const said = document.createElement('div');
+  said.className = 'tl-said';
+  said.textContent = snippet(item.user_message);
+  const args = document.createElement('div');
+  args.className = 'tl-args';
+  args.textContent = snippet(item.input, 100);
+  btn.append(head, session, said, args);
+  btn.addEventListener('click', () => {
+    closePanelIfNarrow();
+    openConversation(item.session_id, { messageId: item.message_id });
+  });
+  li.append(btn);
+  return li;
+}
+
+let keywordTimer = null;
+
+// --- daily view
+
+function localDay(date = new Date()) {
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+function shiftDay(day, by) {
+  const [y, m, d] = day.split('-').map(Number);
+  return localDay(new Date(y, m - 1, d + by));
+}
+
+let dailyRequest = 0;
+
+async function loadDaily() {
+  const request = ++dailyRequest;
+  if (!el.dailyDay.value) el.dailyDay.value = localDay();
+  const day = el.dailyDay.value;
+  el.dailyStatus.textContent = t('loading');
+  try {
+    const data = await api('GET', `/api/daily?${q({ user_id: state.userId, day })}`);
+    if (request !== dailyRequest) return;
+    const items = data.items || [];
+    el.dailyList.replaceChildren(...items.map(dailyItem));
+    el.dailyStatus.textContent = items.length === 0 ? t('noDailyRows') : t('dailyCount', { day, count: items.length });
+  } catch (err) {
+    if (request !== dailyRequest) return;
+    el.dailyStatus.textContent = failureText(err);
+  }
+}
+
+function dailyItem(row) {
+  const li = document.createElement('li');
+  li.className = `daily-row ${row.role === 'user' ? 'user' : 'assistant'}`;
+  const head = document.createElement('div');
+  head.className = 'daily-head';
+  const role = document.createElement('span');
+  role.className = 'daily-role';
+  role.textContent = row.role === 'user' ? t('roleUser') : t('roleAssistant');
+  const time = document.createElement('span');
+  time.className = 'daily-time';
+  time.textContent = String(row.ts || '').slice(11, 16);
+  head.append(role, time);
+  const text = document.createElement('div');
+  text.className = 'daily-text';
+  text.textContent = row.error ? t('error', { detail: `${row.error.message} (${row.error.code})` }) : snippet(row.content, 220);
+  li.append(head, text);
+  if (row.session_id) {
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'act daily-open';
+    open.textContent = t('openInSession');
+    open.addEventListener('click', () => {
+      closePanelIfNarrow();
+      openConversation(row.session_id, { match: { ts: row.ts, role: row.role, content: row.content } });
+    });
+    head.append(open);
+  }
+  return li;
+}
+
+// --- long-term memory
+
+/**
+ * HOOK(long-term memory panel): fills `panel` with the user's long-term entries, each with its
+ * history, edit and forget, once the long-term routes exist (GET/PUT/DELETE under
+ * /api/memory/long-term); its tab (#tab-memory) is hidden until then.
+ */
+function memoryPanel(panel) {
+  void panel;
+}
+
+/**
+ * HOOK(ranked search): a search box over all the user's sessions (a ranked search route to
+ * come). Each hit is shown with its session title and opens with
+ * `openConversation(hit.session_id, {messageId: hit.message_id})`, which scrolls to the anchor.
+ */
+function rankedSearch(query) {
+  void query;
+  return [];
+}
+void rankedSearch;
+
+// --- runtime: the live supervision tree
 
 function pick(node, ...keys) {
   for (const k of keys) if (node[k] !== undefined && node[k] !== null) return node[k];
   return undefined;
 }
 
-function stateText(state) {
-  if (state === undefined || state === null) return '';
-  return typeof state === 'string' ? state : JSON.stringify(state);
+function stateText(value) {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 // A node of the runtime's inspect(): {id, name, pid, type, status, state, restarts,
@@ -409,12 +881,12 @@ function renderNode(node, depth = 0) {
   const facts = [];
   const pid = pick(node, 'pid');
   if (typeof pid === 'string' && pid.startsWith('<')) facts.push(pid);
-  const state = stateText(pick(node, 'state'));
-  if (state) facts.push(state);
+  const nodeState = stateText(pick(node, 'state'));
+  if (nodeState) facts.push(nodeState);
   const restarts = pick(node, 'restarts', 'restartCount');
-  if (restarts !== undefined) facts.push(`重启 ${restarts}`);
+  if (restarts !== undefined) facts.push(t('restarts', { n: restarts }));
   const mailbox = pick(node, 'mailboxDepth', 'mailbox');
-  if (mailbox !== undefined) facts.push(`邮箱 ${mailbox}`);
+  if (mailbox !== undefined) facts.push(t('mailbox', { n: mailbox }));
   if (facts.length) {
     const f = document.createElement('div');
     f.className = 'facts';
@@ -432,6 +904,10 @@ function renderNode(node, depth = 0) {
   return li;
 }
 
+function failureText(err) {
+  return err instanceof ApiError ? t('error', { detail: err.message }) : t('networkError', { detail: err.message });
+}
+
 async function pollRuntime() {
   try {
     const data = await api('GET', '/api/runtime');
@@ -440,29 +916,16 @@ async function pollRuntime() {
     for (const root of roots) if (root) ul.append(renderNode(root));
     el.runtimeTree.replaceChildren(ul);
     const when = new Date().toLocaleTimeString([], { hour12: false });
-    el.runtimeStatus.textContent = `实时 · ${when}`;
+    el.runtimeStatus.textContent = t('live', { time: when });
     el.runtimeDot.className = 'dot ok';
   } catch (err) {
-    el.runtimeStatus.textContent = err instanceof ApiError ? `错误: ${err.message}` : `网络错误: ${err.message}`;
+    el.runtimeStatus.textContent = failureText(err);
     el.runtimeDot.className = 'dot bad';
   }
 }
 
-function setRuntimeOpen(open) {
-  el.runtime.hidden = !open;
-  el.toggleRuntime.setAttribute('aria-expanded', String(open));
-  clearInterval(state.runtimeTimer);
-  state.runtimeTimer = null;
-  if (open) {
-    pollRuntime();
-    state.runtimeTimer = setInterval(() => {
-      if (document.visibilityState === 'visible') pollRuntime();
-    }, RUNTIME_POLL_MS);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Layout
+// Layout and language
 
 function openSidebar() {
   el.sidebar.classList.add('open');
@@ -472,6 +935,17 @@ function openSidebar() {
 function closeSidebar() {
   el.sidebar.classList.remove('open');
   el.scrim.hidden = true;
+}
+
+/** Relabels everything: the static labels (i18n.js), then what was drawn from data. */
+function switchLanguage(lang) {
+  setLang(lang);
+  el.lang.value = currentLang();
+  renderConversations();
+  setHeader();
+  renderToolNames();
+  if (!state.sending && state.sessionId) openConversation(state.sessionId);
+  refreshPanel();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -488,6 +962,7 @@ el.input.addEventListener('keydown', (e) => {
   }
 });
 el.input.addEventListener('input', autosize);
+el.stop.addEventListener('click', stop);
 el.userForm.addEventListener('submit', (e) => {
   e.preventDefault();
   switchUser(el.userId.value.trim());
@@ -508,9 +983,36 @@ el.tokenForm.addEventListener('submit', (e) => {
 el.toggleSidebar.addEventListener('click', () =>
   el.sidebar.classList.contains('open') ? closeSidebar() : openSidebar());
 el.scrim.addEventListener('click', closeSidebar);
-el.toggleRuntime.addEventListener('click', () => setRuntimeOpen(el.runtime.hidden));
-el.closeRuntime.addEventListener('click', () => setRuntimeOpen(false));
+for (const toggle of document.querySelectorAll('.panel-toggle')) {
+  toggle.addEventListener('click', () => setPanel(state.panel === toggle.dataset.panel ? null : toggle.dataset.panel));
+}
+for (const tab of document.querySelectorAll('[role="tab"]')) {
+  tab.addEventListener('click', () => setPanel(tab.dataset.panel));
+}
+el.closeInspector.addEventListener('click', () => setPanel(null));
+el.toolsFilter.addEventListener('submit', (e) => {
+  e.preventDefault();
+  loadTimeline();
+});
+el.toolsName.addEventListener('change', loadTimeline);
+el.toolsKeyword.addEventListener('input', () => {
+  clearTimeout(keywordTimer);
+  keywordTimer = setTimeout(loadTimeline, 250);
+});
+el.dailyFilter.addEventListener('submit', (e) => e.preventDefault());
+el.dailyDay.addEventListener('change', loadDaily);
+el.dailyPrev.addEventListener('click', () => {
+  el.dailyDay.value = shiftDay(el.dailyDay.value || localDay(), -1);
+  loadDaily();
+});
+el.dailyNext.addEventListener('click', () => {
+  el.dailyDay.value = shiftDay(el.dailyDay.value || localDay(), 1);
+  loadDaily();
+});
+el.lang.addEventListener('change', () => switchLanguage(el.lang.value));
 
+setLang(initialLang(), { save: false });
+el.lang.value = currentLang();
 takeTokenFromFragment();
 el.token.value = localStorage.getItem(TOKEN_KEY) || '';
 const savedUser = localStorage.getItem(USER_KEY);
