@@ -725,7 +725,7 @@ function timelineItem(item) {
   btn.dataset.sessionId = item.session_id;
   btn.dataset.messageId = String(item.message_id);
   const title = UNTITLED_TITLES.has(item.title || '') ? t('untitled') : item.title;
-  btn.setAttribute('aria-label', `${item.name} · ${t('openTurn', { title })}`);
+  btn.title = t('openTurn', { title });
   const head = document.createElement('div');
   head.className = 'tl-head';
   const name = document.createElement('code');
