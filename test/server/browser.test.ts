@@ -257,7 +257,8 @@ describe('chat page: the tool-call timeline and the daily view', () => {
     await page.click('#toggle-tools');
     const items = page.locator('#timeline .tl-item');
     await items.nth(1).waitFor();
-    expect(await page.locator('#timeline .tl-said').allInnerTexts()).toEqual(['bananas second', 'apples first']);
+    // (Both turns may fall in one second, so their order is the route's test, not this one.)
+    expect((await page.locator('#timeline .tl-said').allInnerTexts()).sort()).toEqual(['apples first', 'bananas second']);
     expect(await page.locator('#timeline .tl-name').allInnerTexts()).toEqual(['search_session', 'search_session']);
     expect(await page.locator('#tools-name option').allInnerTexts()).toEqual(['全部工具', 'search_session']);
 
@@ -288,6 +289,15 @@ describe('chat page: the tool-call timeline and the daily view', () => {
       'stub answer to "diary entry" (1 tool results)',
     ]);
     expect(await page.locator('#daily-list .daily-role').allInnerTexts()).toEqual(['用户', '助手']);
+
+    // The tabs move with the arrow keys.
+    await page.focus('#tab-daily');
+    await page.keyboard.press('ArrowRight');
+    await page.locator('#panel-runtime').waitFor();
+    expect(await page.locator('#tab-runtime').getAttribute('aria-selected')).toBe('true');
+    expect(await page.locator('#panel-daily').isHidden()).toBe(true);
+    await page.keyboard.press('ArrowLeft');
+    await page.locator('#panel-daily').waitFor();
 
     await page.click('#daily-prev');
     await page.locator('#daily-status', { hasText: '这一天没有消息' }).waitFor();

@@ -989,6 +989,18 @@ for (const toggle of document.querySelectorAll('.panel-toggle')) {
 for (const tab of document.querySelectorAll('[role="tab"]')) {
   tab.addEventListener('click', () => setPanel(tab.dataset.panel));
 }
+// The tab list's keys: left and right arrows move to the neighbouring (visible) tab, Home and End to the ends.
+$('tabs').addEventListener('keydown', (e) => {
+  const tabs = [...document.querySelectorAll('[role="tab"]')].filter((tab) => !tab.hidden);
+  const at = tabs.indexOf(document.activeElement);
+  if (at < 0) return;
+  const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  const next = tabs[(to + tabs.length) % tabs.length];
+  setPanel(next.dataset.panel);
+  next.focus();
+});
 el.closeInspector.addEventListener('click', () => setPanel(null));
 el.toolsFilter.addEventListener('submit', (e) => {
   e.preventDefault();
