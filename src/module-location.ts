@@ -3,7 +3,7 @@
  * TypeScript sources and the compiled build alike (dist/esm; the CommonJS entry points in
  * dist/cjs load that same build, so there is no second copy to locate).
  *
- * - `packageFile(rel)`: a file of this build by its path from src/ (`recall/search-worker`),
+ * - `packageFile(rel)`: a file of this build by its path from src/ (`recall/search/search-worker`),
  *   with the build's extension (`.ts` from sources, `.js` from dist).
  * - `publicDir`: the chat page's static files (src/server/public, copied to dist/esm).
  * - `requireHere`: a `require` that resolves from Mnemo's own node_modules.

@@ -73,7 +73,7 @@ describe('the packed package in a fresh project', { timeout: 240_000 }, () => {
     expect(files).toContain('dist/esm/src/index.d.ts');
     expect(files).toContain('dist/esm/src/index.js.map');
     expect(files).toContain('dist/esm/src/index.d.ts.map');
-    expect(files).toContain('dist/esm/src/recall/search-worker.js');
+    expect(files).toContain('dist/esm/src/recall/search/search-worker.js');
     expect(files).toContain('dist/esm/src/server/public/index.html');
     expect(files).toContain('dist/cjs/index.js');
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);

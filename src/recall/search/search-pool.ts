@@ -39,7 +39,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   let piscina: Piscina | undefined;
   const threads = () =>
     (piscina ??= new Piscina({
-      filename: packageFile('recall/search-worker').href,
+      filename: packageFile('recall/search/search-worker').href,
       minThreads: 0,
       maxThreads,
       idleTimeout: options.idleTimeout ?? 30_000,
