@@ -39,6 +39,19 @@ describe('the English texts', () => {
     }
   });
 
+  test('the English fallback streams the English reply too, and the English prompt names search_memory', async () => {
+    let streamed = '';
+    let done = '';
+    for await (const event of fallbackLlm({ language: 'en' }).stream!([{ role: 'user', content: 'hi' }])) {
+      if (event.type === 'text') streamed += event.delta;
+      else if (event.type === 'done') done = String(event.response.content);
+    }
+    expect(streamed).toBe('Got it: hi. I have saved it to memory.');
+    expect(done).toBe(streamed);
+    expect(buildSystemPrompt('', 'en')).toContain('search_memory');
+    expect(buildSystemPrompt('', 'zh')).toContain('search_memory');
+  });
+
   test('the English offline reply promises English when the context mentions "language" or "English", in any case', () => {
     expect(fallbackReply('hi', 'user: hi', 'en')).toBe('Got it: hi. I have saved it to memory.');
     expect(fallbackReply('hi', 'Reply in ENGLISH please', 'en')).toBe('Got it: hi. I will keep answering in English.');
