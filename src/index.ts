@@ -6,6 +6,7 @@
 
 // Errors: one hierarchy, stable codes.
 export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.ts';
+export { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from './language.ts';
 
 // The runtime and its supervision tree.
 export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';

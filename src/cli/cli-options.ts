@@ -15,6 +15,7 @@
  *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
  *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
  *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
+ *   --language <zh|en>        MNEMO_LANGUAGE         zh     (system prompt, titles, offline reply)
  *
  * Relative paths are resolved against the working directory. An empty environment variable
  * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
@@ -23,6 +24,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from '../server/s
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
+import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES, type Language } from '../language.ts';
 
 export interface CliOptions {
   host: string;
@@ -47,6 +49,8 @@ export interface CliOptions {
   requestTimeoutMs: number;
   /** After a stop signal, how long turns in flight may run before they are cancelled. */
   stopTimeoutMs: number;
+  /** Of the system prompt, the title prompt, offline titles and the offline reply. */
+  language: Language;
   help: boolean;
   version: boolean;
 }
@@ -79,6 +83,8 @@ Options (flag, else environment variable, else default):
                                                   else 408 and the connection closes  [30000]
   --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
                                                   cancelled and stored as interrupted  [10000]
+  --language <zh|en>       MNEMO_LANGUAGE         language of the system prompt, the title prompt,
+                                                  offline titles and the offline reply  [zh]
   -h, --help                                      print this help and exit
   -v, --version                                   print Mnemo's version and exit
 
@@ -120,6 +126,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'llm-max-retries': { type: 'string' },
         'request-timeout': { type: 'string' },
         'stop-timeout': { type: 'string' },
+        language: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -164,6 +171,10 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     }
     return Number(value);
   };
+  const language = pick(values.language, 'MNEMO_LANGUAGE') ?? DEFAULT_LANGUAGE;
+  if (!isLanguage(language)) {
+    throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGES.join(', ')}`);
+  }
   return {
     host,
     port,
@@ -180,6 +191,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     requestTimeoutMs:
       whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
     stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,
+    language,
     help: values.help === true,
     version: values.version === true,
   };

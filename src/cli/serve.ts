@@ -83,7 +83,7 @@ export async function serve(options: CliOptions, llm: LlmSettings, userTokens: R
     dataDir: options.dataDir,
     storage: 'lmdb',
     observer: metrics.writeObserver,
-    recall: model === undefined ? {} : { llm: metrics.observeLlm(model) },
+    recall: { language: options.language, ...(model === undefined ? {} : { llm: metrics.observeLlm(model) }) },
   });
   let server: RunningServer;
   try {
@@ -115,6 +115,7 @@ export async function serve(options: CliOptions, llm: LlmSettings, userTokens: R
       llm: describeLlm(llm),
       auth: describeAuth(options, userTokens.size),
       hostCheck: server.loopbackOnly ? 'loopback names only' : 'off',
+      language: options.language,
     },
     `mnemo listening on ${server.url}`,
   );

@@ -1,3 +1,4 @@
+import { DEFAULT_LANGUAGE, type Language } from '../language.ts';
 import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
 import type { LlmStreamEvent } from './llm-service.ts';
@@ -20,14 +21,19 @@ import type { LlmStreamEvent } from './llm-service.ts';
  *
  * `stream` yields the same reply in `fallbackChunks` (a few deltas, each after a turn of the
  * event loop, as a model's would arrive), then `done`.
+ *
+ * In English (`language: 'en'`; the default is the demo's Chinese): if the context's lowercase
+ * form contains "language" or "english", `Got it: {message}. I will keep answering in English.`,
+ * else `Got it: {message}. I have saved it to memory.`
  */
-export function fallbackLlm(): LlmService {
+export function fallbackLlm(options: { language?: Language } = {}): LlmService {
+  const language = options.language ?? DEFAULT_LANGUAGE;
   const llm: LlmService = {
     async chat(messages): Promise<LlmResponse> {
-      return { content: fallbackReply(lastUserText(messages), memoryContext(messages)), finish_reason: 'stop' };
+      return { content: fallbackReply(lastUserText(messages), memoryContext(messages), language), finish_reason: 'stop' };
     },
     async *stream(messages, options = {}): AsyncGenerator<LlmStreamEvent> {
-      const content = fallbackReply(lastUserText(messages), memoryContext(messages));
+      const content = fallbackReply(lastUserText(messages), memoryContext(messages), language);
       for (const delta of fallbackChunks(content)) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (options.signal?.aborted) return;
@@ -56,8 +62,14 @@ export function fallbackChunks(reply: string): string[] {
   return chunks;
 }
 
-/** The demo's `FallbackAgent.respond(user_message, memory_context)`, exactly. */
-export function fallbackReply(userMessage: string, memoryContext: string): string {
+/** The demo's `FallbackAgent.respond(user_message, memory_context)`, exactly (in Chinese). */
+export function fallbackReply(userMessage: string, memoryContext: string, language: Language = DEFAULT_LANGUAGE): string {
+  if (language === 'en') {
+    const lower = memoryContext.toLowerCase();
+    return lower.includes('language') || lower.includes('english')
+      ? `Got it: ${userMessage}. I will keep answering in English.`
+      : `Got it: ${userMessage}. I have saved it to memory.`;
+  }
   const chinese = memoryContext.includes('中文') || memoryContext.toLowerCase().includes('language');
   return chinese
     ? `收到：${userMessage}。我会继续用中文回答。`

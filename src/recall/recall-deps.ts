@@ -1,3 +1,4 @@
+import type { Language } from '../language.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { Summarizer } from '../provider/summarizer.ts';
@@ -39,6 +40,8 @@ export interface RecallDeps {
   kickExtraction: (() => void) | undefined;
   /** Rolling summaries of the sessions (recall's `summary` option); undefined: off. */
   summarizer: Summarizer | undefined;
+  /** Of the system prompt, titles and offline replies. */
+  language: Language;
 }
 
 export function localNow(deps: RecallDeps): LocalTime {

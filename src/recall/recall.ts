@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors.ts';
+import { assertLanguage, DEFAULT_LANGUAGE, type Language } from '../language.ts';
 import { RecallClosedError } from './recall-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
@@ -125,6 +126,11 @@ export interface RecallOptions {
    * the latest summary as `[SUMMARY]` (before `[SESSION]`).
    */
   summary?: RecallSummaryOptions | false;
+  /**
+   * The language of the system prompt, the title prompt, offline titles and the offline
+   * fallback's reply (language.ts). Default `'zh'`: the Agent Memory Demo's texts.
+   */
+  language?: Language;
 }
 
 export interface RecallSummaryOptions {
@@ -264,6 +270,7 @@ export function createRecall(options: RecallOptions): Recall {
           ...(summaryLlm === undefined ? {} : { llm: summaryLlm }),
           ...(options.clock === undefined ? {} : { clock: options.clock }),
         });
+  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
   const deps: RecallDeps = {
     memory: options.memory,
     dbs: dbs0,
@@ -282,6 +289,7 @@ export function createRecall(options: RecallOptions): Recall {
     longTermTokens,
     kickExtraction: undefined,
     summarizer,
+    language,
   };
   const { dbs } = deps;
   const rankPoolThreshold = options.rankPoolThreshold ?? DEFAULT_RANK_POOL_THRESHOLD;

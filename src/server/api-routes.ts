@@ -32,6 +32,10 @@
  *   DELETE /api/memory/:id?user_id=                          → {item} (validity ends) | 404
  *            (an item: {id, text, key, tags, source, created_at, valid_from, valid_to,
  *            superseded_by, supersedes, version, verdict}, absent fields null)
+ *   GET    /api/daily?user_id=&day=                → {items}  (one day, chronological; default today)
+ *   GET    /api/tool-calls?user_id=&tool=&keyword=&limit=100
+ *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}]}
+ *            (every tool call of the user, newest turn first: tool-call-timeline.ts)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
@@ -61,6 +65,7 @@ import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
 import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from './services.ts';
+import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
 import { streamChat } from './chat-stream-route.ts';
 
@@ -264,6 +269,22 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     });
     return { items: rows.map(dailyRowView) };
   });
+
+  api.get<{ Querystring: UserQuery & Day }>('/api/daily', { config: USER, schema: S.daily }, async (request) => {
+    const q = request.query;
+    requireIds({ user_id: q.user_id });
+    return { items: (await recall.dailyMessages(q.user_id, q.day)).map(dailyRowView) };
+  });
+
+  api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number } }>(
+    '/api/tool-calls',
+    { config: USER, schema: S.toolCalls },
+    async (request) => {
+      const q = request.query;
+      requireIds({ user_id: q.user_id });
+      return { items: await toolCallTimeline(recall, { userId: q.user_id, tool: q.tool, keyword: q.keyword, limit: q.limit }) };
+    },
+  );
 
   api.get<{ Querystring: RankedSearchQuery }>('/api/search', { config: USER, schema: S.search }, async (request) => {
     const q = request.query;

@@ -259,6 +259,49 @@ export const API_SCHEMAS = {
       ...errors,
     },
   },
+  toolCalls: {
+    summary: "Every tool call of a user, newest turn first, filterable by tool name and keyword",
+    tags: ['mnemo'],
+    querystring: {
+      type: 'object',
+      properties: {
+        user_id: idField,
+        tool: { ...str, default: '', description: 'exact tool name; empty: any' },
+        keyword: { ...str, default: '', description: 'case-insensitive, in the name, arguments, output or user message' },
+        limit: { ...int, default: 100, description: '1..500' },
+      },
+      required: ['user_id'],
+    },
+    response: {
+      200: items({
+        type: 'object',
+        properties: {
+          session_id: str,
+          title: str,
+          message_id: int,
+          ts: str,
+          user_message: str,
+          index: int,
+          name: str,
+          input: {},
+          output: {},
+          failed: { type: 'boolean', const: true },
+        },
+        required: ['session_id', 'title', 'message_id', 'ts', 'user_message', 'index', 'name', 'input', 'output'],
+      }),
+      ...errors,
+    },
+  },
+  daily: {
+    summary: "One day of a user's daily view, chronological (default today)",
+    tags: ['mnemo'],
+    querystring: {
+      type: 'object',
+      properties: { user_id: idField, day: { ...str, default: '', description: 'YYYY-MM-DD; empty: today' } },
+      required: ['user_id'],
+    },
+    response: { 200: items(dailyRow), ...errors },
+  },
   runtime: {
     summary: 'The live supervision tree (conversation names only with the admin token)',
     tags: ['mnemo'],

@@ -31,6 +31,7 @@ export type RecallApi = Pick<
   | 'updateMemory'
   | 'forgetMemory'
   | 'eraseUser'
+  | 'dailyMessages'
 >;
 
 export interface RuntimeView {

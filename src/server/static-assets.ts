@@ -1,8 +1,9 @@
 /**
  * The chat page's files, served from a fixed allow-list: each route maps to one file chosen
  * here, read once when the server is built. No part of a request's path is ever joined to a
- * file-system path, so there is nothing to traverse. The markdown renderer and sanitizer come
- * from our own node_modules (marked, DOMPurify), never from a CDN.
+ * file-system path, so there is nothing to traverse. The markdown renderer, the sanitizer and
+ * the code highlighter come from our own node_modules (marked, DOMPurify, highlight.js's
+ * prebuilt ES module with its common languages), never from a CDN: the page works offline.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,11 +24,14 @@ export function loadStaticAssets(): StaticAsset[] {
   const entries: [route: string, file: string, contentType: string][] = [
     ['/', join(publicDir, 'index.html'), 'text/html; charset=utf-8'],
     ['/static/app.js', join(publicDir, 'app.js'), JS],
+    ['/static/i18n.js', join(publicDir, 'i18n.js'), JS],
     ['/static/app.css', join(publicDir, 'app.css'), 'text/css; charset=utf-8'],
     ['/static/favicon.svg', join(publicDir, 'favicon.svg'), 'image/svg+xml'],
     // marked's "." export is its ESM build; DOMPurify's ESM build sits beside its CJS entry.
     ['/static/vendor/marked.esm.js', requireHere.resolve('marked'), JS],
     ['/static/vendor/purify.es.mjs', join(dirname(requireHere.resolve('dompurify')), 'purify.es.mjs'), JS],
+    // highlight.js's own prebuilt ES module (core and its ~35 common languages), one file.
+    ['/static/vendor/highlight.min.js', join(dirname(requireHere.resolve('@highlightjs/cdn-assets/package.json')), 'es', 'highlight.min.js'), JS],
   ];
   return entries.map(([route, file, contentType]) => ({
     route,

@@ -165,6 +165,10 @@ import('mnemo').then((esm) => {
       expect(await page.text()).toContain('<html');
       const script = await fetch(`${url}/static/app.js`);
       expect(script.status).toBe(200);
+      // The vendor builds resolve from the consumer's node_modules.
+      for (const asset of ['/static/i18n.js', '/static/vendor/highlight.min.js', '/static/vendor/marked.esm.js']) {
+        expect((await fetch(`${url}${asset}`)).status, asset).toBe(200);
+      }
     } finally {
       const exited = new Promise((resolve) => child.on('exit', resolve));
       child.kill('SIGTERM');

@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('the search box', () => {
   it('lists ranked hits, and a hit opens its session scrolled to the message', async () => {
     if (launched === undefined) throw launchError;
-    const context = await launched.newContext({ viewport: { width: 1200, height: 800 } });
+    const context = await launched.newContext({ viewport: { width: 1200, height: 800 }, locale: 'zh-CN' });
     await context.addInitScript(`localStorage.setItem('mnemo.user', 'page-u');`);
     const page = await context.newPage();
     await page.goto(t.url);
@@ -42,7 +42,7 @@ describe('the search box', () => {
     const hit = page.locator('.search-hit', { hasText: 'the spare key is under the blue flowerpot' }).first();
     await hit.waitFor();
     await hit.click();
-    const marked = page.locator('.msg.hit .bubble', { hasText: 'the spare key is under the blue flowerpot' });
+    const marked = page.locator('.msg.flash .bubble', { hasText: 'the spare key is under the blue flowerpot' });
     await marked.waitFor();
     expect(await page.locator('.conv.active').getAttribute('data-session-id')).toBe('older');
     expect(await marked.isVisible()).toBe(true);

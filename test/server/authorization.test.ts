@@ -107,6 +107,8 @@ describe('who may do what', () => {
     expect(access('POST', '/api/chat')).toBe('user');
     expect(access('DELETE', '/api/conversations/:session_id')).toBe('user');
     expect(access('GET', '/api/daily/search')).toBe('user');
+    expect(access('GET', '/api/daily')).toBe('user');
+    expect(access('GET', '/api/tool-calls')).toBe('user');
     expect(access('GET', '/api/runtime')).toBe('authenticated');
     expect(access('GET', '/api/whoami')).toBe('authenticated');
     expect(access('GET', '/metrics')).toBe('operator');

@@ -1,4 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
 import { launchChromium } from '../support/browser.ts';
@@ -7,6 +9,10 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The chat page in headless Chromium against a real server and runtime. The model is a real
 // OpenAI-compatible endpoint on loopback that calls a memory tool, so tool-call panels are real.
+// Pages open with a Chinese browser (the Demo's page) unless a test asks for another locale.
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const CODE_ANSWER = 'Try this:\n\n```js\nconst answer = 42; // the answer\nconsole.log(answer);\n```';
 
 let launched: Browser | undefined;
 let launchError: unknown;
@@ -29,7 +35,9 @@ beforeAll(async () => {
     answer: (user, results) =>
       user.includes('markdown')
         ? 'Here is **bold** and <img src="x" onerror="window.__pwned = true"> and <script>window.__pwned = true</script>'
-        : `stub answer to "${user}" (${results} tool results)`,
+        : user.includes('code')
+          ? CODE_ANSWER
+          : `stub answer to "${user}" (${results} tool results)`,
   });
   t = await startTestServer({ llm: openAICompatible({ apiKey: 'sk-test', baseURL: stub.baseURL, model: 'stub-model', maxRetries: 0 }) });
 });
@@ -40,9 +48,14 @@ afterAll(async () => {
   await stub?.close();
 });
 
+/** A browser context with a Chinese browser language unless `options` say otherwise. */
+function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  return browser().newContext({ locale: 'zh-CN', ...options });
+}
+
 /** A fresh browser context whose page starts as `user` (the page remembers its user). */
-async function openPage(user: string, url = t.url): Promise<Page> {
-  const context = await browser().newContext({ viewport: { width: 1200, height: 800 } });
+async function openPage(user: string, url = t.url, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await newContext({ viewport: { width: 1200, height: 800 }, ...options });
   await context.addInitScript(
     `if (!localStorage.getItem('mnemo.user')) localStorage.setItem('mnemo.user', ${JSON.stringify(user)});`,
   );
@@ -75,8 +88,12 @@ describe('chat page', () => {
     expect(await panel.count()).toBe(1);
     expect(await panel.getAttribute('open')).toBeNull(); // collapsed until asked
     await panel.locator('summary').click();
-    const body = await panel.locator('pre').innerText();
-    expect(body).toMatch(/^### 工具调用\n1\. search_session\n- 输入: \{"keyword": "coffee"\}\n- 输出: /);
+    // A structured view: the tool's name, its arguments as formatted JSON, its output.
+    expect(await panel.locator('.tool-call .tool-name').allInnerTexts()).toEqual(['search_session']);
+    expect(await panel.locator('.tool-call .tool-args').innerText()).toBe('{\n  "keyword": "coffee"\n}');
+    expect(await panel.locator('.tool-call .tool-args .hljs-attr').innerText()).toBe('"keyword"');
+    expect(await panel.locator('.tool-call .tool-output').innerText()).toMatch(/user: coffee please/);
+    expect(await panel.innerText()).not.toContain('### 工具调用');
 
     const title = await page.locator('#conv-title').innerText();
     expect(title).not.toBe('');
@@ -92,13 +109,16 @@ describe('chat page', () => {
     await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "second question"' }).waitFor();
     await page.reload();
     await page.locator('.msg.user .bubble', { hasText: 'second question' }).waitFor();
-    const source = await page.locator('.conv.active').innerText();
+    // Both conversations carry the same title: the source is picked by its id.
+    const source = await page.locator('.conv.active').getAttribute('data-session-id');
     page.once('dialog', (dialog) => void dialog.accept('second, edited'));
     await page.locator('.msg.user', { hasText: 'second question' }).locator('button.branch').click();
-    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "second, edited"' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to "second, edited"' }).waitFor();
+    // The turn is over (the list reordered) once its reply offers "regenerate".
+    await page.locator('.act.regen').waitFor();
     expect(await page.locator('.msg.user .bubble').allInnerTexts()).toEqual(['first question', 'second, edited']);
     expect(await page.locator('.conv').count()).toBe(2);
-    await page.locator('.conv', { hasText: source.split('\n')[0] }).last().click();
+    await page.locator(`.conv[data-session-id="${source}"] .conv-open`).click();
     await page.locator('.msg.user .bubble', { hasText: 'second question' }).waitFor();
     await page.context().close();
   });
@@ -187,6 +207,216 @@ describe('chat page', () => {
   });
 });
 
+describe('chat page: copying, code, stop and regenerate', () => {
+  it('copies a message and a code block, and highlights the code', async () => {
+    const page = await openPage('code-user');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url });
+    await send(page, 'code please');
+    const block = page.locator('.msg.assistant .code-block');
+    await block.waitFor();
+    expect(await block.locator('.code-lang').innerText()).toBe('js');
+    expect(await block.locator('code.hljs .hljs-keyword').first().innerText()).toBe('const');
+    expect(await block.locator('code .hljs-comment').innerText()).toBe('// the answer');
+
+    await block.locator('button.copy').click();
+    await block.locator('button.copy', { hasText: '已复制' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe('const answer = 42; // the answer\nconsole.log(answer);\n');
+
+    await page.locator('.msg.user .msg-actions button.copy').click();
+    await page.locator('.msg.user button.copy', { hasText: '已复制' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe('code please');
+
+    await page.locator('.msg.assistant .msg-actions button.copy').click();
+    await page.locator('.msg.assistant .msg-actions button.copy', { hasText: '已复制' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(CODE_ANSWER);
+    await page.context().close();
+  });
+
+  it('stops a running turn with the stop button, and the page takes new turns after it', async () => {
+    const page = await openPage('stop-user');
+    expect(await page.locator('#stop').isHidden()).toBe(true);
+    stub.hold();
+    try {
+      await send(page, 'never answered');
+      await page.locator('#stop').waitFor();
+      expect(await page.locator('#send').isDisabled()).toBe(true);
+      await page.click('#stop');
+      await page.locator('.msg.notice .bubble', { hasText: '已停止' }).waitFor();
+      expect(await page.locator('.msg.pending').count()).toBe(0);
+      expect(await page.locator('#stop').isHidden()).toBe(true);
+    } finally {
+      stub.release();
+    }
+    await send(page, 'answered now');
+    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "answered now"' }).waitFor();
+    await page.context().close();
+  });
+
+  it('regenerates: sends the last user message again as a new turn', async () => {
+    const page = await openPage('regen-user');
+    await send(page, 'say it twice');
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'say it twice' }).waitFor();
+    await page.locator('.act.regen').waitFor(); // drawn once the turn is over
+    expect(await page.locator('.act.regen').count()).toBe(1);
+    await page.locator('.msg.assistant .act.regen').click();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'say it twice' }).nth(1).waitFor();
+    await page.locator('.act.regen').waitFor();
+    expect(await page.locator('.msg.user .bubble').allInnerTexts()).toEqual(['say it twice', 'say it twice']);
+    // Only the last reply offers it.
+    expect(await page.locator('.act.regen').count()).toBe(1);
+    expect(await page.locator('.msg.assistant').last().locator('.act.regen').count()).toBe(1);
+    await page.context().close();
+  });
+});
+
+describe('chat page: the tool-call timeline and the daily view', () => {
+  it('lists the user’s tool calls across sessions, filters them, and opens a call’s turn scrolled to it', async () => {
+    const page = await openPage('timeline-user');
+    await send(page, 'apples first');
+    await page.locator('.msg.assistant .bubble', { hasText: 'apples first' }).waitFor();
+    const firstSession = await page.locator('.conv.active').getAttribute('data-session-id');
+    await page.click('#new-conv');
+    await send(page, 'bananas second');
+    await page.locator('.msg.assistant .bubble', { hasText: 'bananas second' }).waitFor();
+
+    await page.click('#toggle-tools');
+    const items = page.locator('#timeline .tl-item');
+    await items.nth(1).waitFor();
+    // (Both turns may fall in one second, so their order is the route's test, not this one.)
+    expect((await page.locator('#timeline .tl-said').allInnerTexts()).sort()).toEqual(['apples first', 'bananas second']);
+    expect(await page.locator('#timeline .tl-name').allInnerTexts()).toEqual(['search_session', 'search_session']);
+    expect(await page.locator('#tools-name option').allInnerTexts()).toEqual(['全部工具', 'search_session']);
+
+    await page.fill('#tools-keyword', 'APPLES');
+    await page.locator('#timeline .tl-item').nth(1).waitFor({ state: 'detached' });
+    expect(await page.locator('#timeline .tl-said').allInnerTexts()).toEqual(['apples first']);
+
+    await items.first().click();
+    const flashed = page.locator('.msg.flash');
+    await flashed.waitFor();
+    expect(await page.locator('.conv.active').getAttribute('data-session-id')).toBe(firstSession);
+    expect(await flashed.locator('.bubble').innerText()).toContain('apples first');
+    expect(await flashed.locator('details.tool-calls').getAttribute('open')).not.toBeNull();
+    expect(await flashed.isVisible()).toBe(true);
+    await page.context().close();
+  });
+
+  it('shows the daily view by day and opens a row in its session', async () => {
+    const page = await openPage('daily-user');
+    await send(page, 'diary entry');
+    await page.locator('.msg.assistant .bubble', { hasText: 'diary entry' }).waitFor();
+    await page.click('#new-conv');
+    await page.click('#toggle-daily');
+    const rows = page.locator('#daily-list .daily-row');
+    await rows.nth(1).waitFor();
+    expect(await page.locator('#daily-list .daily-text').allInnerTexts()).toEqual([
+      'diary entry',
+      'stub answer to "diary entry" (1 tool results)',
+    ]);
+    expect(await page.locator('#daily-list .daily-role').allInnerTexts()).toEqual(['用户', '助手']);
+
+    // The tabs move with the arrow keys.
+    await page.focus('#tab-daily');
+    await page.keyboard.press('ArrowRight');
+    await page.locator('#panel-memory').waitFor();
+    expect(await page.locator('#tab-memory').getAttribute('aria-selected')).toBe('true');
+    expect(await page.locator('#panel-daily').isHidden()).toBe(true);
+    await page.keyboard.press('ArrowLeft');
+    await page.locator('#panel-daily').waitFor();
+
+    await page.click('#daily-prev');
+    await page.locator('#daily-status', { hasText: '这一天没有消息' }).waitFor();
+    await page.click('#daily-next');
+    await rows.nth(1).waitFor();
+
+    await rows.first().locator('.daily-open').click();
+    const flashed = page.locator('.msg.user.flash');
+    await flashed.waitFor();
+    expect(await flashed.locator('.bubble').innerText()).toBe('diary entry');
+    await page.context().close();
+  });
+});
+
+describe('chat page languages', () => {
+  it('speaks English to an English browser, switches to Chinese, and remembers the choice', async () => {
+    const page = await openPage('english-user', t.url, { locale: 'en-US' });
+    expect(await page.locator('#send').innerText()).toBe('Send');
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    expect(await page.locator('#input').getAttribute('placeholder')).toBe('Type a message, Enter to send');
+    await send(page, 'hello english');
+    await page.locator('details.tool-calls summary', { hasText: 'Tool calls (1)' }).waitFor();
+    expect(await page.locator('.conv-title').allInnerTexts()).not.toContain('新对话');
+
+    await page.selectOption('#lang', 'zh');
+    await page.locator('#send', { hasText: '发送' }).waitFor();
+    await page.locator('details.tool-calls summary', { hasText: '工具调用 (1)' }).waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    await page.reload();
+    await page.locator('details.tool-calls summary', { hasText: '工具调用 (1)' }).waitFor();
+    expect(await page.locator('#send').innerText()).toBe('发送');
+    expect(await page.locator('#lang').inputValue()).toBe('zh');
+    await page.context().close();
+  });
+
+  it('shows errors in English to an English browser', async () => {
+    const page = await openPage('english-fail-user', t.url, { locale: 'en-GB' });
+    await send(page, 'oops #fail');
+    const error = page.locator('.msg.error .bubble');
+    await error.waitFor();
+    expect(await error.innerText()).toBe('Error: the model provider rejected the request');
+    await page.context().close();
+  });
+});
+
+describe('chat page accessibility (axe-core)', () => {
+  const layouts = [
+    { name: 'desktop', viewport: { width: 1280, height: 860 } },
+    { name: 'phone', viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+  ] as const;
+  for (const layout of layouts) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      it(`has no serious or critical violations at ${layout.name} width in ${colorScheme} mode`, async () => {
+        const { name: _name, ...device } = layout;
+        const page = await openPage(`axe-${layout.name}-${colorScheme}`, t.url, { ...device, colorScheme });
+        await send(page, 'code please');
+        await page.locator('.msg.assistant .code-block').waitFor();
+        await page.locator('details.tool-calls summary').first().click();
+        if (layout.name === 'desktop') {
+          await page.click('#toggle-tools');
+          await page.locator('#timeline .tl-item').first().waitFor();
+        }
+        const violations = await axeViolations(page);
+        expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+
+        // The other panels and the sidebar, opened, too.
+        if (layout.name === 'phone') await page.click('#toggle-sidebar');
+        else {
+          await page.click('#tab-daily');
+          await page.locator('#daily-list .daily-row').first().waitFor();
+        }
+        const more = await axeViolations(page);
+        expect(more.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+        await page.context().close();
+      });
+    }
+  }
+});
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core run in the page (evaluated over CDP, so the page's CSP need not allow it). */
+async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(AXE_SOURCE);
+  // A string, so it is not type-checked against Node's globals: it runs in the page.
+  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((result) =>
+    result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target) + ' ' + (n.failureSummary || '')) })))`);
+}
+
 describe('chat page with a bearer token', () => {
   let guarded: TestServer;
   beforeAll(async () => {
@@ -197,7 +427,7 @@ describe('chat page with a bearer token', () => {
   });
 
   it('asks for the token on 401 and works once it is saved', async () => {
-    const context = await browser().newContext();
+    const context = await newContext();
     const page = await context.newPage();
     await page.goto(guarded.url);
     await page.locator('.msg.error .bubble', { hasText: '错误: missing bearer token' }).waitFor();
@@ -211,7 +441,7 @@ describe('chat page with a bearer token', () => {
   });
 
   it('takes the token from the #token= fragment and removes it from the address bar', async () => {
-    const context = await browser().newContext();
+    const context = await newContext();
     const page = await context.newPage();
     await page.goto(`${guarded.url}/#token=page-token`);
     await page.locator('.conv').first().waitFor();

@@ -21,6 +21,7 @@ describe('command-line options', () => {
       llmMaxRetries: undefined,
       requestTimeoutMs: 30_000,
       stopTimeoutMs: 10_000,
+      language: 'zh',
       help: false,
       version: false,
     });
@@ -41,6 +42,15 @@ describe('command-line options', () => {
       requestTimeoutMs: 5000,
       stopTimeoutMs: 200,
     });
+  });
+
+  it('reads the language from --language or MNEMO_LANGUAGE, the flag first, and refuses any but zh and en', () => {
+    expect(parseCliOptions(['--language', 'en'], {}, cwd).language).toBe('en');
+    expect(parseCliOptions([], { MNEMO_LANGUAGE: 'en' }, cwd).language).toBe('en');
+    expect(parseCliOptions(['--language', 'zh'], { MNEMO_LANGUAGE: 'en' }, cwd).language).toBe('zh');
+    expect(parseCliOptions([], { MNEMO_LANGUAGE: '' }, cwd).language).toBe('zh');
+    expect(() => parseCliOptions(['--language', 'fr'], {}, cwd)).toThrow(/invalid --language "fr": use one of zh, en/);
+    expect(HELP_TEXT).toMatch(/--language <zh\|en>\s+MNEMO_LANGUAGE/);
   });
 
   it('refuses a timeout or retry count that is not a whole number in range', () => {

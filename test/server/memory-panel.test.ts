@@ -23,7 +23,7 @@ describe('the memory panel', () => {
     await t.request('POST', '/api/memory', { body: { user_id: user, text: 'favorite drink is tea', key: 'drink' } });
     await t.request('POST', '/api/memory', { body: { user_id: user, text: 'favorite drink is coffee', key: 'drink' } });
     await t.request('POST', '/api/memory', { body: { user_id: user, text: 'has a cat' } });
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, locale: 'zh-CN' });
     await context.addInitScript(`localStorage.setItem('mnemo.user', ${JSON.stringify(user)});`);
     const page = await context.newPage();
     await page.goto(t.url);

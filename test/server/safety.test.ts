@@ -242,13 +242,19 @@ describe('static files', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
   });
 
-  it('serves marked and DOMPurify from node_modules, not from the internet', async () => {
+  it('serves marked, DOMPurify and highlight.js from node_modules, not from the internet', async () => {
     const marked = await t.request('GET', '/static/vendor/marked.esm.js');
     expect(marked.status).toBe(200);
     expect(marked.text).toContain('marked v');
     const purify = await t.request('GET', '/static/vendor/purify.es.mjs');
     expect(purify.status).toBe(200);
     expect(purify.text).toContain('DOMPurify');
+    const hljs = await t.request('GET', '/static/vendor/highlight.min.js');
+    expect(hljs.status).toBe(200);
+    expect(hljs.headers['content-type']).toMatch(/^text\/javascript/);
+    expect(hljs.text).toContain('Highlight.js v11');
+    expect(hljs.text).toMatch(/export\s*\{\s*\w+ as default\s*\}/);
+    expect((await t.request('GET', '/static/i18n.js')).status).toBe(200);
     const page = await t.request('GET', '/');
     expect(page.text).not.toMatch(/https?:\/\//);
   });

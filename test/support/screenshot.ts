@@ -1,7 +1,7 @@
 /**
  * Makes docs/screenshot.png: the chat page in headless Chromium with a short conversation.
  *
- *   npx tsx test/support/screenshot.ts [out.png] [WIDTHxHEIGHT]
+ *   npx tsx test/support/screenshot.ts [out.png] [WIDTHxHEIGHT] [light|dark]
  *
  * The server, runtime, memory tools and page are the real ones; the model is a scripted
  * OpenAI-compatible endpoint on loopback (so the picture needs no API key and is the same
@@ -16,6 +16,7 @@ import { startTestServer } from './test-server.ts';
 const out = process.argv[2] ?? fileURLToPath(new URL('../../docs/screenshot.png', import.meta.url));
 const [width, height] = (process.argv[3] ?? '1440x900').split('x').map(Number) as [number, number];
 const narrow = width < 760;
+const colorScheme = process.argv[4] === 'dark' ? 'dark' : 'light';
 
 const script: { match: RegExp; tool: { name: string; arguments: Record<string, unknown> } | null; answer: string; title: string }[] = [
   {
@@ -66,7 +67,8 @@ try {
     await t.request('POST', '/api/chat', { body: { user_id: 'demo-user', session_id, message } });
   }
 
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1 });
+  // A Chinese browser: the Demo's page, in its own language.
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, locale: 'zh-CN', colorScheme });
   const page = await context.newPage();
   await page.goto(t.url);
   await page.locator('.conv').first().waitFor();
@@ -80,8 +82,8 @@ try {
   }
   await page.locator('details.tool-calls summary').last().click();
   if (!narrow) {
-    await page.click('#toggle-runtime');
-    await page.locator('.runtime-tree .node').first().waitFor();
+    await page.click('#toggle-tools');
+    await page.locator('#timeline .tl-item').nth(1).waitFor();
   }
   await page.locator('#input').blur();
   await page.screenshot({ path: out });

@@ -251,7 +251,7 @@ async function runTurn(
 
     let reply: string;
     if (deps.llm === undefined) {
-      reply = fallbackReply(message, memoryContext);
+      reply = fallbackReply(message, memoryContext, deps.language);
       if (onEvent) {
         for (const text of fallbackChunks(reply)) {
           await new Promise<void>((resolve) => setImmediate(resolve));
@@ -264,7 +264,7 @@ async function runTurn(
       const agent = createAgent({
         llm: deps.llm,
         tools: turnTools(deps, userId, sessionId, longTermSection.shown),
-        systemPrompt: buildSystemPrompt(memoryContext),
+        systemPrompt: buildSystemPrompt(memoryContext, deps.language),
         memory: false,
         maxToolIterations: deps.maxToolIterations,
       });
@@ -289,7 +289,7 @@ async function runTurn(
     // The title is known after a session's first turn (and offline, always): then the index
     // update rides in the commit of the reply, daily and log rows. Only a first turn with an LLM
     // asks for its title after that commit, so a slow title call holds back nothing durable.
-    const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message) : '');
+    const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message, deps.language) : '');
     let [, entry] = await appendWithCommit(
       deps,
       conversationId,
@@ -338,7 +338,7 @@ async function runTurn(
     // In the background: the summary check (and any summarization) never delays this reply.
     deps.summarizer?.afterTurn(conversationId);
     if (entry === undefined) {
-      const title = await generateTitle(deps.llm, message, reply, signal);
+      const title = await generateTitle(deps.llm, message, reply, signal, deps.language);
       entry = await commit(dbs, () => touchSession(dbs, userId, sessionId, title, localNow(deps).ts));
     }
     return { reply, memoryHits: longTerm === '' ? 0 : 1, title: entry.title, toolCalls };
@@ -437,7 +437,7 @@ async function recordFailure(
         error,
       });
       rowsSettled(dbs, userId, sessionId);
-      touchSession(dbs, userId, sessionId, offlineTitle(message), at.ts);
+      touchSession(dbs, userId, sessionId, offlineTitle(message, deps.language), at.ts);
     },
   );
 }

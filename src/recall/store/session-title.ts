@@ -1,19 +1,33 @@
+import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 
 /**
  * A session's title, made once from its first turn (reference §5.4).
- * - Offline: the first 12 code points of the trimmed message (astral characters are not
- *   split), `新对话` when the message is blank.
+ * - Offline: the first code points of the trimmed message (12 in Chinese, the demo's; 40 in
+ *   English, where 12 letters are rarely a word or two; astral characters are not split),
+ *   the language's untitled title (`新对话`, `New chat`) when the message is blank.
  * - With a model: a short title asked of it at temperature 0 (as the demo does) from the
- *   first message and reply, trimmed, line breaks removed, cut to 12 code points; an empty
- *   answer or any error (an abort included) falls back to the offline title.
- * The result is trimmed again, `新对话` when blank (as the demo's index writer does).
+ *   first message and reply, in the language's words, trimmed, line breaks removed, cut to
+ *   the same length; an empty answer or any error (an abort included) falls back to the
+ *   offline title.
+ * The result is trimmed again, untitled when blank (as the demo's index writer does).
+ * `UNTITLED` is the Chinese one: what the session index shows for an entry with no title.
  */
 export const UNTITLED = '新对话';
-const TITLE_LENGTH = 12;
 
-export function offlineTitle(userMessage: string): string {
-  return finish(userMessage.trim() || UNTITLED);
+const UNTITLED_IN: Record<Language, string> = { zh: UNTITLED, en: 'New chat' };
+const TITLE_LENGTH: Record<Language, number> = { zh: 12, en: 40 };
+
+function titlePrompt(language: Language, userMessage: string, assistantReply: string): string {
+  return language === 'zh'
+    ? '请为下面这段对话起一个简短的中文标题，不超过12个字，不要标点符号，也不要引号，只输出标题本身。\n' +
+        `用户: ${userMessage}\n助手: ${assistantReply}`
+    : 'Give the conversation below a short title of at most 6 words, with no punctuation and no quotes. Output only the title itself.\n' +
+        `User: ${userMessage}\nAssistant: ${assistantReply}`;
+}
+
+export function offlineTitle(userMessage: string, language: Language = DEFAULT_LANGUAGE): string {
+  return finish(userMessage.trim() || UNTITLED_IN[language], language);
 }
 
 export async function generateTitle(
@@ -21,20 +35,19 @@ export async function generateTitle(
   userMessage: string,
   assistantReply: string,
   signal?: AbortSignal,
+  language: Language = DEFAULT_LANGUAGE,
 ): Promise<string> {
-  if (!llm) return offlineTitle(userMessage);
+  if (!llm) return offlineTitle(userMessage, language);
   try {
-    const prompt =
-      '请为下面这段对话起一个简短的中文标题，不超过12个字，不要标点符号，也不要引号，只输出标题本身。\n' +
-      `用户: ${userMessage}\n助手: ${assistantReply}`;
+    const prompt = titlePrompt(language, userMessage, assistantReply);
     const response = await llm.chat([{ role: 'user', content: prompt }], { temperature: 0, ...(signal ? { signal } : {}) });
     const title = (response.content ?? '').trim().replace(/[\r\n]/g, '');
-    return title === '' ? offlineTitle(userMessage) : finish(title);
+    return title === '' ? offlineTitle(userMessage, language) : finish(title, language);
   } catch {
-    return offlineTitle(userMessage);
+    return offlineTitle(userMessage, language);
   }
 }
 
-function finish(text: string): string {
-  return Array.from(text).slice(0, TITLE_LENGTH).join('').trim() || UNTITLED;
+function finish(text: string, language: Language): string {
+  return Array.from(text).slice(0, TITLE_LENGTH[language]).join('').trim() || UNTITLED_IN[language];
 }

@@ -1,10 +1,20 @@
 // Mnemo chat page. Talks only to this server's /api; markdown through marked, sanitized by
-// DOMPurify, both served by the server itself. Behaviour follows the Agent Memory Demo's page:
-// default user "demo-user", open the most recent conversation or create one, tool calls in a
-// collapsed panel above the reply, "错误: ..." / "网络错误: ..." on failure, and a failed turn
-// stored by the server as "错误: {message} ({code})" after a reload.
+// DOMPurify, code highlighted by highlight.js, all three served by the server itself (the page
+// works with no internet). Behaviour follows the Agent Memory Demo's page: default user
+// "demo-user", open the most recent conversation or create one, tool calls in a collapsed panel
+// above the reply, "错误: ..." / "网络错误: ..." on failure (in the page's language), and a
+// failed turn stored by the server as "错误: {message} ({code})" after a reload.
+//
+// Beyond the Demo: replies streamed as they are written (POST /api/chat/stream), copy buttons
+// on messages and code blocks, stop and regenerate, "edit and resend" as a branch (fork), a
+// ranked search box over all memory, structured tool panels (name, arguments as formatted
+// JSON, output), a side panel with the user's tool-call timeline (filterable, each call opening
+// its turn), the daily view by day, the long-term memory and the supervision tree, and Chinese
+// or English labels (i18n.js). A user token's user comes from GET /api/whoami.
 import { marked } from '/static/vendor/marked.esm.js';
 import DOMPurify from '/static/vendor/purify.es.mjs';
+import hljs from '/static/vendor/highlight.min.js';
+import { initialLang, setLang, t, currentLang } from '/static/i18n.js';
 
 marked.setOptions({ gfm: true, breaks: true });
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
@@ -13,6 +23,7 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     node.setAttribute('rel', 'noopener noreferrer');
   }
 });
+hljs.configure({ ignoreUnescapedHTML: true });
 
 // The server's id rule (src/recall/recall-ids.ts), checked here to explain a refusal early.
 const isId = (s) =>
@@ -20,30 +31,42 @@ const isId = (s) =>
 const TOKEN_KEY = 'mnemo.token';
 const USER_KEY = 'mnemo.user';
 const RUNTIME_POLL_MS = 2000;
+const TIMELINE_LIMIT = 200;
+// What the server calls an untitled session, in either of its languages.
+const UNTITLED_TITLES = new Set(['', '新对话', 'New chat']);
 
 const $ = (id) => document.getElementById(id);
 const el = {
   sidebar: $('sidebar'), scrim: $('scrim'), userForm: $('user-form'), userId: $('user-id'),
-  newConv: $('new-conv'), convList: $('conv-list'), tokenBox: $('token-box'),
+  newConv: $('new-conv'), convList: $('conv-list'), tokenBox: $('token-box'), lang: $('lang'),
   tokenForm: $('token-form'), token: $('token'), title: $('conv-title'), sub: $('conv-sub'),
-  messages: $('messages'), composer: $('composer'), input: $('input'), send: $('send'),
-  toggleSidebar: $('toggle-sidebar'), toggleRuntime: $('toggle-runtime'), runtime: $('runtime'),
-  closeRuntime: $('close-runtime'), runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'),
-  runtimeDot: $('runtime-dot'),
+  messages: $('messages'), composer: $('composer'), input: $('input'), send: $('send'), stop: $('stop'),
+  toggleSidebar: $('toggle-sidebar'), inspector: $('inspector'), closeInspector: $('close-inspector'),
+  runtimeTree: $('runtime-tree'), runtimeStatus: $('runtime-status'), runtimeDot: $('runtime-dot'),
+  toolsName: $('tools-name'), toolsKeyword: $('tools-keyword'), toolsFilter: $('tools-filter'),
+  toolsStatus: $('tools-status'), timeline: $('timeline'),
+  dailyDay: $('daily-day'), dailyPrev: $('daily-prev'), dailyNext: $('daily-next'),
+  dailyFilter: $('daily-filter'), dailyStatus: $('daily-status'), dailyList: $('daily-list'),
   searchForm: $('search-form'), searchQ: $('search-q'), searchHits: $('search-hits'),
-  memory: $('memory'), toggleMemory: $('toggle-memory'), closeMemory: $('close-memory'),
   memAdd: $('mem-add'), memText: $('mem-text'), memKey: $('mem-key'), memList: $('mem-list'),
   memStatus: $('mem-status'),
 };
+const PANELS = ['tools', 'daily', 'memory', 'runtime'];
 
 const state = {
   userId: 'demo-user',
   sessionId: null,
   conversations: [],
   sending: false,
+  /** The running turn's AbortController (the stop button aborts it). */
+  abort: null,
   generation: 0, // bumps on user switch so late answers for the old user are dropped
   runtimeTimer: null,
+  panel: null,
+  toolNames: new Set(),
 };
+
+const titleOf = (conv) => (conv && !UNTITLED_TITLES.has(conv.title || '') ? conv.title : t('untitled'));
 
 // ---------------------------------------------------------------------------------------------
 // API
@@ -62,12 +85,12 @@ function formatDetail(detail) {
   return typeof detail === 'string' ? detail : JSON.stringify(detail);
 }
 
-async function api(method, path, body) {
+async function api(method, path, body, { signal } = {}) {
   const headers = { accept: 'application/json' };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try {
     data = await res.json();
@@ -83,14 +106,26 @@ function failure(res, data) {
   return new ApiError(res.status, data && data.detail !== undefined ? formatDetail(data.detail) : res.statusText);
 }
 
-// One chat turn over POST /api/chat/stream: `onEvent(name, data)` for each Server-Sent Event
-// as it arrives (delta, tool_call, tool_result, done, error). A refused request (422, 401, ...)
-// is answered with JSON before any event and throws like `api`.
-async function streamTurn(body, onEvent) {
+const q = (params) => new URLSearchParams(params).toString();
+
+/**
+ * The one function that sends a chat turn, over POST /api/chat/stream (Server-Sent Events):
+ * `onDelta(textSoFar)` as the reply's text arrives, `onToolCall({name, input})` per call the
+ * model makes; resolves with the final `{reply, tool_calls, title}` (the `done` event, the
+ * shape of POST /api/chat). A refused request (422, 401, ...) is answered with JSON before any
+ * event and throws like `api`; an `error` event throws an ApiError. `signal` aborts the fetch
+ * (the stop button): the server then cancels the turn.
+ */
+async function sendTurn({ userId, sessionId, message, signal, onDelta, onToolCall }) {
   const headers = { accept: 'text/event-stream', 'content-type': 'application/json' };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch('/api/chat/stream', { method: 'POST', headers, body: JSON.stringify(body) });
+  const res = await fetch('/api/chat/stream', {
+    method: 'POST',
+    headers,
+    signal,
+    body: JSON.stringify({ user_id: userId, session_id: sessionId, message }),
+  });
   if (!res.ok) {
     let data = null;
     try {
@@ -102,22 +137,29 @@ async function streamTurn(body, onEvent) {
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
+  let partial = '';
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) return;
+      if (done) throw new Error(t('streamEnded'));
       buffer += value;
       let cut;
       while ((cut = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
         let event = 'message';
-        const data = [];
+        const lines = [];
         for (const line of block.split('\n')) {
           if (line.startsWith('event: ')) event = line.slice(7);
-          else if (line.startsWith('data: ')) data.push(line.slice(6));
+          else if (line.startsWith('data: ')) lines.push(line.slice(6));
         }
-        onEvent(event, JSON.parse(data.join('\n')));
+        const payload = JSON.parse(lines.join('\n'));
+        if (event === 'done') return payload;
+        if (event === 'error') throw new ApiError(0, formatDetail(payload.detail));
+        if (event === 'delta') {
+          partial += payload.text;
+          onDelta?.(partial);
+        } else if (event === 'tool_call') onToolCall?.(payload);
       }
     }
   } finally {
@@ -125,59 +167,183 @@ async function streamTurn(body, onEvent) {
   }
 }
 
-const q = (params) => new URLSearchParams(params).toString();
+// ---------------------------------------------------------------------------------------------
+// Copying
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Not a secure context, or no permission: the old way.
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.className = 'offscreen';
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    return ok;
+  }
+}
+
+function copyButton(getText, labelKey, className = 'act') {
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = `${className} copy`;
+  btn.textContent = t('copy');
+  btn.setAttribute('aria-label', t(labelKey));
+  btn.title = t(labelKey);
+  btn.addEventListener('click', async () => {
+    const ok = await copyText(getText());
+    btn.textContent = ok ? t('copied') : t('copyFailed');
+    btn.classList.toggle('done', ok);
+    setTimeout(() => {
+      btn.textContent = t('copy');
+      btn.classList.remove('done');
+    }, 1500);
+  });
+  return btn;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-function toolCallsText(toolCalls) {
-  const parts = toolCalls.map((c, i) => `${i + 1}. ${c.name}\n- 输入: ${c.input}\n- 输出: ${c.output}`);
-  return `### 工具调用\n${parts.join('\n--------------------\n')}`;
+/** `text` as pretty JSON when it is JSON (objects and arrays), else null. */
+function prettyJson(text) {
+  if (typeof text !== 'string') return JSON.stringify(text, null, 2);
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return null;
+  try {
+    return JSON.stringify(JSON.parse(trimmed), null, 2);
+  } catch {
+    return null;
+  }
+}
+
+function codeBlock(text, language) {
+  const pre = document.createElement('pre');
+  const code = document.createElement('code');
+  if (language) {
+    code.className = `hljs language-${language}`;
+    code.innerHTML = hljs.highlight(text, { language, ignoreIllegals: true }).value; // escaped by hljs
+  } else {
+    code.textContent = text;
+  }
+  pre.append(code);
+  return pre;
 }
 
 function toolPanel(toolCalls) {
   const details = document.createElement('details');
   details.className = 'tool-calls';
   const summary = document.createElement('summary');
-  summary.textContent = `工具调用 (${toolCalls.length})`;
-  const pre = document.createElement('pre');
-  pre.textContent = toolCallsText(toolCalls);
-  details.append(summary, pre);
+  summary.textContent = t('toolCalls', { count: toolCalls.length });
+  const list = document.createElement('ol');
+  list.className = 'tool-list';
+  toolCalls.forEach((call) => {
+    const item = document.createElement('li');
+    item.className = 'tool-call';
+    const head = document.createElement('div');
+    head.className = 'tool-head';
+    const name = document.createElement('code');
+    name.className = 'tool-name';
+    name.textContent = call.name;
+    head.append(name);
+
+    const argsLabel = document.createElement('div');
+    argsLabel.className = 'tool-label';
+    argsLabel.textContent = t('toolArguments');
+    const args = prettyJson(call.input);
+    const argsBlock = args === null ? codeBlock(String(call.input ?? ''), null) : codeBlock(args, 'json');
+    argsBlock.classList.add('tool-args');
+
+    const outLabel = document.createElement('div');
+    outLabel.className = 'tool-label';
+    outLabel.textContent = t('toolOutput');
+    const outText = String(call.output ?? '');
+    const outJson = prettyJson(outText);
+    const outBlock = outJson === null ? codeBlock(outText || t('toolNoOutput'), null) : codeBlock(outJson, 'json');
+    outBlock.classList.add('tool-output');
+
+    item.append(head, argsLabel, argsBlock, outLabel, outBlock);
+    list.append(item);
+  });
+  details.append(summary, list);
   return details;
 }
 
-function bubble(role) {
+/** Highlights the code blocks of rendered markdown and gives each a language tag and a copy button. */
+function enhanceCode(box) {
+  for (const code of box.querySelectorAll('pre > code')) {
+    const pre = code.parentElement;
+    const source = code.textContent;
+    const declared = /(?:^|\s)language-([\w+-]+)/.exec(code.className)?.[1];
+    if (declared && hljs.getLanguage(declared)) {
+      code.innerHTML = hljs.highlight(source, { language: declared, ignoreIllegals: true }).value;
+    } else {
+      code.innerHTML = hljs.highlightAuto(source).value;
+    }
+    code.classList.add('hljs');
+    const wrap = document.createElement('div');
+    wrap.className = 'code-block';
+    const head = document.createElement('div');
+    head.className = 'code-head';
+    const lang = document.createElement('span');
+    lang.className = 'code-lang';
+    lang.textContent = declared || '';
+    head.append(lang, copyButton(() => source, 'copyCode', 'act small'));
+    pre.replaceWith(wrap);
+    wrap.append(head, pre);
+  }
+}
+
+function bubble(role, messageId) {
   const row = document.createElement('div');
   row.className = `msg ${role}`;
+  if (messageId !== undefined && messageId !== null) row.dataset.messageId = String(messageId);
   const box = document.createElement('div');
   box.className = 'bubble';
   row.append(box);
   return { row, box };
 }
 
+function actionBar(row, text) {
+  const bar = document.createElement('div');
+  bar.className = 'msg-actions';
+  bar.append(copyButton(() => text, 'copyMessage'));
+  row.append(bar);
+  return bar;
+}
+
 function addUserMsg(text, messageId) {
-  const { row, box } = bubble('user');
+  const { row, box } = bubble('user', messageId);
   box.textContent = text;
+  row.dataset.text = text;
+  const bar = actionBar(row, text);
   if (typeof messageId === 'number') {
     // Edit and resend: a new session branched just before this message, then the edited text.
     const branch = document.createElement('button');
     branch.type = 'button';
-    branch.className = 'branch';
-    branch.textContent = '编辑并重发';
-    branch.title = 'Branch from here: edit this message and resend it in a new conversation';
+    branch.className = 'act branch';
+    branch.textContent = t('branch');
+    branch.title = t('branchTitle');
     branch.addEventListener('click', () => branchFrom(messageId, text));
-    row.append(branch);
+    bar.append(branch);
   }
   el.messages.append(row);
   scrollToEnd();
   return row;
 }
 
-function addAssistantMsg(text, toolCalls = []) {
-  const { row, box } = bubble('assistant');
+function addAssistantMsg(text, toolCalls = [], messageId) {
+  const { row, box } = bubble('assistant', messageId);
   if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), box);
   box.classList.add('markdown');
   box.innerHTML = DOMPurify.sanitize(marked.parse(String(text ?? '')));
+  enhanceCode(box);
+  actionBar(row, String(text ?? ''));
   el.messages.append(row);
   scrollToEnd();
   return row;
@@ -192,8 +358,16 @@ function addPending() {
   return row;
 }
 
-function addErrorMsg(text) {
-  const { row, box } = bubble('error');
+function addErrorMsg(text, messageId) {
+  const { row, box } = bubble('error', messageId);
+  box.textContent = text;
+  el.messages.append(row);
+  scrollToEnd();
+  return row;
+}
+
+function addNotice(text) {
+  const { row, box } = bubble('notice');
   box.textContent = text;
   el.messages.append(row);
   scrollToEnd();
@@ -201,8 +375,8 @@ function addErrorMsg(text) {
 }
 
 // A failed turn's stored row (the failed-turn rule): its error, with any tool calls it made.
-function addStoredError(error, toolCalls) {
-  const row = addErrorMsg(`错误: ${error.message} (${error.code})`);
+function addStoredError(error, toolCalls, messageId) {
+  const row = addErrorMsg(t('error', { detail: `${error.message} (${error.code})` }), messageId);
   if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), row.firstChild);
   return row;
 }
@@ -210,13 +384,35 @@ function addStoredError(error, toolCalls) {
 function showEmptyHint() {
   const hint = document.createElement('div');
   hint.className = 'empty';
-  hint.innerHTML = '<div class="empty-title">开始一段对话</div>'
-    + '<div>消息会持久保存：重启服务器后依然在这里。</div>';
+  const title = document.createElement('div');
+  title.className = 'empty-title';
+  title.textContent = t('emptyTitle');
+  const body = document.createElement('div');
+  body.textContent = t('emptyBody');
+  hint.append(title, body);
   el.messages.append(hint);
 }
 
 function scrollToEnd() {
   el.messages.scrollTop = el.messages.scrollHeight;
+}
+
+/** One "regenerate" button, on the last reply (or failure) that follows a user message. */
+function refreshRegenerate() {
+  for (const b of el.messages.querySelectorAll('.act.regen')) b.remove();
+  if (state.sending) return;
+  const rows = [...el.messages.querySelectorAll('.msg')];
+  const last = rows.at(-1);
+  if (!last || last.classList.contains('user') || !rows.some((r) => r.classList.contains('user'))) return;
+  let bar = last.querySelector('.msg-actions');
+  if (!bar) bar = actionBar(last, last.querySelector('.bubble')?.textContent || '');
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = 'act regen';
+  btn.textContent = t('regenerate');
+  btn.title = t('regenerateTitle');
+  btn.addEventListener('click', regenerate);
+  bar.append(btn);
 }
 
 function formatTime(ts) {
@@ -225,9 +421,10 @@ function formatTime(ts) {
   if (Number.isNaN(d.getTime())) return ts;
   const now = new Date();
   const sameDay = d.toDateString() === now.toDateString();
+  const locale = currentLang() === 'zh' ? 'zh-CN' : 'en';
   return sameDay
-    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false })
-    : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+    ? d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', hour12: false })
+    : d.toLocaleDateString(locale, { month: 'short', day: 'numeric' });
 }
 
 function renderConversations() {
@@ -240,9 +437,10 @@ function renderConversations() {
     const open = document.createElement('button');
     open.type = 'button';
     open.className = 'conv-open';
+    if (conv.session_id === state.sessionId) open.setAttribute('aria-current', 'true');
     const title = document.createElement('span');
     title.className = 'conv-title';
-    title.textContent = conv.title || '新对话';
+    title.textContent = titleOf(conv);
     const time = document.createElement('span');
     time.className = 'conv-time';
     time.textContent = formatTime(conv.updated_at);
@@ -255,8 +453,8 @@ function renderConversations() {
     const del = document.createElement('button');
     del.type = 'button';
     del.className = 'conv-delete';
-    del.title = '删除对话';
-    del.setAttribute('aria-label', `删除对话 ${conv.title || ''}`);
+    del.title = t('deleteConversation');
+    del.setAttribute('aria-label', t('deleteConversationNamed', { title: titleOf(conv) }));
     del.textContent = '×';
     del.addEventListener('click', () => deleteConversation(conv));
 
@@ -267,7 +465,7 @@ function renderConversations() {
 
 function setHeader() {
   const conv = state.conversations.find((c) => c.session_id === state.sessionId);
-  el.title.textContent = conv ? conv.title || '新对话' : '新对话';
+  el.title.textContent = titleOf(conv);
   el.sub.textContent = state.sessionId ? `${state.userId} · ${state.sessionId}` : state.userId;
 }
 
@@ -287,7 +485,7 @@ async function loadConversations() {
 
 async function createConversation() {
   const data = await api('POST', '/api/conversations', { user_id: state.userId });
-  state.conversations.unshift({ session_id: data.session_id, title: '新对话', updated_at: '', placeholder: true });
+  state.conversations.unshift({ session_id: data.session_id, title: '', updated_at: '', placeholder: true });
   state.sessionId = data.session_id;
   renderConversations();
   setHeader();
@@ -296,7 +494,12 @@ async function createConversation() {
   el.input.focus();
 }
 
-async function openConversation(sessionId, focusMessageId = null) {
+/**
+ * Opens a session; `anchor` scrolls to one of its messages and marks it: `{messageId}` (the
+ * anchors of /messages items, as the timeline and search hits give them) or `{match: {ts,
+ * role, content}}` (a daily row, whose own anchor is per day).
+ */
+async function openConversation(sessionId, anchor) {
   const generation = state.generation;
   state.sessionId = sessionId;
   renderConversations();
@@ -307,100 +510,33 @@ async function openConversation(sessionId, focusMessageId = null) {
     if (generation !== state.generation || sessionId !== state.sessionId) return;
     const items = data.items || [];
     if (items.length === 0) showEmptyHint();
+    let target = null;
     for (const item of items) {
-      const row = item.role === 'user'
-        ? addUserMsg(item.content, item.message_id)
-        : item.error
-          ? addStoredError(item.error, item.tool_calls || [])
-          : addAssistantMsg(item.content, item.tool_calls || []);
-      row.dataset.messageId = String(item.message_id);
+      let row;
+      if (item.role === 'user') row = addUserMsg(item.content, item.message_id);
+      else if (item.error) row = addStoredError(item.error, item.tool_calls || [], item.message_id);
+      else row = addAssistantMsg(item.content, item.tool_calls || [], item.message_id);
+      if (anchor && !target && matchesAnchor(item, anchor)) target = row;
     }
-    if (focusMessageId !== null) focusMessage(focusMessageId);
+    refreshRegenerate();
+    if (target) {
+      target.classList.add('flash');
+      target.querySelector('details.tool-calls')?.setAttribute('open', '');
+      target.scrollIntoView({ block: 'center' });
+    }
   } catch (err) {
     showFailure(err);
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Ranked search across every session (GET /api/search); a hit opens its session at the message.
-
-function focusMessage(messageId) {
-  const row = el.messages.querySelector(`[data-message-id="${Number(messageId)}"]`);
-  if (!row) return;
-  row.classList.add('hit');
-  row.scrollIntoView({ block: 'center' });
-  setTimeout(() => row.classList.remove('hit'), 2500);
-}
-
-async function runSearch() {
-  const query = el.searchQ.value.trim();
-  if (query === '') {
-    el.searchHits.hidden = true;
-    el.searchHits.replaceChildren();
-    return;
-  }
-  try {
-    const data = await api('GET', `/api/search?${q({ user_id: state.userId, q: query, limit: 20 })}`);
-    renderHits(data.items || []);
-  } catch (err) {
-    el.searchHits.hidden = false;
-    el.searchHits.textContent = `错误: ${err.message}`;
-  }
-}
-
-function renderHits(items) {
-  el.searchHits.replaceChildren();
-  el.searchHits.hidden = false;
-  if (items.length === 0) {
-    el.searchHits.textContent = '没有找到';
-    return;
-  }
-  for (const hit of items) {
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.className = 'search-hit';
-    const meta = document.createElement('span');
-    meta.className = 'search-hit-meta';
-    meta.textContent = hit.source === 'long_term' ? `${hit.day} · 长期记忆` : `${hit.day} · ${hit.role}`;
-    const text = document.createElement('span');
-    text.className = 'search-hit-text';
-    text.textContent = hit.snippet;
-    b.append(meta, text);
-    if (hit.source === 'session') {
-      b.addEventListener('click', () => {
-        closeSidebar();
-        openConversation(hit.session_id, hit.message_id);
-      });
-    } else {
-      b.disabled = true;
-    }
-    el.searchHits.append(b);
-  }
-}
-
-// Edit and resend: branch the session just before a stored user message (POST .../fork; the
-// first message: a new session), then send the edited text there, streamed like any turn.
-async function branchFrom(messageId, text) {
-  if (state.sending) return;
-  const edited = window.prompt('编辑消息后重新发送（在新的分支对话中）', text);
-  if (edited === null || !edited.trim()) return;
-  try {
-    const source = state.sessionId;
-    const data =
-      messageId > 1
-        ? await api('POST', `/api/conversations/${encodeURIComponent(source)}/fork`, { user_id: state.userId, message_id: messageId - 1 })
-        : await api('POST', '/api/conversations', { user_id: state.userId });
-    await loadConversations();
-    await openConversation(data.session_id);
-    el.input.value = edited.trim();
-    await send();
-  } catch (err) {
-    showFailure(err);
-  }
+function matchesAnchor(item, anchor) {
+  if (anchor.messageId !== undefined) return item.message_id === Number(anchor.messageId);
+  const m = anchor.match;
+  return !!m && item.ts === m.ts && item.role === m.role && item.content === m.content;
 }
 
 async function deleteConversation(conv) {
-  if (!window.confirm(`删除对话「${conv.title || '新对话'}」？此操作不可撤销。`)) return;
+  if (!window.confirm(t('confirmDelete', { title: titleOf(conv) }))) return;
   try {
     if (!conv.placeholder) {
       await api('DELETE', `/api/conversations/${encodeURIComponent(conv.session_id)}?${q({ user_id: state.userId })}`);
@@ -430,67 +566,117 @@ async function bootstrap() {
   } catch (err) {
     showFailure(err);
   }
+  refreshPanel();
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sending
+// Sending, stopping, regenerating
+
+function setSending(sending) {
+  state.sending = sending;
+  el.send.disabled = sending;
+  el.stop.hidden = !sending;
+}
 
 async function send() {
   const text = el.input.value.trim();
   if (!text || state.sending) return;
+  el.input.value = '';
+  autosize();
+  await runTurn(text);
+}
+
+/** One turn: the user's row, a pending reply, then the answer (or the failure, or "stopped"). */
+async function runTurn(text) {
+  if (state.sending) return;
   if (!state.sessionId) await createConversation();
   const generation = state.generation;
   const sessionId = state.sessionId;
-  state.sending = true;
-  el.send.disabled = true;
-  el.input.value = '';
-  autosize();
+  const controller = new AbortController();
+  state.abort = controller;
+  setSending(true);
+  refreshRegenerate();
   el.messages.querySelector('.empty')?.remove();
   addUserMsg(text);
   const pending = addPending();
   // The reply is drawn as its deltas arrive, then redrawn whole (with its tool panel) on `done`.
   let live = null;
-  let partial = '';
   const here = () => generation === state.generation && sessionId === state.sessionId;
+  const onDelta = (partial) => {
+    if (!here()) return;
+    if (!live) {
+      pending.remove();
+      live = bubble('assistant');
+      live.box.classList.add('markdown');
+      // Marked until `done` redraws it whole: a partial reply can end inside a tag.
+      live.row.classList.add('streaming');
+      el.messages.append(live.row);
+    }
+    live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
+    scrollToEnd();
+  };
   try {
-    let data = null;
-    await streamTurn({ user_id: state.userId, session_id: sessionId, message: text }, (event, payload) => {
-      if (event === 'done') data = payload;
-      else if (event === 'error') throw new ApiError(0, formatDetail(payload.detail));
-      else if (event === 'delta' && here()) {
-        partial += payload.text;
-        if (!live) {
-          pending.remove();
-          live = bubble('assistant');
-          live.box.classList.add('markdown');
-          // Marked until `done` redraws it whole: a partial reply can end inside a tag.
-          live.row.classList.add('streaming');
-          el.messages.append(live.row);
-        }
-        live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
-        scrollToEnd();
-      }
-    });
-    if (data === null) throw new Error('the reply stream ended early');
+    const data = await sendTurn({ userId: state.userId, sessionId, message: text, signal: controller.signal, onDelta });
     if (generation !== state.generation) return;
     pending.remove();
     live?.row.remove();
     if (sessionId === state.sessionId) addAssistantMsg(data.reply, data.tool_calls || []);
     await loadConversations();
-    if (!el.memory.hidden) loadMemory();
+    if (state.panel === 'tools' || state.panel === 'daily' || state.panel === 'memory') refreshPanel();
   } catch (err) {
     pending.remove();
+    // What had arrived stays on the page (a stopped or failed turn), no longer live.
+    live?.row.classList.remove('streaming');
     showFailure(err);
   } finally {
-    state.sending = false;
-    el.send.disabled = false;
+    if (state.abort === controller) state.abort = null;
+    setSending(false);
+    refreshRegenerate();
     el.input.focus();
   }
 }
 
+function stop() {
+  state.abort?.abort();
+}
+
+/**
+ * Sends the last user message again, as a new turn of the same session (the earlier reply
+ * stays in the transcript). Replacing it instead is "edit and resend": see branchFrom.
+ */
+function regenerate() {
+  const users = el.messages.querySelectorAll('.msg.user');
+  const last = users[users.length - 1];
+  if (last) runTurn(last.dataset.text || last.querySelector('.bubble').textContent);
+}
+
+/**
+ * Edit and resend: branch the session just before a stored user message (POST .../fork; the
+ * first message: a new session), open the branch, then send the edited text there, streamed
+ * like any turn.
+ */
+async function branchFrom(messageId, text) {
+  if (state.sending) return;
+  const edited = window.prompt(t('branchPrompt'), text);
+  if (edited === null || !edited.trim()) return;
+  try {
+    const source = state.sessionId;
+    const data =
+      messageId > 1
+        ? await api('POST', `/api/conversations/${encodeURIComponent(source)}/fork`, { user_id: state.userId, message_id: messageId - 1 })
+        : await api('POST', '/api/conversations', { user_id: state.userId });
+    await loadConversations();
+    await openConversation(data.session_id);
+    await runTurn(edited.trim());
+  } catch (err) {
+    showFailure(err);
+  }
+}
+
 function showFailure(err) {
-  if (err instanceof ApiError) addErrorMsg(`错误: ${err.message}`);
-  else addErrorMsg(`网络错误: ${err && err.message ? err.message : String(err)}`);
+  if (err && err.name === 'AbortError') addNotice(t('stopped'));
+  else if (err instanceof ApiError) addErrorMsg(t('error', { detail: err.message }));
+  else addErrorMsg(t('networkError', { detail: err && err.message ? err.message : String(err) }));
 }
 
 function autosize() {
@@ -503,7 +689,7 @@ function autosize() {
 
 function switchUser(next) {
   if (!isId(next)) {
-    el.userId.setCustomValidity('用户 ID：1-128 个字符，不含控制字符，首尾不能是空格');
+    el.userId.setCustomValidity(t('invalidUser'));
     el.userId.reportValidity();
     return;
   }
@@ -512,10 +698,10 @@ function switchUser(next) {
   state.userId = next;
   state.sessionId = null;
   state.conversations = [];
+  state.toolNames = new Set();
   localStorage.setItem(USER_KEY, next);
   closeSidebar();
   bootstrap();
-  if (!el.memory.hidden) loadMemory();
 }
 
 /** A user token acts for one user only: the page takes that user and locks the user switch. */
@@ -523,11 +709,12 @@ async function adoptPrincipal() {
   const me = await api('GET', '/api/whoami');
   const locked = me && typeof me.user_id === 'string';
   el.userId.readOnly = locked;
-  el.userId.title = locked ? '此令牌只属于这个用户' : '';
+  el.userId.title = locked ? t('userLocked') : '';
   if (locked && me.user_id !== state.userId) {
     state.userId = me.user_id;
     state.sessionId = null;
     state.conversations = [];
+    state.toolNames = new Set();
     el.userId.value = me.user_id;
     localStorage.setItem(USER_KEY, me.user_id);
   }
@@ -548,16 +735,351 @@ function takeTokenFromFragment() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Runtime view: the live supervision tree
+// Side panel: tool-call timeline, daily view, long-term memory, runtime
+
+function setPanel(name) {
+  state.panel = name;
+  el.inspector.hidden = name === null;
+  for (const p of PANELS) {
+    $(`panel-${p}`).hidden = p !== name;
+    $(`tab-${p}`).setAttribute('aria-selected', String(p === name));
+    $(`tab-${p}`).tabIndex = p === name ? 0 : -1;
+  }
+  for (const toggle of document.querySelectorAll('.panel-toggle')) {
+    toggle.setAttribute('aria-expanded', String(toggle.dataset.panel === name));
+  }
+  clearInterval(state.runtimeTimer);
+  state.runtimeTimer = null;
+  if (name === 'runtime') {
+    state.runtimeTimer = setInterval(() => {
+      if (document.visibilityState === 'visible') pollRuntime();
+    }, RUNTIME_POLL_MS);
+  }
+  refreshPanel();
+}
+
+function refreshPanel() {
+  if (state.panel === 'tools') loadTimeline();
+  else if (state.panel === 'daily') loadDaily();
+  else if (state.panel === 'memory') loadMemory();
+  else if (state.panel === 'runtime') pollRuntime();
+}
+
+function closePanelIfNarrow() {
+  if (window.matchMedia('(max-width: 1100px)').matches) setPanel(null);
+}
+
+// --- tool-call timeline
+
+let timelineRequest = 0;
+
+async function loadTimeline() {
+  const request = ++timelineRequest;
+  const tool = el.toolsName.value;
+  const keyword = el.toolsKeyword.value.trim();
+  el.toolsStatus.textContent = t('loading');
+  try {
+    const data = await api('GET', `/api/tool-calls?${q({ user_id: state.userId, tool, keyword, limit: TIMELINE_LIMIT })}`);
+    if (request !== timelineRequest) return;
+    const items = data.items || [];
+    for (const item of items) state.toolNames.add(item.name);
+    renderToolNames();
+    el.timeline.replaceChildren(...items.map(timelineItem));
+    el.toolsStatus.textContent = items.length === 0 ? t('noToolCalls') : t('toolCallsCount', { count: items.length });
+  } catch (err) {
+    if (request !== timelineRequest) return;
+    el.toolsStatus.textContent = failureText(err);
+  }
+}
+
+function renderToolNames() {
+  const selected = el.toolsName.value;
+  const names = [...state.toolNames].sort();
+  const all = document.createElement('option');
+  all.value = '';
+  all.textContent = t('allTools');
+  el.toolsName.replaceChildren(all, ...names.map((n) => {
+    const o = document.createElement('option');
+    o.value = n;
+    o.textContent = n;
+    return o;
+  }));
+  el.toolsName.value = names.includes(selected) ? selected : '';
+}
+
+function snippet(text, max = 140) {
+  const flat = String(text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function timelineItem(item) {
+  const li = document.createElement('li');
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = 'tl-item' + (item.failed ? ' failed' : '');
+  btn.dataset.sessionId = item.session_id;
+  btn.dataset.messageId = String(item.message_id);
+  const title = UNTITLED_TITLES.has(item.title || '') ? t('untitled') : item.title;
+  btn.title = t('openTurn', { title });
+  const head = document.createElement('div');
+  head.className = 'tl-head';
+  const name = document.createElement('code');
+  name.className = 'tl-name';
+  name.textContent = item.name;
+  const time = document.createElement('span');
+  time.className = 'tl-time';
+  time.textContent = formatTime(item.ts);
+  head.append(name, time);
+  const session = document.createElement('div');
+  session.className = 'tl-session';
+  session.textContent = item.failed ? `${title} · ${t('failedTurn')}` : title;
+  const said = document.createElement('div');
+  said.className = 'tl-said';
+  said.textContent = snippet(item.user_message);
+  const args = document.createElement('div');
+  args.className = 'tl-args';
+  args.textContent = snippet(item.input, 100);
+  btn.append(head, session, said, args);
+  btn.addEventListener('click', () => {
+    closePanelIfNarrow();
+    openConversation(item.session_id, { messageId: item.message_id });
+  });
+  li.append(btn);
+  return li;
+}
+
+let keywordTimer = null;
+
+// --- daily view
+
+function localDay(date = new Date()) {
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+function shiftDay(day, by) {
+  const [y, m, d] = day.split('-').map(Number);
+  return localDay(new Date(y, m - 1, d + by));
+}
+
+let dailyRequest = 0;
+
+async function loadDaily() {
+  const request = ++dailyRequest;
+  if (!el.dailyDay.value) el.dailyDay.value = localDay();
+  const day = el.dailyDay.value;
+  el.dailyStatus.textContent = t('loading');
+  try {
+    const data = await api('GET', `/api/daily?${q({ user_id: state.userId, day })}`);
+    if (request !== dailyRequest) return;
+    const items = data.items || [];
+    el.dailyList.replaceChildren(...items.map(dailyItem));
+    el.dailyStatus.textContent = items.length === 0 ? t('noDailyRows') : t('dailyCount', { day, count: items.length });
+  } catch (err) {
+    if (request !== dailyRequest) return;
+    el.dailyStatus.textContent = failureText(err);
+  }
+}
+
+function dailyItem(row) {
+  const li = document.createElement('li');
+  li.className = `daily-row ${row.role === 'user' ? 'user' : 'assistant'}`;
+  const head = document.createElement('div');
+  head.className = 'daily-head';
+  const role = document.createElement('span');
+  role.className = 'daily-role';
+  role.textContent = row.role === 'user' ? t('roleUser') : t('roleAssistant');
+  const time = document.createElement('span');
+  time.className = 'daily-time';
+  time.textContent = String(row.ts || '').slice(11, 16);
+  head.append(role, time);
+  const text = document.createElement('div');
+  text.className = 'daily-text';
+  text.textContent = row.error ? t('error', { detail: `${row.error.message} (${row.error.code})` }) : snippet(row.content, 220);
+  li.append(head, text);
+  if (row.session_id) {
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'act daily-open';
+    open.textContent = t('openInSession');
+    open.addEventListener('click', () => {
+      closePanelIfNarrow();
+      openConversation(row.session_id, { match: { ts: row.ts, role: row.role, content: row.content } });
+    });
+    head.append(open);
+  }
+  return li;
+}
+
+// --- long-term memory: current facts with their history; edit (compare-and-set on the version
+// the page shows: a 409 says someone changed it first) and forget.
+
+let memoryRequest = 0;
+
+async function loadMemory() {
+  const request = ++memoryRequest;
+  const user = state.userId;
+  try {
+    const [current, history] = await Promise.all([
+      api('GET', `/api/memory?${q({ user_id: user })}`),
+      api('GET', `/api/memory/history?${q({ user_id: user })}`),
+    ]);
+    if (request !== memoryRequest || user !== state.userId) return;
+    renderMemory(current.items, history.items);
+    el.memStatus.textContent = current.items.length === 0 ? t('memEmpty') : t('memCount', { count: current.items.length });
+  } catch (err) {
+    if (request !== memoryRequest) return;
+    el.memStatus.textContent = failureText(err);
+  }
+}
+
+/** The chain of entries that led to `item` (oldest first), from the history. */
+function lineage(item, byId) {
+  const chain = [];
+  for (let at = byId.get(item.supersedes); at; at = byId.get(at.supersedes)) chain.unshift(at);
+  return chain;
+}
+
+function renderMemory(items, history) {
+  const byId = new Map(history.map((h) => [h.id, h]));
+  const rows = items.map((item) => {
+    const div = document.createElement('div');
+    div.className = 'mem-item';
+    const text = document.createElement('div');
+    text.className = 'mem-text';
+    text.textContent = item.text;
+    const meta = document.createElement('div');
+    meta.className = 'mem-meta';
+    meta.textContent = [item.id, item.key ? t('memKeyShown', { key: item.key }) : null, `v${item.version}`, item.source.via, formatTime(item.valid_from)]
+      .filter(Boolean).join(' · ');
+    const actions = document.createElement('div');
+    actions.className = 'mem-actions';
+    const edit = document.createElement('button');
+    edit.type = 'button';
+    edit.className = 'ghost';
+    edit.textContent = t('memEdit');
+    edit.addEventListener('click', () => editMemory(item));
+    const forget = document.createElement('button');
+    forget.type = 'button';
+    forget.className = 'ghost';
+    forget.textContent = t('memForget');
+    forget.addEventListener('click', () => forgetMemory(item));
+    actions.append(edit, forget);
+    div.append(text, meta, actions);
+    const chain = lineage(item, byId);
+    if (chain.length > 0) {
+      const details = document.createElement('details');
+      details.className = 'mem-history';
+      const summary = document.createElement('summary');
+      summary.textContent = t('memHistory', { count: chain.length });
+      const ul = document.createElement('ul');
+      for (const old of chain) {
+        const li = document.createElement('li');
+        li.className = 'ended';
+        li.textContent = t('memUntil', { text: old.text, version: old.version, time: formatTime(old.valid_to) });
+        ul.append(li);
+      }
+      details.append(summary, ul);
+      div.append(details);
+    }
+    return div;
+  });
+  el.memList.replaceChildren(...rows);
+}
+
+async function editMemory(item) {
+  const text = window.prompt(t('memEditPrompt'), item.text);
+  if (text === null || text.trim() === '' || text === item.text) return;
+  try {
+    await api('PATCH', `/api/memory/${encodeURIComponent(item.id)}`, { user_id: state.userId, text, version: item.version });
+  } catch (err) {
+    el.memStatus.textContent = err instanceof ApiError && err.status === 409 ? t('memConflict') : failureText(err);
+  }
+  await loadMemory();
+}
+
+async function forgetMemory(item) {
+  try {
+    await api('DELETE', `/api/memory/${encodeURIComponent(item.id)}?${q({ user_id: state.userId })}`);
+  } catch (err) {
+    el.memStatus.textContent = failureText(err);
+  }
+  await loadMemory();
+}
+
+async function rememberFact() {
+  const text = el.memText.value.trim();
+  if (!text) return;
+  const key = el.memKey.value.trim();
+  try {
+    const data = await api('POST', '/api/memory', { user_id: state.userId, text, ...(key ? { key } : {}) });
+    el.memText.value = '';
+    await loadMemory();
+    if (data.status === 'duplicate') el.memStatus.textContent = t('memDuplicate', { text: data.item.text });
+  } catch (err) {
+    el.memStatus.textContent = failureText(err);
+  }
+}
+
+// --- ranked search across every session (GET /api/search); a hit opens its session at the message
+
+async function runSearch() {
+  const query = el.searchQ.value.trim();
+  if (query === '') {
+    el.searchHits.hidden = true;
+    el.searchHits.replaceChildren();
+    return;
+  }
+  try {
+    const data = await api('GET', `/api/search?${q({ user_id: state.userId, q: query, limit: 20 })}`);
+    renderHits(data.items || []);
+  } catch (err) {
+    el.searchHits.hidden = false;
+    el.searchHits.textContent = failureText(err);
+  }
+}
+
+function renderHits(items) {
+  el.searchHits.replaceChildren();
+  el.searchHits.hidden = false;
+  if (items.length === 0) {
+    el.searchHits.textContent = t('noHits');
+    return;
+  }
+  for (const hit of items) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'search-hit';
+    const meta = document.createElement('span');
+    meta.className = 'search-hit-meta';
+    const role = hit.role === 'user' ? t('roleUser') : hit.role === 'assistant' ? t('roleAssistant') : hit.role;
+    meta.textContent = hit.source === 'long_term' ? `${hit.day} · ${t('longTerm')}` : `${hit.day} · ${role}`;
+    const text = document.createElement('span');
+    text.className = 'search-hit-text';
+    text.textContent = hit.snippet;
+    b.append(meta, text);
+    if (hit.source === 'session') {
+      b.addEventListener('click', () => {
+        closeSidebar();
+        openConversation(hit.session_id, { messageId: hit.message_id });
+      });
+    } else {
+      b.disabled = true;
+    }
+    el.searchHits.append(b);
+  }
+}
+
+// --- runtime: the live supervision tree
 
 function pick(node, ...keys) {
   for (const k of keys) if (node[k] !== undefined && node[k] !== null) return node[k];
   return undefined;
 }
 
-function stateText(state) {
-  if (state === undefined || state === null) return '';
-  return typeof state === 'string' ? state : JSON.stringify(state);
+function stateText(value) {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 // A node of the runtime's inspect(): {id, name, pid, type, status, state, restarts,
@@ -591,12 +1113,12 @@ function renderNode(node, depth = 0) {
   const facts = [];
   const pid = pick(node, 'pid');
   if (typeof pid === 'string' && pid.startsWith('<')) facts.push(pid);
-  const state = stateText(pick(node, 'state'));
-  if (state) facts.push(state);
+  const nodeState = stateText(pick(node, 'state'));
+  if (nodeState) facts.push(nodeState);
   const restarts = pick(node, 'restarts', 'restartCount');
-  if (restarts !== undefined) facts.push(`重启 ${restarts}`);
+  if (restarts !== undefined) facts.push(t('restarts', { n: restarts }));
   const mailbox = pick(node, 'mailboxDepth', 'mailbox');
-  if (mailbox !== undefined) facts.push(`邮箱 ${mailbox}`);
+  if (mailbox !== undefined) facts.push(t('mailbox', { n: mailbox }));
   if (facts.length) {
     const f = document.createElement('div');
     f.className = 'facts';
@@ -614,6 +1136,10 @@ function renderNode(node, depth = 0) {
   return li;
 }
 
+function failureText(err) {
+  return err instanceof ApiError ? t('error', { detail: err.message }) : t('networkError', { detail: err.message });
+}
+
 async function pollRuntime() {
   try {
     const data = await api('GET', '/api/runtime');
@@ -622,132 +1148,16 @@ async function pollRuntime() {
     for (const root of roots) if (root) ul.append(renderNode(root));
     el.runtimeTree.replaceChildren(ul);
     const when = new Date().toLocaleTimeString([], { hour12: false });
-    el.runtimeStatus.textContent = `实时 · ${when}`;
+    el.runtimeStatus.textContent = t('live', { time: when });
     el.runtimeDot.className = 'dot ok';
   } catch (err) {
-    el.runtimeStatus.textContent = err instanceof ApiError ? `错误: ${err.message}` : `网络错误: ${err.message}`;
+    el.runtimeStatus.textContent = failureText(err);
     el.runtimeDot.className = 'dot bad';
   }
 }
 
-function setRuntimeOpen(open) {
-  if (open && !el.memory.hidden) setMemoryOpen(false);
-  el.runtime.hidden = !open;
-  el.toggleRuntime.setAttribute('aria-expanded', String(open));
-  clearInterval(state.runtimeTimer);
-  state.runtimeTimer = null;
-  if (open) {
-    pollRuntime();
-    state.runtimeTimer = setInterval(() => {
-      if (document.visibilityState === 'visible') pollRuntime();
-    }, RUNTIME_POLL_MS);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Long-term memory: current facts with their history; edit (compare-and-set on the version the
-// page shows: a 409 says someone changed it first) and forget.
-
-async function loadMemory() {
-  const user = state.userId;
-  try {
-    const [current, history] = await Promise.all([
-      api('GET', `/api/memory?${q({ user_id: user })}`),
-      api('GET', `/api/memory/history?${q({ user_id: user })}`),
-    ]);
-    if (user !== state.userId) return;
-    renderMemory(current.items, history.items);
-    el.memStatus.textContent = current.items.length === 0 ? '还没有长期记忆' : `${current.items.length} 条`;
-  } catch (err) {
-    el.memStatus.textContent = err instanceof ApiError ? `错误: ${err.message}` : `网络错误: ${err.message}`;
-  }
-}
-
-/** The chain of entries that led to `item` (oldest first), from the history. */
-function lineage(item, byId) {
-  const chain = [];
-  for (let at = byId.get(item.supersedes); at; at = byId.get(at.supersedes)) chain.unshift(at);
-  return chain;
-}
-
-function renderMemory(items, history) {
-  const byId = new Map(history.map((h) => [h.id, h]));
-  const rows = items.map((item) => {
-    const div = document.createElement('div');
-    div.className = 'mem-item';
-    const text = document.createElement('div');
-    text.className = 'mem-text';
-    text.textContent = item.text;
-    const meta = document.createElement('div');
-    meta.className = 'mem-meta';
-    meta.textContent = [item.id, item.key ? `键 ${item.key}` : null, `v${item.version}`, item.source.via, formatTime(item.valid_from)]
-      .filter(Boolean).join(' · ');
-    const actions = document.createElement('div');
-    actions.className = 'mem-actions';
-    const edit = document.createElement('button');
-    edit.type = 'button';
-    edit.className = 'ghost';
-    edit.textContent = '编辑';
-    edit.addEventListener('click', () => editMemory(item));
-    const forget = document.createElement('button');
-    forget.type = 'button';
-    forget.className = 'ghost';
-    forget.textContent = '忘记';
-    forget.addEventListener('click', () => forgetMemory(item));
-    actions.append(edit, forget);
-    div.append(text, meta, actions);
-    const chain = lineage(item, byId);
-    if (chain.length > 0) {
-      const details = document.createElement('details');
-      details.className = 'mem-history';
-      const summary = document.createElement('summary');
-      summary.textContent = `历史 (${chain.length})`;
-      const ul = document.createElement('ul');
-      for (const old of chain) {
-        const li = document.createElement('li');
-        li.className = 'ended';
-        li.textContent = `${old.text} (v${old.version}, 至 ${formatTime(old.valid_to)})`;
-        ul.append(li);
-      }
-      details.append(summary, ul);
-      div.append(details);
-    }
-    return div;
-  });
-  el.memList.replaceChildren(...rows);
-}
-
-async function editMemory(item) {
-  const text = window.prompt('新的内容', item.text);
-  if (text === null || text.trim() === '' || text === item.text) return;
-  try {
-    await api('PATCH', `/api/memory/${encodeURIComponent(item.id)}`, { user_id: state.userId, text, version: item.version });
-  } catch (err) {
-    el.memStatus.textContent = err instanceof ApiError && err.status === 409 ? '它已被别处修改，已刷新' : `错误: ${err.message}`;
-  }
-  await loadMemory();
-}
-
-async function forgetMemory(item) {
-  try {
-    await api('DELETE', `/api/memory/${encodeURIComponent(item.id)}?${q({ user_id: state.userId })}`);
-  } catch (err) {
-    el.memStatus.textContent = `错误: ${err.message}`;
-  }
-  await loadMemory();
-}
-
-function setMemoryOpen(open) {
-  el.memory.hidden = !open;
-  el.toggleMemory.setAttribute('aria-expanded', String(open));
-  if (open) {
-    setRuntimeOpen(false);
-    loadMemory();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Layout
+// Layout and language
 
 function openSidebar() {
   el.sidebar.classList.add('open');
@@ -757,6 +1167,17 @@ function openSidebar() {
 function closeSidebar() {
   el.sidebar.classList.remove('open');
   el.scrim.hidden = true;
+}
+
+/** Relabels everything: the static labels (i18n.js), then what was drawn from data. */
+function switchLanguage(lang) {
+  setLang(lang);
+  el.lang.value = currentLang();
+  renderConversations();
+  setHeader();
+  renderToolNames();
+  if (!state.sending && state.sessionId) openConversation(state.sessionId);
+  refreshPanel();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -773,11 +1194,7 @@ el.input.addEventListener('keydown', (e) => {
   }
 });
 el.input.addEventListener('input', autosize);
-el.searchForm.addEventListener('submit', (e) => {
-  e.preventDefault();
-  runSearch();
-});
-el.searchQ.addEventListener('search', runSearch);
+el.stop.addEventListener('click', stop);
 el.userForm.addEventListener('submit', (e) => {
   e.preventDefault();
   switchUser(el.userId.value.trim());
@@ -798,25 +1215,57 @@ el.tokenForm.addEventListener('submit', (e) => {
 el.toggleSidebar.addEventListener('click', () =>
   el.sidebar.classList.contains('open') ? closeSidebar() : openSidebar());
 el.scrim.addEventListener('click', closeSidebar);
-el.toggleRuntime.addEventListener('click', () => setRuntimeOpen(el.runtime.hidden));
-el.closeRuntime.addEventListener('click', () => setRuntimeOpen(false));
-el.toggleMemory.addEventListener('click', () => setMemoryOpen(el.memory.hidden));
-el.closeMemory.addEventListener('click', () => setMemoryOpen(false));
-el.memAdd.addEventListener('submit', async (e) => {
+for (const toggle of document.querySelectorAll('.panel-toggle')) {
+  toggle.addEventListener('click', () => setPanel(state.panel === toggle.dataset.panel ? null : toggle.dataset.panel));
+}
+for (const tab of document.querySelectorAll('[role="tab"]')) {
+  tab.addEventListener('click', () => setPanel(tab.dataset.panel));
+}
+// The tab list's keys: left and right arrows move to the neighbouring (visible) tab, Home and End to the ends.
+$('tabs').addEventListener('keydown', (e) => {
+  const tabs = [...document.querySelectorAll('[role="tab"]')].filter((tab) => !tab.hidden);
+  const at = tabs.indexOf(document.activeElement);
+  if (at < 0) return;
+  const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+  if (to === undefined) return;
   e.preventDefault();
-  const text = el.memText.value.trim();
-  if (!text) return;
-  const key = el.memKey.value.trim();
-  try {
-    const data = await api('POST', '/api/memory', { user_id: state.userId, text, ...(key ? { key } : {}) });
-    el.memText.value = '';
-    await loadMemory();
-    if (data.status === 'duplicate') el.memStatus.textContent = `已经记得: ${data.item.text}`;
-  } catch (err) {
-    el.memStatus.textContent = `错误: ${err.message}`;
-  }
+  const next = tabs[(to + tabs.length) % tabs.length];
+  setPanel(next.dataset.panel);
+  next.focus();
+});
+el.closeInspector.addEventListener('click', () => setPanel(null));
+el.toolsFilter.addEventListener('submit', (e) => {
+  e.preventDefault();
+  loadTimeline();
+});
+el.toolsName.addEventListener('change', loadTimeline);
+el.toolsKeyword.addEventListener('input', () => {
+  clearTimeout(keywordTimer);
+  keywordTimer = setTimeout(loadTimeline, 250);
+});
+el.dailyFilter.addEventListener('submit', (e) => e.preventDefault());
+el.dailyDay.addEventListener('change', loadDaily);
+el.dailyPrev.addEventListener('click', () => {
+  el.dailyDay.value = shiftDay(el.dailyDay.value || localDay(), -1);
+  loadDaily();
+});
+el.dailyNext.addEventListener('click', () => {
+  el.dailyDay.value = shiftDay(el.dailyDay.value || localDay(), 1);
+  loadDaily();
+});
+el.lang.addEventListener('change', () => switchLanguage(el.lang.value));
+el.searchForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  runSearch();
+});
+el.searchQ.addEventListener('search', runSearch);
+el.memAdd.addEventListener('submit', (e) => {
+  e.preventDefault();
+  rememberFact();
 });
 
+setLang(initialLang(), { save: false });
+el.lang.value = currentLang();
 takeTokenFromFragment();
 el.token.value = localStorage.getItem(TOKEN_KEY) || '';
 const savedUser = localStorage.getItem(USER_KEY);
