@@ -21,19 +21,20 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { open } from 'lmdb';
 import { createLmdbStore } from '../src/memory/index.ts';
 import { startRuntime } from '../src/runtime.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 
 const quick = process.argv.includes('--quick');
 const turnsChild = process.argv.includes('--turns-child');
 const ROUNDS = quick ? 10 : 40;
 const BLOCK = 25;
 
-const scratch = mkdtempSync(join(tmpdir(), 'mnemo-commit-cost-'));
+const scratch = makeTempDir('commit-cost');
 let dirs = 0;
 const freshDir = () => mkdtempSync(join(scratch, `${dirs++}-`));
 const message = { role: 'user' as const, content: `a chat message of about two hundred bytes: ${'the agent remembers the deadline '.repeat(5)}` };

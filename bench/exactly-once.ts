@@ -14,17 +14,17 @@
  *   the fork. Target: the same cost at both sizes (ratio ≈ 1).
  * Writes bench/results/exactly-once.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../src/memory/index.ts';
 import { startRuntime, type Runtime } from '../src/runtime.ts';
 import { median } from './suite/stats.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? { conversations: 100, perConversation: 10, repeats: 9, forks: 100 } : { conversations: 100, perConversation: 20, repeats: 31, forks: 500 };
 
-const scratch = mkdtempSync(join(tmpdir(), 'mnemo-bench-once-'));
+const scratch = makeTempDir('once');
 let dirs = 0;
 const freshDir = () => {
   const dir = join(scratch, String(dirs++));

@@ -11,14 +11,15 @@
  * Prometheus scrapes), timed from request to last byte. The first 20 scrapes are warm-up.
  * Target: p50 ≤ 5 ms at 10 000 live conversations. Writes bench/results/metrics.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRuntime } from '../src/runtime.ts';
 import { createServerMetrics } from '../src/server/metrics.ts';
 import { startServer } from '../src/server/server.ts';
 import { Samples } from './suite/stats.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 
 const quick = process.argv.includes('--quick');
 const CONVERSATIONS = quick ? 1_000 : 10_000;
@@ -26,7 +27,7 @@ const SCRAPES = quick ? 100 : 300;
 const WARMUP = 20;
 const TARGET_MS = 5;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mnemo-bench-metrics-'));
+const dataDir = makeTempDir('metrics');
 const metrics = createServerMetrics({ defaultMetrics: !process.argv.includes('--no-default-metrics') });
 const runtime = await startRuntime({
   name: 'mnemo_bench_metrics',

@@ -19,8 +19,7 @@
  *
  * Run: `npx tsx bench/search-rank.ts [--size 1000000]`. Prints a table, writes bench/results/search-rank.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -34,6 +33,8 @@ import { rankedSearch } from '../src/recall/search/bm25-query.ts';
 import type { SearchDbs } from '../src/recall/search/search-dbs.ts';
 import { tokenize, tokenizeWithSegmenter } from '../src/recall/search/tokenizer.ts';
 import { Samples, type LatencySummary } from './suite/stats.ts';
+import { prng } from './suite/records.ts';
+import { makeTempDir } from './suite/temp-dir.ts';
 
 const sizeArg = process.argv.indexOf('--size');
 const SIZE = sizeArg > 0 ? Number(process.argv[sizeArg + 1]) : 100_000;
@@ -42,18 +43,7 @@ const BATCH = 2_000;
 const USER = 'bench-user';
 const OFF_USER = 'bench-off';
 
-// Deterministic PRNG (mulberry32).
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(42);
+const rand = prng(42);
 
 /** Zipf sampler over ranks 0..n-1 (s = 1), by inverse CDF over a cumulative table. */
 function zipf(n: number): () => number {
@@ -123,7 +113,7 @@ const TURNS = turnsArg > 0 ? Number(process.argv[turnsArg + 1]) : 5;
 
 /** Offline chat turns through the recall service, 100 conversations at once: turns/s per user kind. */
 async function chatTurns(): Promise<{ indexed: number; unindexed: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'mnemo-bench-turns-'));
+  const dir = makeTempDir('turns');
   const env = acquireEnvironment(dir);
   const memory = createLmdbStore({ path: dir });
   const recall = createRecall({ memory, env, memoryInEnv: true, timeZone: 'UTC' });
@@ -154,7 +144,7 @@ async function chatTurns(): Promise<{ indexed: number; unindexed: number }> {
 
 async function main(): Promise<void> {
   const turns = await chatTurns();
-  const dir = mkdtempSync(join(tmpdir(), 'mnemo-bench-search-'));
+  const dir = makeTempDir('search');
   const lease = acquireEnvironment(dir, { noSync: true, mapSize: 64 * 2 ** 30 });
   const dbs = openRecallDbs(lease);
   const sqlite = new Database(join(dir, 'fts.sqlite'));

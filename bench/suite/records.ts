@@ -20,7 +20,7 @@ const WORDS = (
 ).split(' ');
 
 /** mulberry32: tiny, fast, and the same sequence on every run. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
