@@ -65,7 +65,9 @@ async function openPage(user: string, url = t.url, options: BrowserContextOption
   return page;
 }
 
+/** Sends as a user does: once the page takes a turn (the previous one is over). */
 async function send(page: Page, text: string): Promise<void> {
+  await page.locator('#send:enabled').waitFor();
   await page.fill('#input', text);
   await page.press('#input', 'Enter');
 }
@@ -76,7 +78,7 @@ describe('chat page', () => {
   it('sends a message, shows the reply with its tool-call panel, and replays both after a reload', async () => {
     const page = await openPage('demo-user');
     await send(page, 'coffee please');
-    const reply = page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "coffee please" (1 tool results)' });
+    const reply = page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to "coffee please" (1 tool results)' });
     await reply.waitFor();
     expect(await page.locator('.msg.user .bubble').allInnerTexts()).toEqual(['coffee please']);
     expect(await page.locator('details.tool-calls summary').allInnerTexts()).toEqual(['工具调用 (1)']);
@@ -104,9 +106,9 @@ describe('chat page', () => {
   it('edits and resends a stored message in a branch: the new conversation keeps the rows before it', async () => {
     const page = await openPage('branch-user');
     await send(page, 'first question');
-    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "first question"' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to "first question"' }).waitFor();
     await send(page, 'second question');
-    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "second question"' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to "second question"' }).waitFor();
     await page.reload();
     await page.locator('.msg.user .bubble', { hasText: 'second question' }).waitFor();
     // Both conversations carry the same title: the source is picked by its id.
@@ -137,7 +139,7 @@ describe('chat page', () => {
   it('shows user text as plain text, never as HTML', async () => {
     const page = await openPage('plain-user');
     await send(page, '<b>not bold</b>');
-    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to' }).waitFor();
     expect(await page.locator('.msg.user .bubble b').count()).toBe(0);
     expect(await page.locator('.msg.user .bubble').last().innerText()).toBe('<b>not bold</b>');
     await page.context().close();
@@ -168,7 +170,7 @@ describe('chat page', () => {
   it('keeps users apart: switching the user shows only that user’s conversations', async () => {
     const page = await openPage('first-user');
     await send(page, 'first user talking');
-    await page.locator('.msg.assistant .bubble', { hasText: 'first user talking' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'first user talking' }).waitFor();
 
     await page.fill('#user-id', 'second-user');
     await page.press('#user-id', 'Enter');
@@ -185,7 +187,7 @@ describe('chat page', () => {
   it('deletes a conversation after confirmation, and it stays gone after a reload', async () => {
     const page = await openPage('deleting-user');
     await send(page, 'short lived');
-    await page.locator('.msg.assistant .bubble', { hasText: 'short lived' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'short lived' }).waitFor();
     page.on('dialog', (dialog) => void dialog.accept());
     await page.locator('.conv.active .conv-delete').click();
     await page.locator('.empty').waitFor(); // the bootstrap opened a fresh conversation
@@ -248,7 +250,7 @@ describe('chat page: copying, code, stop and regenerate', () => {
       stub.release();
     }
     await send(page, 'answered now');
-    await page.locator('.msg.assistant .bubble', { hasText: 'stub answer to "answered now"' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to "answered now"' }).waitFor();
     await page.context().close();
   });
 
@@ -273,11 +275,11 @@ describe('chat page: the tool-call timeline and the daily view', () => {
   it('lists the user’s tool calls across sessions, filters them, and opens a call’s turn scrolled to it', async () => {
     const page = await openPage('timeline-user');
     await send(page, 'apples first');
-    await page.locator('.msg.assistant .bubble', { hasText: 'apples first' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'apples first' }).waitFor();
     const firstSession = await page.locator('.conv.active').getAttribute('data-session-id');
     await page.click('#new-conv');
     await send(page, 'bananas second');
-    await page.locator('.msg.assistant .bubble', { hasText: 'bananas second' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'bananas second' }).waitFor();
 
     await page.click('#toggle-tools');
     const items = page.locator('#timeline .tl-item');
@@ -304,7 +306,7 @@ describe('chat page: the tool-call timeline and the daily view', () => {
   it('shows the daily view by day and opens a row in its session', async () => {
     const page = await openPage('daily-user');
     await send(page, 'diary entry');
-    await page.locator('.msg.assistant .bubble', { hasText: 'diary entry' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'diary entry' }).waitFor();
     await page.click('#new-conv');
     await page.click('#toggle-daily');
     const rows = page.locator('#daily-list .daily-row');
@@ -345,7 +347,8 @@ describe('chat page languages', () => {
     expect(await page.locator('#input').getAttribute('placeholder')).toBe('Type a message, Enter to send');
     await send(page, 'hello english');
     await page.locator('details.tool-calls summary', { hasText: 'Tool calls (1)' }).waitFor();
-    expect(await page.locator('.conv-title').allInnerTexts()).not.toContain('新对话');
+    // The list catches up with the turn after its reply is drawn.
+    await expect.poll(() => page.locator('.conv-title').allInnerTexts()).not.toContain('新对话');
 
     await page.selectOption('#lang', 'zh');
     await page.locator('#send', { hasText: '发送' }).waitFor();
@@ -436,7 +439,7 @@ describe('chat page with a bearer token', () => {
     await page.press('#token', 'Enter');
     await page.locator('.conv').first().waitFor();
     await send(page, 'hello with token');
-    await page.locator('.msg.assistant .bubble', { hasText: '收到：hello with token。' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: '收到：hello with token。' }).waitFor();
     await context.close();
   });
 
@@ -467,7 +470,7 @@ describe('chat page with a user token', () => {
     expect(await page.inputValue('#user-id')).toBe('token-user');
     expect(await page.locator('#user-id').getAttribute('readonly')).not.toBeNull();
     await send(page, 'hello as token-user');
-    await page.locator('.msg.assistant .bubble', { hasText: '收到：hello as token-user。' }).waitFor();
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: '收到：hello as token-user。' }).waitFor();
     const listed = await guarded.request('GET', '/api/conversations?user_id=token-user', {
       headers: { authorization: 'Bearer page-user-token-0123' },
     });

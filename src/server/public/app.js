@@ -615,14 +615,14 @@ async function runTurn(text) {
     live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
     scrollToEnd();
   };
+  let answered = false;
   try {
     const data = await sendTurn({ userId: state.userId, sessionId, message: text, signal: controller.signal, onDelta });
     if (generation !== state.generation) return;
     pending.remove();
     live?.row.remove();
     if (sessionId === state.sessionId) addAssistantMsg(data.reply, data.tool_calls || []);
-    await loadConversations();
-    if (state.panel === 'tools' || state.panel === 'daily' || state.panel === 'memory') refreshPanel();
+    answered = true;
   } catch (err) {
     pending.remove();
     // What had arrived stays on the page (a stopped or failed turn), no longer live.
@@ -633,6 +633,14 @@ async function runTurn(text) {
     setSending(false);
     refreshRegenerate();
     el.input.focus();
+  }
+  // The next turn can be sent while the list and panel catch up with this one.
+  if (!answered) return;
+  try {
+    await loadConversations();
+    if (state.panel === 'tools' || state.panel === 'daily' || state.panel === 'memory') refreshPanel();
+  } catch (err) {
+    showFailure(err);
   }
 }
 
