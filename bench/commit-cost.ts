@@ -18,6 +18,10 @@
  *    itself under `strace -f` (when strace is installed) and counts fdatasync/fsync calls, and
  *    the O_DSYNC meta-page writes, between markers around each turn: a first turn of a session
  *    (title made) and later turns. Without strace it says so and counts nothing.
+ * 3. With `--syscalls`: what one commit of each contender does, from `strace -f -T` of that
+ *    contender alone (a child per contender, 50 commits between markers): per commit, the
+ *    pwrite/write calls and bytes to its files, the writes through an O_DSYNC descriptor (each a
+ *    device flush), the fdatasync/fsync calls, and the mean time strace saw in each.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -31,6 +35,8 @@ import { makeTempDir } from './suite/temp-dir.ts';
 
 const quick = process.argv.includes('--quick');
 const turnsChild = process.argv.includes('--turns-child');
+const syscallsMode = process.argv.includes('--syscalls');
+const syscallsChildAt = process.argv.indexOf('--syscalls-child');
 const ROUNDS = quick ? 10 : 40;
 const BLOCK = 25;
 
@@ -182,8 +188,85 @@ function fsyncsPerTurn(): void {
   for (const t of turns) console.log(`  ${t.kind.padEnd(6)} turn: ${t.syncs} fdatasync, ${t.dsyncWrites} O_DSYNC meta writes   (target: <= 2 fdatasync)`);
 }
 
+const SYSCALL_COMMITS = 50;
+
+/** In the child under strace: contender `index` alone, its commits between markers. */
+async function syscallsInChild(index: number): Promise<void> {
+  const all = await contenders();
+  const c = all[index]!;
+  await c.block(5);
+  writeSync(2, `MNEMO-BEGIN ${c.label}\n`);
+  await c.block(SYSCALL_COMMITS);
+  writeSync(2, 'MNEMO-END\n');
+  for (const x of all) await x.close();
+}
+
+interface SyscallTally {
+  calls: number;
+  bytes: number;
+  seconds: number;
+}
+
+function syscallsPerCommit(): void {
+  if (spawnSync('strace', ['-V']).status !== 0) {
+    console.log('\nsyscalls per commit: not measured (strace is not installed)');
+    return;
+  }
+  const labels = ['fdatasync (limit)', 'SQLite WAL FULL', 'raw lmdb-js', 'raw lmdb-js, overlappingSync off', 'createLmdbStore', 'Mnemo runtime'];
+  console.log(`\nper durable commit (strace -f -T, ${SYSCALL_COMMITS} commits of each contender alone; mean syscall time in µs)`);
+  console.log('contender'.padEnd(34), 'pwrite+write'.padStart(13), 'bytes'.padStart(7), 'fdatasync'.padStart(10), 'O_DSYNC pwrite'.padStart(15), 'µs fdatasync'.padStart(13), 'µs O_DSYNC'.padStart(11));
+  for (let i = 0; i < labels.length; i++) {
+    const trace = join(scratch, `syscalls-${i}.strace`);
+    execFileSync('strace', ['-f', '-T', '-e', 'trace=openat,write,pwrite64,pwritev,fdatasync,fsync', '-o', trace, process.execPath, '--import', 'tsx', process.argv[1]!, '--syscalls-child', String(i)], { stdio: 'ignore' });
+    const dsyncFds = new Set<string>();
+    const fileFds = new Set<string>();
+    const tally = { plain: { calls: 0, bytes: 0, seconds: 0 }, dsync: { calls: 0, bytes: 0, seconds: 0 }, sync: { calls: 0, bytes: 0, seconds: 0 } };
+    const pending = new Map<string, { kind: keyof typeof tally; bytes: number }>();
+    let inside = false;
+    const add = (t: SyscallTally, bytes: number, seconds: number) => {
+      t.calls++;
+      t.bytes += bytes;
+      t.seconds += seconds;
+    };
+    for (const line of readFileSync(trace, 'utf8').split('\n')) {
+      const opened = /openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+).*\) = (\d+)/.exec(line);
+      if (opened && opened[1]!.includes('commit-cost')) {
+        fileFds.add(opened[3]!);
+        if (opened[2]!.includes('O_DSYNC')) dsyncFds.add(opened[3]!);
+        continue;
+      }
+      if (line.includes('MNEMO-BEGIN')) inside = true;
+      else if (line.includes('MNEMO-END')) inside = false;
+      if (!inside) continue;
+      const pid = /^(\d+)/.exec(line)?.[1] ?? '';
+      const secs = Number(/<([\d.]+)>$/.exec(line)?.[1] ?? 0);
+      const call = /^\d+\s+(write|pwrite64|pwritev|fdatasync|fsync)\((\d+)/.exec(line);
+      if (call) {
+        const [, name, fd] = call;
+        if (!fileFds.has(fd!)) continue;
+        const kind: keyof typeof tally = name === 'fdatasync' || name === 'fsync' ? 'sync' : dsyncFds.has(fd!) ? 'dsync' : 'plain';
+        const bytes = Number(/\) = (\d+)/.exec(line)?.[1] ?? 0);
+        if (line.includes('<unfinished ...>')) pending.set(pid, { kind, bytes: 0 });
+        else add(tally[kind], kind === 'sync' ? 0 : bytes, secs);
+        continue;
+      }
+      const resumed = /<\.\.\. (write|pwrite64|pwritev|fdatasync|fsync) resumed>.*= (\d+)/.exec(line);
+      const was = pending.get(pid);
+      if (resumed && was) {
+        pending.delete(pid);
+        add(tally[was.kind], was.kind === 'sync' ? 0 : Number(resumed[2]), secs);
+      }
+    }
+    const per = (n: number) => (n / SYSCALL_COMMITS).toFixed(2);
+    const us = (t: SyscallTally) => (t.calls === 0 ? '-' : ((t.seconds / t.calls) * 1e6).toFixed(0));
+    console.log(labels[i]!.padEnd(34), per(tally.plain.calls).padStart(13), (tally.plain.bytes / SYSCALL_COMMITS).toFixed(0).padStart(7), per(tally.sync.calls).padStart(10), per(tally.dsync.calls).padStart(15), us(tally.sync).padStart(13), us(tally.dsync).padStart(11));
+  }
+}
+
 try {
-  if (turnsChild) await turnsInChild();
+  if (syscallsChildAt > 0) await syscallsInChild(Number(process.argv[syscallsChildAt + 1]));
+  else if (syscallsMode) syscallsPerCommit();
+  else if (turnsChild) await turnsInChild();
   else {
     await appends();
     fsyncsPerTurn();

@@ -13,6 +13,10 @@ export interface Sizes {
   rss: { touched: number[]; concurrency: number; capSeconds: number };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
   disk: { conversations: number; perConversation: number };
+  /** One conversation's commits: `rounds` of `block` appends per store, the stores taking turns. */
+  commit: { rounds: number; block: number };
+  /** Offline chat turns of one session counted under strace. */
+  turnFsyncs: { turns: number };
 }
 
 export const QUICK: Sizes = {
@@ -39,6 +43,8 @@ export const QUICK: Sizes = {
   rss: { touched: [500], concurrency: 100, capSeconds: 10 },
   search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
   disk: { conversations: 10, perConversation: 20 },
+  commit: { rounds: 10, block: 25 },
+  turnFsyncs: { turns: 3 },
 };
 
 export const FULL: Sizes = {
@@ -65,4 +71,6 @@ export const FULL: Sizes = {
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
   disk: { conversations: 100, perConversation: 100 },
+  commit: { rounds: 60, block: 25 },
+  turnFsyncs: { turns: 6 },
 };

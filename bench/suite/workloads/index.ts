@@ -1,11 +1,13 @@
 import type { Workload } from '../workload.ts';
 import { appendWorkload } from './append.ts';
 import { chatWorkload } from './chat.ts';
+import { commitWorkload } from './commit.ts';
 import { diskWorkload } from './disk.ts';
 import { restartWorkload } from './restart.ts';
 import { rssWorkload } from './rss.ts';
 import { searchWorkload } from './search.ts';
 import { tailWorkload } from './tail.ts';
+import { turnFsyncsWorkload } from './turn-fsyncs.ts';
 
 /** Every workload, in run order. */
-export const WORKLOADS: readonly Workload[] = [appendWorkload, tailWorkload, chatWorkload, restartWorkload, rssWorkload, searchWorkload, diskWorkload];
+export const WORKLOADS: readonly Workload[] = [appendWorkload, tailWorkload, chatWorkload, restartWorkload, rssWorkload, searchWorkload, diskWorkload, commitWorkload, turnFsyncsWorkload];
