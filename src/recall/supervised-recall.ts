@@ -47,6 +47,7 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     forgetMemory: forward('forgetMemory'),
     rankMemory: forward('rankMemory'),
     extractionIdle: forward('extractionIdle'),
+    extractionStatus: forward('extractionStatus'),
     dialogueLog: forward('dialogueLog'),
     importDemoFolder: forward('importDemoFolder'),
     exportDemoFolder: forward('exportDemoFolder'),
