@@ -5,13 +5,15 @@
  *   GET /readyz        → 200 {status: 'ready', checks} | 503 {status: 'not_ready', checks}
  *                        checks: {tree: running|stopped, storage: open|closed, writable}; public
  *   GET /metrics       → Prometheus text (metrics.ts); operator (authorization.ts)
+ *   GET /fact-extraction → {pending, retrying, dead, dead_jobs}: background fact extraction's
+ *                        queue and its dead-lettered jobs (recall's `extractionStatus`); operator
  *   GET /openapi.json  → the OpenAPI 3 document of every route (@fastify/swagger); public
  *
  * The probes say only what an orchestrator needs: no path, no id, no error text beyond a code.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerMetrics } from './metrics.ts';
-import type { RuntimeView } from './services.ts';
+import type { RecallApi, RuntimeView } from './services.ts';
 
 const probeSchema = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags: ['operations'], ...extra });
 
@@ -33,4 +35,9 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: ServerMetric
     const { contentType, body } = await metrics.scrape();
     return reply.type(contentType).send(body);
   });
+}
+
+/** `/fact-extraction`, for operators: what extraction has queued, retrying and dead-lettered. */
+export function registerExtractionRoute(app: FastifyInstance, status: NonNullable<RecallApi['extractionStatus']>): void {
+  app.get('/fact-extraction', { config: { access: 'operator' }, schema: probeSchema('Background fact extraction: jobs queued, retrying and dead-lettered') }, async () => status());
 }
