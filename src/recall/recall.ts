@@ -275,6 +275,7 @@ export function createRecall(options: RecallOptions): Recall {
   }
   const summary = options.summary === undefined || options.summary === false ? undefined : options.summary;
   const summaryLlm = summary?.llm ?? options.llm;
+  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
   const summarizer =
     summary === undefined
       ? undefined
@@ -283,8 +284,8 @@ export function createRecall(options: RecallOptions): Recall {
           ...(summary.maxTokens === undefined ? {} : { maxTokens: summary.maxTokens }),
           ...(summaryLlm === undefined ? {} : { llm: summaryLlm }),
           ...(options.clock === undefined ? {} : { clock: options.clock }),
+          language,
         });
-  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
   const retry = checkRetryOptions(options.extraction);
   const deps: RecallDeps = {
     memory: options.memory,
@@ -363,7 +364,7 @@ export function createRecall(options: RecallOptions): Recall {
     listSessions: (userId) =>
       user(userId, async (u) => {
         await repaired;
-        return listSessions(dbs, u, localNow(deps).ts);
+        return listSessions(dbs, u, localNow(deps).ts, deps.language);
       }),
 
     createSession: (userId) => user(userId, async () => newSessionId()),

@@ -274,7 +274,7 @@ describe('ranked injection', () => {
 
 describe('the facts tools', () => {
   it('remember, update_memory and forget work one fact at a time', async () => {
-    fx = openRecall();
+    fx = openRecall({ language: 'en' });
     const tools = Object.fromEntries(fx.recall.memoryTools(U, 's').map((t) => [t.name, t]));
     const run = (name: string, args: Record<string, unknown>) => tools[name]!.execute(args as never, {} as never);
     expect(await run('remember', { text: 'likes tea', key: 'drink' })).toBe('stored m1');
@@ -284,6 +284,18 @@ describe('the facts tools', () => {
     expect(await run('forget', { id: 'm2' })).toBe('no such memory');
     expect(await fx.recall.listMemory(U)).toEqual([]);
     expect((await fx.recall.memoryHistory(U))[0]!.source).toEqual({ via: 'tool', session_id: 's' });
+  });
+
+  it('answer in Chinese by default (the server language)', async () => {
+    fx = openRecall();
+    const tools = Object.fromEntries(fx.recall.memoryTools(U, 's').map((t) => [t.name, t]));
+    const run = (name: string, args: Record<string, unknown>) => tools[name]!.execute(args as never, {} as never);
+    expect(await run('remember', { text: 'likes tea', key: 'drink' })).toBe('已记住 m1');
+    expect(await run('remember', { text: 'Likes tea!' })).toBe('已经记住过：m1');
+    expect(await run('update_memory', { key: 'drink', text: 'likes coffee' })).toBe('已修改 m2');
+    expect(await run('forget', { memory: 'likes coffee' })).toBe('已忘记 m2');
+    expect(await run('forget', { id: 'm2' })).toBe('没有这条记忆');
+    expect(await run('remember', { text: ' ' })).toBe('没有要记住的内容');
   });
 });
 
