@@ -380,6 +380,9 @@ describe('with a facts model', () => {
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'I like tea a lot' });
     await fx.recall.extractionIdle();
     expect(poisonCalls).toBe(3);
+    // Erasing the user erases its dead letters too.
+    await fx.recall.eraseUser(U);
+    expect(await fx.recall.extractionStatus()).toEqual({ pending: 0, retrying: 0, dead: 0, dead_jobs: [] });
   });
 
   it('a failed job waits its exponential backoff (by the injected clock) while later jobs go ahead', async () => {

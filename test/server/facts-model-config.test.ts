@@ -106,3 +106,35 @@ describe('the facts model of the mnemo command', () => {
     expect(() => loadLlmSettings({ configPath: join(dir, 'config', 'llm.yaml'), required: true, env: {} })).toThrow(/facts_model/);
   });
 });
+
+describe('extraction over a failing endpoint', () => {
+  it('a job the endpoint fails twice (500) is retried and extracted; one it always fails is dead-lettered while later turns go on', async () => {
+    await stub.close();
+    let failures = 0;
+    stub = await startChatServer((body) => {
+      if (!isExtraction(body)) return completion({ content: 'ok' });
+      const turn = JSON.stringify(body['messages']);
+      if (turn.includes('poison') || failures++ < 2) return { status: 500, body: { error: { message: 'upstream down' } } };
+      return completion({ content: '{"facts": [{"text": "likes green tea", "key": "drink"}]}' });
+    });
+    const options = parseCliOptions(['--llm-max-retries', '0'], { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: stub.baseURL }, dir);
+    const settings = loadLlmSettings({
+      configPath: options.llmConfigPath,
+      required: false,
+      env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: stub.baseURL },
+      overrides: { maxRetries: options.llmMaxRetries, factsModel: options.factsModel },
+    });
+    fx = openRecall({ ...modelServices(settings), extraction: { maxAttempts: 4, backoffMs: 0 } });
+    await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'poison' });
+    await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'I only drink green tea' });
+    await fx.recall.extractionIdle();
+    expect((await fx.recall.listMemory('u')).map((e) => e.text)).toEqual(['likes green tea']);
+    const status = await fx.recall.extractionStatus();
+    expect(status).toMatchObject({ pending: 0, dead: 1 });
+    expect(status.dead_jobs[0]).toMatchObject({ reply_id: 2, attempts: 4 });
+    expect(status.dead_jobs[0]!.last_error).toMatch(/500|upstream down/);
+    // 4 attempts of the poison job, 2 failed and 1 good of the other.
+    expect(stub.requests.filter((r) => isExtraction(r.body))).toHaveLength(7);
+  });
+});
+
