@@ -40,6 +40,7 @@ import {
   checkRetryOptions,
   createExtractionWorker,
   extractionStatus,
+  requeueDeadTx,
   type ExtractionRetryOptions,
   type ExtractionStatus,
   type ExtractionWorker,
@@ -243,6 +244,12 @@ export interface Recall {
   extractionIdle(): Promise<void>;
   /** Extraction jobs queued and retrying, and the dead-lettered ones (failed every attempt). */
   extractionStatus(): Promise<ExtractionStatus>;
+  /**
+   * Puts the dead-lettered extraction jobs (of `userId`, else every user's) back in the queue
+   * with their attempts reset (after the model is fixed, say) and starts the drain. Resolves
+   * with how many; 0 without a facts model.
+   */
+  retryDeadExtractions(userId?: string): Promise<number>;
   /** The dialogue log, in turn order; one session's when `sessionId` is given. */
   dialogueLog(userId: string, sessionId?: string): Promise<DialogueLogRow[]>;
   /** The six memory tools bound to one user and session (what a turn gives its agent). */
@@ -464,6 +471,15 @@ export function createRecall(options: RecallOptions): Recall {
     },
 
     extractionStatus: () => guarded(async () => extractionStatus(dbs)),
+
+    retryDeadExtractions: (userId) =>
+      guarded(async () => {
+        if (extraction === undefined) return 0;
+        const u = userId === undefined ? undefined : assertUserId(userId);
+        const moved = await commit(dbs, () => requeueDeadTx(dbs, u));
+        if (moved > 0) extraction.kick();
+        return moved;
+      }),
 
     longTermHistory: (userId) => user(userId, async (u) => longTermHistory(dbs, u)),
 

@@ -48,6 +48,7 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     rankMemory: forward('rankMemory'),
     extractionIdle: forward('extractionIdle'),
     extractionStatus: forward('extractionStatus'),
+    retryDeadExtractions: forward('retryDeadExtractions'),
     dialogueLog: forward('dialogueLog'),
     importDemoFolder: forward('importDemoFolder'),
     exportDemoFolder: forward('exportDemoFolder'),

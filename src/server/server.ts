@@ -35,7 +35,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { registerApiRoutes } from './api-routes.ts';
 import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
-import { registerExtractionRoute, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
+import { registerExtractionRoutes, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
 import { installAuthorization } from './authorization.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
@@ -166,7 +166,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     validated(ops);
     registerProbeRoutes(ops, runtimeView);
     registerMetricsRoute(ops, metrics);
-    if (extractionStatus !== undefined) registerExtractionRoute(ops, extractionStatus);
+    registerExtractionRoutes(ops, options.recall);
   });
   void app.register(async (api) => {
     validated(api);

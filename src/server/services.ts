@@ -33,8 +33,8 @@ export type RecallApi = Pick<
   | 'eraseUser'
   | 'dailyMessages'
 > &
-  /** For operators: `GET /fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
-  Partial<Pick<Recall, 'extractionStatus'>>;
+  /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
+  Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>>;
 
 export interface RuntimeView {
   inspect(): unknown;

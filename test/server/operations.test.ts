@@ -114,9 +114,10 @@ describe('fieldSpecOf', () => {
 });
 
 describe('background fact extraction, for operators', () => {
-  it('a job that fails every attempt is dead-lettered: listed by GET /fact-extraction and counted in mnemo_fact_extraction_jobs', async () => {
-    // The facts model answers prose, never the JSON asked for: every attempt fails.
-    const facts = scriptedLlm([], text('no JSON here'));
+  it('a job that fails every attempt is dead-lettered: listed by GET /fact-extraction, counted in mnemo_fact_extraction_jobs, and retried on request', async () => {
+    // The facts model answers prose, never the JSON asked for: every attempt fails (until fixed).
+    let answer = 'no JSON here';
+    const facts = scriptedLlm(() => text(answer));
     const t = await startTestServer({ adminToken: 'admin-secret', llm: scriptedLlm([], text('ok')), factsLlm: facts, extraction: { maxAttempts: 2, backoffMs: 0 } });
     try {
       const admin = { authorization: 'Bearer admin-secret' };
@@ -145,6 +146,16 @@ describe('background fact extraction, for operators', () => {
       const scraped = (await t.request('GET', '/metrics', { headers: admin })).text;
       expect(sample(scraped, 'mnemo_fact_extraction_jobs{state="dead"}')).toBe(1);
       expect(sample(scraped, 'mnemo_fact_extraction_jobs{state="pending"}')).toBe(0);
+
+      // The model fixed, the operator puts the dead job back: it is extracted.
+      answer = '{"facts": [{"text": "likes tea"}]}';
+      expect((await t.request('POST', '/fact-extraction/retry?user_id=someone-else', { headers: admin })).json).toEqual({ requeued: 0 });
+      expect((await t.request('POST', '/fact-extraction/retry', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await t.request('POST', '/fact-extraction/retry', { headers: admin })).json).toEqual({ requeued: 1 });
+      await t.recall.extractionIdle();
+      const memory = await t.request('GET', '/api/memory?user_id=x-u', { headers: admin });
+      expect((memory.json as { items: { text: string }[] }).items.map((e) => e.text)).toEqual(['likes tea']);
+      expect((await t.request('GET', '/fact-extraction', { headers: admin })).json).toEqual({ pending: 0, retrying: 0, dead: 0, dead_jobs: [] });
     } finally {
       await t.close();
     }

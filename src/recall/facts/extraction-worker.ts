@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../errors.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { RecallDeps } from '../recall-deps.ts';
-import { commit, type RecallDbs } from '../store/recall-dbs.ts';
+import { commit, HIGH, type RecallDbs } from '../store/recall-dbs.ts';
 import type { ExtractionJob, FactSource } from './fact-entry.ts';
 import { deadJobs, extractFacts, queuedJobs, type JobKey } from './fact-extraction.ts';
 import { rememberFact } from './facts-service.ts';
@@ -188,6 +188,22 @@ export function createExtractionWorker(
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Inside a write transaction: moves every dead-lettered job (of `userId`, else all) back to the
+ * queue with its attempts reset, due now. Returns how many.
+ */
+export function requeueDeadTx(dbs: RecallDbs, userId?: string): number {
+  const range = userId === undefined ? { start: [''], end: [HIGH] } : { start: [userId], end: [userId, HIGH] };
+  let moved = 0;
+  for (const { key, value } of dbs.factDead.getRange(range)) {
+    const { attempts: _a, last_error: _e, dead_at: _d, next_at: _n, ...job } = value;
+    dbs.factQueue.put(key, job);
+    dbs.factDead.remove(key);
+    moved++;
+  }
+  return moved;
 }
 
 /** What is queued and what was dead-lettered (reads the dbs). */
