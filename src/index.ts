@@ -58,6 +58,7 @@ export {
   FactConflictError,
   FactNotFoundError,
   DEFAULT_LONG_TERM_TOKENS,
+  DEFAULT_EXTRACTION_RETRY,
   RECALL_DB_NAMES,
   UNTITLED,
 } from './recall/index.ts';
@@ -79,6 +80,9 @@ export type {
   FactWrite,
   RankedFact,
   RememberInput,
+  ExtractionRetryOptions,
+  ExtractionStatus,
+  DeadExtraction,
   DialogueLogRow,
   SearchSessionQuery,
   SearchDailyQuery,

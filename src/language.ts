@@ -1,8 +1,11 @@
 /**
  * The language of the texts Mnemo itself writes for a conversation: the agent's system prompt,
- * the title prompt and offline titles, and the offline fallback's reply. It never touches what
- * users or the model write. `'zh'` (the default) is the Agent Memory Demo's Chinese, unchanged,
- * so Demo clients see exactly the Demo; `'en'` is the same rules in English.
+ * the title prompt and offline titles (the sessions index's too), the offline fallback's reply,
+ * Mnemo's own tools (descriptions and answers), the facts' extraction and judge prompts, and the
+ * summaries' prompts and extractive labels. It never touches what users or the model write, nor
+ * the Demo's six tools, whose texts are the Demo's own (English) in both. `'zh'` (the default)
+ * is the Agent Memory Demo's Chinese, unchanged, so Demo clients see exactly the Demo; `'en'` is
+ * the same rules in English.
  */
 import { InvalidInputError } from './errors.ts';
 

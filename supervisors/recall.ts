@@ -25,7 +25,7 @@ export interface RecallChildrenOptions {
   memory: MessageLog;
   /** The runtime's LMDB environment, read when the service starts (it may have restarted). */
   environment: () => { root: RootDatabase; path: string };
-  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'longTermTokens' | 'summary'>;
+  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'extraction' | 'longTermTokens' | 'summary' | 'language'>;
   /** `false`: no pool, every scan runs inline (yielding to the event loop). */
   pool: SearchPoolOptions | false;
   recallSlot: ServiceSlot<Recall>;

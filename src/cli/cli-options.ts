@@ -13,6 +13,7 @@
  *   --llm-config <path>  MNEMO_LLM_CONFIG  config/llm.yaml  (a missing default file is fine)
  *   --llm-timeout <ms>        MNEMO_LLM_TIMEOUT      llm.timeout, else 60000  (per model call attempt)
  *   --llm-max-retries <n>     MNEMO_LLM_MAX_RETRIES  llm.max_retries, else 2
+ *   --facts-model <name|off>  MNEMO_FACTS_MODEL      llm.facts_model, else the chat model
  *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
  *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
  *   --language <zh|en>        MNEMO_LANGUAGE         zh     (system prompt, titles, offline reply)
@@ -24,6 +25,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from '../server/s
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
+import { factsModelSetting } from './llm-config.ts';
 import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES, type Language } from '../language.ts';
 
 export interface CliOptions {
@@ -45,6 +47,8 @@ export interface CliOptions {
   llmTimeoutMs: number | undefined;
   /** `undefined`: the config file's, else its default. */
   llmMaxRetries: number | undefined;
+  /** The long-term facts' model; `null`: off; `undefined`: the config file's, else the chat model. */
+  factsModel: string | null | undefined;
   /** Time to receive a whole request (headers and body); then 408 and the connection closes. */
   requestTimeoutMs: number;
   /** After a stop signal, how long turns in flight may run before they are cancelled. */
@@ -79,6 +83,10 @@ Options (flag, else environment variable, else default):
   --llm-config <path>      MNEMO_LLM_CONFIG       LLM config file             [config/llm.yaml]
   --llm-timeout <ms>       MNEMO_LLM_TIMEOUT      per model call attempt      [llm.timeout, else 60000]
   --llm-max-retries <n>    MNEMO_LLM_MAX_RETRIES  retries of a failed model call  [llm.max_retries, else 2]
+  --facts-model <m|off>    MNEMO_FACTS_MODEL      model that judges new long-term facts and extracts
+                                                  them from finished turns in the background; off:
+                                                  keys and duplicate rules only  [llm.facts_model,
+                                                  else the chat model]
   --request-timeout <ms>   MNEMO_REQUEST_TIMEOUT  a request's headers and body must arrive within it,
                                                   else 408 and the connection closes  [30000]
   --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
@@ -94,7 +102,7 @@ Logging (JSON lines on stdout):
 
 LLM (OpenAI-compatible chat completions). Each setting comes from its environment variable,
 else from the config file (llm: { api_key, model, base_url, temperature, timeout,
-max_retries }), else its default:
+max_retries, facts_model }), else its default:
   OPENAI_API_KEY    llm.api_key    no key (empty, null or None): the offline fallback, no network
   OPENAI_BASE_URL   llm.base_url   the OpenAI API
   OPENAI_MODEL      llm.model      gpt-4o-mini
@@ -124,6 +132,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'llm-config': { type: 'string' },
         'llm-timeout': { type: 'string' },
         'llm-max-retries': { type: 'string' },
+        'facts-model': { type: 'string' },
         'request-timeout': { type: 'string' },
         'stop-timeout': { type: 'string' },
         language: { type: 'string' },
@@ -171,6 +180,10 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     }
     return Number(value);
   };
+  const factsModel = pick(values['facts-model'], 'MNEMO_FACTS_MODEL');
+  if (factsModel !== undefined && factsModelSetting(factsModel) === undefined) {
+    throw new ConfigError('--facts-model must be a model name or off');
+  }
   const language = pick(values.language, 'MNEMO_LANGUAGE') ?? DEFAULT_LANGUAGE;
   if (!isLanguage(language)) {
     throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGES.join(', ')}`);
@@ -188,6 +201,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     llmConfigExplicit: llmConfig !== undefined,
     llmTimeoutMs: whole('llm-timeout', pick(values['llm-timeout'], 'MNEMO_LLM_TIMEOUT'), 1),
     llmMaxRetries: whole('llm-max-retries', pick(values['llm-max-retries'], 'MNEMO_LLM_MAX_RETRIES'), 0),
+    factsModel: factsModel === undefined ? undefined : factsModelSetting(factsModel),
     requestTimeoutMs:
       whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
     stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,

@@ -10,4 +10,5 @@ export {
   type LlmSettings,
 } from './llm-config.ts';
 export { parseCliOptions, checkExposure, HELP_TEXT, type CliOptions } from './cli-options.ts';
+export { modelServices, type ModelServices } from './model-services.ts';
 export { loadUserTokensFile, parseUserTokens, RECOMMENDED_TOKEN_CHARS, type UserTokens } from './user-tokens-file.ts';

@@ -8,11 +8,16 @@
  *     temperature: 0.2     # of replies (titles are always asked at 0, as in the demo)
  *     timeout: 60000       # ms per model call attempt
  *     max_retries: 2       # retries of 408/409/429/5xx and connection errors
+ *     facts_model: off     # long-term facts' model (judge, background extraction): a model
+ *                          # name, or off; default the chat model above
  *
  * Each of the first three comes from its environment variable (`OPENAI_API_KEY`,
  * `OPENAI_MODEL`, `OPENAI_BASE_URL`; empty counts as unset), else from the file, else its
  * default; `timeout` and `max_retries` from the `--llm-timeout` / `--llm-max-retries` flags
- * (or their variables, see cli-options.ts), else the file, else the default. Unlike the demo, a
+ * (or their variables, see cli-options.ts), else the file, else the default; `facts_model` from
+ * `--facts-model` / `MNEMO_FACTS_MODEL`, else the file, else the chat model (same key and base
+ * URL; asked at temperature 0). `off` (or YAML `false`) turns facts' model calls off: keys and
+ * duplicate rules alone, no extraction. With no key there is no facts model. Unlike the demo, a
  * YAML `api_key:` with no value, or the text `None` (what the demo turned it into, and then
  * sent as a key), means "no key"; the same holds for the other text settings. Malformed YAML,
  * a wrongly shaped `llm` section or an out-of-range number is a `ConfigError`, not a silent
@@ -42,6 +47,8 @@ export type LlmSettings =
       /** Per model call attempt. */
       timeoutMs: number;
       maxRetries: number;
+      /** The model that judges and extracts long-term facts; `null`: off. */
+      factsModel: string | null;
       /** Where the key came from, for the startup log (the key itself is never logged). */
       keyFrom: 'env' | 'file';
     };
@@ -53,12 +60,16 @@ interface FileSettings {
   temperature?: number;
   timeout?: number;
   max_retries?: number;
+  /** `null`: off. */
+  facts_model?: string | null;
 }
 
 /** What the command line may set over the file (flags or their environment variables). */
 export interface LlmOverrides {
   timeoutMs?: number | undefined;
   maxRetries?: number | undefined;
+  /** `null`: off; `undefined`: the file's, else the chat model. */
+  factsModel?: string | null | undefined;
 }
 
 export function loadLlmSettings(options: {
@@ -76,14 +87,17 @@ export function loadLlmSettings(options: {
   const envKey = fromEnv('OPENAI_API_KEY');
   const apiKey = envKey ?? file.api_key;
   if (apiKey === undefined) return { kind: 'fallback' };
+  const model = fromEnv('OPENAI_MODEL') ?? file.model ?? DEFAULT_MODEL;
+  const factsModel = options.overrides?.factsModel !== undefined ? options.overrides.factsModel : file.facts_model;
   return {
     kind: 'openai-compatible',
     apiKey,
-    model: fromEnv('OPENAI_MODEL') ?? file.model ?? DEFAULT_MODEL,
+    model,
     baseURL: fromEnv('OPENAI_BASE_URL') ?? file.base_url,
     temperature: file.temperature ?? DEFAULT_TEMPERATURE,
     timeoutMs: options.overrides?.timeoutMs ?? file.timeout ?? DEFAULT_LLM_TIMEOUT_MS,
     maxRetries: options.overrides?.maxRetries ?? file.max_retries ?? DEFAULT_LLM_MAX_RETRIES,
+    factsModel: factsModel === undefined ? model : factsModel,
     keyFrom: envKey === undefined ? 'file' : 'env',
   };
 }
@@ -104,9 +118,16 @@ function readConfigFile(path: string, required: boolean): FileSettings {
   const llm = doc['llm'];
   if (llm === null || llm === undefined) return {};
   if (!isRecord(llm)) {
-    throw new ConfigError(`${path}: "llm" must be a mapping of api_key, model, base_url, temperature, timeout, max_retries`);
+    throw new ConfigError(`${path}: "llm" must be a mapping of api_key, model, base_url, temperature, timeout, max_retries, facts_model`);
   }
   const out: FileSettings = {};
+  const facts = llm['facts_model'];
+  if (facts === false) out.facts_model = null;
+  else if (facts !== null && facts !== undefined) {
+    if (typeof facts !== 'string') throw new ConfigError(`${path}: llm.facts_model must be a model name or off`);
+    const name = factsModelSetting(facts);
+    if (name !== undefined) out.facts_model = name;
+  }
   for (const key of ['api_key', 'model', 'base_url'] as const) {
     const value = llm[key];
     if (value === null || value === undefined) continue;
@@ -124,6 +145,13 @@ function readConfigFile(path: string, required: boolean): FileSettings {
   const retries = numberSetting(path, llm, 'max_retries', (n) => Number.isInteger(n) && n >= 0, 'a whole number from 0');
   if (retries !== undefined) out.max_retries = retries;
   return out;
+}
+
+/** A facts model setting as written: `off` → null (off), blank or `None` → unset. */
+export function factsModelSetting(text: string): string | null | undefined {
+  const t = text.trim();
+  if (t === '' || t === 'None') return undefined;
+  return t.toLowerCase() === 'off' ? null : t;
 }
 
 function numberSetting(
@@ -155,6 +183,7 @@ export function describeLlm(settings: LlmSettings): Record<string, string | numb
     temperature: settings.temperature,
     timeoutMs: settings.timeoutMs,
     maxRetries: settings.maxRetries,
+    factsModel: settings.factsModel ?? 'off',
     keyFrom: settings.keyFrom,
   };
 }

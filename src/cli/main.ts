@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       configPath: options.llmConfigPath,
       required: options.llmConfigExplicit,
       env: process.env,
-      overrides: { timeoutMs: options.llmTimeoutMs, maxRetries: options.llmMaxRetries },
+      overrides: { timeoutMs: options.llmTimeoutMs, maxRetries: options.llmMaxRetries, factsModel: options.factsModel },
     });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

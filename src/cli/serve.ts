@@ -13,10 +13,10 @@
  *   that arrives while starting stops right after the start.
  */
 import { hostname } from 'node:os';
-import { openAICompatible, type LlmService } from '../llm/index.ts';
 import { startRuntime } from '../runtime.ts';
 import type { CliOptions } from './cli-options.ts';
 import { describeLlm, type LlmSettings } from './llm-config.ts';
+import { modelServices } from './model-services.ts';
 import { startServer, type RunningServer } from '../server/server.ts';
 import { createServerMetrics } from '../server/metrics.ts';
 
@@ -27,19 +27,6 @@ const LEVELS: Record<Level, number> = { info: 30, warn: 40, error: 50 };
 export function logLine(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
   const line = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), ...fields, msg });
   (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
-}
-
-/** `undefined` for offline mode: the recall service then gives the demo's fallback replies and titles. */
-function llmService(settings: LlmSettings): LlmService | undefined {
-  if (settings.kind === 'fallback') return undefined;
-  return openAICompatible({
-    apiKey: settings.apiKey,
-    model: settings.model,
-    ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
-    temperature: settings.temperature,
-    timeoutMs: settings.timeoutMs,
-    maxRetries: settings.maxRetries,
-  });
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -78,12 +65,13 @@ export async function serve(options: CliOptions, llm: LlmSettings, userTokens: R
 
   // One registry for the server, the runtime's write path and the model calls.
   const metrics = createServerMetrics();
-  const model = llmService(llm);
+  // Offline (no key): neither; the facts model is the chat model unless configured otherwise.
+  const models = modelServices(llm, (service) => metrics.observeLlm(service));
   const runtime = await startRuntime({
     dataDir: options.dataDir,
     storage: 'lmdb',
     observer: metrics.writeObserver,
-    recall: { language: options.language, ...(model === undefined ? {} : { llm: metrics.observeLlm(model) }) },
+    recall: { language: options.language, ...models },
   });
   let server: RunningServer;
   try {

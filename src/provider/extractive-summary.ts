@@ -1,21 +1,30 @@
+import type { Language } from '../language.ts';
 import type { Message } from '../message.ts';
 import type { TokenCounter } from './token-counter.ts';
 
 /**
  * The offline summary (no model): the previous summary's lines, then one line per user message
  * and per assistant reply with text, `User: {first sentence}` / `Assistant: {first sentence}`
- * (a sentence ends at `.`, `!`, `?`, `。`, `！`, `？` or a line break; at most 200 characters).
+ * (a sentence ends at `.`, `!`, `?`, `。`, `！`, `？` or a line break; at most 200 characters);
+ * in Chinese `用户：{…}` / `助手：{…}`.
  * Tool calls and results are left out. Bounded to `maxTokens`: the OLDEST lines go first, so
  * the summary keeps the latest part of the conversation when it has to shed some.
  * Deterministic, so the same history always gives the same summary.
  */
-export function extractiveSummary(previous: string | undefined, messages: readonly Message[], maxTokens: number, count: TokenCounter): string {
+export function extractiveSummary(
+  previous: string | undefined,
+  messages: readonly Message[],
+  maxTokens: number,
+  count: TokenCounter,
+  language: Language = 'en',
+): string {
+  const [user, assistant] = language === 'zh' ? ['用户：', '助手：'] : ['User: ', 'Assistant: '];
   const lines = previous ? previous.split('\n').filter((l) => l !== '') : [];
   for (const m of messages) {
     if (m.role !== 'user' && m.role !== 'assistant') continue;
     const sentence = firstSentence(textOf(m));
     if (sentence === '') continue;
-    lines.push(`${m.role === 'user' ? 'User' : 'Assistant'}: ${sentence}`);
+    lines.push(`${m.role === 'user' ? user : assistant}${sentence}`);
   }
   return keepNewestLines(lines, maxTokens, count);
 }

@@ -1,3 +1,4 @@
+import { assertLanguage, type Language } from '../language.ts';
 import { isFallbackLlm } from '../llm/fallback-llm.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
@@ -56,6 +57,11 @@ export interface SummarizerOptions {
   onError?: (error: unknown, conversationId: string) => void;
   /** Stamps `at`. Default: the system clock. */
   clock?: WallClock;
+  /**
+   * Of the instruction and request sent to the model, and of the extractive summary's labels
+   * (language.ts). Default `'en'`; the recall service passes its own (default `'zh'`).
+   */
+  language?: Language;
 }
 
 export interface Summarizer {
@@ -87,6 +93,15 @@ export const SUMMARY_INSTRUCTION =
   'messages bring: facts about the user, preferences, decisions, names, numbers, results of tool calls, and ' +
   'open questions or tasks. Be concise and factual; write plain text, no preamble. ';
 
+/** The instruction of a summarization call, `SUMMARY_INSTRUCTION` in English. */
+export function summaryInstruction(maxTokens: number, language: Language = 'en'): string {
+  return language === 'zh'
+    ? '你负责维护用户与助手之间一段长对话的滚动摘要。你会收到之前的摘要（如果有）以及其后的新消息。请写出新的摘要：' +
+        '它会替换之前的摘要，所以要保留之前摘要中仍然重要的全部内容，再加入新消息带来的信息：关于用户的事实、偏好、决定、' +
+        `名字、数字、工具调用的结果，以及尚未解决的问题或任务。简洁、客观；只写纯文本，不要开场白。最多约 ${maxTokens} 个 token。`
+    : `${SUMMARY_INSTRUCTION}At most about ${maxTokens} tokens.`;
+}
+
 /** Per store, per conversation: the lane of summarization jobs. Shared by every summarizer of the store. */
 const lanesByStore = new WeakMap<MessageLog, Map<string, Lane>>();
 
@@ -105,6 +120,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
   const model = llm === undefined ? 'extractive' : (options.model ?? modelOf(llm));
   const onError = options.onError ?? warn;
   const clock = options.clock ?? systemWallClock;
+  const language = options.language ?? 'en';
   const counter = async (): Promise<TokenCounter> => options.countTokens ?? (await o200kTokenCounter());
   let lanes = lanesByStore.get(log);
   if (lanes === undefined) lanesByStore.set(log, (lanes = new Map()));
@@ -158,10 +174,10 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
   };
 
   const summaryText = async (id: string, previous: string | undefined, messages: Message[], count: TokenCounter): Promise<string> => {
-    if (llm === undefined) return extractiveSummary(previous, messages, maxTokens, count);
+    if (llm === undefined) return extractiveSummary(previous, messages, maxTokens, count, language);
     const response = await llm.chat([
-      { role: 'system', content: `${SUMMARY_INSTRUCTION}At most about ${maxTokens} tokens.` },
-      { role: 'user', content: summaryRequest(previous, messages) },
+      { role: 'system', content: summaryInstruction(maxTokens, language) },
+      { role: 'user', content: summaryRequest(previous, messages, language) },
     ]);
     const text = typeof response.content === 'string' ? response.content.trim() : '';
     if (text === '') throw new SummaryFailedError(`the model returned no summary for ${JSON.stringify(id)}`, id);
@@ -237,17 +253,20 @@ function* steps(pending: StoredMessage[], coveredTo: number, budget: number, cou
 }
 
 /** The user message of a summarization call: the previous summary, then the new messages as a transcript. */
-export function summaryRequest(previous: string | undefined, messages: readonly Message[]): string {
+export function summaryRequest(previous: string | undefined, messages: readonly Message[], language: Language = 'en'): string {
+  const zh = language === 'zh';
   const lines = messages.map((m) => {
     if (m.role === 'assistant' && m.tool_calls?.length) {
       const calls = m.tool_calls.map((tc) => `${tc.function.name}(${tc.function.arguments})`).join(', ');
       const said = textOf(m);
-      return `assistant: ${said ? `${said} ` : ''}[calls ${calls}]`;
+      return `assistant: ${said ? `${said} ` : ''}[${zh ? '调用' : 'calls'} ${calls}]`;
     }
-    if (m.role === 'tool') return `tool result${m.name ? ` (${m.name})` : ''}: ${m.content}`;
+    if (m.role === 'tool') return `${zh ? '工具结果' : 'tool result'}${m.name ? ` (${m.name})` : ''}: ${m.content}`;
     return `${m.role}: ${textOf(m)}`;
   });
-  return `Previous summary:\n${previous ?? '(none)'}\n\nNew messages:\n${lines.join('\n')}`;
+  return zh
+    ? `之前的摘要：\n${previous ?? '（无）'}\n\n新消息：\n${lines.join('\n')}`
+    : `Previous summary:\n${previous ?? '(none)'}\n\nNew messages:\n${lines.join('\n')}`;
 }
 
 function modelOf(llm: LlmService): string {
@@ -264,7 +283,8 @@ function warn(error: unknown, conversationId: string): void {
 /** Every option checked when the summarizer is made, so a bad one fails there (`InvalidMemoryConfigError`). */
 function checkOptions(options: SummarizerOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidMemoryConfigError('options must be an object', options);
-  const { llm, keepLast, maxTokens, countTokens, onError, model, clock } = options;
+  const { llm, keepLast, maxTokens, countTokens, onError, model, clock, language } = options;
+  if (language !== undefined) assertLanguage(language);
   if (llm !== undefined && (typeof llm !== 'object' || llm === null || typeof llm.chat !== 'function')) {
     throw new InvalidMemoryConfigError('llm must be an LlmService (with chat)', llm);
   }

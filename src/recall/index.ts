@@ -27,6 +27,7 @@ export type { FactEntry, FactOrigin, FactSource, FactVerdict, FactVerdictKind, F
 export { FactConflictError, FactNotFoundError } from './facts/fact-errors.ts';
 export { DEFAULT_LONG_TERM_TOKENS, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 export type { RememberInput } from './facts/facts-service.ts';
+export { DEFAULT_EXTRACTION_RETRY, type DeadExtraction, type ExtractionRetryOptions, type ExtractionStatus } from './facts/extraction-worker.ts';
 export { buildSystemPrompt } from './chat/system-prompt.ts';
 export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts';
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';

@@ -40,7 +40,7 @@ export interface RecallDeps {
   kickExtraction: (() => void) | undefined;
   /** Rolling summaries of the sessions (recall's `summary` option); undefined: off. */
   summarizer: Summarizer | undefined;
-  /** Of the system prompt, titles and offline replies. */
+  /** Of the system prompt, titles, offline replies, Mnemo's tools and the facts prompts (language.ts). */
   language: Language;
 }
 

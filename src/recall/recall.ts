@@ -25,7 +25,6 @@ import { longTermHistory, type LongTermVersion } from './store/long-term-store.t
 import type { FactEntry, FactWrite } from './facts/fact-entry.ts';
 import { createFactStore } from './facts/fact-store.ts';
 import {
-  createExtractionWorker,
   forgetFact,
   listFactHistory,
   listFacts,
@@ -34,10 +33,18 @@ import {
   undoDocument,
   updateFact,
   writeDocument,
-  type ExtractionWorker,
   type RememberInput,
 } from './facts/facts-service.ts';
 import { nextQueued } from './facts/fact-extraction.ts';
+import {
+  checkRetryOptions,
+  createExtractionWorker,
+  extractionStatus,
+  requeueDeadTx,
+  type ExtractionRetryOptions,
+  type ExtractionStatus,
+  type ExtractionWorker,
+} from './facts/extraction-worker.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 import type { DailyRow, MemoryRow } from './store/memory-row.ts';
 import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
@@ -117,6 +124,12 @@ export interface RecallOptions {
    * duplicate detection alone, no extraction.
    */
   factsLlm?: LlmService;
+  /**
+   * Retries of a failed extraction job (facts/extraction-worker.ts): `maxAttempts` (default 5),
+   * then it is dead-lettered; waits `backoffMs` (default 2000) doubling per failure, at most
+   * `maxBackoffMs` (default 300 000).
+   */
+  extraction?: ExtractionRetryOptions;
   /** o200k tokens at most in a turn's `[LONG_TERM]` section. Default 300. */
   longTermTokens?: number;
   /**
@@ -229,6 +242,14 @@ export interface Recall {
   rankMemory(userId: string, query: string, options?: RankOptions): Promise<RankedFact[]>;
   /** Resolves when background fact extraction has nothing left to do (or waits on a failing model). */
   extractionIdle(): Promise<void>;
+  /** Extraction jobs queued and retrying, and the dead-lettered ones (failed every attempt). */
+  extractionStatus(): Promise<ExtractionStatus>;
+  /**
+   * Puts the dead-lettered extraction jobs (of `userId`, else every user's) back in the queue
+   * with their attempts reset (after the model is fixed, say) and starts the drain. Resolves
+   * with how many; 0 without a facts model.
+   */
+  retryDeadExtractions(userId?: string): Promise<number>;
   /** The dialogue log, in turn order; one session's when `sessionId` is given. */
   dialogueLog(userId: string, sessionId?: string): Promise<DialogueLogRow[]>;
   /** The six memory tools bound to one user and session (what a turn gives its agent). */
@@ -261,6 +282,7 @@ export function createRecall(options: RecallOptions): Recall {
   }
   const summary = options.summary === undefined || options.summary === false ? undefined : options.summary;
   const summaryLlm = summary?.llm ?? options.llm;
+  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
   const summarizer =
     summary === undefined
       ? undefined
@@ -269,8 +291,9 @@ export function createRecall(options: RecallOptions): Recall {
           ...(summary.maxTokens === undefined ? {} : { maxTokens: summary.maxTokens }),
           ...(summaryLlm === undefined ? {} : { llm: summaryLlm }),
           ...(options.clock === undefined ? {} : { clock: options.clock }),
+          language,
         });
-  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
+  const retry = checkRetryOptions(options.extraction);
   const deps: RecallDeps = {
     memory: options.memory,
     dbs: dbs0,
@@ -326,7 +349,7 @@ export function createRecall(options: RecallOptions): Recall {
   // Fact extraction runs in the background; a previous process may have left turns queued.
   let extraction: ExtractionWorker | undefined;
   if (options.factsLlm !== undefined) {
-    const worker = createExtractionWorker(deps, options.factsLlm, guarded);
+    const worker = createExtractionWorker(deps, options.factsLlm, guarded, retry);
     extraction = worker;
     deps.kickExtraction = () => worker.kick();
     if (nextQueued(dbs) !== undefined) worker.kick();
@@ -348,7 +371,7 @@ export function createRecall(options: RecallOptions): Recall {
     listSessions: (userId) =>
       user(userId, async (u) => {
         await repaired;
-        return listSessions(dbs, u, localNow(deps).ts);
+        return listSessions(dbs, u, localNow(deps).ts, deps.language);
       }),
 
     createSession: (userId) => user(userId, async () => newSessionId()),
@@ -446,6 +469,17 @@ export function createRecall(options: RecallOptions): Recall {
     extractionIdle: async () => {
       await extraction?.idle();
     },
+
+    extractionStatus: () => guarded(async () => extractionStatus(dbs)),
+
+    retryDeadExtractions: (userId) =>
+      guarded(async () => {
+        if (extraction === undefined) return 0;
+        const u = userId === undefined ? undefined : assertUserId(userId);
+        const moved = await commit(dbs, () => requeueDeadTx(dbs, u));
+        if (moved > 0) extraction.kick();
+        return moved;
+      }),
 
     longTermHistory: (userId) => user(userId, async (u) => longTermHistory(dbs, u)),
 

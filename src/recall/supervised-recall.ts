@@ -47,6 +47,8 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     forgetMemory: forward('forgetMemory'),
     rankMemory: forward('rankMemory'),
     extractionIdle: forward('extractionIdle'),
+    extractionStatus: forward('extractionStatus'),
+    retryDeadExtractions: forward('retryDeadExtractions'),
     dialogueLog: forward('dialogueLog'),
     importDemoFolder: forward('importDemoFolder'),
     exportDemoFolder: forward('exportDemoFolder'),

@@ -11,6 +11,9 @@
  *   mnemo_live_conversations                         conversation actors alive (read at scrape time)
  *   mnemo_restarts_total{child}                      supervisor restarts (`conversation` for any conversation actor)
  *   mnemo_http_errors_total{code,status}             error answers by stable code
+ *   mnemo_fact_extraction_jobs{state}                background fact extraction's jobs: `pending`
+ *                                                    (queued), `retrying` (of those, failed before),
+ *                                                    `dead` (failed every attempt); read at scrape time
  *   mnemo_process_* / mnemo_nodejs_*                 prom-client's default process metrics (but
  *                                                    `nodejs_eventloop_lag_seconds`: see below)
  *
@@ -41,6 +44,8 @@ export interface ServerMetrics {
   error(code: string, status: number): void;
   /** Read `count()` as the live conversation actors at every scrape. */
   trackLiveConversations(count: () => number): void;
+  /** Read `status()` as the fact extraction jobs at every scrape. */
+  trackExtraction(status: () => Promise<{ pending: number; retrying: number; dead: number }>): void;
   /** Count the restarts `events` reports (conversation actors of runtime `name` as one child). */
   trackRestarts(events: EventStream<TreeEvent>, runtimeName: string | undefined): () => void;
   /** The exposition text and its content type. */
@@ -80,6 +85,20 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
     registers,
     collect() {
       this.set(liveCount());
+    },
+  });
+  let extraction: (() => Promise<{ pending: number; retrying: number; dead: number }>) | undefined;
+  new Gauge({
+    name: 'mnemo_fact_extraction_jobs',
+    help: 'Background fact extraction jobs: pending (queued), retrying (of those, failed before), dead (failed every attempt)',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      if (extraction === undefined) return;
+      // A recall service restarting or stopped: no sample rather than a failed scrape.
+      const counts = await extraction().catch(() => undefined);
+      if (counts === undefined) return;
+      for (const state of ['pending', 'retrying', 'dead'] as const) this.set({ state }, counts[state]);
     },
   });
   const restarts = new Counter({
@@ -158,6 +177,9 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
     },
     trackLiveConversations(count) {
       liveCount = count;
+    },
+    trackExtraction(status) {
+      extraction = status;
     },
     trackRestarts(events, runtimeName) {
       const supName = runtimeName === undefined ? undefined : conversationSupName(runtimeName);

@@ -5,13 +5,17 @@
  *   GET /readyz        → 200 {status: 'ready', checks} | 503 {status: 'not_ready', checks}
  *                        checks: {tree: running|stopped, storage: open|closed, writable}; public
  *   GET /metrics       → Prometheus text (metrics.ts); operator (authorization.ts)
+ *   GET /fact-extraction → {pending, retrying, dead, dead_jobs}: background fact extraction's
+ *                        queue and its dead-lettered jobs (recall's `extractionStatus`); operator
+ *   POST /fact-extraction/retry?user_id= → {requeued}: the dead-lettered jobs (of that user, else
+ *                        all) back in the queue, attempts reset; operator
  *   GET /openapi.json  → the OpenAPI 3 document of every route (@fastify/swagger); public
  *
  * The probes say only what an orchestrator needs: no path, no id, no error text beyond a code.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerMetrics } from './metrics.ts';
-import type { RuntimeView } from './services.ts';
+import type { RecallApi, RuntimeView } from './services.ts';
 
 const probeSchema = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags: ['operations'], ...extra });
 
@@ -33,4 +37,29 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: ServerMetric
     const { contentType, body } = await metrics.scrape();
     return reply.type(contentType).send(body);
   });
+}
+
+/** `/fact-extraction`, for operators: what extraction has queued, retrying and dead-lettered, and a retry of the dead. */
+export function registerExtractionRoutes(app: FastifyInstance, recall: RecallApi): void {
+  const { extractionStatus, retryDeadExtractions } = recall;
+  if (extractionStatus !== undefined) {
+    app.get('/fact-extraction', { config: { access: 'operator' }, schema: probeSchema('Background fact extraction: jobs queued, retrying and dead-lettered') }, async () =>
+      extractionStatus.call(recall),
+    );
+  }
+  if (retryDeadExtractions !== undefined) {
+    app.post<{ Querystring: { user_id?: string } }>(
+      '/fact-extraction/retry',
+      {
+        config: { access: 'operator' },
+        schema: probeSchema('Puts the dead-lettered extraction jobs (of user_id, else all) back in the queue', {
+          querystring: { type: 'object', properties: { user_id: { type: 'string', default: '' } } },
+        }),
+      },
+      async (request) => {
+        const userId = request.query.user_id;
+        return { requeued: await retryDeadExtractions.call(recall, userId === undefined || userId === '' ? undefined : userId) };
+      },
+    );
+  }
 }

@@ -35,7 +35,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { registerApiRoutes } from './api-routes.ts';
 import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
-import { registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
+import { registerExtractionRoutes, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
 import { installAuthorization } from './authorization.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
@@ -120,6 +120,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
   metrics.trackLiveConversations(() => runtimeView.liveConversations ?? 0);
+  const extractionStatus = options.recall.extractionStatus?.bind(options.recall);
+  if (extractionStatus !== undefined) metrics.trackExtraction(extractionStatus);
   const stopTracking = runtimeView.events ? metrics.trackRestarts(runtimeView.events, runtimeView.name) : () => {};
   app.addHook('onClose', async () => stopTracking());
   installErrorHandlers(app, bodyLimit, (code, status) => metrics.error(code, status));
@@ -164,6 +166,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     validated(ops);
     registerProbeRoutes(ops, runtimeView);
     registerMetricsRoute(ops, metrics);
+    registerExtractionRoutes(ops, options.recall);
   });
   void app.register(async (api) => {
     validated(api);

@@ -32,7 +32,9 @@ export type RecallApi = Pick<
   | 'forgetMemory'
   | 'eraseUser'
   | 'dailyMessages'
->;
+> &
+  /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
+  Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>>;
 
 export interface RuntimeView {
   inspect(): unknown;

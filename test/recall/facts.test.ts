@@ -7,7 +7,7 @@ import { normalizeFact, factTokens, isNearDuplicate, shapeOf } from '../../src/r
 import { commit } from '../../src/recall/store/recall-dbs.ts';
 import { writeLongTerm } from '../../src/recall/store/long-term-store.ts';
 import { openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
-import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { manualClock, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
@@ -274,7 +274,7 @@ describe('ranked injection', () => {
 
 describe('the facts tools', () => {
   it('remember, update_memory and forget work one fact at a time', async () => {
-    fx = openRecall();
+    fx = openRecall({ language: 'en' });
     const tools = Object.fromEntries(fx.recall.memoryTools(U, 's').map((t) => [t.name, t]));
     const run = (name: string, args: Record<string, unknown>) => tools[name]!.execute(args as never, {} as never);
     expect(await run('remember', { text: 'likes tea', key: 'drink' })).toBe('stored m1');
@@ -284,6 +284,18 @@ describe('the facts tools', () => {
     expect(await run('forget', { id: 'm2' })).toBe('no such memory');
     expect(await fx.recall.listMemory(U)).toEqual([]);
     expect((await fx.recall.memoryHistory(U))[0]!.source).toEqual({ via: 'tool', session_id: 's' });
+  });
+
+  it('answer in Chinese by default (the server language)', async () => {
+    fx = openRecall();
+    const tools = Object.fromEntries(fx.recall.memoryTools(U, 's').map((t) => [t.name, t]));
+    const run = (name: string, args: Record<string, unknown>) => tools[name]!.execute(args as never, {} as never);
+    expect(await run('remember', { text: 'likes tea', key: 'drink' })).toBe('已记住 m1');
+    expect(await run('remember', { text: 'Likes tea!' })).toBe('已经记住过：m1');
+    expect(await run('update_memory', { key: 'drink', text: 'likes coffee' })).toBe('已修改 m2');
+    expect(await run('forget', { memory: 'likes coffee' })).toBe('已忘记 m2');
+    expect(await run('forget', { id: 'm2' })).toBe('没有这条记忆');
+    expect(await run('remember', { text: ' ' })).toBe('没有要记住的内容');
   });
 });
 
@@ -317,22 +329,101 @@ describe('with a facts model', () => {
     ]);
   });
 
-  it('a turn queued while the model was failing is extracted at the next start', async () => {
+  it('a turn whose extraction failed is retried at the next start, after its backoff', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-facts-resume-'));
     try {
-      fx = openRecall({ dir, llm: scriptedLlm([says('noted'), says('title')]), factsLlm: scriptedLlm([new Error('down')]) });
+      const extraction = { maxAttempts: 3, backoffMs: 60_000 };
+      fx = openRecall({ dir, extraction, llm: scriptedLlm([says('noted'), says('title')]), factsLlm: scriptedLlm([new Error('down')]) });
       await fx.recall.chat({ userId: U, sessionId: 's', message: 'I live in Oslo' });
       await fx.recall.extractionIdle();
       expect(await fx.recall.listMemory(U)).toEqual([]);
+      expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 1, retrying: 1, dead: 0 });
       await fx.close();
-      fx = openRecall({ dir, factsLlm: scriptedLlm([says('{"facts": [{"text": "lives in Oslo"}]}')]) });
+      const clock = manualClock();
+      clock.advance(60_000);
+      const facts = scriptedLlm([says('{"facts": [{"text": "lives in Oslo"}]}')]);
+      fx = openRecall({ dir, clock, extraction, factsLlm: facts });
       await fx.recall.extractionIdle();
       expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['lives in Oslo']);
+      expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, retrying: 0, dead: 0 });
     } finally {
       await fx?.close();
       fx = undefined;
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a job that keeps failing is retried maxAttempts times, then dead-lettered, and the same user\'s later turns are still extracted', async () => {
+    // The model fails every extraction of "poison" (an error, then answers that are not JSON).
+    let poisonCalls = 0;
+    const facts = scriptedLlm((messages) => {
+      const turn = String(messages[1]!.content);
+      if (turn.includes('poison')) {
+        poisonCalls++;
+        if (poisonCalls === 1) throw new Error('HTTP 500');
+        return says('sorry, no JSON today');
+      }
+      return says('{"facts": [{"text": "likes tea", "key": "drink"}]}');
+    });
+    fx = openRecall({ llm: scriptedLlm([], says('ok')), factsLlm: facts, extraction: { maxAttempts: 3, backoffMs: 0 } });
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'poison' });
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'I like tea' });
+    await fx.recall.extractionIdle();
+    expect(poisonCalls).toBe(3);
+    expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['likes tea']);
+    const status = await fx.recall.extractionStatus();
+    expect(status).toMatchObject({ pending: 0, retrying: 0, dead: 1 });
+    expect(status.dead_jobs).toEqual([
+      expect.objectContaining({ user_id: U, session_id: 's', reply_id: 2, message_ids: [1, 2], attempts: 3, last_error: 'the model did not answer the JSON object asked for' }),
+    ]);
+    // Dead is final: a later turn does not try it again.
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'I like tea a lot' });
+    await fx.recall.extractionIdle();
+    expect(poisonCalls).toBe(3);
+    // Erasing the user erases its dead letters too.
+    await fx.recall.eraseUser(U);
+    expect(await fx.recall.extractionStatus()).toEqual({ pending: 0, retrying: 0, dead: 0, dead_jobs: [] });
+  });
+
+  it('a failed job waits its exponential backoff (by the injected clock) while later jobs go ahead', async () => {
+    let failures = 0;
+    const facts = scriptedLlm((messages) => {
+      if (String(messages[1]!.content).includes('flaky') && failures < 2) {
+        failures++;
+        throw new Error('HTTP 503');
+      }
+      return says(String(messages[1]!.content).includes('flaky') ? '{"facts": [{"text": "is flaky"}]}' : '{"facts": []}');
+    });
+    fx = openRecall({ llm: scriptedLlm([], says('ok')), factsLlm: facts, extraction: { maxAttempts: 5, backoffMs: 1_000 } });
+    const attemptsOfFlaky = () => facts.calls.filter((c) => String(c.messages[1]!.content).includes('flaky')).length;
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'flaky' });
+    await fx.recall.extractionIdle();
+    expect(attemptsOfFlaky()).toBe(1);
+    // Not yet due (1 s after the first failure): a later turn is extracted, the flaky one waits.
+    fx.clock.advance(999);
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello' });
+    await fx.recall.extractionIdle();
+    expect(attemptsOfFlaky()).toBe(1);
+    expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 1, retrying: 1 });
+    fx.clock.advance(1);
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello again' });
+    await fx.recall.extractionIdle();
+    expect(attemptsOfFlaky()).toBe(2);
+    // The second failure doubles the wait: 2 s.
+    fx.clock.advance(1_999);
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'still here' });
+    await fx.recall.extractionIdle();
+    expect(attemptsOfFlaky()).toBe(2);
+    fx.clock.advance(1);
+    await fx.recall.chat({ userId: U, sessionId: 's', message: 'and again' });
+    await fx.recall.extractionIdle();
+    expect(attemptsOfFlaky()).toBe(3);
+    expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['is flaky']);
+    expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, dead: 0 });
+  });
+
+  it('refuses invalid retry options', () => {
+    expect(() => openRecall({ extraction: { maxAttempts: 0 } })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
 
   it('offline, no turn is queued and remember_note still writes entries', async () => {

@@ -4,6 +4,13 @@ import { buildSystemPrompt } from '../../src/recall/chat/system-prompt.ts';
 import { generateTitle, offlineTitle } from '../../src/recall/store/session-title.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { says, scriptedLlm } from '../support/scripted-llm.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LlmService } from '../../src/llm/llm-service.ts';
+import { createSummarizer } from '../../src/provider/summarizer.ts';
+import { sessionConversationId } from '../../src/recall/recall-ids.ts';
+import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 
 // The `language` setting: 'zh' (the default) keeps every Demo text; 'en' writes the same
 // rules, titles and offline replies in English.
@@ -107,4 +114,158 @@ describe('a recall service with a language', () => {
   it('refuses a language it does not have, with invalid_option', () => {
     expect(() => openRecall({ language: 'fr' as 'en' })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
+});
+
+// The Demo's tool docstrings and empty answers (reference agent-memory-demo.md §5.3): the
+// Demo's Chinese mode sent these English texts, so both languages keep them byte for byte.
+const DEMO_TOOLS: Record<string, { description: string; empty: [Record<string, unknown>, string] | null }> = {
+  remember_note: { description: 'Overwrite memory.md with the latest full-memory text. The input must be complete, not incremental.', empty: null },
+  get_recent_session: { description: 'Fetch the latest session history by rounds (1 round ~= user+assistant messages).', empty: [{}, 'no session history'] },
+  search_session: {
+    description: 'Search session history by keyword and return message_id anchors for follow-up window lookups.',
+    empty: [{ keyword: 'volcano' }, 'no matched session messages'],
+  },
+  get_session_window: {
+    description: 'Fetch session messages around a message_id anchor. Use after search_session to expand context.',
+    empty: [{ message_id: 99 }, 'no window messages'],
+  },
+  search_daily: {
+    description: 'Search daily history by keyword. Optional day=YYYY-MM-DD; empty/invalid day falls back to all days.',
+    empty: [{ keyword: 'volcano' }, 'no matched daily messages'],
+  },
+  get_daily_window: {
+    description: 'Fetch daily messages around a message_id anchor. Use after search_daily to expand context.',
+    empty: [{ message_id: 99 }, 'no window messages'],
+  },
+};
+
+const CJK = /[\u4e00-\u9fff]/u;
+
+describe('the tools in each language', () => {
+  for (const language of ['zh', 'en'] as const) {
+    it(`${language}: the Demo's six tools keep the Demo's descriptions and answers, byte for byte`, async () => {
+      fx = openRecall({ language });
+      const tools = fx.recall.memoryTools('u', 's');
+      for (const [name, demo] of Object.entries(DEMO_TOOLS)) {
+        const tool = tools.find((t) => t.name === name)!;
+        expect(tool.description, name).toBe(demo.description);
+        if (demo.empty) expect(await tool.execute(demo.empty[0] as never, {} as never), name).toBe(demo.empty[1]);
+      }
+      expect(await tools.find((t) => t.name === 'remember_note')!.execute({ note: 'likes tea' } as never, {} as never)).toBe('stored');
+    });
+  }
+
+  it("Mnemo's own tools (remember, update_memory, forget, search_memory) speak the server language", async () => {
+    fx = openRecall({ language: 'en' });
+    const en = Object.fromEntries(fx.recall.memoryTools('u', 's').map((t) => [t.name, t]));
+    await fx.close();
+    fx = openRecall();
+    const zh = Object.fromEntries(fx.recall.memoryTools('u', 's').map((t) => [t.name, t]));
+    for (const name of ['remember', 'update_memory', 'forget', 'search_memory']) {
+      expect(en[name]!.description, name).not.toMatch(CJK);
+      expect(zh[name]!.description, name).toMatch(CJK);
+      // Same arguments in both.
+      expect(zh[name]!.parameters).toEqual(en[name]!.parameters);
+    }
+    expect(await zh['forget']!.execute({ id: 'm9' } as never, {} as never)).toBe('没有这条记忆');
+  });
+});
+
+/** A facts model that answers each prompt as asked, recording the system prompts it was sent. */
+function factsModel(): LlmService & { systems: string[] } {
+  const systems: string[] = [];
+  return {
+    systems,
+    async chat(messages) {
+      const system = String(messages[0]!.content);
+      systems.push(system);
+      return { content: system.includes('"verdict"') ? '{"verdict": "new", "target": null}' : '{"facts": [{"text": "likes green tea"}]}' };
+    },
+  };
+}
+
+describe('the facts prompts in each language', () => {
+  for (const [language, extraction, judge] of [
+    ['zh', /^从这段对话中提取关于用户的长期事实/, /^你以简短事实的形式维护用户的长期记忆/],
+    ['en', /^Extract durable facts about the user/, /^You maintain a user's long-term memory/],
+  ] as const) {
+    it(`${language}: extraction and the judge are asked in it`, async () => {
+      const model = factsModel();
+      fx = openRecall({ language, llm: scriptedLlm([], says('ok')), factsLlm: model });
+      await fx.recall.remember('u', { text: 'likes tea' });
+      await fx.recall.chat({ userId: 'u', sessionId: 's', message: 'I like green tea' });
+      await fx.recall.extractionIdle();
+      expect(model.systems.some((p) => extraction.test(p))).toBe(true);
+      expect(model.systems.some((p) => judge.test(p))).toBe(true);
+      expect(model.systems.every((p) => (language === 'en' ? !CJK.test(p) : CJK.test(p)))).toBe(true);
+    });
+  }
+});
+
+describe('the summaries in each language', () => {
+  const long = (i: number) => `turn ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(6)}`;
+  for (const [language, instruction, request] of [
+    ['zh', /^你负责维护用户与助手之间一段长对话的滚动摘要.*最多约 40 个 token。$/su, /^之前的摘要：\n/],
+    ['en', /^You maintain the running summary of a long conversation.*At most about 40 tokens\.$/su, /^Previous summary:\n/],
+  ] as const) {
+    it(`${language}: the summarizing model is asked in it`, async () => {
+      const asked: string[][] = [];
+      const summaryLlm: LlmService = {
+        async chat(messages) {
+          asked.push(messages.map((m) => String(m.content)));
+          return { content: 'summary' };
+        },
+      };
+      fx = openRecall({ language, summary: { keepLast: 1, maxTokens: 40, llm: summaryLlm } });
+      for (let i = 1; i <= 4; i++) await fx.recall.chat({ userId: 'u', sessionId: 's', message: long(i) });
+      await createSummarizer(fx.memory).idle();
+      expect(asked.length).toBeGreaterThan(0);
+      expect(asked[0]![0]).toMatch(instruction);
+      expect(asked[0]![1]).toMatch(request);
+    });
+  }
+
+  it('offline, the extractive summary labels its lines in the language', async () => {
+    for (const [language, label] of [['zh', '用户：turn 1'], ['en', 'User: turn 1']] as const) {
+      fx = openRecall({ language, summary: { keepLast: 1, maxTokens: 200 } });
+      for (let i = 1; i <= 4; i++) await fx.recall.chat({ userId: 'u', sessionId: 's', message: long(i) });
+      const summarizer = createSummarizer(fx.memory);
+      await summarizer.idle();
+      expect((await summarizer.latest(sessionConversationId('u', 's')))?.text).toContain(label);
+      await fx.close();
+      fx = undefined;
+    }
+  });
+});
+
+describe('the sessions index repair in each language', () => {
+  for (const [language, long, blank] of [
+    ['zh', 'Plan a weekend hike in the hills'.slice(0, 12), '新对话'],
+    ['en', 'Plan a weekend hike in the hills', 'New chat'],
+  ] as const) {
+    it(`${language}: a session whose first turn was cut short is listed with the offline title in it`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'mnemo-language-repair-'));
+      try {
+        fx = openRecall({ dir, language });
+        await fx.recall.chat({ userId: 'u', sessionId: 'a', message: 'Plan a weekend hike in the hills' });
+        await fx.recall.chat({ userId: 'u', sessionId: 'b', message: '' });
+        // Back to what a process killed inside those first turns leaves: rows, no listing.
+        const dbs = openRecallDbs({ root: fx.env.root, path: dir });
+        await commit(dbs, () => {
+          for (const s of ['a', 'b']) {
+            dbs.sessions.put(['u', s], { ...dbs.sessions.get(['u', s])!, title: '', listed: false });
+            dbs.counters.put(['\u0001first-turn', 'u', s], 0);
+          }
+        });
+        await fx.close();
+        fx = openRecall({ dir, language });
+        const titles = Object.fromEntries((await fx.recall.listSessions('u')).map((c) => [c.session_id, c.title]));
+        expect(titles).toEqual({ a: long, b: blank });
+      } finally {
+        await fx?.close();
+        fx = undefined;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -202,11 +202,22 @@ describe('rebuilding the index', () => {
 
 describe('the search_memory tool', () => {
   it('gives the model ranked, dated hits across sessions', async () => {
-    fx = openRecall();
+    fx = openRecall({ language: 'en' });
     await say('old1', 'my dentist appointment is on the 14th');
     const tool = fx.recall.memoryTools(U, 'other').find((t) => t.name === 'search_memory')!;
     const out = String(await tool.execute({ query: 'dentist appointment' }, {} as never));
     expect(out.split('\n')[0]).toMatch(/^\[2026-04-08\] session old1 #1 user \(score \d+\.\d\d\): my dentist appointment is on the 14th$/);
     expect(await tool.execute({ query: 'volcano' }, {} as never)).toBe('no matched memory');
+    expect(tool.description).toMatch(/^Ranked search over ALL past sessions/);
+  });
+
+  it('speaks Chinese by default (the server language): description, hit labels and the empty answer', async () => {
+    fx = openRecall();
+    await say('old1', 'my dentist appointment is on the 14th');
+    const tool = fx.recall.memoryTools(U, 'other').find((t) => t.name === 'search_memory')!;
+    const out = String(await tool.execute({ query: 'dentist appointment' }, {} as never));
+    expect(out.split('\n')[0]).toMatch(/^\[2026-04-08\] 会话 old1 #1 user（相关度 \d+\.\d\d）：my dentist appointment is on the 14th$/);
+    expect(await tool.execute({ query: 'volcano' }, {} as never)).toBe('没有匹配的记忆');
+    expect(tool.description).toMatch(/^按相关度检索/);
   });
 });

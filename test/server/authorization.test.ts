@@ -112,6 +112,8 @@ describe('who may do what', () => {
     expect(access('GET', '/api/runtime')).toBe('authenticated');
     expect(access('GET', '/api/whoami')).toBe('authenticated');
     expect(access('GET', '/metrics')).toBe('operator');
+    expect(access('GET', '/fact-extraction')).toBe('operator');
+    expect(access('POST', '/fact-extraction/retry')).toBe('operator');
     expect(access('GET', '/')).toBe('public');
     expect(access('GET', '/healthz')).toBe('public');
     expect(access('GET', '/openapi.json')).toBe('public');

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
+import { completion, startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 import { runCli, type CliProcess } from '../support/cli-process.ts';
 import { http } from '../support/http.ts';
 
@@ -167,6 +167,37 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     expect(await p.exited).toBe(0);
     expect(p.lines.some((l) => l['msg'] === 'stopped cleanly')).toBe(true);
     expect(p.lines.some((l) => l['msg'] === 'second signal: exiting without a clean stop')).toBe(false);
+  });
+
+  it('extracts long-term facts from a finished turn with the configured chat model (off with --facts-model off)', async () => {
+    const isExtraction = (body: Record<string, unknown>) =>
+      JSON.stringify((body['messages'] as unknown[])[0]).includes('{\\"facts\\": [');
+    const stub: ChatStub = await startChatStub({
+      reply: (body) => completion({ content: isExtraction(body) ? '{"facts": [{"text": "keeps a lighthouse", "key": "job"}]}' : 'ok' }),
+    });
+    try {
+      const llmEnv = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: stub.baseURL, OPENAI_MODEL: 'stub-model' };
+      const on = await start([], llmEnv);
+      expect(on.line).toMatchObject({ llm: { model: 'stub-model', factsModel: 'stub-model' } });
+      expect((await http(on.url, 'POST', '/api/chat', { body: { user_id: 'u', session_id: 's', message: 'I keep a lighthouse' } })).status).toBe(200);
+      let items: { text: string }[] = [];
+      for (let i = 0; i < 200 && items.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        items = ((await http(on.url, 'GET', '/api/memory?user_id=u')).json as { items: { text: string }[] }).items;
+      }
+      expect(items.map((e) => e.text)).toEqual(['keeps a lighthouse']);
+      expect(stub.requests.filter(isExtraction).map((b) => b['model'])).toEqual(['stub-model']);
+      expect(await stop(on.p, 'SIGTERM')).toBe(0);
+
+      const before = stub.requests.length;
+      const off = await start(['--facts-model', 'off'], llmEnv);
+      expect(off.line).toMatchObject({ llm: { factsModel: 'off' } });
+      expect((await http(off.url, 'POST', '/api/chat', { body: { user_id: 'u', session_id: 's2', message: 'I keep bees' } })).status).toBe(200);
+      expect(await stop(off.p, 'SIGTERM')).toBe(0);
+      expect(stub.requests.slice(before).filter(isExtraction)).toEqual([]);
+    } finally {
+      await stub.close();
+    }
   });
 
   it('finishes a turn in flight when stopped, and the restart sees it', async () => {

@@ -41,6 +41,7 @@ describe('LLM settings', () => {
       temperature: 0.2,
       timeoutMs: 60_000,
       maxRetries: 2,
+      factsModel: 'm-file',
       keyFrom: 'file',
     });
   });
@@ -109,6 +110,7 @@ describe('LLM settings', () => {
       temperature: 0.2,
       timeoutMs: 60_000,
       maxRetries: 2,
+      factsModel: 'm-env',
       keyFrom: 'env',
     });
   });

@@ -113,6 +113,55 @@ describe('fieldSpecOf', () => {
   });
 });
 
+describe('background fact extraction, for operators', () => {
+  it('a job that fails every attempt is dead-lettered: listed by GET /fact-extraction, counted in mnemo_fact_extraction_jobs, and retried on request', async () => {
+    // The facts model answers prose, never the JSON asked for: every attempt fails (until fixed).
+    let answer = 'no JSON here';
+    const facts = scriptedLlm(() => text(answer));
+    const t = await startTestServer({ adminToken: 'admin-secret', llm: scriptedLlm([], text('ok')), factsLlm: facts, extraction: { maxAttempts: 2, backoffMs: 0 } });
+    try {
+      const admin = { authorization: 'Bearer admin-secret' };
+      expect((await t.request('POST', '/api/chat', { body: { user_id: 'x-u', session_id: 's1', message: 'I like tea' }, headers: admin })).status).toBe(200);
+      await t.recall.extractionIdle();
+      expect((await t.request('GET', '/fact-extraction')).status).toBe(401);
+      const res = await t.request('GET', '/fact-extraction', { headers: admin });
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({
+        pending: 0,
+        retrying: 0,
+        dead: 1,
+        dead_jobs: [
+          {
+            user_id: 'x-u',
+            session_id: 's1',
+            reply_id: 2,
+            message_ids: [1, 2],
+            attempts: 2,
+            last_error: 'the model did not answer the JSON object asked for',
+            queued_at: expect.any(String),
+            dead_at: expect.any(String),
+          },
+        ],
+      });
+      const scraped = (await t.request('GET', '/metrics', { headers: admin })).text;
+      expect(sample(scraped, 'mnemo_fact_extraction_jobs{state="dead"}')).toBe(1);
+      expect(sample(scraped, 'mnemo_fact_extraction_jobs{state="pending"}')).toBe(0);
+
+      // The model fixed, the operator puts the dead job back: it is extracted.
+      answer = '{"facts": [{"text": "likes tea"}]}';
+      expect((await t.request('POST', '/fact-extraction/retry?user_id=someone-else', { headers: admin })).json).toEqual({ requeued: 0 });
+      expect((await t.request('POST', '/fact-extraction/retry', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await t.request('POST', '/fact-extraction/retry', { headers: admin })).json).toEqual({ requeued: 1 });
+      await t.recall.extractionIdle();
+      const memory = await t.request('GET', '/api/memory?user_id=x-u', { headers: admin });
+      expect((memory.json as { items: { text: string }[] }).items.map((e) => e.text)).toEqual(['likes tea']);
+      expect((await t.request('GET', '/fact-extraction', { headers: admin })).json).toEqual({ pending: 0, retrying: 0, dead: 0, dead_jobs: [] });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('metrics of the real write path and model', () => {
   let t: TestServer;
   const llm = scriptedLlm([text('first reply'), text('A title'), new LlmError('llm_timeout', 'slow')]);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import type { SupervisedRecall } from '../../src/recall/index.ts';
+import type { ExtractionRetryOptions, SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
@@ -28,6 +28,9 @@ let started = 0;
 export async function startTestServer(
   options: {
     llm?: LlmService;
+    /** The facts model (judge and background extraction), and its retries. */
+    factsLlm?: LlmService;
+    extraction?: ExtractionRetryOptions;
     clock?: WallClock;
     token?: string;
     adminToken?: string;
@@ -54,6 +57,8 @@ export async function startTestServer(
     recall: {
       ...(options.llm === undefined ? {} : { llm: metrics.observeLlm(options.llm) }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.factsLlm === undefined ? {} : { factsLlm: metrics.observeLlm(options.factsLlm) }),
+      ...(options.extraction === undefined ? {} : { extraction: options.extraction }),
     },
   });
   const recall = runtime.recall;

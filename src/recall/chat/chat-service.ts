@@ -19,6 +19,7 @@ import { ensureConverted, forgetFact, rememberFact, updateFact, writeDocument } 
 import { longTermContext } from '../facts/rank-facts.ts';
 import type { RowError, ToolCallView } from '../store/memory-row.ts';
 import { createMemoryTools } from './memory-tools.ts';
+import { TOOL_TEXTS } from './tool-texts.ts';
 import { buildPromptContext } from './prompt-context.ts';
 import { commit } from '../store/recall-dbs.ts';
 import { appendWithCommit } from '../store/session-commit.ts';
@@ -359,6 +360,7 @@ async function runTurn(
  */
 export function turnTools(deps: RecallDeps, userId: string, sessionId: string, shown: ReadonlySet<number> | 'all' = 'all') {
   const source = { via: 'tool', session_id: sessionId } as const;
+  const t = TOOL_TEXTS[deps.language];
   const demoAndFactTools = createMemoryTools({
     rememberNote: async (note) => {
       const keep = shown === 'all' ? undefined : unshown(deps.facts, userId, shown);
@@ -366,27 +368,27 @@ export function turnTools(deps: RecallDeps, userId: string, sessionId: string, s
     },
     remember: async (text, key) => {
       const w = await rememberFact(deps, userId, { text, ...(key === undefined ? {} : { key }), source });
-      return w.status === 'duplicate' ? `already remembered: ${w.entry.id}` : `stored ${w.entry.id}`;
+      return w.status === 'duplicate' ? t.alreadyRemembered(w.entry.id) : t.stored(w.entry.id);
     },
     updateMemory: async (target, text) => {
       const hit = findFact(deps, userId, target);
-      if (hit === undefined) return 'no such memory';
+      if (hit === undefined) return t.noSuchMemory;
       try {
         const w = await updateFact(deps, userId, hit.id, { text, version: hit.version, source });
-        return w.status === 'unchanged' ? `unchanged ${w.entry.id}` : `updated ${w.entry.id}`;
+        return w.status === 'unchanged' ? t.unchanged(w.entry.id) : t.updated(w.entry.id);
       } catch (error) {
-        if (error instanceof FactConflictError) return 'the memory changed meanwhile; read it again';
-        if (error instanceof FactNotFoundError) return 'no such memory';
+        if (error instanceof FactConflictError) return t.changedMeanwhile;
+        if (error instanceof FactNotFoundError) return t.noSuchMemory;
         throw error;
       }
     },
     forget: async (target) => {
       const hit = findFact(deps, userId, target);
-      if (hit === undefined) return 'no such memory';
+      if (hit === undefined) return t.noSuchMemory;
       try {
-        return `forgotten ${(await forgetFact(deps, userId, hit.id)).id}`;
+        return t.forgotten((await forgetFact(deps, userId, hit.id)).id);
       } catch (error) {
-        if (error instanceof FactNotFoundError) return 'no such memory';
+        if (error instanceof FactNotFoundError) return t.noSuchMemory;
         throw error;
       }
     },
@@ -395,8 +397,8 @@ export function turnTools(deps: RecallDeps, userId: string, sessionId: string, s
     sessionWindow: (id, before, after) => sessionWindowRows(deps, userId, sessionId, id, before, after),
     searchDaily: (keyword, day, limit) => searchDailyRows(deps, userId, keyword, limit, day),
     dailyWindow: (id, before, after, day) => dailyWindowRows(deps, userId, id, before, after, day),
-  });
-  return [...demoAndFactTools, createSearchMemoryTool((args) => searchRanked(deps, { userId, ...args }))];
+  }, deps.language);
+  return [...demoAndFactTools, createSearchMemoryTool((args) => searchRanked(deps, { userId, ...args }), deps.language)];
 }
 
 async function recordFailure(

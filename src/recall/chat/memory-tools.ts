@@ -3,6 +3,8 @@ import { defineTool, type Tool } from '../../kernel/tool.ts';
 import { isCalendarDay } from '../store/calendar-day.ts';
 import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
 import { formatDailyRow, formatRows } from './row-format.ts';
+import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
+import { TOOL_TEXTS } from './tool-texts.ts';
 
 /**
  * The demo's six memory tools (reference §5.3), then the facts tools `remember`,
@@ -12,6 +14,9 @@ import { formatDailyRow, formatRows } from './row-format.ts';
  * empty-result strings. They are bound to one (user, session) per turn, so the model can name
  * neither another user nor another session. Cross-day `search_daily` hits also carry their day
  * (`#45 [2026-04-08] ...`), since daily anchors restart each day.
+ *
+ * The six keep the Demo's (English) texts in every language; the facts tools speak the
+ * server's language (tool-texts.ts), and so do the lines their backend answers.
  *
  * Arguments are read leniently, as the demo's model-facing signatures coerced them: an integer
  * may come as a number or a numeric string; anything unreadable takes the default.
@@ -51,7 +56,8 @@ export const MEMORY_TOOL_NAMES = [
 const int = { type: 'integer' } as const;
 const str = { type: 'string' } as const;
 
-export function createMemoryTools(backend: MemoryToolBackend): Tool[] {
+export function createMemoryTools(backend: MemoryToolBackend, language: Language = DEFAULT_LANGUAGE): Tool[] {
+  const texts = TOOL_TEXTS[language];
   return [
     defineTool({
       name: 'remember_note',
@@ -121,29 +127,28 @@ export function createMemoryTools(backend: MemoryToolBackend): Tool[] {
     }),
     defineTool({
       name: 'remember',
-      description:
-        'Remember one durable fact about the user (one short sentence). Give a key (e.g. favorite_drink) when the fact can change later: a new fact with the same key replaces the old one.',
+      description: texts.remember,
       parameters: object({ text: str, key: str }, ['text']),
       async execute(args: JsonObject) {
         const t = text(args['text'], '').trim();
-        if (t === '') return 'nothing to remember';
+        if (t === '') return texts.nothingToRemember;
         const key = text(args['key'], '').trim();
         return backend.remember(t, key === '' ? undefined : key);
       },
     }),
     defineTool({
       name: 'update_memory',
-      description: 'Change one remembered fact. Name it by id, key, or its current text (memory); text is the new fact.',
+      description: texts.updateMemory,
       parameters: object({ id: str, key: str, memory: str, text: str }, ['text']),
       async execute(args: JsonObject) {
         const t = text(args['text'], '').trim();
-        if (t === '') return 'nothing to update';
+        if (t === '') return texts.nothingToUpdate;
         return backend.updateMemory(target(args), t);
       },
     }),
     defineTool({
       name: 'forget',
-      description: 'Forget one remembered fact (it is no longer true). Name it by id, key, or its current text (memory).',
+      description: texts.forget,
       parameters: object({ id: str, key: str, memory: str }, []),
       async execute(args: JsonObject) {
         return backend.forget(target(args));

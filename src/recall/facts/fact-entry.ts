@@ -82,6 +82,19 @@ export interface ExtractionJob {
   /** The session rows of the turn: the user row, the reply. */
   message_ids: number[];
   queued_at: string;
+  /** Failed attempts so far (absent: none). */
+  attempts?: number;
+  /** Why the last attempt failed. */
+  last_error?: string;
+  /** Not retried before this instant (ISO; absent: due now). Kept across restarts. */
+  next_at?: string;
+}
+
+/** A job that failed every attempt: kept in `recall.fact-dead` (same key) for inspection. */
+export interface DeadExtractionJob extends ExtractionJob {
+  attempts: number;
+  last_error: string;
+  dead_at: string;
 }
 
 export const factId = (seq: number): string => `m${seq}`;

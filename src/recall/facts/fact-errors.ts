@@ -28,3 +28,11 @@ export class FactNotFoundError extends MnemoError {
     super(`no current memory entry ${id}`);
   }
 }
+
+/** The extraction model's answer was not the JSON asked for: one failed attempt of the job. */
+export class ExtractionAnswerError extends MnemoError {
+  readonly code = 'invalid_extraction_answer';
+  constructor() {
+    super('the model did not answer the JSON object asked for');
+  }
+}

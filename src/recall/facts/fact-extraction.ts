@@ -1,56 +1,89 @@
+import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import { HIGH, type RecallDbs } from '../store/recall-dbs.ts';
-import type { ExtractionJob } from './fact-entry.ts';
+import type { DeadExtractionJob, ExtractionJob } from './fact-entry.ts';
+import { ExtractionAnswerError } from './fact-errors.ts';
 import { jsonObjectIn } from './fact-judge.ts';
 
 /**
  * Background fact extraction: with a facts model configured, every finished turn is queued
  * (`recall.fact-queue`, key `[userId, sessionId, replyId]`) in the same commit as its reply's
  * daily and log rows, so a turn that answered is never lost to extraction, and the reply never
- * waits for it. A drain, started after the turn and at service start (resuming what a killed
- * process left), asks the model for the turn's durable facts, writes each through the normal
- * fact rules (keys, duplicates, judge) with the turn as source, and then drops the job.
+ * waits for it. The worker (extraction-worker.ts) asks the model for the turn's durable facts,
+ * writes each through the normal fact rules (keys, duplicates, judge) with the turn as source,
+ * and drops the job; a job that fails (a model error, or an answer that is not the JSON asked
+ * for) is retried with backoff a bounded number of times, then moved to `recall.fact-dead`.
  *
- * - A model error leaves the job queued (the next drain retries it, in queue order).
- * - An answer that is not the JSON asked for drops the job: nothing is extracted.
- * - A crash after some facts were written and before the job was dropped re-runs the job; the
- *   facts it wrote already are duplicates then, and are not stored twice.
+ * The prompt is in the server's language (language.ts); the facts keep the user's language.
  */
-export const EXTRACTION_PROMPT = [
-  'Extract durable facts about the user from this exchange: preferences, personal details, plans, decisions.',
-  'Skip greetings, questions and anything only about this conversation.',
-  'Answer with one JSON object and nothing else: {"facts": [{"text": "...", "key": "..."}]}',
-  '"text" is one short sentence in the user\'s language; "key" is optional, a stable snake_case name of what the fact is about',
-  '(e.g. "favorite_drink"), so a later change of it replaces it. No facts: {"facts": []}.',
-].join('\n');
+const EXTRACTION_PROMPTS: Record<Language, string> = {
+  en: [
+    'Extract durable facts about the user from this exchange: preferences, personal details, plans, decisions.',
+    'Skip greetings, questions and anything only about this conversation.',
+    'Answer with one JSON object and nothing else: {"facts": [{"text": "...", "key": "..."}]}',
+    '"text" is one short sentence in the user\'s language; "key" is optional, a stable snake_case name of what the fact is about',
+    '(e.g. "favorite_drink"), so a later change of it replaces it. No facts: {"facts": []}.',
+  ].join('\n'),
+  zh: [
+    '从这段对话中提取关于用户的长期事实：偏好、个人信息、计划、决定。',
+    '跳过问候、提问以及只与本次对话有关的内容。',
+    '只输出一个 JSON 对象，不要输出其他内容：{"facts": [{"text": "...", "key": "..."}]}',
+    '"text" 是一句简短的话，使用用户的语言；"key" 可选，是该事实所关于的事物的稳定 snake_case 名称',
+    '（例如 "favorite_drink"），这样它之后的变更会替换它。没有事实时输出：{"facts": []}。',
+  ].join('\n'),
+};
+
+export function extractionPrompt(language: Language): string {
+  return EXTRACTION_PROMPTS[language];
+}
+
+/** The English prompt (what `extractionPrompt('en')` answers). */
+export const EXTRACTION_PROMPT = EXTRACTION_PROMPTS.en;
 
 export interface ExtractedFact {
   text: string;
   key?: string;
 }
 
+export type JobKey = [userId: string, sessionId: string, replyId: number];
+
 /** Inside the turn's write transaction. */
 export function queueExtractionTx(dbs: RecallDbs, userId: string, sessionId: string, replyId: number, job: ExtractionJob): void {
   dbs.factQueue.put([userId, sessionId, replyId], job);
 }
 
-/** The oldest queued job (any user), or `undefined`. */
-export function nextQueued(dbs: RecallDbs): { key: [string, string, number]; value: ExtractionJob } | undefined {
+/** The oldest queued job (any user, due or not), or `undefined`. */
+export function nextQueued(dbs: RecallDbs): { key: JobKey; value: ExtractionJob } | undefined {
   for (const item of dbs.factQueue.getRange({ start: [''], end: [HIGH], limit: 1 })) return item;
   return undefined;
 }
 
-/** `null`: the model's answer was not the JSON asked for. Throws what the model throws. */
-export async function extractFacts(llm: LlmService, job: ExtractionJob, signal?: AbortSignal): Promise<ExtractedFact[] | null> {
+/** Every queued job, in key order. */
+export function queuedJobs(dbs: RecallDbs): Iterable<{ key: JobKey; value: ExtractionJob }> {
+  return dbs.factQueue.getRange({ start: [''], end: [HIGH] });
+}
+
+/** Dead-lettered jobs, in key order, at most `limit`. */
+export function deadJobs(dbs: RecallDbs, limit: number): Array<{ key: JobKey; value: DeadExtractionJob }> {
+  return [...dbs.factDead.getRange({ start: [''], end: [HIGH], limit })];
+}
+
+/** The facts of one turn. Throws what the model throws, or `ExtractionAnswerError`. */
+export async function extractFacts(
+  llm: LlmService,
+  job: ExtractionJob,
+  signal?: AbortSignal,
+  language: Language = 'en',
+): Promise<ExtractedFact[]> {
   const response = await llm.chat(
     [
-      { role: 'system', content: EXTRACTION_PROMPT },
+      { role: 'system', content: extractionPrompt(language) },
       { role: 'user', content: JSON.stringify({ user: job.user_message, assistant: job.assistant_reply }) },
     ],
     signal ? { signal } : {},
   );
   const facts = jsonObjectIn(response.content)?.['facts'];
-  if (!Array.isArray(facts)) return null;
+  if (!Array.isArray(facts)) throw new ExtractionAnswerError();
   const out: ExtractedFact[] = [];
   for (const f of facts) {
     if (typeof f !== 'object' || f === null) continue;

@@ -1,3 +1,4 @@
+import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { FactEntry, FactVerdict, FactVerdictKind } from './fact-entry.ts';
 
@@ -8,23 +9,46 @@ import type { FactEntry, FactVerdict, FactVerdictKind } from './fact-entry.ts';
  * be true: the new one wins), or `new`. It answers one JSON object; anything else (an error, no
  * JSON, an unknown verdict or id) falls back to `new` with `judgeError` recorded, and the
  * rules (keys, near-duplicates) still apply in the write. The verdict is kept on the entry.
+ * The prompt is in the server's language (language.ts).
  */
-export const JUDGE_PROMPT = [
-  'You maintain a user\'s long-term memory as short facts.',
-  'Compare the NEW fact with the EXISTING facts (each has an id).',
-  'Answer with one JSON object and nothing else: {"verdict": V, "target": ID}',
-  'V is "duplicate" (says the same as an existing fact), "update" (the same subject, changed, e.g. a new preference),',
-  '"contradiction" (cannot both be true; the new fact is the current truth) or "new" (unrelated; target null).',
-].join('\n');
+const JUDGE_PROMPTS: Record<Language, string> = {
+  en: [
+    'You maintain a user\'s long-term memory as short facts.',
+    'Compare the NEW fact with the EXISTING facts (each has an id).',
+    'Answer with one JSON object and nothing else: {"verdict": V, "target": ID}',
+    'V is "duplicate" (says the same as an existing fact), "update" (the same subject, changed, e.g. a new preference),',
+    '"contradiction" (cannot both be true; the new fact is the current truth) or "new" (unrelated; target null).',
+  ].join('\n'),
+  zh: [
+    '你以简短事实的形式维护用户的长期记忆。',
+    '把新事实（new）与已有事实（existing，每条都有 id）进行比较。',
+    '只输出一个 JSON 对象，不要输出其他内容：{"verdict": V, "target": ID}',
+    'V 取 "duplicate"（与某条已有事实说的相同）、"update"（同一主题发生了变化，例如新的偏好）、',
+    '"contradiction"（两者不能同时为真；新事实是当前的真相）或 "new"（无关；target 为 null）。',
+  ].join('\n'),
+};
+
+export function judgePrompt(language: Language): string {
+  return JUDGE_PROMPTS[language];
+}
+
+/** The English prompt (what `judgePrompt('en')` answers). */
+export const JUDGE_PROMPT = JUDGE_PROMPTS.en;
 
 const VERDICTS: readonly FactVerdictKind[] = ['duplicate', 'update', 'contradiction', 'new'];
 
-export async function judgeFact(llm: LlmService, text: string, candidates: readonly FactEntry[], signal?: AbortSignal): Promise<FactVerdict> {
+export async function judgeFact(
+  llm: LlmService,
+  text: string,
+  candidates: readonly FactEntry[],
+  signal?: AbortSignal,
+  language: Language = 'en',
+): Promise<FactVerdict> {
   let content: string | null;
   try {
     const response = await llm.chat(
       [
-        { role: 'system', content: JUDGE_PROMPT },
+        { role: 'system', content: judgePrompt(language) },
         { role: 'user', content: JSON.stringify({ new: text, existing: candidates.map((c) => ({ id: c.id, text: c.text })) }) },
       ],
       signal ? { signal } : {},

@@ -1,12 +1,9 @@
 import { InvalidInputError } from '../../errors.ts';
-import type { LlmService } from '../../llm/llm-service.ts';
 import type { RecallDeps } from '../recall-deps.ts';
-import { commit } from '../store/recall-dbs.ts';
 import { currentLongTermValue, undoLongTerm, writeLongTerm, type LongTermVersion } from '../store/long-term-store.ts';
 import type { LongTermValue } from '../store/recall-dbs.ts';
 import type { FactEntry, FactSource, FactVerdict, FactWrite } from './fact-entry.ts';
 import { ensureConvertedTx, longTermDocument, needsConversion, syncDocumentTx } from './fact-document.ts';
-import { extractFacts, nextQueued } from './fact-extraction.ts';
 import { judgeFact } from './fact-judge.ts';
 import {
   addFactTx,
@@ -56,7 +53,7 @@ export async function rememberFact(deps: RecallDeps, userId: string, input: Reme
   // The judge only where the rules cannot decide: no key, no near-duplicate, similar entries exist.
   if (deps.factsLlm !== undefined && key === undefined && nearDuplicateOf(currentOf(store, userId), shapeOf(text)) === undefined) {
     const candidates = (await rankFacts(store, userId, text, { limit: 5, tokenBudget: 4_000 })).filter((r) => r.score > 0);
-    if (candidates.length > 0) verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), signal);
+    if (candidates.length > 0) verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), signal, deps.language);
   }
   const source = input.source ?? { via: 'api' };
   return factCommit(store, userId, () => {
@@ -166,68 +163,4 @@ function checkTags(tags: unknown): string[] | undefined {
     throw new InvalidInputError('invalid_message', 'tags must be at most 50 strings of at most 100 characters', { field: 'tags' });
   }
   return [...new Set(tags.map((t: string) => t.trim()).filter((t) => t !== ''))];
-}
-
-/**
- * The background drain of the extraction queue (fact-extraction.ts): one at a time, tracked by
- * the service (its `close()` waits for it and aborts its model call: the job stays queued).
- */
-export interface ExtractionWorker {
-  /** Starts a drain unless one is running (then it picks the new job up too). */
-  kick(): void;
-  /** Resolves when the queue is drained or a drain stopped at a model error. */
-  idle(): Promise<void>;
-  close(): void;
-}
-
-export function createExtractionWorker(
-  deps: RecallDeps,
-  llm: LlmService,
-  track: <T>(work: () => Promise<T>) => Promise<T>,
-): ExtractionWorker {
-  const stop = new AbortController();
-  let running: Promise<void> | undefined;
-  let again = false;
-  const drain = async (): Promise<void> => {
-    for (;;) {
-      again = false;
-      const next = nextQueued(deps.dbs);
-      if (next === undefined || stop.signal.aborted) return;
-      const [userId, sessionId, replyId] = next.key;
-      let facts;
-      try {
-        facts = await extractFacts(llm, next.value, stop.signal);
-      } catch {
-        // The model failed: the job waits for the next drain (a later turn, or the next start).
-        if (again) continue;
-        return;
-      }
-      const source: FactSource = { via: 'extraction', session_id: sessionId, message_ids: next.value.message_ids };
-      for (const fact of facts ?? []) {
-        try {
-          await rememberFact(deps, userId, { ...fact, source }, stop.signal);
-        } catch (error) {
-          if (stop.signal.aborted) return;
-          if (!(error instanceof InvalidInputError)) throw error;
-        }
-      }
-      await commit(deps.dbs, () => deps.dbs.factQueue.remove([userId, sessionId, replyId]));
-      void replyId;
-    }
-  };
-  return {
-    kick() {
-      again = true;
-      if (running !== undefined || stop.signal.aborted) return;
-      running = track(drain)
-        .catch(() => undefined)
-        .finally(() => {
-          running = undefined;
-        });
-    },
-    idle: async () => {
-      while (running !== undefined) await running;
-    },
-    close: () => stop.abort(),
-  };
 }

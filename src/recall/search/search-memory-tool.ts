@@ -2,6 +2,8 @@ import { defineTool, type Tool } from '../../kernel/tool.ts';
 import type { JsonObject, JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../store/calendar-day.ts';
 import type { SearchHit } from './bm25-query.ts';
+import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
+import { TOOL_TEXTS } from '../chat/tool-texts.ts';
 
 /**
  * `search_memory`, the model's ranked recall (beside the demo's six tools, which keep their
@@ -12,7 +14,9 @@ import type { SearchHit } from './bm25-query.ts';
  * One hit per line, best first:
  *   `[2026-04-08] session 3f2a9c01d4e5 #12 user (score 4.21): …the snippet…`
  * (a daily row without a session: `daily #45`; long-term memory: `long-term line 3`), so the
- * model can follow up with `get_session_window` (same session) or `get_daily_window`.
+ * model can follow up with `get_session_window` (same session) or `get_daily_window`. The
+ * description, the labels and the empty answer are in the server's language (tool-texts.ts:
+ * `[2026-04-08] 会话 3f2a9c01d4e5 #12 user（相关度 4.21）：…` in Chinese).
  */
 export const SEARCH_MEMORY_TOOL = 'search_memory';
 
@@ -24,12 +28,13 @@ export interface SearchMemoryArgs {
   to?: string;
 }
 
-export function createSearchMemoryTool(search: (args: SearchMemoryArgs) => Promise<SearchHit[]>): Tool {
+export function createSearchMemoryTool(
+  search: (args: SearchMemoryArgs) => Promise<SearchHit[]>,
+  language: Language = DEFAULT_LANGUAGE,
+): Tool {
   return defineTool({
     name: SEARCH_MEMORY_TOOL,
-    description:
-      'Ranked search over ALL past sessions, days and long-term memory of this user, by relevance. ' +
-      'Use a natural-language query or keywords; returns dated hits with message_id anchors.',
+    description: TOOL_TEXTS[language].searchMemory,
     parameters: {
       type: 'object',
       properties: {
@@ -51,7 +56,7 @@ export function createSearchMemoryTool(search: (args: SearchMemoryArgs) => Promi
         if (d !== undefined) request[f] = d;
       }
       const hits = await search(request);
-      return hits.length > 0 ? hits.map(formatHit).join('\n') : 'no matched memory';
+      return hits.length > 0 ? hits.map((hit) => formatHit(hit, language)).join('\n') : TOOL_TEXTS[language].noMatchedMemory;
     },
   });
 }
@@ -60,12 +65,13 @@ function day(v: JsonValue | undefined): string | undefined {
   return typeof v === 'string' && isCalendarDay(v.trim()) ? v.trim() : undefined;
 }
 
-export function formatHit(hit: SearchHit): string {
+export function formatHit(hit: SearchHit, language: Language = DEFAULT_LANGUAGE): string {
+  const t = TOOL_TEXTS[language];
   const where =
     hit.source === 'session'
-      ? `session ${hit.sessionId} #${hit.messageId} ${hit.role}`
+      ? t.hitSession(hit.sessionId ?? '', hit.messageId, hit.role)
       : hit.source === 'daily'
-        ? `daily #${hit.messageId} ${hit.role}`
-        : `long-term line ${hit.messageId}`;
-  return `[${hit.day}] ${where} (score ${hit.score.toFixed(2)}): ${hit.snippet}`;
+        ? t.hitDaily(hit.messageId, hit.role)
+        : t.hitLongTerm(hit.messageId);
+  return `[${hit.day}] ${where}${t.hitScore(hit.score.toFixed(2))}${hit.snippet}`;
 }

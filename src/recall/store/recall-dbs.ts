@@ -3,7 +3,7 @@ import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
 import { openSearchDbs, SEARCH_DB_NAMES, type SearchDbs } from '../search/search-dbs.ts';
-import type { DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.ts';
+import type { DeadExtractionJob, DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -37,12 +37,14 @@ import type { DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.
  * | recall.fact-keys        | [userId, key]                        | seq            |
  * | recall.fact-doc         | [userId]                             | DocTemplate    |
  * | recall.fact-queue       | [userId, sessionId, replyId]         | ExtractionJob  |
+ * | recall.fact-dead        | [userId, sessionId, replyId]         | DeadExtractionJob |
  * | recall.turn-keys        | [userId, sessionId, idempotencyKey]  | TurnKeyValue   |
  *
  * The `fact*` dbs are long-term memory as facts (src/recall/facts/): every entry ever written
  * (superseded ones too) in `facts`, the ids of the current ones in `fact-current`, the current
  * entry of each key in `fact-keys`, the shape of the rendered document in `fact-doc`, and the
- * turns waiting for fact extraction in `fact-queue`. `turn-keys` holds the answers of chat
+ * turns waiting for fact extraction in `fact-queue` (those that failed every attempt in
+ * `fact-dead`). `turn-keys` holds the answers of chat
  * turns made under an idempotency key (chat/turn-keys.ts).
  *
  * The ranked index's databases are listed in `search/search-dbs.ts` (keys also start with the
@@ -63,6 +65,7 @@ export const DB_NAMES = {
   factKeys: 'recall.fact-keys',
   factDoc: 'recall.fact-doc',
   factQueue: 'recall.fact-queue',
+  factDead: 'recall.fact-dead',
   turnKeys: 'recall.turn-keys',
 } as const;
 
@@ -166,6 +169,7 @@ export interface RecallDbs {
   factKeys: Database<number, [string, string]>;
   factDoc: Database<DocTemplate, [string]>;
   factQueue: Database<ExtractionJob, [string, string, number]>;
+  factDead: Database<DeadExtractionJob, [string, string, number]>;
   /** Every db of `DB_NAMES`, by name, for what works on all of them alike (erasure). */
   all: ReadonlyMap<string, Database<unknown, Key>>;
   turnKeys: Database<TurnKeyValue, [string, string, string]>;
@@ -204,6 +208,7 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     factKeys: env.openDB(DB_NAMES.factKeys, JSON_DB),
     factDoc: env.openDB(DB_NAMES.factDoc, JSON_DB),
     factQueue: env.openDB(DB_NAMES.factQueue, JSON_DB),
+    factDead: env.openDB(DB_NAMES.factDead, JSON_DB),
     // The ranked index's dbs too: erasure removes a user's prefix from every one of them.
     all: new Map([...Object.values(DB_NAMES), ...Object.values(SEARCH_DB_NAMES)].map((name) => [name, env.openDB<unknown, Key>(name, (DB_OPTIONS as Record<string, DatabaseOptions | undefined>)[name] ?? JSON_DB)])),
     turnKeys: env.openDB(DB_NAMES.turnKeys, JSON_DB),

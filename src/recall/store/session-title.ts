@@ -26,6 +26,11 @@ function titlePrompt(language: Language, userMessage: string, assistantReply: st
         `User: ${userMessage}\nAssistant: ${assistantReply}`;
 }
 
+/** The title of a session with none, in `language` (`新对话` in Chinese, the Demo's). */
+export function untitled(language: Language = DEFAULT_LANGUAGE): string {
+  return UNTITLED_IN[language];
+}
+
 export function offlineTitle(userMessage: string, language: Language = DEFAULT_LANGUAGE): string {
   return finish(userMessage.trim() || UNTITLED_IN[language], language);
 }

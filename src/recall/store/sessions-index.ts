@@ -1,4 +1,5 @@
-import { offlineTitle, UNTITLED } from './session-title.ts';
+import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
+import { offlineTitle, untitled } from './session-title.ts';
 import { commit, HIGH, nextCounter, type RecallDbs, type SessionEntry } from './recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId } from '../recall-ids.ts';
@@ -69,7 +70,8 @@ export function cutShortSessions(dbs: RecallDbs): Array<[userId: string, session
 
 /**
  * Lists sessions whose first turn was cut short after it stored rows, titled from their first
- * message (the offline title, as a failed turn gets) and dated by their last row; forgets the
+ * message (the offline title in the server's language, as a failed turn gets) and dated by
+ * their last row; forgets the
  * marks of those that stored none. Returns how many it listed.
  */
 export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[string, string]>): Promise<number> {
@@ -83,7 +85,7 @@ export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[st
     await commit(dbs, () => {
       // A turn that started since may have finished the session's first turn itself.
       if (first !== undefined && last !== undefined && sessionEntry(dbs, userId, sessionId)?.listed === false) {
-        touchSession(dbs, userId, sessionId, offlineTitle(toSessionRow(first).content), toSessionRow(last).ts);
+        touchSession(dbs, userId, sessionId, offlineTitle(toSessionRow(first).content, deps.language), toSessionRow(last).ts);
         listed++;
       } else {
         dbs.counters.remove(firstTurnKey(userId, sessionId));
@@ -102,12 +104,16 @@ export function sessionIdShift(dbs: RecallDbs, userId: string, sessionId: string
   return sessionEntry(dbs, userId, sessionId)?.demoIds?.shift ?? 0;
 }
 
-/** `now` stands in for a missing `updated_at` (imported entries), as the demo did. */
-export function listSessions(dbs: RecallDbs, userId: string, now: string): SessionSummary[] {
+/**
+ * `now` stands in for a missing `updated_at` (imported entries), as the demo did, and the
+ * language's untitled title (`新对话` in Chinese, the Demo's) for a missing title.
+ */
+export function listSessions(dbs: RecallDbs, userId: string, now: string, language: Language = DEFAULT_LANGUAGE): SessionSummary[] {
+  const none = untitled(language);
   const rows: (SessionSummary & { order: number })[] = [];
   for (const { key, value } of dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })) {
     if (!value.listed) continue;
-    rows.push({ session_id: key[1], title: value.title || UNTITLED, updated_at: value.updated_at || now, order: value.order });
+    rows.push({ session_id: key[1], title: value.title || none, updated_at: value.updated_at || now, order: value.order });
   }
   rows.sort((a, b) => (a.updated_at === b.updated_at ? a.order - b.order : a.updated_at < b.updated_at ? 1 : -1));
   return rows.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at }));
