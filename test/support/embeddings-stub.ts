@@ -52,13 +52,13 @@ function fnv(s: string): number {
 }
 
 export function conceptVector(text: string, dims = STUB_DIMS): number[] {
-  const v = new Array<number>(dims).fill(0);
+  const v: number[] = new Array<number>(dims).fill(0);
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
     if (STOP.has(word)) continue;
     v[fnv(CONCEPT.get(word) ?? word) % dims]! += 1;
   }
   // Never the zero vector (an empty or all-stop-word text): one fixed dimension.
-  if (v.every((x) => x === 0)) v[dims - 1] = 1;
+  if (!v.some((x) => x !== 0)) v[dims - 1] = 1;
   return v;
 }
 
