@@ -9,6 +9,9 @@ import { openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { HIGH } from '../../src/recall/store/recall-dbs.ts';
 import { tokenBucket } from '../../src/recall/embeddings/rate-limiter.ts';
 import { reciprocalRankFusion } from '../../src/recall/embeddings/rrf.ts';
+import { startRuntime } from '../../src/runtime.ts';
+import { exit, whereis } from '../../src/otp/index.ts';
+import { embedDrainName } from '../../supervisors/recall.ts';
 
 let fx: RecallFixture | undefined;
 let stub: EmbeddingsStub | undefined;
@@ -200,5 +203,32 @@ describe('the parts', () => {
     await bucket.take();
     await bucket.take();
     expect(slept).toEqual([1000, 1000]);
+  });
+});
+
+describe('the supervised drain in a runtime', () => {
+  it('restarts after its process is killed and drains what was written meanwhile', async () => {
+    stub = await startEmbeddingsStub();
+    const dir = keptDir();
+    const runtime = await startRuntime({ dataDir: dir, lmdb: { noSync: true }, recall: { pool: false, embeddings: embeddingsFor(stub) } });
+    try {
+      await runtime.recall.chat({ userId: U, sessionId: 's1', message: 'I parked my car near the station' });
+      await runtime.recall.embeddingsIdle();
+      const before = whereis(embedDrainName(runtime.name))!;
+      expect(before).toBeDefined();
+      stub.hold();
+      await runtime.recall.chat({ userId: U, sessionId: 's1', message: 'My dog loves the park' });
+      exit(before, 'kill');
+      stub.release();
+      for (let i = 0; i < 200 && (whereis(embedDrainName(runtime.name)) ?? before) === before; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(whereis(embedDrainName(runtime.name))).not.toBe(before);
+      await runtime.recall.embeddingsIdle();
+      expect(await runtime.recall.embeddingsStatus(U)).toMatchObject({ pending: 0, dead: 0, draining: true });
+      const hits = await runtime.recall.search({ userId: U, query: 'puppy' });
+      expect(hits.ranking).toBe('hybrid');
+      expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 3 });
+    } finally {
+      await runtime.stop();
+    }
   });
 });

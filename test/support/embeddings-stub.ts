@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
  * has a vector close to the row's, while BM25 sees nothing in common.
  *
  * Script: `failNext(n, status)` answers the next n requests with `status` (429, 500...);
- * `hold()` keeps answers back until `release()`; `inputs` counts every text embedded, by text.
+ * `hold()` keeps answers back until `release()` (all) or `releaseOne()` (the oldest);
+ * `waitForRequests(n)` resolves once n requests arrived; `texts` holds every text embedded.
  */
 export interface EmbeddingsStub {
   baseURL: string;
@@ -23,6 +24,8 @@ export interface EmbeddingsStub {
   failNext(n: number, status?: number): void;
   hold(): void;
   release(): void;
+  releaseOne(): void;
+  waitForRequests(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,11 +69,16 @@ export async function startEmbeddingsStub(options: { dims?: number } = {}): Prom
   const dims = options.dims ?? STUB_DIMS;
   let failures: { left: number; status: number } = { left: 0, status: 429 };
   let held: Array<() => void> | undefined;
+  const waiters = new Set<{ n: number; resolve: () => void }>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       stub.requests++;
+      for (const w of [...waiters]) if (stub.requests >= w.n) {
+        waiters.delete(w);
+        w.resolve();
+      }
       const answer = () => {
         if (req.method !== 'POST' || !req.url?.endsWith('/embeddings')) {
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
@@ -115,6 +123,13 @@ export async function startEmbeddingsStub(options: { dims?: number } = {}): Prom
       const waiting = held ?? [];
       held = undefined;
       for (const answer of waiting) answer();
+    },
+    releaseOne() {
+      held?.shift()?.();
+    },
+    waitForRequests(n) {
+      if (stub.requests >= n) return Promise.resolve();
+      return new Promise((resolve) => waiters.add({ n, resolve }));
     },
     async close() {
       stub.release();
