@@ -11,6 +11,11 @@
  *   mnemo_live_conversations                         conversation actors alive (read at scrape time)
  *   mnemo_restarts_total{child}                      supervisor restarts (`conversation` for any conversation actor)
  *   mnemo_http_errors_total{code,status}             error answers by stable code
+ *   mnemo_embeddings_pending                         rows waiting in the embedding queue (read at scrape time)
+ *   mnemo_embeddings_dead                            rows given up after `maxAttempts` (dead letters)
+ *   mnemo_embeddings_requests{outcome}               embedding requests of the running drain (`ok`, `failed`;
+ *                                                    a gauge: it restarts from 0 with the drain)
+ *   mnemo_embeddings_embedded                        vectors the running drain stored
  *   mnemo_process_* / mnemo_nodejs_*                 prom-client's default process metrics (but
  *                                                    `nodejs_eventloop_lag_seconds`: see below)
  *
@@ -24,6 +29,7 @@ import type { WriteObserver } from '../memory/runtime/write-queue.ts';
 import type { EventStream, TreeEvent } from '../otp/index.ts';
 import { whereis } from '../otp/index.ts';
 import { conversationSupName } from '../../supervisors/conversation-sup.ts';
+import type { EmbeddingsStatus } from '../recall/embeddings/embeddings-status.ts';
 
 /** Seconds: a turn or a model call spans milliseconds (offline) to a minute (a slow model). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -41,6 +47,8 @@ export interface ServerMetrics {
   error(code: string, status: number): void;
   /** Read `count()` as the live conversation actors at every scrape. */
   trackLiveConversations(count: () => number): void;
+  /** Read `status()` at every scrape for the `mnemo_embeddings_*` gauges (absent or unconfigured: not shown). */
+  trackEmbeddings(status: () => Promise<EmbeddingsStatus>): void;
   /** Count the restarts `events` reports (conversation actors of runtime `name` as one child). */
   trackRestarts(events: EventStream<TreeEvent>, runtimeName: string | undefined): () => void;
   /** The exposition text and its content type. */
@@ -82,6 +90,30 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
       this.set(liveCount());
     },
   });
+  let embeddings: (() => Promise<EmbeddingsStatus>) | undefined;
+  const embeddingGauges = () => {
+    const read = async (): Promise<EmbeddingsStatus> => (embeddings === undefined ? { configured: false } : embeddings().catch((): EmbeddingsStatus => ({ configured: false })));
+    const gauge = (name: string, help: string, value: (s: Extract<EmbeddingsStatus, { configured: true }>, g: Gauge) => void, labelNames: string[] = []) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          const s = await read();
+          this.reset();
+          if (s.configured) value(s, this);
+        },
+      });
+    gauge('mnemo_embeddings_pending', 'Rows waiting in the embedding queue', (s, g) => g.set(s.pending));
+    gauge('mnemo_embeddings_dead', 'Rows given up after maxAttempts (dead letters)', (s, g) => g.set(s.dead));
+    gauge('mnemo_embeddings_requests', 'Embedding requests of the running drain, by outcome', (s, g) => {
+      g.set({ outcome: 'ok' }, s.requests - s.failures);
+      g.set({ outcome: 'failed' }, s.failures);
+    }, ['outcome']);
+    gauge('mnemo_embeddings_embedded', 'Vectors stored by the running drain', (s, g) => g.set(s.embedded));
+  };
+  embeddingGauges();
   const restarts = new Counter({
     name: 'mnemo_restarts_total',
     help: 'Supervisor restarts, by child (conversation actors counted as "conversation")',
@@ -158,6 +190,9 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
     },
     trackLiveConversations(count) {
       liveCount = count;
+    },
+    trackEmbeddings(status) {
+      embeddings = status;
     },
     trackRestarts(events, runtimeName) {
       const supName = runtimeName === undefined ? undefined : conversationSupName(runtimeName);

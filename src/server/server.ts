@@ -120,6 +120,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
   metrics.trackLiveConversations(() => runtimeView.liveConversations ?? 0);
+  const embeddingsStatus = options.recall.embeddingsStatus?.bind(options.recall);
+  if (embeddingsStatus !== undefined) metrics.trackEmbeddings(() => embeddingsStatus());
   const stopTracking = runtimeView.events ? metrics.trackRestarts(runtimeView.events, runtimeView.name) : () => {};
   app.addHook('onClose', async () => stopTracking());
   installErrorHandlers(app, bodyLimit, (code, status) => metrics.error(code, status));

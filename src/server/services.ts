@@ -32,7 +32,9 @@ export type RecallApi = Pick<
   | 'forgetMemory'
   | 'eraseUser'
   | 'dailyMessages'
->;
+> &
+  /** The embedding queue's numbers for `/metrics` (absent: no `mnemo_embeddings_*` values). */
+  Partial<Pick<Recall, 'embeddingsStatus'>>;
 
 export interface RuntimeView {
   inspect(): unknown;

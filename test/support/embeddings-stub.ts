@@ -22,7 +22,8 @@ export interface EmbeddingsStub {
   /** Every input text of every answered request, in order. */
   texts: string[];
   failNext(n: number, status?: number): void;
-  hold(): void;
+  /** Holds every answer from now on, or only those of requests whose inputs `match`. */
+  hold(match?: (texts: readonly string[]) => boolean): void;
   release(): void;
   releaseOne(): void;
   waitForRequests(n: number): Promise<void>;
@@ -69,6 +70,7 @@ export async function startEmbeddingsStub(options: { dims?: number } = {}): Prom
   const dims = options.dims ?? STUB_DIMS;
   let failures: { left: number; status: number } = { left: 0, status: 429 };
   let held: Array<() => void> | undefined;
+  let holdOnly: ((texts: readonly string[]) => boolean) | undefined;
   const waiters = new Set<{ n: number; resolve: () => void }>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -102,7 +104,15 @@ export async function startEmbeddingsStub(options: { dims?: number } = {}): Prom
           }),
         );
       };
-      if (held) held.push(answer);
+      const texts = (() => {
+        try {
+          const input = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { input?: unknown }).input;
+          return typeof input === 'string' ? [input] : Array.isArray(input) ? input.map(String) : [];
+        } catch {
+          return [];
+        }
+      })();
+      if (held && (holdOnly === undefined || holdOnly(texts))) held.push(answer);
       else answer();
     });
   });
@@ -116,12 +126,14 @@ export async function startEmbeddingsStub(options: { dims?: number } = {}): Prom
     failNext(n, status = 429) {
       failures = { left: n, status };
     },
-    hold() {
+    hold(match) {
       held ??= [];
+      holdOnly = match;
     },
     release() {
       const waiting = held ?? [];
       held = undefined;
+      holdOnly = undefined;
       for (const answer of waiting) answer();
     },
     releaseOne() {

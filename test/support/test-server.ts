@@ -7,6 +7,7 @@ import type { SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
+import type { EmbeddingsOptions } from '../../src/recall/embeddings/embeddings-options.ts';
 import { http, type HttpOptions, type HttpResponse } from './http.ts';
 
 /** A real runtime on a temp LMDB dir and a real server on 127.0.0.1:0 in front of it. */
@@ -40,6 +41,8 @@ export async function startTestServer(
     dataDir?: string;
     /** The runtime's name (its registered names' prefix); default a fresh `mnemo_test_<n>`. */
     name?: string;
+    /** Recall's embeddings (hybrid search); default none. */
+    embeddings?: EmbeddingsOptions;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
@@ -54,6 +57,7 @@ export async function startTestServer(
     recall: {
       ...(options.llm === undefined ? {} : { llm: metrics.observeLlm(options.llm) }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
     },
   });
   const recall = runtime.recall;
