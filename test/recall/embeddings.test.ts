@@ -73,6 +73,17 @@ describe('hybrid recall with embeddings', () => {
     expect(bm25.ranking).toBe('bm25');
   });
 
+  it('the model\'s search_memory tool ranks hybrid too and says so', async () => {
+    stub = await startEmbeddingsStub();
+    fx = openRecall({ embeddings: embeddingsFor(stub) });
+    await say('s1', 'I parked my car near the station');
+    await fx.recall.embeddingsIdle();
+    const tool = fx.recall.memoryTools(U, 's1').find((t) => t.name === 'search_memory')!;
+    const out = String(await tool.execute({ query: 'automobile terminal' }, {} as never));
+    expect(out).toMatch(/session s1 #1 user .*parked my car/);
+    expect(out.split('\n').at(-1)).toBe('(ranking: hybrid)');
+  });
+
   it('without an endpoint is BM25 alone, says so, and queues nothing', async () => {
     fx = openRecall();
     await say('s1', 'I parked my car near the station');

@@ -2,6 +2,7 @@ import { defineTool, type Tool } from '../../kernel/tool.ts';
 import type { JsonObject, JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../store/calendar-day.ts';
 import type { SearchHit } from './bm25-query.ts';
+import type { SearchMeta } from '../embeddings/search-result.ts';
 
 /**
  * `search_memory`, the model's ranked recall (beside the demo's six tools, which keep their
@@ -13,6 +14,8 @@ import type { SearchHit } from './bm25-query.ts';
  *   `[2026-04-08] session 3f2a9c01d4e5 #12 user (score 4.21): …the snippet…`
  * (a daily row without a session: `daily #45`; long-term memory: `long-term line 3`), so the
  * model can follow up with `get_session_window` (same session) or `get_daily_window`.
+ * With embeddings configured, a last line says how the hits were ranked:
+ * `(ranking: hybrid; 3 rows not yet embedded)`, or `(ranking: bm25; embeddings unavailable)`.
  */
 export const SEARCH_MEMORY_TOOL = 'search_memory';
 
@@ -24,7 +27,7 @@ export interface SearchMemoryArgs {
   to?: string;
 }
 
-export function createSearchMemoryTool(search: (args: SearchMemoryArgs) => Promise<SearchHit[]>): Tool {
+export function createSearchMemoryTool(search: (args: SearchMemoryArgs) => Promise<SearchHit[] & Partial<SearchMeta>>): Tool {
   return defineTool({
     name: SEARCH_MEMORY_TOOL,
     description:
@@ -51,9 +54,16 @@ export function createSearchMemoryTool(search: (args: SearchMemoryArgs) => Promi
         if (d !== undefined) request[f] = d;
       }
       const hits = await search(request);
-      return hits.length > 0 ? hits.map(formatHit).join('\n') : 'no matched memory';
+      const body = hits.length > 0 ? hits.map(formatHit).join('\n') : 'no matched memory';
+      return hits.ranking === 'hybrid' || hits.embeddingsError !== undefined ? `${body}\n${rankingNote(hits)}` : body;
     },
   });
+}
+
+function rankingNote(meta: Partial<SearchMeta>): string {
+  if (meta.embeddingsError !== undefined) return '(ranking: bm25; embeddings unavailable)';
+  const pending = meta.pendingEmbeddings ?? 0;
+  return pending > 0 ? `(ranking: hybrid; ${pending} rows not yet embedded)` : '(ranking: hybrid)';
 }
 
 function day(v: JsonValue | undefined): string | undefined {
