@@ -30,7 +30,7 @@ export interface EmbeddingsStub {
   close(): Promise<void>;
 }
 
-export const STUB_DIMS = 64;
+export const STUB_DIMS = 1024;
 
 /** Words that mean the same concept (the first is the concept's name). */
 export const SYNONYMS: readonly (readonly string[])[] = [

@@ -12,7 +12,7 @@ import type { ItemKey, ItemKind } from './embed-dbs.ts';
  * Like the ranked index (search/index-hooks.ts), a user's writes queue themselves once the user
  * is live: a user with nothing stored becomes live at their first write; a user with rows from
  * before (embeddings just turned on, an import) is backfilled whole (embed-backfill.ts) at their
- * first hybrid query. Removals always apply.
+ * first hybrid query. Removals always apply (embeddings on earlier may have left vectors).
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (dbs.counters.get([userId, 'embed-live']) === 1) return true;
@@ -42,7 +42,8 @@ function queue(dbs: RecallDbs, userId: string, kind: ItemKind, id: number | null
 }
 
 export function embedDailyRowPut(dbs: RecallDbs, userId: string, day: string, id: number): void {
-  queue(dbs, userId, 'd', dailyDoc(day, id));
+  // The hot path of every turn: without embeddings, one property read.
+  if (dbs.embed.enabled) queue(dbs, userId, 'd', dailyDoc(day, id));
 }
 
 export function embedDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id: number): void {
@@ -52,6 +53,7 @@ export function embedDailyRowRemove(dbs: RecallDbs, userId: string, day: string,
 
 /** The long-term document changed: lines whose text changed are queued again, lines gone are dropped. */
 export function embedLongTermChange(dbs: RecallDbs, userId: string, before: string, after: string): void {
+  if (!dbs.embed.enabled && before === '') return;
   const old = new Map(longTermLines(before).map((l) => [l.line, l.text]));
   const now = new Map(longTermLines(after).map((l) => [l.line, l.text]));
   for (const line of old.keys()) {
