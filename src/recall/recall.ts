@@ -61,6 +61,7 @@ import { createEmbeddingDrain, type EmbeddingDrain } from './embeddings/embed-dr
 import { searchHybrid } from './embeddings/hybrid-search.ts';
 import type { SearchResult } from './embeddings/search-result.ts';
 import { factSemantic } from './embeddings/fact-semantic.ts';
+import { VectorCache } from './embeddings/vector-cache.ts';
 import { embeddingsStatus, type EmbeddingsStatus } from './embeddings/embeddings-status.ts';
 import { openRawText } from './store/recall-dbs.ts';
 import {
@@ -328,7 +329,7 @@ export function createRecall(options: RecallOptions): Recall {
     const client = createEmbeddingsClient(embeddingsOptions);
     const drain = options.embeddingsDrain ?? (() => (ownDrain ??= createEmbeddingDrain({ env: options.env, embeddings: embeddingsOptions, client })));
     drain();
-    deps.embeddings = { options: embeddingsOptions, client, drain };
+    deps.embeddings = { options: embeddingsOptions, client, drain, cache: new VectorCache() };
     dbs.embed.enabled = true;
     dbs.embed.onQueued = () => drain()?.kick();
     deps.facts.semantic = factSemantic(dbs, client);

@@ -156,6 +156,8 @@ describe('hybrid recall with embeddings', () => {
     await fx.recall.chat({ userId: 'u2', sessionId: 'x', message: 'another user entirely' });
     await fx.recall.embeddingsIdle();
     expect(counts(fx, U).vectors).toBe(4);
+    // Searched once before (the user's vectors are now cached in memory): the deletion must reach the cache too.
+    expect((await fx.recall.search({ userId: U, query: 'automobile terminal' }))[0]).toMatchObject({ sessionId: 's1' });
     await fx.recall.deleteSession(U, 's1');
     expect(counts(fx, U).vectors).toBe(2);
     expect((await fx.recall.search({ userId: U, query: 'automobile terminal' })).some((h) => h.sessionId === 's1')).toBe(false);

@@ -13,7 +13,9 @@ import type { Database, RootDatabase } from 'lmdb';
  * | recall.embed-vectors| [userId, kind, id]      | u32 hash of the text embedded, then Float32 |
  * | recall.embed-dead   | [userId, kind, id]      | DeadEntry: gave up after `maxAttempts`     |
  *
- * And in `recall.counters`: `[userId, 'embed-live']` = 1 once the user's writes queue themselves.
+ * And in `recall.counters`: `[userId, 'embed-live']` = 1 once the user's writes queue themselves;
+ * `[userId, 'embed-version']`, a random number rewritten whenever one of the user's vectors is
+ * stored or removed (what the main thread's vector cache checks: vector-cache.ts).
  *
  * The queue key is written in the transaction that writes the row (embed-hooks.ts), so a row
  * committed is a row queued; the vector replaces the queue key in one later transaction.
@@ -59,4 +61,9 @@ export function openEmbedDbs(env: RootDatabase): EmbedDbs {
     enabled: false,
     onQueued: undefined,
   };
+}
+
+/** Inside a write transaction that stored or removed a vector of the user. */
+export function vectorsChanged(counters: Database<number, string[]>, userId: string): void {
+  counters.put([userId, 'embed-version'], Math.random() * 2 ** 52);
 }

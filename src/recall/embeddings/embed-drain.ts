@@ -1,6 +1,6 @@
 import { commit, openRecallDbs, type RecallDbs, type RecallEnvironment } from '../store/recall-dbs.ts';
 import { systemWallClock, type WallClock } from '../../wall-clock.ts';
-import type { ItemKey, QueueEntry } from './embed-dbs.ts';
+import { vectorsChanged, type ItemKey, type QueueEntry } from './embed-dbs.ts';
 import { itemText } from './embed-source.ts';
 import { EmbeddingsError } from './embedding-errors.ts';
 import { createEmbeddingsClient, type EmbeddingsClient } from './embeddings-client.ts';
@@ -123,6 +123,7 @@ export function createEmbeddingDrain(options: EmbeddingDrainOptions): EmbeddingD
     if (closed) return false;
     const stored = await commit(dbs, () => {
       let n = 0;
+      const users = new Set<string>();
       for (const key of gone) dbs.embed.queue.remove(key);
       live.forEach(({ key, text }, i) => {
         if (dbs.embed.queue.get(key) === undefined) return;
@@ -134,8 +135,10 @@ export function createEmbeddingDrain(options: EmbeddingDrainOptions): EmbeddingD
         if (now !== text) return;
         dbs.embed.vectors.put(key, encodeVector(textHash(text), vectors[i]!));
         dbs.embed.queue.remove(key);
+        users.add(key[0]);
         n++;
       });
+      for (const u of users) vectorsChanged(dbs.counters, u);
       return n;
     });
     counts.embedded += stored;

@@ -1,7 +1,7 @@
 import { HIGH, type RecallDbs } from '../store/recall-dbs.ts';
 import { dailyDoc, longTermDoc } from '../search/search-dbs.ts';
 import { longTermLines } from '../search/search-index.ts';
-import type { ItemKey, ItemKind } from './embed-dbs.ts';
+import { vectorsChanged, type ItemKey, type ItemKind } from './embed-dbs.ts';
 
 /**
  * Where the stores queue rows for embedding: each hook runs INSIDE the write transaction that
@@ -33,7 +33,10 @@ export function enqueueItem(dbs: RecallDbs, key: ItemKey): void {
 /** Inside a write transaction: the item's vector, queue entry and dead letter go. */
 export function dropItem(dbs: RecallDbs, key: ItemKey): void {
   dbs.embed.queue.remove(key);
-  dbs.embed.vectors.remove(key);
+  if (dbs.embed.vectors.doesExist(key)) {
+    dbs.embed.vectors.remove(key);
+    vectorsChanged(dbs.counters, key[0]);
+  }
   dbs.embed.dead.remove(key);
 }
 

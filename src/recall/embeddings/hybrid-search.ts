@@ -43,10 +43,12 @@ export async function searchHybrid(deps: RecallDeps, input: SearchInput, rankPoo
   ]);
   if (!queried.ok) return withMeta(bm25.slice(0, q.limit), { ranking: 'bm25', pendingEmbeddings: pending, embeddingsError: queried.error });
   const filters: RankedFilters = { ...q };
+  const reader = { vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm };
+  const cached = embed.cache.matrix(dbs.embed.vectors, q.userId, dbs.counters.get([q.userId, 'embed-version']));
   const vectors =
-    deps.pool && !deps.pool.closed && vectorCount(dbs.embed.vectors, q.userId) > embed.options.poolThreshold
+    deps.pool && !deps.pool.closed && cached === undefined && vectorCount(dbs.embed.vectors, q.userId) > embed.options.poolThreshold
       ? await deps.pool.run({ kind: 'vector', path: dbs.path, userId: q.userId, query: [...queried.vector], filters: pick(q), n })
-      : vectorRanking({ vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm }, q.userId, queried.vector, filters, n);
+      : vectorRanking(reader, q.userId, queried.vector, filters, n, cached);
   const byDoc = new Map<number, SearchHit>();
   const bm25Docs: number[] = [];
   for (const hit of bm25) {
@@ -57,13 +59,13 @@ export async function searchHybrid(deps: RecallDeps, input: SearchInput, rankPoo
   }
   const fused = reciprocalRankFusion([bm25Docs, vectors.map(([doc]) => doc)]);
   const wanted = new Set(terms);
-  const reader = { search: dbs.search, daily: dbs.daily, longTerm: dbs.longTerm };
+  const hitReader = { search: dbs.search, daily: dbs.daily, longTerm: dbs.longTerm };
   const hits: SearchHit[] = [];
   for (const [doc, score] of fused) {
     if (hits.length >= q.limit) break;
     const rounded = Math.round(score * 1e6) / 1e6;
     const known = byDoc.get(doc);
-    const hit = known === undefined ? hitOfDoc(reader, q.userId, doc, rounded, wanted) : { ...known, score: rounded };
+    const hit = known === undefined ? hitOfDoc(hitReader, q.userId, doc, rounded, wanted) : { ...known, score: rounded };
     if (hit !== undefined) hits.push(hit);
   }
   return withMeta(hits, { ranking: 'hybrid', pendingEmbeddings: pending });

@@ -6,6 +6,7 @@ import { topK } from '../search/top-k.ts';
 import type { DailyValue, LongTermValue } from '../store/recall-dbs.ts';
 import type { ItemKey } from './embed-dbs.ts';
 import { cosineWith, textHash, vectorHash } from './vector-codec.ts';
+import { matrixScores, type UserMatrix } from './vector-cache.ts';
 
 /**
  * The vector side of hybrid recall: cosine similarity of the query's vector with every vector
@@ -13,7 +14,8 @@ import { cosineWith, textHash, vectorHash } from './vector-codec.ts';
  * per row, the best in a bounded heap), the search's filters applied to the best first, walking
  * down until `n` pass (like the BM25 side). A long-term line's vector counts only while its
  * text is the one embedded (the stored hash). Read only: the main thread and the pool's
- * workers run it on their own handles.
+ * workers run it on their own handles; the main thread passes its cached matrix of the
+ * user's vectors (vector-cache.ts) instead of the range scan.
  */
 export interface VectorReader {
   vectors: Database<Buffer, ItemKey>;
@@ -22,10 +24,14 @@ export interface VectorReader {
 }
 
 /** The best `n` documents passing `filters`: `[doc, cosine]`, best first. */
-export function vectorRanking(reader: VectorReader, userId: string, query: Float32Array, filters: RankedFilters, n: number): [number, number][] {
-  const scores = new Map<number, number>();
-  for (const { key, value } of reader.vectors.getRange({ start: [userId, 'd'], end: [userId, 'd', MAX_DOC] })) {
-    scores.set(key[2], cosineWith(value, query));
+export function vectorRanking(reader: VectorReader, userId: string, query: Float32Array, filters: RankedFilters, n: number, cached?: UserMatrix): [number, number][] {
+  let scores: Map<number, number>;
+  if (cached !== undefined) scores = matrixScores(cached, query);
+  else {
+    scores = new Map();
+    for (const { key, value } of reader.vectors.getRange({ start: [userId, 'd'], end: [userId, 'd', MAX_DOC] })) {
+      scores.set(key[2], cosineWith(value, query));
+    }
   }
   if (scores.size === 0 || n <= 0) return [];
   const filtered = hasFilters(filters);
