@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
-import { startEmbeddingsStub, type EmbeddingsStub } from '../support/embeddings-stub.ts';
+import { conceptVector, startEmbeddingsStub, type EmbeddingsStub } from '../support/embeddings-stub.ts';
+import { vectorRanking } from '../../src/recall/embeddings/vector-query.ts';
+import { unit } from '../../src/recall/embeddings/vector-codec.ts';
+import { createSearchPool } from '../../src/recall/index.ts';
+import { dailyDoc } from '../../src/recall/search/search-dbs.ts';
 import type { EmbeddingsOptions } from '../../src/recall/embeddings/embeddings-options.ts';
 import { openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { HIGH } from '../../src/recall/store/recall-dbs.ts';
@@ -191,6 +195,24 @@ describe('hybrid recall with embeddings', () => {
 });
 
 describe('the parts', () => {
+  it('a vector scan on the search pool answers what the inline scan does', async () => {
+    stub = await startEmbeddingsStub();
+    fx = openRecall({ embeddings: embeddingsFor(stub) });
+    await say('s1', 'I parked my car near the station', 'My dog loves the park');
+    await fx.recall.embeddingsIdle();
+    const dbs = openRecallDbs(fx.env);
+    const query = unit(Float32Array.from(conceptVector('automobile terminal')));
+    const inline = vectorRanking({ vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm }, U, query, {}, 10);
+    const pool = createSearchPool({ maxThreads: 1 });
+    try {
+      const pooled = await pool.run({ kind: 'vector', path: dbs.path, userId: U, query: [...query], filters: {}, n: 10 });
+      expect(pooled).toEqual(inline);
+      expect(inline[0]![0]).toBe(dailyDoc('2026-04-08', 1));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('reciprocal rank fusion puts a document both rankings hold above one only one ranks first', () => {
     const fused = reciprocalRankFusion([
       ['a', 'b', 'c'],
