@@ -332,7 +332,7 @@ export function createRecall(options: RecallOptions): Recall {
     deps.embeddings = { options: embeddingsOptions, client, drain, cache: new VectorCache() };
     dbs.embed.enabled = true;
     dbs.embed.onQueued = () => drain()?.kick();
-    deps.facts.semantic = factSemantic(dbs, client);
+    deps.facts.semantic = factSemantic(dbs, client, embeddingsOptions.queryTimeoutMs);
   }
   const rankPoolThreshold = options.rankPoolThreshold ?? DEFAULT_RANK_POOL_THRESHOLD;
 

@@ -111,6 +111,19 @@ describe('hybrid recall with embeddings', () => {
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
   });
 
+  it('answers BM25 when the endpoint does not answer the query in queryTimeoutMs', async () => {
+    stub = await startEmbeddingsStub();
+    fx = openRecall({ embeddings: embeddingsFor(stub, { queryTimeoutMs: 50 }) });
+    await say('s1', 'I parked my car near the station');
+    await fx.recall.embeddingsIdle();
+    stub.hold();
+    const hits = await fx.recall.search({ userId: U, query: 'car station' });
+    expect(hits.ranking).toBe('bm25');
+    expect(hits.embeddingsError).toBeDefined();
+    expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
+    stub.release();
+  });
+
   it('embeds each row once in the background, retries a 429 and keeps going', async () => {
     stub = await startEmbeddingsStub();
     stub.failNext(1, 429);

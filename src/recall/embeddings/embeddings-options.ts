@@ -25,8 +25,10 @@ export interface EmbeddingsOptions {
   burst?: number;
   /** Attempts of one row before it goes to the dead letters. Default 5. */
   maxAttempts?: number;
-  /** Per request, ms. Default 30 000. */
+  /** Per request of the drain, ms. Default 30 000. */
   timeoutMs?: number;
+  /** A query's own embedding, ms: past it the query answers BM25 (and says so). Default 5000. */
+  queryTimeoutMs?: number;
   /** First retry delay after a 429/5xx/timeout, ms, doubled per failure up to 60 000. Default 1000. */
   retryBaseMs?: number;
   /** Candidates from each ranking fused by RRF. Default 50. */
@@ -46,6 +48,7 @@ export const EMBEDDINGS_DEFAULTS = {
   burst: 5,
   maxAttempts: 5,
   timeoutMs: 30_000,
+  queryTimeoutMs: 5_000,
   retryBaseMs: 1000,
   candidates: 50,
   poolThreshold: 20_000,
@@ -76,6 +79,7 @@ export function resolveEmbeddingsOptions(options: EmbeddingsOptions, env: NodeJS
     burst: positive('burst'),
     maxAttempts: positive('maxAttempts'),
     timeoutMs: positive('timeoutMs'),
+    queryTimeoutMs: positive('queryTimeoutMs'),
     retryBaseMs: positive('retryBaseMs', 0),
     candidates: Math.min(positive('candidates'), 1000),
     poolThreshold: positive('poolThreshold', 0),

@@ -11,12 +11,12 @@ import { cosineWith, unit } from './vector-codec.ts';
  * simply absent (BM25 still ranks it); a user whose facts predate their queueing is backfilled
  * first (embed-backfill.ts). `undefined` when the query cannot be embedded.
  */
-export function factSemantic(dbs: RecallDbs & { guard(): void }, client: EmbeddingsClient, n = 100): (userId: string, query: string) => Promise<number[] | undefined> {
+export function factSemantic(dbs: RecallDbs & { guard(): void }, client: EmbeddingsClient, timeoutMs: number, n = 100): (userId: string, query: string) => Promise<number[] | undefined> {
   return async (userId, query) => {
     if (!isEmbedLive(dbs, userId)) await backfillUser(dbs, userId);
     let q: Float32Array;
     try {
-      q = unit((await client.embed([query]))[0]!);
+      q = unit((await client.embed([query], AbortSignal.timeout(timeoutMs)))[0]!);
     } catch {
       return undefined;
     }

@@ -19,7 +19,8 @@ import { vectorCount, vectorRanking } from './vector-query.ts';
  * vectors), both with the search's filters applied, fused by reciprocal rank fusion (rrf.ts,
  * k = 60), the first `limit` of the fusion returned with their fused score, `ranking:
  * 'hybrid'`. A user whose rows predate their queueing is backfilled first (embed-backfill.ts).
- * When the query cannot be embedded (endpoint down, timeout, bad answer) the answer is BM25's,
+ * When the query cannot be embedded (endpoint down, no answer within `queryTimeoutMs`, a bad
+ * answer) the answer is BM25's,
  * `ranking: 'bm25'` with `embeddingsError` saying why: a search never fails because the
  * embeddings endpoint does.
  */
@@ -36,7 +37,7 @@ export async function searchHybrid(deps: RecallDeps, input: SearchInput, rankPoo
   const bm25Input: SearchInput = { ...input, limit: Math.min(n, 100) };
   const [bm25, queried] = await Promise.all([
     searchRanked(deps, bm25Input, rankPoolThreshold),
-    embed.client.embed([q.query.slice(0, embed.options.maxChars)]).then(
+    embed.client.embed([q.query.slice(0, embed.options.maxChars)], AbortSignal.timeout(embed.options.queryTimeoutMs)).then(
       (v) => ({ ok: true as const, vector: unit(v[0]!) }),
       (error: unknown) => ({ ok: false as const, error: error instanceof Error ? error.message : String(error) }),
     ),
