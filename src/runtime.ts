@@ -114,7 +114,7 @@ export interface RuntimeOptions {
 }
 
 export interface RuntimeRecallOptions
-  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'extraction' | 'longTermTokens' | 'summary' | 'language'> {
+  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings'> {
   pool?: SearchPoolOptions | false;
 }
 

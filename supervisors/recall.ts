@@ -3,17 +3,26 @@
  *
  *   ├── search_pool   piscina workers for large keyword scans (permanent; shutdown lets
  *   │                 running scans finish, then stops the threads)
- *   └── recall        the recall service over the runtime's memory and LMDB environment
- *                     (permanent; shutdown refuses new calls and waits for running ones)
+ *   ├── recall        the recall service over the runtime's memory and LMDB environment
+ *   │                 (permanent; shutdown refuses new calls and waits for running ones)
+ *   └── embeddings_sup  (only with `embeddings`; one_for_one, 5 restarts in 10 s)
+ *       └── embed_drain   drains the embedding queue in the background (permanent; a crash
+ *                         restarts it from the queue in LMDB; shutdown lets the request in
+ *                         flight end unstored)
  *
  * Both hold no state of their own (everything lives in LMDB), so a restart is cheap and loses
  * nothing. They come after the memory under the root's rest_for_one, so a restarted LMDB
  * environment or store restarts them too, and the service never holds a closed environment.
  * The recall service starts after the pool and is stopped before it (reverse order), so no
- * scan is sent to a closed pool.
+ * scan is sent to a closed pool. The drain sits under its own supervisor so that its restarts
+ * (an endpoint's storage failure) never reach the root's rest_for_one: the recall service and
+ * the children after it keep running while the drain restarts.
  */
 import type { ChildSpec } from '../src/otp/index.ts';
-import { ServiceSlot, start } from '../src/otp/index.ts';
+import { ServiceSlot, start, startSupervisor } from '../src/otp/index.ts';
+import { embedDrainServer } from '../src/recall/embeddings/embed-drain-server.ts';
+import type { EmbeddingDrain } from '../src/recall/embeddings/embed-drain.ts';
+import { resolveEmbeddingsOptions } from '../src/recall/embeddings/embeddings-options.ts';
 import type { Recall, RecallOptions, SearchPool, SearchPoolOptions } from '../src/recall/index.ts';
 import { recallServer } from '../src/recall/recall-server.ts';
 import { searchPoolServer } from '../src/recall/search/search-pool-server.ts';
@@ -25,7 +34,7 @@ export interface RecallChildrenOptions {
   memory: MessageLog;
   /** The runtime's LMDB environment, read when the service starts (it may have restarted). */
   environment: () => { root: RootDatabase; path: string };
-  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'extraction' | 'longTermTokens' | 'summary' | 'language'>;
+  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings'>;
   /** `false`: no pool, every scan runs inline (yielding to the event loop). */
   pool: SearchPoolOptions | false;
   recallSlot: ServiceSlot<Recall>;
@@ -33,6 +42,7 @@ export interface RecallChildrenOptions {
 
 export const recallName = (runtime: string) => `${runtime}_recall`;
 export const searchPoolName = (runtime: string) => `${runtime}_search_pool`;
+export const embedDrainName = (runtime: string) => `${runtime}_embed_drain`;
 
 export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
   const poolSlot = options.pool === false ? undefined : new ServiceSlot<SearchPool>();
@@ -43,6 +53,32 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
     shutdown: 30_000,
     // Traps exits so the supervisor's shutdown runs terminate (closes the worker threads).
     start: () => start(searchPoolServer(slot, pool), { name: searchPoolName(options.runtime), trapExit: true }),
+  });
+
+  const embeddings = options.service.embeddings === undefined ? undefined : resolveEmbeddingsOptions(options.service.embeddings);
+  const drainSlot = embeddings === undefined ? undefined : new ServiceSlot<EmbeddingDrain>();
+  const embeddingsSup = (slot: ServiceSlot<EmbeddingDrain>, resolved: NonNullable<typeof embeddings>): ChildSpec => ({
+    id: 'embeddings_sup',
+    type: 'supervisor',
+    restart: 'permanent',
+    shutdown: 'infinity',
+    start: () =>
+      startSupervisor(
+        {
+          strategy: 'one_for_one',
+          intensity: 5,
+          period: 10,
+          children: [
+            {
+              id: 'embed_drain',
+              restart: 'permanent',
+              shutdown: 30_000,
+              start: () => start(embedDrainServer(slot, () => ({ env: options.environment(), embeddings: resolved })), { name: embedDrainName(options.runtime), trapExit: true }),
+            },
+          ],
+        },
+        { name: `${options.runtime}_embeddings_sup` },
+      ),
   });
 
   const recall: ChildSpec = {
@@ -56,11 +92,13 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
           memory: options.memory,
           env: options.environment(),
           memoryInEnv: true,
+          ...(drainSlot === undefined ? {} : { embeddingsDrain: () => drainSlot.current() }),
         })),
         // Traps exits so the supervisor's shutdown runs terminate (closes the service).
         { name: recallName(options.runtime), trapExit: true },
       ),
   };
 
-  return options.pool === false || poolSlot === undefined ? [recall] : [searchPool(poolSlot, options.pool), recall];
+  const drain = drainSlot === undefined || embeddings === undefined ? [] : [embeddingsSup(drainSlot, embeddings)];
+  return options.pool === false || poolSlot === undefined ? [recall, ...drain] : [searchPool(poolSlot, options.pool), recall, ...drain];
 }

@@ -17,6 +17,11 @@
  *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
  *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
  *   --language <zh|en>        MNEMO_LANGUAGE         zh     (system prompt, titles, offline reply)
+ *   --embeddings-model <m>    MNEMO_EMBEDDINGS_MODEL     embeddings.model, else none (BM25 alone)
+ *   --embeddings-base-url <u> MNEMO_EMBEDDINGS_BASE_URL  embeddings.base_url, else the chat's
+ *   --embeddings-dimensions <n> MNEMO_EMBEDDINGS_DIMENSIONS  embeddings.dimensions, else the model's
+ *   --embeddings-rpm <n>      MNEMO_EMBEDDINGS_RPM       embeddings.requests_per_minute, else 60
+ *   (embeddings-config.ts reads the rest, and the key: MNEMO_EMBEDDINGS_API_KEY, else the chat's)
  *
  * Relative paths are resolved against the working directory. An empty environment variable
  * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
@@ -27,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
 import { factsModelSetting } from './llm-config.ts';
 import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES, type Language } from '../language.ts';
+import type { EmbeddingsOverrides } from './embeddings-config.ts';
 
 export interface CliOptions {
   host: string;
@@ -55,6 +61,8 @@ export interface CliOptions {
   stopTimeoutMs: number;
   /** Of the system prompt, the title prompt, offline titles and the offline reply. */
   language: Language;
+  /** Over the config file's `embeddings` section (embeddings-config.ts). */
+  embeddings: EmbeddingsOverrides;
   help: boolean;
   version: boolean;
 }
@@ -93,6 +101,12 @@ Options (flag, else environment variable, else default):
                                                   cancelled and stored as interrupted  [10000]
   --language <zh|en>       MNEMO_LANGUAGE         language of the system prompt, the title prompt,
                                                   offline titles and the offline reply  [zh]
+  --embeddings-model <m>   MNEMO_EMBEDDINGS_MODEL embed rows for hybrid recall (BM25 + vectors, RRF)
+                                                  with this model  [embeddings.model, else none]
+  --embeddings-base-url <u> MNEMO_EMBEDDINGS_BASE_URL  its OpenAI-compatible endpoint
+                                                  [embeddings.base_url, else the chat's base URL]
+  --embeddings-dimensions <n> MNEMO_EMBEDDINGS_DIMENSIONS  vector size asked for  [the model's]
+  --embeddings-rpm <n>     MNEMO_EMBEDDINGS_RPM   embedding requests per minute at most  [60]
   -h, --help                                      print this help and exit
   -v, --version                                   print Mnemo's version and exit
 
@@ -136,6 +150,10 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'request-timeout': { type: 'string' },
         'stop-timeout': { type: 'string' },
         language: { type: 'string' },
+        'embeddings-model': { type: 'string' },
+        'embeddings-base-url': { type: 'string' },
+        'embeddings-dimensions': { type: 'string' },
+        'embeddings-rpm': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -206,6 +224,12 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
       whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
     stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,
     language,
+    embeddings: {
+      model: pick(values['embeddings-model'], 'MNEMO_EMBEDDINGS_MODEL'),
+      baseURL: pick(values['embeddings-base-url'], 'MNEMO_EMBEDDINGS_BASE_URL'),
+      dimensions: whole('embeddings-dimensions', pick(values['embeddings-dimensions'], 'MNEMO_EMBEDDINGS_DIMENSIONS'), 1),
+      requestsPerMinute: whole('embeddings-rpm', pick(values['embeddings-rpm'], 'MNEMO_EMBEDDINGS_RPM'), 1),
+    },
     help: values.help === true,
     version: values.version === true,
   };

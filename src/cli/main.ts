@@ -12,12 +12,15 @@ import { ConfigError } from './cli-errors.ts';
 import { loadUserTokensFile } from './user-tokens-file.ts';
 import { isLoopbackHost } from '../server/loopback-host.ts';
 import { loadLlmSettings } from './llm-config.ts';
+import { loadEmbeddingsSettings } from './embeddings-config.ts';
+import type { EmbeddingsOptions } from '../recall/embeddings/embeddings-options.ts';
 import { mnemoVersion } from '../version.ts';
 
 async function main(): Promise<void> {
   let options;
   let llm;
   let userTokens = new Map<string, string>();
+  let embeddings: EmbeddingsOptions | undefined;
   try {
     options = parseCliOptions(process.argv.slice(2), process.env, process.cwd());
     if (options.help) {
@@ -43,6 +46,7 @@ async function main(): Promise<void> {
       env: process.env,
       overrides: { timeoutMs: options.llmTimeoutMs, maxRetries: options.llmMaxRetries, factsModel: options.factsModel },
     });
+    embeddings = loadEmbeddingsSettings({ configPath: options.llmConfigPath, env: process.env, overrides: options.embeddings });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`mnemo: ${err.message}\n`);
@@ -51,7 +55,7 @@ async function main(): Promise<void> {
   }
   const { serve, logLine } = await import('./serve.ts');
   try {
-    await serve(options, llm, userTokens);
+    await serve(options, llm, userTokens, embeddings);
   } catch (err) {
     logLine('error', `mnemo failed to start: ${err instanceof Error ? err.message : String(err)}`, {
       err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,

@@ -17,6 +17,8 @@ import { startRuntime } from '../runtime.ts';
 import type { CliOptions } from './cli-options.ts';
 import { describeLlm, type LlmSettings } from './llm-config.ts';
 import { modelServices } from './model-services.ts';
+import { describeEmbeddings } from './embeddings-config.ts';
+import type { EmbeddingsOptions } from '../recall/embeddings/embeddings-options.ts';
 import { startServer, type RunningServer } from '../server/server.ts';
 import { createServerMetrics } from '../server/metrics.ts';
 
@@ -43,7 +45,12 @@ export function describeAuth(options: Pick<CliOptions, 'token' | 'adminToken' | 
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
-export async function serve(options: CliOptions, llm: LlmSettings, userTokens: ReadonlyMap<string, string> = new Map()): Promise<void> {
+export async function serve(
+  options: CliOptions,
+  llm: LlmSettings,
+  userTokens: ReadonlyMap<string, string> = new Map(),
+  embeddings?: EmbeddingsOptions,
+): Promise<void> {
   let first: { signal: NodeJS.Signals; at: number } | null = null;
   /** Whether this signal is a second request to stop (not the first, nor its echo). */
   const isSecond = (signal: NodeJS.Signals): boolean => {
@@ -71,7 +78,11 @@ export async function serve(options: CliOptions, llm: LlmSettings, userTokens: R
     dataDir: options.dataDir,
     storage: 'lmdb',
     observer: metrics.writeObserver,
-    recall: { language: options.language, ...models },
+    recall: {
+      language: options.language,
+      ...models,
+      ...(embeddings === undefined ? {} : { embeddings }),
+    },
   });
   let server: RunningServer;
   try {
@@ -101,6 +112,7 @@ export async function serve(options: CliOptions, llm: LlmSettings, userTokens: R
       dataDir: options.dataDir,
       storage: 'lmdb',
       llm: describeLlm(llm),
+      embeddings: describeEmbeddings(embeddings),
       auth: describeAuth(options, userTokens.size),
       hostCheck: server.loopbackOnly ? 'loopback names only' : 'off',
       language: options.language,

@@ -8,6 +8,7 @@ import type { RecallDbs } from './store/recall-dbs.ts';
 import type { SearchPool } from './search/search-pool.ts';
 import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
 import type { FactStore } from './facts/fact-store.ts';
+import type { RecallEmbeddings } from './embeddings/recall-embeddings.ts';
 
 /** What the parts of the layered memory share: its stores, its time, its helpers. */
 export interface RecallDeps {
@@ -42,6 +43,8 @@ export interface RecallDeps {
   summarizer: Summarizer | undefined;
   /** Of the system prompt, titles, offline replies, Mnemo's tools and the facts prompts (language.ts). */
   language: Language;
+  /** Embeddings (recall's `embeddings` option); undefined: BM25 alone. */
+  embeddings: RecallEmbeddings | undefined;
 }
 
 export function localNow(deps: RecallDeps): LocalTime {

@@ -60,9 +60,16 @@ import {
   sessionWindowRows,
 } from './search/recall-queries.ts';
 import type { SearchPool } from './search/search-pool.ts';
-import type { SearchHit } from './search/bm25-query.ts';
-import { DEFAULT_RANK_POOL_THRESHOLD, searchRanked, type SearchInput } from './search/ranked-search.ts';
+import { DEFAULT_RANK_POOL_THRESHOLD, type SearchInput } from './search/ranked-search.ts';
 import { rebuildUserIndex } from './search/rebuild.ts';
+import { resolveEmbeddingsOptions, type EmbeddingsOptions } from './embeddings/embeddings-options.ts';
+import { createEmbeddingsClient } from './embeddings/embeddings-client.ts';
+import { createEmbeddingDrain, type EmbeddingDrain } from './embeddings/embed-drain.ts';
+import { searchHybrid } from './embeddings/hybrid-search.ts';
+import type { SearchResult } from './embeddings/search-result.ts';
+import { factSemantic } from './embeddings/fact-semantic.ts';
+import { VectorCache } from './embeddings/vector-cache.ts';
+import { embeddingsStatus, type EmbeddingsStatus } from './embeddings/embeddings-status.ts';
 import { openRawText } from './store/recall-dbs.ts';
 import {
   cutShortSessions,
@@ -144,6 +151,19 @@ export interface RecallOptions {
    * fallback's reply (language.ts). Default `'zh'`: the Agent Memory Demo's texts.
    */
   language?: Language;
+  /**
+   * Embeddings for hybrid recall (embeddings/embeddings-options.ts has every field and its
+   * default). Default: none: `search` and the ranking of facts are BM25 alone (and say so),
+   * nothing is queued. Set: every row written (and, at a user's first query, every row written
+   * before) is queued in LMDB with its row and embedded in the background; `search` and the
+   * facts' ranking fuse BM25 with vector similarity (RRF).
+   */
+  embeddings?: EmbeddingsOptions;
+  /**
+   * Who drains the embedding queue. Default: the service itself (a drain started with it,
+   * stopped by `close`). The runtime passes its supervised drain (supervisors/recall.ts).
+   */
+  embeddingsDrain?: () => EmbeddingDrain | undefined;
 }
 
 export interface RecallSummaryOptions {
@@ -214,8 +234,17 @@ export interface Recall {
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
   sessionWindow(query: SessionWindowQuery): Promise<MemoryRow[]>;
-  /** Ranked (BM25) recall across every session, day and long-term memory of the user (search/ranked-search.ts). */
-  search(query: SearchInput): Promise<SearchHit[]>;
+  /**
+   * Ranked recall across every session, day and long-term memory of the user: BM25
+   * (search/ranked-search.ts), or hybrid with embeddings (embeddings/hybrid-search.ts). The
+   * hits say how they were ranked (`ranking`, `pendingEmbeddings`, `embeddingsError`:
+   * embeddings/search-result.ts).
+   */
+  search(query: SearchInput): Promise<SearchResult>;
+  /** The embedding queue and drain (or `{configured: false}`); with a user, that user's pending items too. */
+  embeddingsStatus(userId?: string): Promise<EmbeddingsStatus>;
+  /** Resolves when the embedding queue is empty (at once without embeddings). */
+  embeddingsIdle(): Promise<void>;
   /** Rebuilds the user's ranked index from their rows; returns the daily rows indexed (search/rebuild.ts). */
   rebuildSearchIndex(userId: string): Promise<number>;
   dailyWindow(query: DailyWindowQuery): Promise<DailyRow[]>;
@@ -294,6 +323,7 @@ export function createRecall(options: RecallOptions): Recall {
           language,
         });
   const retry = checkRetryOptions(options.extraction);
+  const embeddingsOptions = options.embeddings === undefined ? undefined : resolveEmbeddingsOptions(options.embeddings);
   const deps: RecallDeps = {
     memory: options.memory,
     dbs: dbs0,
@@ -313,8 +343,20 @@ export function createRecall(options: RecallOptions): Recall {
     kickExtraction: undefined,
     summarizer,
     language,
+    embeddings: undefined,
   };
   const { dbs } = deps;
+  // Embeddings: writes queue themselves from now on; the drain is the runtime's or our own.
+  let ownDrain: EmbeddingDrain | undefined;
+  if (embeddingsOptions !== undefined) {
+    const client = createEmbeddingsClient(embeddingsOptions);
+    const drain = options.embeddingsDrain ?? (() => (ownDrain ??= createEmbeddingDrain({ env: options.env, embeddings: embeddingsOptions, client })));
+    drain();
+    deps.embeddings = { options: embeddingsOptions, client, drain, cache: new VectorCache() };
+    dbs.embed.enabled = true;
+    dbs.embed.onQueued = () => drain()?.kick();
+    deps.facts.semantic = factSemantic(dbs, client, embeddingsOptions.queryTimeoutMs);
+  }
   const rankPoolThreshold = options.rankPoolThreshold ?? DEFAULT_RANK_POOL_THRESHOLD;
 
   let closed = false;
@@ -428,7 +470,12 @@ export function createRecall(options: RecallOptions): Recall {
     sessionWindow: (q) =>
       user(q?.userId, (u) => sessionWindowRows(deps, u, assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0)),
 
-    search: (q) => user(q?.userId, () => searchRanked(deps, q, rankPoolThreshold)),
+    search: (q) => user(q?.userId, () => searchHybrid(deps, q, rankPoolThreshold)),
+
+    embeddingsStatus: (userId) =>
+      userId === undefined ? guarded(async () => embeddingsStatus(deps)) : user(userId, async (u) => embeddingsStatus(deps, u)),
+
+    embeddingsIdle: () => track(async () => deps.embeddings?.drain()?.idle()),
 
     rebuildSearchIndex: (userId) => user(userId, (u) => rebuildUserIndex(deps, u)),
 
@@ -525,6 +572,7 @@ export function createRecall(options: RecallOptions): Recall {
       closed = true;
       while (running.size > 0) await Promise.all(running);
       await summarizer?.idle();
+      await ownDrain?.close();
     },
   };
 }

@@ -33,6 +33,8 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     searchDaily: forward('searchDaily'),
     sessionWindow: forward('sessionWindow'),
     search: forward('search'),
+    embeddingsStatus: forward('embeddingsStatus'),
+    embeddingsIdle: forward('embeddingsIdle'),
     rebuildSearchIndex: forward('rebuildSearchIndex'),
     dailyWindow: forward('dailyWindow'),
     dailyMessages: forward('dailyMessages'),

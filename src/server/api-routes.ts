@@ -23,8 +23,9 @@
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
  *   GET    /api/daily/window?user_id=&message_id=&before=0&after=0&day=        → {items}
  *   GET    /api/search?user_id=&q=&session_id=&day=&from=&to=&roles=&tool=&limit=10
- *            → {ranking: 'bm25', items:[{session_id, message_id, day, score, snippet, source,
- *               role, ts, daily_message_id?}]}  (ranked recall across sessions, days, long-term)
+ *            → {ranking: 'bm25' | 'hybrid', pending_embeddings, embeddings_error?, items:[{session_id,
+ *               message_id, day, score, snippet, source, role, ts, daily_message_id?}]}
+ *               (ranked recall across sessions, days, long-term; hybrid with embeddings)
  *   GET    /api/memory?user_id=&as_of=             → {items}  long-term facts, current or as of a time
  *   GET    /api/memory/history?user_id=            → {items}  every entry, superseded ones with valid_to
  *   POST   /api/memory          {user_id, text, key?}       → {status, item}
@@ -302,7 +303,10 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       ...(q.tool === '' ? {} : { tool: q.tool }),
     });
     return {
-      ranking: 'bm25',
+      // A RecallApi of one's own may answer a plain array: BM25 then.
+      ranking: hits.ranking ?? 'bm25',
+      pending_embeddings: hits.pendingEmbeddings ?? 0,
+      ...(hits.embeddingsError === undefined ? {} : { embeddings_error: hits.embeddingsError }),
       items: hits.map((h) => ({
         session_id: h.sessionId,
         message_id: h.messageId,

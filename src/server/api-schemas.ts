@@ -181,7 +181,7 @@ export const API_SCHEMAS = {
   searchDaily: { summary: "Keyword search in a user's daily view", tags: ['mnemo'], querystring: searchQuery(true), response: { 200: items(dailyRow), ...errors } },
   dailyWindow: { summary: "Rows around a message of a user's daily view", tags: ['mnemo'], querystring: windowQuery(true), response: { 200: items(dailyRow), ...errors } },
   search: {
-    summary: 'Ranked search (BM25) over a user\'s sessions, daily view and long-term memory',
+    summary: 'Ranked search (BM25, or hybrid BM25 + embeddings fused by RRF when embeddings are configured) over a user\'s sessions, daily view and long-term memory',
     tags: ['mnemo'],
     querystring: {
       type: 'object',
@@ -202,7 +202,9 @@ export const API_SCHEMAS = {
       200: {
         type: 'object',
         properties: {
-          ranking: { type: 'string', enum: ['bm25'] },
+          ranking: { type: 'string', enum: ['bm25', 'hybrid'], description: 'hybrid: reciprocal rank fusion (k = 60) of BM25 and vector similarity; score is the fused score' },
+          pending_embeddings: { ...int, description: "the user's rows still waiting for their vector (found by BM25 only until embedded)" },
+          embeddings_error: { ...str, description: 'set when embeddings are configured but the query could not be embedded: the items are BM25 alone' },
           items: {
             type: 'array',
             items: {
@@ -212,7 +214,7 @@ export const API_SCHEMAS = {
             },
           },
         },
-        required: ['ranking', 'items'],
+        required: ['ranking', 'pending_embeddings', 'items'],
       },
       ...errors,
     },

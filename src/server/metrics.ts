@@ -14,6 +14,11 @@
  *   mnemo_fact_extraction_jobs{state}                background fact extraction's jobs: `pending`
  *                                                    (queued), `retrying` (of those, failed before),
  *                                                    `dead` (failed every attempt); read at scrape time
+ *   mnemo_embeddings_pending                         rows waiting in the embedding queue (read at scrape time)
+ *   mnemo_embeddings_dead                            rows given up after `maxAttempts` (dead letters)
+ *   mnemo_embeddings_requests{outcome}               embedding requests of the running drain (`ok`, `failed`;
+ *                                                    a gauge: it restarts from 0 with the drain)
+ *   mnemo_embeddings_embedded                        vectors the running drain stored
  *   mnemo_process_* / mnemo_nodejs_*                 prom-client's default process metrics (but
  *                                                    `nodejs_eventloop_lag_seconds`: see below)
  *
@@ -27,6 +32,7 @@ import type { WriteObserver } from '../memory/runtime/write-queue.ts';
 import type { EventStream, TreeEvent } from '../otp/index.ts';
 import { whereis } from '../otp/index.ts';
 import { conversationSupName } from '../../supervisors/conversation-sup.ts';
+import type { EmbeddingsStatus } from '../recall/embeddings/embeddings-status.ts';
 
 /** Seconds: a turn or a model call spans milliseconds (offline) to a minute (a slow model). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -46,6 +52,8 @@ export interface ServerMetrics {
   trackLiveConversations(count: () => number): void;
   /** Read `status()` as the fact extraction jobs at every scrape. */
   trackExtraction(status: () => Promise<{ pending: number; retrying: number; dead: number }>): void;
+  /** Read `status()` at every scrape for the `mnemo_embeddings_*` gauges (absent or unconfigured: not shown). */
+  trackEmbeddings(status: () => Promise<EmbeddingsStatus>): void;
   /** Count the restarts `events` reports (conversation actors of runtime `name` as one child). */
   trackRestarts(events: EventStream<TreeEvent>, runtimeName: string | undefined): () => void;
   /** The exposition text and its content type. */
@@ -101,6 +109,30 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
       for (const state of ['pending', 'retrying', 'dead'] as const) this.set({ state }, counts[state]);
     },
   });
+  let embeddings: (() => Promise<EmbeddingsStatus>) | undefined;
+  const embeddingGauges = () => {
+    const read = async (): Promise<EmbeddingsStatus> => (embeddings === undefined ? { configured: false } : embeddings().catch((): EmbeddingsStatus => ({ configured: false })));
+    const gauge = (name: string, help: string, value: (s: Extract<EmbeddingsStatus, { configured: true }>, g: Gauge) => void, labelNames: string[] = []) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          const s = await read();
+          this.reset();
+          if (s.configured) value(s, this);
+        },
+      });
+    gauge('mnemo_embeddings_pending', 'Rows waiting in the embedding queue', (s, g) => g.set(s.pending));
+    gauge('mnemo_embeddings_dead', 'Rows given up after maxAttempts (dead letters)', (s, g) => g.set(s.dead));
+    gauge('mnemo_embeddings_requests', 'Embedding requests of the running drain, by outcome', (s, g) => {
+      g.set({ outcome: 'ok' }, s.requests - s.failures);
+      g.set({ outcome: 'failed' }, s.failures);
+    }, ['outcome']);
+    gauge('mnemo_embeddings_embedded', 'Vectors stored by the running drain', (s, g) => g.set(s.embedded));
+  };
+  embeddingGauges();
   const restarts = new Counter({
     name: 'mnemo_restarts_total',
     help: 'Supervisor restarts, by child (conversation actors counted as "conversation")',
@@ -180,6 +212,9 @@ export function createServerMetrics(options: { defaultMetrics?: boolean } = {}):
     },
     trackExtraction(status) {
       extraction = status;
+    },
+    trackEmbeddings(status) {
+      embeddings = status;
     },
     trackRestarts(events, runtimeName) {
       const supName = runtimeName === undefined ? undefined : conversationSupName(runtimeName);

@@ -122,6 +122,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   metrics.trackLiveConversations(() => runtimeView.liveConversations ?? 0);
   const extractionStatus = options.recall.extractionStatus?.bind(options.recall);
   if (extractionStatus !== undefined) metrics.trackExtraction(extractionStatus);
+  const embeddingsStatus = options.recall.embeddingsStatus?.bind(options.recall);
+  if (embeddingsStatus !== undefined) metrics.trackEmbeddings(() => embeddingsStatus());
   const stopTracking = runtimeView.events ? metrics.trackRestarts(runtimeView.events, runtimeView.name) : () => {};
   app.addHook('onClose', async () => stopTracking());
   installErrorHandlers(app, bodyLimit, (code, status) => metrics.error(code, status));

@@ -34,7 +34,9 @@ export type RecallApi = Pick<
   | 'dailyMessages'
 > &
   /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
-  Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>>;
+  Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>> &
+  /** The embedding queue's numbers for `/metrics` (absent: no `mnemo_embeddings_*` values). */
+  Partial<Pick<Recall, 'embeddingsStatus'>>;
 
 export interface RuntimeView {
   inspect(): unknown;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 
 // GET /api/search over a real server and runtime (LMDB in a temp dir, offline fallback LLM).
 
@@ -60,5 +61,34 @@ describe('GET /api/search', () => {
     expect(badDay.status).toBe(400);
     expect(badDay.json.detail).toBe('day must be a day YYYY-MM-DD');
     expect((await search('q=ferry')).status).toBe(422);
+  });
+});
+
+describe('GET /api/search with embeddings', () => {
+  it('answers hybrid hits with the rows still waiting, and /metrics shows the queue', async () => {
+    const stub = await startEmbeddingsStub();
+    const h = await startTestServer({ embeddings: { baseURL: stub.baseURL, apiKey: 'k', model: 'stub-embed', retryBaseMs: 1, requestsPerMinute: 60_000, burst: 1000 } });
+    try {
+      await h.request('POST', '/api/chat', { body: { user_id: 'route-e', session_id: 's1', message: 'I parked my car near the station' } });
+      await h.recall.embeddingsIdle();
+      const res = await h.request('GET', '/api/search?user_id=route-e&q=automobile+terminal');
+      const json = res.json as { ranking: string; pending_embeddings: number; items: Hit[] };
+      expect(res.status).toBe(200);
+      expect(json.ranking).toBe('hybrid');
+      expect(json.pending_embeddings).toBe(0);
+      expect(json.items[0]).toMatchObject({ session_id: 's1', message_id: 1 });
+      // Rows wait (their batch is held); the query's own embedding is answered.
+      stub.hold((texts) => texts.some((t) => t.includes('waiting')));
+      await h.request('POST', '/api/chat', { body: { user_id: 'route-e', session_id: 's1', message: 'waiting for a vector' } });
+      const waiting = (await h.request('GET', '/api/search?user_id=route-e&q=vector')).json as { pending_embeddings: number };
+      expect(waiting.pending_embeddings).toBeGreaterThan(0);
+      const metrics = await h.request('GET', '/metrics');
+      expect(metrics.text).toMatch(/^mnemo_embeddings_pending [1-9]/m);
+      expect(metrics.text).toMatch(/^mnemo_embeddings_dead 0$/m);
+      stub.release();
+    } finally {
+      await h.close();
+      await stub.close();
+    }
   });
 });

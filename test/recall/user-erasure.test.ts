@@ -10,6 +10,8 @@ import { createSummarizer } from '../../src/provider/summarizer.ts';
 import { summaryConversationId } from '../../src/provider/summary-record.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/store/recall-dbs.ts';
+import { EMBED_DB_NAMES } from '../../src/recall/embeddings/embed-dbs.ts';
+import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
 import { callsTools, says, toolCall } from '../support/scripted-llm.ts';
@@ -149,18 +151,49 @@ describe('recall.eraseUser', () => {
     expect(bytes.includes('bob')).toBe(true);
   }, 60_000);
 
+  it('erases the user’s embeddings: vectors, queued rows and dead letters, and keeps the other user’s', async () => {
+    const stub = await startEmbeddingsStub();
+    try {
+      fx = openRecall({ embeddings: { baseURL: stub.baseURL, apiKey: 'k', model: 'm', retryBaseMs: 1, requestsPerMinute: 60_000, burst: 1000, maxAttempts: 1 } });
+      const r = fx.recall;
+      for (const u of ['alice', 'bob']) {
+        await r.chat({ userId: u, sessionId: 's', message: `${u} parked the car` });
+        await r.remember(u, { text: `${u} is allergic to peanuts` });
+      }
+      await r.embeddingsIdle();
+      stub.failNext(1, 400);
+      await r.chat({ userId: 'alice', sessionId: 's', message: 'this one dies' });
+      await r.embeddingsIdle();
+      stub.hold();
+      await r.chat({ userId: 'alice', sessionId: 's', message: 'this one waits' });
+      const root = fx.env.root;
+      const users = (name: string) => [...root.openDB(name, { encoding: 'json' }).getKeys()].map(keyUser);
+      expect(users(EMBED_DB_NAMES.vectors)).toContain('alice');
+      expect(users(EMBED_DB_NAMES.queue)).toContain('alice');
+      expect(users(EMBED_DB_NAMES.dead)).toContain('alice');
+      await r.eraseUser('alice');
+      for (const name of Object.values(EMBED_DB_NAMES)) expect(users(name).filter((u) => u !== 'bob'), name).toEqual([]);
+      expect(users(EMBED_DB_NAMES.vectors).length).toBe(3); // bob's two rows and his fact
+      stub.release();
+      await r.embeddingsIdle();
+      for (const name of Object.values(EMBED_DB_NAMES)) expect(users(name).filter((u) => u !== 'bob'), name).toEqual([]);
+    } finally {
+      await stub.close();
+    }
+  });
+
   it('erases a key of the user from every db named in DB_NAMES, whatever it holds, and marks under every marker', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' });
     const root = fx.env.root;
-    for (const name of Object.values(DB_NAMES)) {
+    for (const name of [...Object.values(DB_NAMES), ...Object.values(EMBED_DB_NAMES)]) {
       const db = root.openDB(name, { encoding: 'json' });
       await db.put(['alice', 'probe', 1], 1);
       await db.put([`${MARKER_START}some-mark`, 'alice', 'x'], 1);
       await db.put(['alice2', 'probe'], 1); // another user whose id starts with this one's
     }
     await fx.recall.eraseUser('alice');
-    for (const name of Object.values(DB_NAMES)) {
+    for (const name of [...Object.values(DB_NAMES), ...Object.values(EMBED_DB_NAMES)]) {
       const db = root.openDB(name, { encoding: 'json' });
       expect([...db.getKeys({ start: ['alice'], end: ['alice', HIGH] })], name).toEqual([]);
       expect([...db.getKeys({ start: [`${MARKER_START}some-mark`, 'alice'], end: [`${MARKER_START}some-mark`, 'alice', HIGH] })], name).toEqual([]);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, HELP_TEXT, checkExposure, parseCliOptions } from '../../src/cli/index.ts';
 import { isLoopbackHost } from '../../src/server/loopback-host.ts';
+import { loadEmbeddingsSettings } from '../../src/cli/embeddings-config.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const cwd = '/srv/app';
 
@@ -22,9 +26,39 @@ describe('command-line options', () => {
       requestTimeoutMs: 30_000,
       stopTimeoutMs: 10_000,
       language: 'zh',
+      embeddings: {},
       help: false,
       version: false,
     });
+  });
+
+  it('reads the embeddings model, endpoint, dimensions and rate from flags or MNEMO_EMBEDDINGS_*', () => {
+    const argv = ['--embeddings-model', 'text-embedding-3-small', '--embeddings-base-url', 'http://127.0.0.1:9/v1', '--embeddings-dimensions', '256', '--embeddings-rpm', '30'];
+    expect(parseCliOptions(argv, {}, cwd).embeddings).toEqual({ model: 'text-embedding-3-small', baseURL: 'http://127.0.0.1:9/v1', dimensions: 256, requestsPerMinute: 30 });
+    expect(parseCliOptions([], { MNEMO_EMBEDDINGS_MODEL: 'm', MNEMO_EMBEDDINGS_RPM: '5' }, cwd).embeddings).toEqual({ model: 'm', requestsPerMinute: 5 });
+    expect(() => parseCliOptions(['--embeddings-rpm', '0'], {}, cwd)).toThrow(ConfigError);
+  });
+
+  it('takes the embeddings section of llm.yaml, the chat\'s base URL and key by default, and none without a model', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-embcfg-'));
+    try {
+      const path = join(dir, 'llm.yaml');
+      writeFileSync(path, 'llm:\n  api_key: sk-chat\n  base_url: http://chat/v1\nembeddings:\n  model: e5\n  dimensions: 64\n  batch_size: 8\n');
+      expect(loadEmbeddingsSettings({ configPath: path, env: {} })).toEqual({ model: 'e5', baseURL: 'http://chat/v1', apiKey: 'sk-chat', dimensions: 64, batchSize: 8 });
+      expect(loadEmbeddingsSettings({ configPath: path, env: { OPENAI_BASE_URL: 'http://env/v1', MNEMO_EMBEDDINGS_API_KEY: 'sk-e' }, overrides: { model: 'flag-model' } })).toEqual({
+        model: 'flag-model',
+        baseURL: 'http://env/v1',
+        apiKey: 'sk-e',
+        dimensions: 64,
+        batchSize: 8,
+      });
+      writeFileSync(path, 'llm:\n  api_key: sk-chat\n');
+      expect(loadEmbeddingsSettings({ configPath: path, env: {} })).toBeUndefined();
+      writeFileSync(path, 'embeddings:\n  model: e5\n  dimensions: -1\n');
+      expect(() => loadEmbeddingsSettings({ configPath: path, env: {} })).toThrow(ConfigError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads the model timeout and retries, the request timeout and the stop deadline from flags or MNEMO_*', () => {

@@ -7,6 +7,7 @@ import type { ExtractionRetryOptions, SupervisedRecall } from '../../src/recall/
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
+import type { EmbeddingsOptions } from '../../src/recall/embeddings/embeddings-options.ts';
 import { http, type HttpOptions, type HttpResponse } from './http.ts';
 
 /** A real runtime on a temp LMDB dir and a real server on 127.0.0.1:0 in front of it. */
@@ -43,6 +44,8 @@ export async function startTestServer(
     dataDir?: string;
     /** The runtime's name (its registered names' prefix); default a fresh `mnemo_test_<n>`. */
     name?: string;
+    /** Recall's embeddings (hybrid search); default none. */
+    embeddings?: EmbeddingsOptions;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
@@ -59,6 +62,7 @@ export async function startTestServer(
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.factsLlm === undefined ? {} : { factsLlm: metrics.observeLlm(options.factsLlm) }),
       ...(options.extraction === undefined ? {} : { extraction: options.extraction }),
+      ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
     },
   });
   const recall = runtime.recall;

@@ -32,7 +32,8 @@ import {
   searchSessionRows,
   sessionWindowRows,
 } from '../search/recall-queries.ts';
-import { searchRanked } from '../search/ranked-search.ts';
+import { DEFAULT_RANK_POOL_THRESHOLD } from '../search/ranked-search.ts';
+import { searchHybrid } from '../embeddings/hybrid-search.ts';
 import { createSearchMemoryTool } from '../search/search-memory-tool.ts';
 import { toSessionRow } from '../store/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
@@ -398,7 +399,10 @@ export function turnTools(deps: RecallDeps, userId: string, sessionId: string, s
     searchDaily: (keyword, day, limit) => searchDailyRows(deps, userId, keyword, limit, day),
     dailyWindow: (id, before, after, day) => dailyWindowRows(deps, userId, id, before, after, day),
   }, deps.language);
-  return [...demoAndFactTools, createSearchMemoryTool((args) => searchRanked(deps, { userId, ...args }), deps.language)];
+  return [
+    ...demoAndFactTools,
+    createSearchMemoryTool((args) => searchHybrid(deps, { userId, ...args }, DEFAULT_RANK_POOL_THRESHOLD), deps.language),
+  ];
 }
 
 async function recordFailure(

@@ -3,6 +3,7 @@ import { commit, HIGH, nextCounter, type RecallDbs } from '../store/recall-dbs.t
 import { factId, factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from './fact-entry.ts';
 import { FactConflictError, FactNotFoundError } from './fact-errors.ts';
 import { isNearDuplicate, shapeOf, type FactShape } from './fact-text.ts';
+import { embedFactEnded, embedFactWritten } from '../embeddings/embed-hooks.ts';
 
 /**
  * The entries of long-term facts in LMDB (dbs `recall.facts`, `recall.fact-current`,
@@ -35,6 +36,9 @@ export interface FactStore {
   dbs: RecallDbs & { guard(): void };
   /** Current entries by seq, in seq order, per user (least recently used users evicted). */
   cache: Map<string, Map<number, CachedFact>>;
+  /** With embeddings: the user's current entries by vector similarity to `query` (seqs, best
+   * first), `undefined` when the query cannot be embedded (rank-facts.ts fuses it with BM25). */
+  semantic?: (userId: string, query: string) => Promise<number[] | undefined>;
 }
 
 /** Users whose current entries stay cached. */
@@ -252,6 +256,8 @@ export function writeEntry(
     ...(replaces ? { supersedes: replaces.entry.id } : {}),
     ...(verdict === undefined ? {} : { verdict }),
   };
+  // Before the put: a user's first write makes them live for embeddings (embed-hooks.ts).
+  embedFactWritten(store.dbs, userId, seq);
   store.dbs.facts.put([userId, seq], entry);
   store.dbs.factCurrent.put([userId, seq], true);
   if (key !== undefined) store.dbs.factKeys.put([userId, key], seq);
@@ -267,6 +273,7 @@ export function endEntry(store: FactStore, userId: string, hit: CachedFact, now:
   store.dbs.factCurrent.remove([userId, seq]);
   if (ended.key !== undefined && store.dbs.factKeys.get([userId, ended.key]) === seq) store.dbs.factKeys.remove([userId, ended.key]);
   currentOf(store, userId).delete(seq);
+  embedFactEnded(store.dbs, userId, seq);
   return ended;
 }
 

@@ -4,6 +4,7 @@ import { factSeq } from './fact-entry.ts';
 import { currentOf, type FactStore } from './fact-store.ts';
 import { factTokens } from './fact-text.ts';
 import { renderDocument } from './fact-document.ts';
+import { reciprocalRankFusion } from '../embeddings/rrf.ts';
 
 /**
  * Ranked injection of long-term facts: what a turn's `[LONG_TERM]` section carries.
@@ -16,6 +17,12 @@ import { renderDocument } from './fact-document.ts';
  * milliseconds. To rank with the shared full-text index instead (src/recall/search/), replace
  * the scoring loop of this one function with a query of that index restricted to the user's
  * current entry ids; its callers only see the ordered, budgeted list.
+ *
+ * With embeddings configured (`store.semantic`, embeddings/fact-semantic.ts), the BM25 order
+ * (entries scoring above 0) and the vector order (cosine of the query's embedding with each
+ * current entry's) are fused by reciprocal rank fusion (k = 60), `score` is the fused score, and
+ * the entries neither ranking holds follow newest first; when the query cannot be embedded the
+ * ranking is BM25's alone, as without embeddings.
  *
  * `longTermContext` keeps the Demo's form while it fits: when the whole rendered document is
  * within the budget it is injected as it is (so small memories read exactly as in the Demo);
@@ -68,6 +75,15 @@ export async function rankFacts(store: FactStore, userId: string, query: string,
   }
   // Best first; equal scores newest first (docs are in creation order).
   scored.sort((a, b) => b.score - a.score || b.i - a.i);
+  const semantic = store.semantic && queryTerms.size > 0 && docs.length > 0 ? await store.semantic(userId, query) : undefined;
+  if (semantic !== undefined) {
+    const at = new Map(docs.map((d, i) => [factSeq(d.entry.id)!, i]));
+    const lexical = scored.filter((s) => s.score > 0).map((s) => s.i);
+    const vector = semantic.map((seq) => at.get(seq)).filter((i): i is number => i !== undefined);
+    const fused = reciprocalRankFusion([lexical, vector]);
+    const inFusion = new Set(fused.map(([i]) => i));
+    scored.splice(0, scored.length, ...fused.map(([i, score]) => ({ i, score })), ...scored.filter((s) => !inFusion.has(s.i)).map((s) => ({ i: s.i, score: 0 })));
+  }
   const out: RankedFact[] = [];
   let left = budget;
   for (const { i, score } of scored) {

@@ -158,7 +158,7 @@ export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] 
   }
 }
 
-function hasFilters(q: RankedFilters): boolean {
+export function hasFilters(q: RankedFilters): boolean {
   return (
     q.sessionId !== undefined ||
     q.day !== undefined ||
@@ -169,27 +169,27 @@ function hasFilters(q: RankedFilters): boolean {
   );
 }
 
-function dayPasses(q: RankedFilters, day: string): boolean {
+export function dayPasses(q: RankedFilters, day: string): boolean {
   if (q.day !== undefined && day !== q.day) return false;
   if (q.from !== undefined && day < q.from) return false;
   if (q.to !== undefined && day > q.to) return false;
   return true;
 }
 
-function longTermPasses(q: RankedFilters, day: string): boolean {
+export function longTermPasses(q: RankedFilters, day: string): boolean {
   if (q.sessionId !== undefined || q.tool !== undefined) return false;
   if (q.roles !== undefined && !q.roles.includes('memory')) return false;
   return dayPasses(q, day);
 }
 
-function rowPasses(q: RankedFilters, value: DailyValue): boolean {
+export function rowPasses(q: RankedFilters, value: DailyValue): boolean {
   if (q.sessionId !== undefined && value.session_id !== q.sessionId) return false;
   if (q.roles !== undefined && !q.roles.includes(value.role)) return false;
   if (q.tool !== undefined && !(value.tool_calls ?? []).some((c) => c.name === q.tool)) return false;
   return true;
 }
 
-function snippetOf(value: DailyValue, wanted: ReadonlySet<string>): string {
+export function snippetOf(value: DailyValue, wanted: ReadonlySet<string>): string {
   const fromContent = makeSnippet(value.content, wanted, true);
   if (fromContent !== '' || !value.tool_calls?.length) return fromContent || makeSnippet(value.content, wanted);
   for (const call of value.tool_calls) {
@@ -201,7 +201,7 @@ function snippetOf(value: DailyValue, wanted: ReadonlySet<string>): string {
   return makeSnippet(value.content, wanted);
 }
 
-function currentLongTerm(reader: SearchReader, userId: string): { content: string; day: string; ts: string } | undefined {
+export function currentLongTerm(reader: Pick<SearchReader, 'longTerm'>, userId: string): { content: string; day: string; ts: string } | undefined {
   for (const { value } of reader.longTerm.getRange({ start: [userId, MAX_DOC], end: [userId], reverse: true, limit: 1 })) {
     return { content: value.content, day: value.ts.slice(0, 10), ts: value.ts };
   }

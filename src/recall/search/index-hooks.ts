@@ -1,5 +1,6 @@
 import { HIGH, type DailyValue, type RecallDbs } from '../store/recall-dbs.ts';
 import { indexDailyRow, isLive, reindexLongTerm, setLive, unindexDailyRow } from './search-index.ts';
+import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange } from '../embeddings/embed-hooks.ts';
 
 /**
  * Where the stores call the index: each hook runs inside the store's own write transaction
@@ -9,6 +10,8 @@ import { indexDailyRow, isLive, reindexLongTerm, setLive, unindexDailyRow } from
  * live at their first write; a user with rows from before the index (or an older Mnemo) is
  * not indexed row by row but rebuilt whole (rebuild.ts) at the first search. Removals always
  * apply: removing a document that was never indexed is a no-op.
+ *
+ * The same hooks queue the rows for embedding, when configured (embeddings/embed-hooks.ts).
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (isLive(dbs.search, userId)) return true;
@@ -23,20 +26,24 @@ function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
 /** Before the daily row's counter is bumped: the row `[userId, day, id]` was just put. */
 export function onDailyRowPut(dbs: RecallDbs, userId: string, day: string, id: number, value: DailyValue): void {
   if (liveOrFresh(dbs, userId)) indexDailyRow(dbs.search, userId, day, id, value);
+  embedDailyRowPut(dbs, userId, day, id);
 }
 
 /** Before the row is removed (its text is needed to find its postings). */
 export function onDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id: number): void {
   const value = dbs.daily.get([userId, day, id]);
   if (value !== undefined) unindexDailyRow(dbs.search, userId, day, id, value);
+  embedDailyRowRemove(dbs, userId, day, id);
 }
 
 /** Before the new version is put (`before`: the current document, `''` when none). */
 export function onLongTermWrite(dbs: RecallDbs, userId: string, before: string, after: string): void {
   if (liveOrFresh(dbs, userId)) reindexLongTerm(dbs.search, userId, before, after);
+  embedLongTermChange(dbs, userId, before, after);
 }
 
 /** After an undo removed the newest version. */
 export function onLongTermUndo(dbs: RecallDbs, userId: string, before: string, after: string): void {
   if (isLive(dbs.search, userId)) reindexLongTerm(dbs.search, userId, before, after);
+  embedLongTermChange(dbs, userId, before, after);
 }

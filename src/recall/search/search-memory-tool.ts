@@ -4,6 +4,7 @@ import { isCalendarDay } from '../store/calendar-day.ts';
 import type { SearchHit } from './bm25-query.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import { TOOL_TEXTS } from '../chat/tool-texts.ts';
+import type { SearchMeta } from '../embeddings/search-result.ts';
 
 /**
  * `search_memory`, the model's ranked recall (beside the demo's six tools, which keep their
@@ -17,6 +18,8 @@ import { TOOL_TEXTS } from '../chat/tool-texts.ts';
  * model can follow up with `get_session_window` (same session) or `get_daily_window`. The
  * description, the labels and the empty answer are in the server's language (tool-texts.ts:
  * `[2026-04-08] 会话 3f2a9c01d4e5 #12 user（相关度 4.21）：…` in Chinese).
+ * With embeddings configured, a last line says how the hits were ranked:
+ * `(ranking: hybrid; 3 rows not yet embedded)`, or `(ranking: bm25; embeddings unavailable)`.
  */
 export const SEARCH_MEMORY_TOOL = 'search_memory';
 
@@ -29,7 +32,7 @@ export interface SearchMemoryArgs {
 }
 
 export function createSearchMemoryTool(
-  search: (args: SearchMemoryArgs) => Promise<SearchHit[]>,
+  search: (args: SearchMemoryArgs) => Promise<SearchHit[] & Partial<SearchMeta>>,
   language: Language = DEFAULT_LANGUAGE,
 ): Tool {
   return defineTool({
@@ -56,9 +59,16 @@ export function createSearchMemoryTool(
         if (d !== undefined) request[f] = d;
       }
       const hits = await search(request);
-      return hits.length > 0 ? hits.map((hit) => formatHit(hit, language)).join('\n') : TOOL_TEXTS[language].noMatchedMemory;
+      const body = hits.length > 0 ? hits.map((hit) => formatHit(hit, language)).join('\n') : TOOL_TEXTS[language].noMatchedMemory;
+      return hits.ranking === 'hybrid' || hits.embeddingsError !== undefined ? `${body}\n${rankingNote(hits)}` : body;
     },
   });
+}
+
+function rankingNote(meta: Partial<SearchMeta>): string {
+  if (meta.embeddingsError !== undefined) return '(ranking: bm25; embeddings unavailable)';
+  const pending = meta.pendingEmbeddings ?? 0;
+  return pending > 0 ? `(ranking: hybrid; ${pending} rows not yet embedded)` : '(ranking: hybrid)';
 }
 
 function day(v: JsonValue | undefined): string | undefined {

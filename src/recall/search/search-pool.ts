@@ -7,6 +7,7 @@ import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
 import type { SearchJob } from './search-job.ts';
 import type { SearchHit } from './bm25-query.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
+import type { VectorJob } from '../embeddings/vector-job.ts';
 
 /**
  * The pool that runs large keyword scans, large ranked queries and index rebuilds' tokenizing off the event loop (piscina worker threads running
@@ -30,6 +31,8 @@ export interface SearchPool {
   run(job: Extract<RankJob, { kind: 'rank' }>): Promise<SearchHit[]>;
   /** The tokenizing half of an index rebuild (search/rebuild.ts). */
   run(job: Extract<RankJob, { kind: 'terms' }>): Promise<RowTerms[]>;
+  /** A large brute-force vector scan (embeddings/vector-job.ts): `[doc, cosine]`, best first. */
+  run(job: VectorJob): Promise<[number, number][]>;
   /** Scans running or queued now. */
   readonly pending: number;
   /** Scans finished so far (successfully or not). */
@@ -56,9 +59,9 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   let completed = 0;
   const inFlight = new Set<Promise<unknown>>();
   const pool = {
-    run(job: SearchJob | RankJob): Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[]> {
+    run(job: SearchJob | RankJob | VectorJob): Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][]> {
       if (closed) return Promise.reject(new SearchPoolClosedError());
-      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[]>;
+      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][]>;
       const settled = result.then(
         () => undefined,
         () => undefined,

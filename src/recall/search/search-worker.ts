@@ -6,6 +6,7 @@ import type { SearchJob } from './search-job.ts';
 import { runRankJob } from './rank-worker.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
 import type { SearchHit } from './bm25-query.ts';
+import { runVectorJob, type VectorJob } from '../embeddings/vector-job.ts';
 import { runThrough, scanDaily, scanSession, type RawSessionRecord, type ScanSource } from './search-scan.ts';
 
 /**
@@ -36,12 +37,13 @@ function attach(path: string): Opened {
   return o;
 }
 
-export default function search(job: SearchJob | RankJob): DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] {
+export default function search(job: SearchJob | RankJob | VectorJob): DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][] {
   const o = attach(job.path);
   // lmdb-js renews its read snapshot on event turns; a pooled thread may not have had one
   // since the main thread's last commit, so start every job from the latest snapshot.
   o.env.resetReadTxn();
   if (job.kind === 'rank' || job.kind === 'terms') return runRankJob(o.env, job);
+  if (job.kind === 'vector') return runVectorJob(o.env, job);
   return job.kind === 'daily'
     ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit, job.after && { key: job.after, exclusive: true }))
     : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit, job.before, undefined, undefined, job.shift));

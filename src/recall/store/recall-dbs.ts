@@ -4,6 +4,7 @@ import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
 import { openSearchDbs, SEARCH_DB_NAMES, type SearchDbs } from '../search/search-dbs.ts';
 import type { DeadExtractionJob, DocTemplate, ExtractionJob, FactEntry } from '../facts/fact-entry.ts';
+import { EMBED_DB_NAMES, openEmbedDbs, type EmbedDbs } from '../embeddings/embed-dbs.ts';
 
 /**
  * The named LMDB databases of the layered memory, all in the runtime's environment. Every key
@@ -32,6 +33,7 @@ import type { DeadExtractionJob, DocTemplate, ExtractionJob, FactEntry } from '.
  * |                         | ['\u0001first-turn', userId, sessionId] | 0            |
  * |                         | ['\u0001daily-pending', userId, sessionId] | number    |
  * |                         | [userId, 'fact-seq']                 | number         |
+ * |                         | [userId, 'embed-live']               | 1              |
  * | recall.facts            | [userId, seq]                        | FactEntry      |
  * | recall.fact-current     | [userId, seq]                        | true           |
  * | recall.fact-keys        | [userId, key]                        | seq            |
@@ -47,8 +49,8 @@ import type { DeadExtractionJob, DocTemplate, ExtractionJob, FactEntry } from '.
  * `fact-dead`). `turn-keys` holds the answers of chat
  * turns made under an idempotency key (chat/turn-keys.ts).
  *
- * The ranked index's databases are listed in `search/search-dbs.ts` (keys also start with the
- * user id).
+ * The ranked index's databases are listed in `search/search-dbs.ts`, the embeddings' (queue,
+ * vectors, dead letters) in `embeddings/embed-dbs.ts` (keys also start with the user id).
  *
  * Session transcripts are not here: they are conversations `session/{userId}/{sessionId}` of
  * the runtime's MessageLog (see `session-row.ts` for how a row is stored there).
@@ -164,6 +166,8 @@ export interface RecallDbs {
   counters: Database<number, string[]>;
   /** The ranked index (search/search-dbs.ts), written in the same transactions as the rows. */
   search: SearchDbs;
+  /** The embeddings' queue and vectors (embeddings/embed-dbs.ts); written only when configured. */
+  embed: EmbedDbs;
   facts: Database<FactEntry, [string, number]>;
   factCurrent: Database<true, [string, number]>;
   factKeys: Database<number, [string, string]>;
@@ -203,14 +207,15 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
     log: env.openDB(DB_NAMES.log, JSON_DB),
     counters: env.openDB(DB_NAMES.counters, JSON_DB),
     search: openSearchDbs(env),
+    embed: openEmbedDbs(env),
     facts: env.openDB(DB_NAMES.facts, JSON_DB),
     factCurrent: env.openDB(DB_NAMES.factCurrent, JSON_DB),
     factKeys: env.openDB(DB_NAMES.factKeys, JSON_DB),
     factDoc: env.openDB(DB_NAMES.factDoc, JSON_DB),
     factQueue: env.openDB(DB_NAMES.factQueue, JSON_DB),
     factDead: env.openDB(DB_NAMES.factDead, JSON_DB),
-    // The ranked index's dbs too: erasure removes a user's prefix from every one of them.
-    all: new Map([...Object.values(DB_NAMES), ...Object.values(SEARCH_DB_NAMES)].map((name) => [name, env.openDB<unknown, Key>(name, (DB_OPTIONS as Record<string, DatabaseOptions | undefined>)[name] ?? JSON_DB)])),
+    // The ranked index's and the embeddings' dbs too: erasure removes a user's prefix from every one of them.
+    all: new Map([...Object.values(DB_NAMES), ...Object.values(SEARCH_DB_NAMES), ...Object.values(EMBED_DB_NAMES)].map((name) => [name, env.openDB<unknown, Key>(name, (DB_OPTIONS as Record<string, DatabaseOptions | undefined>)[name] ?? JSON_DB)])),
     turnKeys: env.openDB(DB_NAMES.turnKeys, JSON_DB),
   };
 }

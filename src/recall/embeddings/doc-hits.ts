@@ -1,0 +1,33 @@
+import { currentLongTerm, snippetOf, type SearchHit, type SearchReader } from '../search/bm25-query.ts';
+import { docRef } from '../search/search-dbs.ts';
+import { longTermLines } from '../search/search-index.ts';
+import { makeSnippet } from '../search/snippet.ts';
+
+/**
+ * A search hit for a document found by its vector alone (no query term in it): the same shape
+ * as a BM25 hit (bm25-query.ts), its snippet from the row's start (or around a query term when
+ * one occurs after all). `undefined` when the row is gone.
+ */
+export function hitOfDoc(reader: SearchReader, userId: string, doc: number, score: number, wanted: ReadonlySet<string>): SearchHit | undefined {
+  const ref = docRef(doc);
+  if (ref.kind === 'long_term') {
+    const lt = currentLongTerm(reader, userId);
+    const line = lt === undefined ? undefined : longTermLines(lt.content).find((l) => l.line === ref.line);
+    if (lt === undefined || line === undefined) return undefined;
+    return { sessionId: null, messageId: ref.line, day: lt.day, score, snippet: makeSnippet(line.text, wanted), source: 'long_term', role: 'memory', ts: lt.ts };
+  }
+  const value = reader.daily.get([userId, ref.day, ref.id]);
+  if (value === undefined) return undefined;
+  const inSession = value.session_id !== null && value.session_message_id !== null;
+  return {
+    sessionId: value.session_id,
+    messageId: inSession ? value.session_message_id! : ref.id,
+    day: ref.day,
+    score,
+    snippet: snippetOf(value, wanted),
+    source: inSession ? 'session' : 'daily',
+    role: value.role,
+    ts: value.ts,
+    dailyMessageId: ref.id,
+  };
+}

@@ -1,0 +1,18 @@
+import { MnemoError } from '../../errors.ts';
+
+/**
+ * A failed call of the embeddings endpoint. `retryable`: a 408/409/429, a 5xx, a timeout or a
+ * connection error (the drain retries with backoff); anything else (400, 401, a malformed
+ * answer) is not, and counts an attempt against each row of the batch at once.
+ */
+export class EmbeddingsError extends MnemoError {
+  readonly code = 'embeddings_failed';
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,45 @@
+import type { RecallDeps } from '../recall-deps.ts';
+import { pendingOf } from './embed-backfill.ts';
+
+/**
+ * `recall.embeddingsStatus()`: whether embeddings are configured, the queue (all users, and
+ * the named user's share), the dead letters (items given up after `maxAttempts`: their rows are
+ * found by BM25 only; a new write of the row queues it again), and the drain's counters since
+ * it started. The server's `/metrics` shows the same numbers.
+ */
+export type EmbeddingsStatus =
+  | { configured: false }
+  | {
+      configured: true;
+      model: string;
+      /** Items waiting, all users. */
+      pending: number;
+      /** The named user's items waiting (when a user was named). */
+      userPending?: number;
+      dead: number;
+      /** The drain's requests, failed requests and vectors stored since it started; 0 while it is down. */
+      requests: number;
+      failures: number;
+      embedded: number;
+      /** Whether a drain is running now (the runtime's restarts it after a crash). */
+      draining: boolean;
+    };
+
+export function embeddingsStatus(deps: RecallDeps, userId?: string): EmbeddingsStatus {
+  const embed = deps.embeddings;
+  if (embed === undefined) return { configured: false };
+  const { dbs } = deps;
+  const drain = embed.drain();
+  const counts = drain?.status() ?? { requests: 0, failures: 0, embedded: 0 };
+  return {
+    configured: true,
+    model: embed.options.model,
+    pending: dbs.embed.queue.getCount(),
+    ...(userId === undefined ? {} : { userPending: pendingOf(dbs, userId) }),
+    dead: dbs.embed.dead.getCount(),
+    requests: counts.requests,
+    failures: counts.failures,
+    embedded: counts.embedded,
+    draining: drain !== undefined,
+  };
+}
