@@ -84,7 +84,7 @@ describe('hybrid recall with embeddings', () => {
     await fx.recall.embeddingsIdle();
     const tool = fx.recall.memoryTools(U, 's1').find((t) => t.name === 'search_memory')!;
     const out = String(await tool.execute({ query: 'automobile terminal' }, {} as never));
-    expect(out).toMatch(/session s1 #1 user .*parked my car/);
+    expect(out).toMatch(/会话 s1 #1 user（相关度 [0-9.]+）：I parked my car/); // the default language, zh
     expect(out.split('\n').at(-1)).toBe('(ranking: hybrid)');
   });
 
