@@ -7,8 +7,9 @@ import { indexDailyRow, isLive, reindexLongTerm, setLive, unindexDailyRow } from
  *
  * A user's writes are indexed once the user is live: a user with nothing stored yet becomes
  * live at their first write; a user with rows from before the index (or an older Mnemo) is
- * not indexed row by row but rebuilt whole (rebuild.ts) at the first search. Removals always
- * apply: removing a document that was never indexed is a no-op.
+ * not indexed row by row but rebuilt whole (rebuild.ts) at the first search. Removals apply
+ * for a live user (removing a document that was never indexed is a no-op); a user not live
+ * has their whole index dropped by that rebuild, and its postings are never read before.
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (isLive(dbs.search, userId)) return true;
@@ -25,8 +26,9 @@ export function onDailyRowPut(dbs: RecallDbs, userId: string, day: string, id: n
   if (liveOrFresh(dbs, userId)) indexDailyRow(dbs.search, userId, day, id, value);
 }
 
-/** Before the row is removed (its text is needed to find its postings). */
+/** Before the row is removed (its text is needed to find its postings). Not live: the rebuild drops them all. */
 export function onDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id: number): void {
+  if (!isLive(dbs.search, userId)) return;
   const value = dbs.daily.get([userId, day, id]);
   if (value !== undefined) unindexDailyRow(dbs.search, userId, day, id, value);
 }
