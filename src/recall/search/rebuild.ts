@@ -3,7 +3,8 @@ import type { RecallDeps } from '../recall-deps.ts';
 import type { RowTerms } from './rank-jobs.ts';
 import { rowTerms } from './rank-worker.ts';
 import { dailyDoc } from './search-dbs.ts';
-import { addDocuments, dropUserIndex, isIndexed, mergePending, reindexLongTerm, setLive, type DocTerms } from './search-index.ts';
+import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
+import { addDocuments, dropUserIndex, reindexLongTerm, setLive, type DocTerms } from './search-index.ts';
 
 /**
  * Rebuilds one user's ranked index from their rows: for data written before the index
@@ -14,7 +15,7 @@ import { addDocuments, dropUserIndex, isIndexed, mergePending, reindexLongTerm, 
  * 2. The daily rows, in key order, in batches of `REBUILD_BATCH`: each batch is tokenized (on
  *    the search pool when there is one: the CPU half of a rebuild), then indexed in one
  *    transaction, grouped by term (one write per term per batch, search-index.ts
- *    `addDocuments`), skipping a row that a live write indexed meanwhile or that was deleted
+ *    `addDocuments`), skipping a row that a live write indexed meanwhile (rebuild-watch.ts) or that was deleted
  *    since it was read, so no row is indexed twice and no deleted row comes back.
  *
  * A crash midway leaves a live user with part of the rows indexed; the next rebuild (asked
@@ -26,18 +27,23 @@ export const REBUILD_BATCH = 2_000;
 
 const running = new Map<string, Promise<number>>();
 
-export function rebuildUserIndex(deps: RecallDeps, userId: string): Promise<number> {
+export function rebuildUserIndex(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): Promise<number> {
   let job = running.get(userId);
   if (!job) {
-    job = rebuild(deps, userId).finally(() => running.delete(userId));
+    job = rebuild(deps, userId).finally(() => {
+      running.delete(userId);
+      unwatchLiveWrites(userId);
+    });
     running.set(userId, job);
   }
   return job;
 }
 
-async function rebuild(deps: RecallDeps, userId: string): Promise<number> {
+async function rebuild(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): Promise<number> {
   const { dbs } = deps;
+  let live = new Set<number>();
   await commit(dbs, () => {
+    live = watchLiveWrites(userId);
     dropUserIndex(dbs.search, userId);
     setLive(dbs.search, userId);
     let current = '';
@@ -52,15 +58,12 @@ async function rebuild(deps: RecallDeps, userId: string): Promise<number> {
       : rowTerms(dbs, userId, after, REBUILD_BATCH);
     if (batch.length === 0) return indexed;
     indexed += await commit(dbs, () => {
-      // Live writes since the rebuild began wait in the pending log: merged first, so
-      // `isIndexed` (which reads the posting lists only) sees them.
-      mergePending(dbs.search, userId);
       const docs: { doc: number; terms: DocTerms }[] = [];
       for (const [day, id, pairs, length] of batch) {
         const doc = dailyDoc(day, id);
         if (doc === null || length === 0 || !dbs.daily.doesExist([userId, day, id])) continue;
         const terms = { terms: new Map(pairs), length };
-        if (isIndexed(dbs.search, userId, doc, terms)) continue;
+        if (live.has(doc)) continue;
         docs.push({ doc, terms });
       }
       addDocuments(dbs.search, userId, docs);

@@ -2,6 +2,7 @@ import type { DailyValue } from '../store/recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
 import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, TAIL, type SearchDbs } from './search-dbs.ts';
 import { decodeBlock, encodeRecord, withoutDoc } from './pending-log.ts';
+import { noteLiveWrite } from './rebuild-watch.ts';
 import { tokenize } from './tokenizer.ts';
 
 /**
@@ -298,7 +299,9 @@ export function removeDocument(search: SearchDbs, userId: string, doc: number, t
 /** Inside a write transaction: a daily row just stored as `[userId, day, id]`. */
 export function indexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
   const doc = dailyDoc(day, id);
-  if (doc !== null) addDocument(search, userId, doc, docTerms(dailyRowText(value)));
+  if (doc === null) return;
+  addDocument(search, userId, doc, docTerms(dailyRowText(value)));
+  noteLiveWrite(userId, doc);
 }
 
 export function unindexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
