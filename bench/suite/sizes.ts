@@ -13,6 +13,12 @@ export interface Sizes {
   rss: { touched: number[]; concurrency: number; capSeconds: number };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
   disk: { conversations: number; perConversation: number };
+  /** One user's corpus for ranked search (`--ranked-size` overrides `size`); queries per class. */
+  ranked: { size: number; perClass: number };
+  /** Chat turns at `conversations` conversations, `turns` each per run, `repeats` runs per user kind (indexed / not). */
+  upkeep: { conversations: number; turns: number; repeats: number };
+  /** bench/turn-cost.ts: samples per size (the whole-history case: `wholeSamples`). */
+  turnCost: { samples: number; wholeSamples: number };
 }
 
 export const QUICK: Sizes = {
@@ -39,6 +45,9 @@ export const QUICK: Sizes = {
   rss: { touched: [500], concurrency: 100, capSeconds: 10 },
   search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
   disk: { conversations: 10, perConversation: 20 },
+  ranked: { size: 20_000, perClass: 20 },
+  upkeep: { conversations: 100, turns: 2, repeats: 2 },
+  turnCost: { samples: 10, wholeSamples: 2 },
 };
 
 export const FULL: Sizes = {
@@ -65,4 +74,7 @@ export const FULL: Sizes = {
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
   disk: { conversations: 100, perConversation: 100 },
+  ranked: { size: 1_000_000, perClass: 100 },
+  upkeep: { conversations: 100, turns: 6, repeats: 5 },
+  turnCost: { samples: 200, wholeSamples: 20 },
 };

@@ -5,7 +5,10 @@ import { diskWorkload } from './disk.ts';
 import { restartWorkload } from './restart.ts';
 import { rssWorkload } from './rss.ts';
 import { searchWorkload } from './search.ts';
+import { rankedWorkload } from './ranked.ts';
 import { tailWorkload } from './tail.ts';
+import { turnCostWorkload } from './turn-cost.ts';
+import { upkeepWorkload } from './upkeep.ts';
 
 /** Every workload, in run order. */
-export const WORKLOADS: readonly Workload[] = [appendWorkload, tailWorkload, chatWorkload, restartWorkload, rssWorkload, searchWorkload, diskWorkload];
+export const WORKLOADS: readonly Workload[] = [appendWorkload, tailWorkload, chatWorkload, restartWorkload, rssWorkload, searchWorkload, diskWorkload, rankedWorkload, upkeepWorkload, turnCostWorkload];
