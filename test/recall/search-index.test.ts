@@ -26,6 +26,12 @@ describe('the tokenizer', () => {
     expect(tokenize('東京の天気')).toEqual(['東京', '京の', 'の天', '天気']);
   });
 
+  it('joins a noun in -y with its adjective in -ic, and keeps short stems apart', () => {
+    expect(tokenize('allergies allergy allergic')).toEqual(['allerg', 'allerg', 'allerg']);
+    expect(tokenize('pharmacies pharmacy')).toEqual(['pharmac', 'pharmac']);
+    expect(tokenize('taxi tax')).toEqual(['taxi', 'tax']);
+  });
+
   it('stems as Porter does', () => {
     const pairs: [string, string][] = [
       ['caresses', 'caress'], ['ponies', 'poni'], ['cats', 'cat'], ['feed', 'feed'], ['agreed', 'agre'],

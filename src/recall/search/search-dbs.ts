@@ -23,8 +23,8 @@ import type { Database, RootDatabase } from 'lmdb';
  * log (search-index.ts); `live` is `INDEX_FORMAT` when the user's writes index themselves (set
  * for a user with no rows yet, and by a rebuild). A user without it has rows from before the
  * index, or an index in an older format (format 1: `live` 1, plain doc deltas, no pending
- * log), and is rebuilt (rebuild.ts) at their first search; until then their writes are not
- * indexed and their old postings are never read.
+ * log, and a tokenizer without the final-`i` rule), and is rebuilt (rebuild.ts) at their first
+ * search; until then their writes are not indexed and their old postings are never read.
  */
 export const INDEX_FORMAT = 2;
 
