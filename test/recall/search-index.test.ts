@@ -4,7 +4,7 @@ import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
 import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
 import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { addDocument, docTerms, PENDING_MAX, removeDocument } from '../../src/recall/search/search-index.ts';
+import { addDocument, docTerms, mergePending, PENDING_MAX, removeDocument } from '../../src/recall/search/search-index.ts';
 import { tokenize } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -70,6 +70,21 @@ describe('posting lists', () => {
     // A gap across days costs the day difference and the id, not a 4-byte doc delta.
     const crossDay = encodeChunk([postings[2]!, postings[4]!]).length - encodeChunk([postings[2]!]).length;
     expect(crossDay).toBeLessThanOrEqual(3);
+  });
+
+  it('score a document in the pending log exactly as once merged', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const U = 'pl';
+    const texts = ['heron heron pond', 'pond reeds', 'a heron at dawn over the pond and the reeds'];
+    await commit(dbs, () => {
+      for (let i = 0; i < 30; i++) addDocument(dbs.search, U, dailyDoc('2026-05-0' + (1 + (i % 9)), 1 + i)!, docTerms(texts[i % 3]!));
+    });
+    expect(dbs.search.meta.get([U, 'pending'])).toBe(30);
+    const pending = scoreTerms(dbs.search, U, ['heron', 'pond']);
+    await commit(dbs, () => mergePending(dbs.search, U));
+    expect(dbs.search.meta.get([U, 'pending'])).toBe(0);
+    expect(scoreTerms(dbs.search, U, ['heron', 'pond'])).toEqual(pending);
   });
 
   it('stay exact under inserts in any order and removals, across chunk splits', async () => {

@@ -59,8 +59,8 @@ export function docTerms(text: string): DocTerms {
 }
 
 /** Documents appended to the pending log before it is merged; and to one of its blocks. */
-export const PENDING_MAX = 1024;
-export const PENDING_BLOCK = 8;
+export const PENDING_MAX = 256;
+export const PENDING_BLOCK = 16;
 
 function bump(search: SearchDbs, userId: string, name: 'docs' | 'length' | 'pending', by: number): number {
   const n = (search.meta.get([userId, name]) ?? 0) + by;
