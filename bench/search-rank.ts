@@ -15,7 +15,9 @@
  *   durable (fsync), for a live user (indexed) and for a user whose index is off: turns/s.
  * - Tokenizer: bigrams against `Intl.Segmenter` on the Chinese rows: tokens/s.
  *
- * MiniSearch is not in the dev dependencies, so it is not compared here.
+ * The suite's ranked workload (`npm run bench -- --only ranked`, bench/suite/ranked-search-run.ts)
+ * is the newer comparison: 1M messages by default, four query classes, MiniSearch beside FTS5,
+ * the index built by the bulk rebuild. This script keeps the live-write (per-row) build.
  *
  * Run: `npx tsx bench/search-rank.ts [--size 1000000]`. Prints a table, writes bench/results/search-rank.json.
  */

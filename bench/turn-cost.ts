@@ -15,18 +15,16 @@
  *   npx tsx bench/turn-cost.ts --quick   40 (whole-history: 5)
  */
 import { cpus, loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { createAgent } from '../src/agent/index.ts';
 import { createKernel, memoryFilter, newContext, withConversationId } from '../src/kernel/index.ts';
 import { fallbackLlm } from '../src/llm/index.ts';
 import type { Message } from '../src/message.ts';
 import { defaultProvider, o200kTokenCounter, tokenWindowProvider, type MemoryProvider } from '../src/provider/index.ts';
 import { startRuntime } from '../src/runtime.ts';
-import { Samples } from './suite/stats.ts';
+import { Samples, type LatencySummary } from './suite/stats.ts';
 import { withTempDir } from './suite/temp-dir.ts';
 
-const quick = process.argv.includes('--quick');
-const SAMPLES = quick ? 40 : 200;
-const WHOLE_SAMPLES = quick ? 5 : 20;
 const SIZES = [100, 100_000] as const;
 const BATCH = 5_000;
 
@@ -44,7 +42,21 @@ function history(n: number): Message[] {
   return out.slice(0, n);
 }
 
-await withTempDir('turn-cost', async (dir) => {
+/** One case's p50/p99 at each history size, and the ratio of the p50s (largest ÷ smallest). */
+export interface TurnCostRow {
+  name: string;
+  small: LatencySummary;
+  large: LatencySummary;
+  ratio: number;
+}
+
+export const TURN_COST_SIZES = SIZES;
+
+/** Measures every case (`samples` per size; the whole-history case `wholeSamples`), logging each line. */
+export function measureTurnCost(SAMPLES: number, WHOLE_SAMPLES: number, log: (line: string) => void = console.log): Promise<TurnCostRow[]> {
+  const quick = SAMPLES < 200;
+  const out: TurnCostRow[] = [];
+  return withTempDir('turn-cost', async (dir) => {
   const runtime = await startRuntime({ dataDir: dir });
   const memory = runtime.memory;
   await o200kTokenCounter();
@@ -92,7 +104,7 @@ await withTempDir('turn-cost', async (dir) => {
       },
     ];
 
-    console.log(`turn cost at ${SIZES.join(' vs ')} messages (${quick ? 'quick' : 'full'}; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`);
+    log(`turn cost at ${SIZES.join(' vs ')} messages (${quick ? 'quick' : 'full'}; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`);
     const rows: string[] = [];
     for (const [k, c] of cases.entries()) {
       const turns = new Map<number, Turn>();
@@ -113,12 +125,21 @@ await withTempDir('turn-cost', async (dir) => {
       }
       const [small, large] = SIZES.map((s) => samples.get(s)!.summary());
       const ratio = large!.p50Ms / small!.p50Ms;
+      out.push({ name: c.name, small: small!, large: large!, ratio });
       rows.push(`| ${c.name} | ${small!.p50Ms.toFixed(2)} | ${large!.p50Ms.toFixed(2)} | **${ratio.toFixed(2)}x** |`);
-      console.log(`${c.name}: p50 ${small!.p50Ms.toFixed(2)} ms vs ${large!.p50Ms.toFixed(2)} ms -> ${ratio.toFixed(2)}x (p99 ${small!.p99Ms.toFixed(2)} / ${large!.p99Ms.toFixed(2)})`);
+      log(`${c.name}: p50 ${small!.p50Ms.toFixed(2)} ms vs ${large!.p50Ms.toFixed(2)} ms -> ${ratio.toFixed(2)}x (p99 ${small!.p99Ms.toFixed(2)} / ${large!.p99Ms.toFixed(2)})`);
     }
-    console.log('\n| turn | p50 ms, 100 messages | p50 ms, 100,000 messages | ratio |\n|---|---:|---:|---:|');
-    for (const r of rows) console.log(r);
+    log('\n| turn | p50 ms, 100 messages | p50 ms, 100,000 messages | ratio |\n|---|---:|---:|---:|');
+    for (const r of rows) log(r);
+    return out;
   } finally {
     await runtime.stop();
   }
-});
+  });
+}
+
+// Run as a script (`npx tsx bench/turn-cost.ts [--quick]`); imported by the suite (workloads/turn-cost.ts).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const quick = process.argv.includes('--quick');
+  await measureTurnCost(quick ? 40 : 200, quick ? 5 : 20);
+}

@@ -9,14 +9,17 @@
 //             `require` users share one copy of Mnemo: one MnemoError class, one set of
 //             module-level state, and the tarball holds the code once.
 // Plain Node, no TypeScript loader: it runs wherever `npm pack` runs.
+//   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/readme builds its own copy,
+//                                        so it never reads a dist/ that `npm pack` is rewriting)
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = join(root, 'dist');
+const outAt = process.argv.indexOf('--out');
+const dist = outAt > 0 && process.argv[outAt + 1] !== undefined ? resolve(process.argv[outAt + 1]) : join(root, 'dist');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 /** Public entry → its module in the ES build (paths under dist/esm, without extension). */
@@ -31,7 +34,7 @@ rmSync(dist, { recursive: true, force: true });
 // Two passes: the JavaScript without comments (the tarball stays small; the source maps lead
 // back to the sources' lines), the declarations with them (editors show the documentation).
 for (const config of ['tsconfig.build.json', 'tsconfig.types.json']) {
-  const r = spawnSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [tsc, '-p', join(root, config), '--outDir', join(dist, 'esm')], { stdio: 'inherit' });
   if (r.status !== 0) fail(`tsc -p ${config} failed`);
 }
 
@@ -49,4 +52,4 @@ for (const [name, target] of Object.entries(ENTRIES)) {
   );
   writeFileSync(join(cjs, `${name}.d.ts`), `export * from '${from}';\n`);
 }
-console.error('build: dist/esm and dist/cjs written');
+console.error(`build: ${join(dist, 'esm')} and ${cjs} written`);

@@ -11,6 +11,8 @@ export interface CliOptions {
   only?: WorkloadId[];
   adapters?: AdapterId[];
   outDir: string;
+  /** The ranked-search workload's corpus size, when not the mode's. */
+  rankedSize?: number;
   help: boolean;
 }
 
@@ -19,6 +21,7 @@ export const USAGE = `usage: npm run bench -- [--quick|--full] [--only w1,w2] [-
   --only        workloads: ${WORKLOAD_IDS.join(', ')}
   --adapters    stores: ${ADAPTER_IDS.join(', ')}
   --out         results directory (default bench/results)
+  --ranked-size corpus of the ranked workload (default 1000000; --quick 20000)
 `;
 
 export class UsageError extends Error {}
@@ -45,6 +48,11 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     else if (arg === '--only') options.only = [...(options.only ?? []), ...listOf(value(), WORKLOAD_IDS, 'workload')];
     else if (arg === '--adapters') options.adapters = [...(options.adapters ?? []), ...listOf(value(), ADAPTER_IDS, 'adapter')];
     else if (arg === '--out') options.outDir = value();
+    else if (arg === '--ranked-size') {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 1000) throw new UsageError('--ranked-size must be an integer of at least 1000');
+      options.rankedSize = n;
+    }
     else if (arg === '--help' || arg === '-h') options.help = true;
     else throw new UsageError(`unknown option ${arg}`);
   }

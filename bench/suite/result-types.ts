@@ -5,9 +5,21 @@ import type { AdapterId, AdapterInfo } from './types.ts';
  * (adapter, x): x is what varies along the workload (concurrency, conversation length, corpus
  * size, ...); `metrics` are its measured values (null when not measured, with a `note`).
  */
-export type WorkloadId = 'append' | 'tail' | 'chat' | 'restart' | 'rss' | 'search' | 'disk' | 'commit' | 'turn-fsyncs';
+export type WorkloadId =
+  | 'append'
+  | 'tail'
+  | 'chat'
+  | 'restart'
+  | 'rss'
+  | 'search'
+  | 'disk'
+  | 'commit'
+  | 'turn-fsyncs'
+  | 'ranked'
+  | 'upkeep'
+  | 'turn-cost';
 
-export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'search', 'disk', 'commit', 'turn-fsyncs'];
+export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'upkeep', 'turn-cost'];
 
 export interface ResultRow {
   adapter: AdapterId;

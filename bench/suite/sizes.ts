@@ -17,6 +17,12 @@ export interface Sizes {
   commit: { rounds: number; block: number };
   /** Offline chat turns of one session counted under strace. */
   turnFsyncs: { turns: number };
+  /** One user's corpus for ranked search (`--ranked-size` overrides `size`); queries per class. */
+  ranked: { size: number; perClass: number };
+  /** Chat turns at `conversations` conversations, `turns` each per run, `repeats` runs per user kind (indexed / not). */
+  upkeep: { conversations: number; turns: number; repeats: number };
+  /** bench/turn-cost.ts: samples per size (the whole-history case: `wholeSamples`). */
+  turnCost: { samples: number; wholeSamples: number };
 }
 
 export const QUICK: Sizes = {
@@ -45,6 +51,9 @@ export const QUICK: Sizes = {
   disk: { conversations: 10, perConversation: 20 },
   commit: { rounds: 10, block: 25 },
   turnFsyncs: { turns: 3 },
+  ranked: { size: 20_000, perClass: 20 },
+  upkeep: { conversations: 100, turns: 2, repeats: 2 },
+  turnCost: { samples: 10, wholeSamples: 2 },
 };
 
 export const FULL: Sizes = {
@@ -73,4 +82,7 @@ export const FULL: Sizes = {
   disk: { conversations: 100, perConversation: 100 },
   commit: { rounds: 60, block: 25 },
   turnFsyncs: { turns: 6 },
+  ranked: { size: 1_000_000, perClass: 100 },
+  upkeep: { conversations: 100, turns: 6, repeats: 5 },
+  turnCost: { samples: 200, wholeSamples: 20 },
 };

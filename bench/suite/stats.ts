@@ -3,6 +3,7 @@ export interface LatencySummary {
   count: number;
   meanMs: number;
   p50Ms: number;
+  p95Ms: number;
   p99Ms: number;
   maxMs: number;
 }
@@ -26,13 +27,14 @@ export class Samples {
 
   summary(): LatencySummary {
     const v = this.values.slice(0, this.n).sort();
-    if (v.length === 0) return { count: 0, meanMs: NaN, p50Ms: NaN, p99Ms: NaN, maxMs: NaN };
+    if (v.length === 0) return { count: 0, meanMs: NaN, p50Ms: NaN, p95Ms: NaN, p99Ms: NaN, maxMs: NaN };
     let sum = 0;
     for (const x of v) sum += x;
     return {
       count: v.length,
       meanMs: sum / v.length,
       p50Ms: quantile(v, 0.5),
+      p95Ms: quantile(v, 0.95),
       p99Ms: quantile(v, 0.99),
       maxMs: v[v.length - 1]!,
     };

@@ -7,7 +7,7 @@ import { renderConsole } from './report/table.ts';
 import { writeResults } from './report/write-results.ts';
 import { type MachineInfo, type RunResult, type WorkloadId, type WorkloadResult } from './result-types.ts';
 import { FULL, QUICK } from './sizes.ts';
-import type { AdapterId } from './types.ts';
+import { PEER_INFOS, type AdapterId } from './types.ts';
 import type { Workload } from './workload.ts';
 import { WORKLOADS } from './workloads/index.ts';
 
@@ -27,12 +27,15 @@ export interface SuiteOptions {
   verbose?: boolean;
   /** How the run was started, recorded with it. Default `npm run bench`. */
   command?: string;
+  /** The ranked-search workload's corpus size, when not the mode's (`--ranked-size`). */
+  rankedSize?: number;
 }
 
 export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult; files: string[] }> {
   const startedAt = new Date().toISOString();
   const loadAtStart = loadavg()[0] ?? 0;
-  const sizes = options.mode === 'quick' ? QUICK : FULL;
+  const base = options.mode === 'quick' ? QUICK : FULL;
+  const sizes = options.rankedSize === undefined ? base : { ...base, ranked: { ...base.ranked, size: options.rankedSize } };
   const adapters = ADAPTERS.filter((a) => options.adapters === undefined || options.adapters.includes(a.info.id));
   const selected: Workload[] = WORKLOADS.filter((w) => options.only === undefined || options.only.includes(w.id));
   const progress = new Progress(options.verbose ?? true);
@@ -48,7 +51,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
         progress,
       });
       results.push(result);
-      if (options.verbose ?? true) progress.print(renderConsole(result, adapters.map((a) => a.info)));
+      if (options.verbose ?? true) progress.print(renderConsole(result, [...adapters.map((a) => a.info), ...PEER_INFOS]));
     }
   } finally {
     progress.stop();
@@ -60,7 +63,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
     startedAt,
     finishedAt: new Date().toISOString(),
     machine: machineInfo(loadAtStart),
-    adapters: adapters.map((a) => a.info),
+    adapters: [...adapters.map((a) => a.info), ...PEER_INFOS.filter((p) => results.some((w) => w.rows.some((r) => r.adapter === p.id)))],
     workloads: results,
   };
   const files = writeResults(options.outDir, run);

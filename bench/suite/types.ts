@@ -28,6 +28,8 @@ export const ADAPTER_IDS = [
   'sqlite',
   'langgraph-memory',
   'langgraph-sqlite',
+  'sqlite-fts5',
+  'minisearch',
 ] as const;
 
 export type AdapterId = (typeof ADAPTER_IDS)[number];
@@ -60,3 +62,12 @@ export interface AdapterFactory {
   /** Opens the store in `dir` (an existing store is reopened: the restart workload relies on it). */
   open(dir: string): Promise<LogAdapter>;
 }
+
+/**
+ * Peers that are not log stores (no adapter factory): the search engines the ranked-search
+ * workload compares Mnemo's index with. Listed in a run's adapters when that workload ran.
+ */
+export const PEER_INFOS: readonly AdapterInfo[] = [
+  { id: 'sqlite-fts5', label: 'SQLite FTS5 bm25', durable: true, durability: 'n/a (a search index, built in one transaction, synchronous=OFF)', notes: "better-sqlite3, tokenize 'porter unicode61'" },
+  { id: 'minisearch', label: 'MiniSearch', durable: false, durability: 'n/a (in memory)', notes: 'default tokenizer, BM25+' },
+];

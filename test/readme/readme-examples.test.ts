@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,10 @@ import { codeBlocks, isShell, isTypeScript, type CodeBlock } from './readme-bloc
 // Every TypeScript block of README.md is type-checked (strict, the repo's tsconfig) and, unless
 // marked `<!-- readme-test: typecheck-only (reason) -->`, run in its own child process with tsx,
 // in a fresh directory (its `./data`), which must exit 0. The blocks are written inside the repo
-// (`.tmp/`) so that `from 'mnemo'` resolves to this package through its own `exports`. Shell
+// (`.tmp/`) beside their own build of this package (node_modules/mnemo: package.json and a
+// dist/ from scripts/build.mjs), so that `from 'mnemo'` resolves through the package's own
+// `exports` to compiled JavaScript, as for a user, and never to a dist/ that another test's
+// `npm pack` is rewriting. Shell
 // blocks: every URL on a curl line is plain ASCII (curl sends raw bytes, which servers refuse).
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -105,8 +108,21 @@ function typeCheck(): Map<CodeBlock, string[]> {
 let diagnostics: Map<CodeBlock, string[]>;
 let runs: Map<CodeBlock, RunResult>;
 
+/** The package as installed: its package.json and a fresh build, under WORK/node_modules. */
+function installOwnBuild(): void {
+  const pkg = join(WORK, 'node_modules', 'mnemo');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+  // WORK's own scope, so that the blocks do not self-reference the checkout (whose dist/ may be
+  // missing or half-written) but find node_modules/mnemo; dependencies resolve from the repo's.
+  writeFileSync(join(WORK, 'package.json'), '{ "name": "mnemo-readme-examples", "private": true, "type": "module" }\n');
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--out', join(pkg, 'dist')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build for the README examples failed:\n${r.stdout}${r.stderr}`);
+}
+
 beforeAll(async () => {
   rmSync(WORK, { recursive: true, force: true });
+  installOwnBuild();
   for (const b of tsBlocks) {
     mkdirSync(dirname(fileOf(b)), { recursive: true });
     // `export {}` makes every block a module, so top-level await works and blocks without

@@ -182,6 +182,31 @@ describe('rebuilding the index', () => {
     expect(await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).toEqual(rebuilt);
   });
 
+  it('an index in the older format (format 1) on disk is dropped and rebuilt: its rows are found, its postings never read', async () => {
+    fx = openRecall();
+    await say('s', 'the osprey dives for fish', 'an osprey nest on the pole');
+    const live = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const dbs = openRecallDbs(fx.env);
+    // What Mnemo wrote before format 2: `live` 1, and chunks of plain (delta, tf, length)
+    // postings. This one claims a document the new decoder would misread.
+    const old = Buffer.from([1, 0, 5, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 1, 3]);
+    await commit(dbs, () => {
+      dropUserIndex(dbs.search, U);
+      dbs.search.meta.put([U, 'live'], 1);
+      dbs.search.meta.put([U, 'docs'], 1);
+      dbs.search.postings.put([U, 'osprei', 2 ** 53 - 1], old);
+    });
+    // Not live in this format: a delete and a write meanwhile leave the old postings alone.
+    await say('s', 'osprey chicks fledged');
+    const rebuilt = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const ids = (hits: { messageId: number }[]) => hits.map((h) => h.messageId);
+    expect(ids(rebuilt)).toEqual(expect.arrayContaining(ids(live)));
+    expect(rebuilt[0]!.messageId).toBe(live[0]!.messageId);
+    expect(dbs.search.meta.get([U, 'live'])).toBe(2);
+    expect((await fx.recall.search({ userId: U, query: 'fledged' })).length).toBeGreaterThan(0);
+    expect((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).every((h) => h.messageId > 0 && h.day !== '1900-01-01')).toBe(true);
+  });
+
   it('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {
     fx = openRecall();
     await say('s', 'alpha beta', 'beta gamma', 'gamma delta alpha');

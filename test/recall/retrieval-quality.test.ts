@@ -111,7 +111,7 @@ function memoryBm25(tok: (t: string) => string[]): (q: string) => string[] {
 }
 
 describe('retrieval quality (evidence recall@10)', () => {
-  it('Mnemo finds as much evidence as FTS5 porter/unicode61 in English, and more than any FTS5 setup in Chinese', async () => {
+  it('Mnemo finds more evidence than FTS5 porter/unicode61 in English, as much as FTS5 trigram, and more than any FTS5 setup in Chinese', async () => {
     const table: Record<string, Record<string, number>> = {};
     for (const lang of ['en', 'zh'] as const) {
       const qs = QUESTIONS.filter((q) => q.lang === lang);
@@ -128,9 +128,10 @@ describe('retrieval quality (evidence recall@10)', () => {
       };
     }
     console.log('evidence recall@10', JSON.stringify(table));
-    // English: at least FTS5's usual setup (trigrams match inside words, so they catch
-    // `allergies` ~ `allergic`, which Porter stems apart: see the README).
-    expect(table['en']!['mnemo']!).toBeGreaterThanOrEqual(table['en']!['fts5_unicode61']!);
+    // English: above FTS5's usual setup, which misses `allergies` ~ `allergic` (Porter stems
+    // them apart; Mnemo's tokenizer joins them: see the README), and level with trigrams.
+    expect(table['en']!['mnemo']!).toBeGreaterThan(table['en']!['fts5_unicode61']!);
+    expect(table['en']!['mnemo']!).toBeGreaterThanOrEqual(table['en']!['fts5_trigram']!);
     // Chinese: FTS5's usual setup cannot match inside Chinese text at all; trigrams miss
     // two-character words.
     expect(table['zh']!['mnemo']!).toBeGreaterThan(Math.max(table['zh']!['fts5_unicode61']!, table['zh']!['fts5_trigram']!));

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
-import { CHUNK_POSTINGS, decodeChunk } from '../../src/recall/search/posting-list.ts';
+import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
 import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { addDocument, docTerms, removeDocument } from '../../src/recall/search/search-index.ts';
+import { addDocument, docTerms, mergePending, PENDING_MAX, removeDocument } from '../../src/recall/search/search-index.ts';
 import { tokenize } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -24,6 +24,12 @@ describe('the tokenizer', () => {
     expect(tokenize('iPhone用户')).toEqual(['iphon', '用户']);
     expect(tokenize('猫')).toEqual(['猫']);
     expect(tokenize('東京の天気')).toEqual(['東京', '京の', 'の天', '天気']);
+  });
+
+  it('joins a noun in -y with its adjective in -ic, and keeps short stems apart', () => {
+    expect(tokenize('allergies allergy allergic')).toEqual(['allerg', 'allerg', 'allerg']);
+    expect(tokenize('pharmacies pharmacy')).toEqual(['pharmac', 'pharmac']);
+    expect(tokenize('taxi tax')).toEqual(['taxi', 'tax']);
   });
 
   it('stems as Porter does', () => {
@@ -51,6 +57,36 @@ describe('document numbers', () => {
 });
 
 describe('posting lists', () => {
+  it('round-trip gaps within a day and across days, tf of one and more, long lengths and long-term lines', () => {
+    const postings: Posting[] = [
+      { doc: 3, tf: 1, len: 4 },
+      { doc: 4, tf: 2, len: 300 },
+      { doc: dailyDoc('2024-01-01', 1)!, tf: 1, len: 1 },
+      { doc: dailyDoc('2024-01-01', 999)!, tf: 7, len: 20 },
+      { doc: dailyDoc('2024-01-02', 5)!, tf: 1, len: 2 },
+      { doc: dailyDoc('2031-06-30', 4_194_303)!, tf: 200, len: 70_000 },
+    ];
+    expect(decodeChunk(encodeChunk(postings))).toEqual(postings);
+    // A gap across days costs the day difference and the id, not a 4-byte doc delta.
+    const crossDay = encodeChunk([postings[2]!, postings[4]!]).length - encodeChunk([postings[2]!]).length;
+    expect(crossDay).toBeLessThanOrEqual(3);
+  });
+
+  it('score a document in the pending log exactly as once merged', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const U = 'pl';
+    const texts = ['heron heron pond', 'pond reeds', 'a heron at dawn over the pond and the reeds'];
+    await commit(dbs, () => {
+      for (let i = 0; i < 30; i++) addDocument(dbs.search, U, dailyDoc('2026-05-0' + (1 + (i % 9)), 1 + i)!, docTerms(texts[i % 3]!));
+    });
+    expect(dbs.search.meta.get([U, 'pending'])).toBe(30);
+    const pending = scoreTerms(dbs.search, U, ['heron', 'pond']);
+    await commit(dbs, () => mergePending(dbs.search, U));
+    expect(dbs.search.meta.get([U, 'pending'])).toBe(0);
+    expect(scoreTerms(dbs.search, U, ['heron', 'pond'])).toEqual(pending);
+  });
+
   it('stay exact under inserts in any order and removals, across chunk splits', async () => {
     fx = openRecall();
     const dbs = openRecallDbs(fx.env);
@@ -63,7 +99,10 @@ describe('posting lists', () => {
     };
     const docOf = (i: number) => dailyDoc(`2026-0${1 + (i % 9)}-1${i % 10}`, 1 + i)!;
     // Mostly ascending (appends), with one in five written out of order, then random removals.
-    const order = Array.from({ length: 900 }, (_, i) => i);
+    // More documents than the pending log holds, so its merges run, amid removals of
+    // documents both pending and merged.
+    const N = PENDING_MAX * 2 + 300;
+    const order = Array.from({ length: N }, (_, i) => i);
     for (let i = 0; i < order.length; i++) {
       if (rand(5) === 0) {
         const j = rand(order.length);
@@ -76,11 +115,16 @@ describe('posting lists', () => {
           addDocument(dbs.search, U, docOf(i), docTerms('shared word'));
           model.add(docOf(i));
         }
+        for (let k = 0; k < 10; k++) {
+          const i = order[start + rand(Math.min(100, order.length - start))]!;
+          removeDocument(dbs.search, U, docOf(i), 'shared word');
+          model.delete(docOf(i));
+        }
       });
     }
     await commit(dbs, () => {
       for (let k = 0; k < 300; k++) {
-        const i = rand(900);
+        const i = rand(N);
         removeDocument(dbs.search, U, docOf(i), 'shared word');
         model.delete(docOf(i));
       }

@@ -16,6 +16,8 @@ const COLORS: Record<AdapterId, string> = {
   sqlite: '#009E73',
   'langgraph-memory': '#CC79A7',
   'langgraph-sqlite': '#D55E00',
+  'sqlite-fts5': '#F0E442',
+  minisearch: '#000000',
 };
 
 const W = 960;

@@ -6,8 +6,24 @@ import { diskWorkload } from './disk.ts';
 import { restartWorkload } from './restart.ts';
 import { rssWorkload } from './rss.ts';
 import { searchWorkload } from './search.ts';
+import { rankedWorkload } from './ranked.ts';
 import { tailWorkload } from './tail.ts';
 import { turnFsyncsWorkload } from './turn-fsyncs.ts';
+import { turnCostWorkload } from './turn-cost.ts';
+import { upkeepWorkload } from './upkeep.ts';
 
 /** Every workload, in run order. */
-export const WORKLOADS: readonly Workload[] = [appendWorkload, tailWorkload, chatWorkload, restartWorkload, rssWorkload, searchWorkload, diskWorkload, commitWorkload, turnFsyncsWorkload];
+export const WORKLOADS: readonly Workload[] = [
+  appendWorkload,
+  tailWorkload,
+  chatWorkload,
+  restartWorkload,
+  rssWorkload,
+  searchWorkload,
+  diskWorkload,
+  commitWorkload,
+  turnFsyncsWorkload,
+  rankedWorkload,
+  upkeepWorkload,
+  turnCostWorkload,
+];

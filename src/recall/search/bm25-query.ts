@@ -1,8 +1,9 @@
 import type { Database } from 'lmdb';
 import type { DailyValue, LongTermValue } from '../store/recall-dbs.ts';
 import { chunkCount, forEachPosting } from './posting-list.ts';
-import { docRef, MAX_DOC, type SearchDbs } from './search-dbs.ts';
+import { docRef, MAX_DOC, PENDING, type SearchDbs } from './search-dbs.ts';
 import { longTermLines } from './search-index.ts';
+import { forEachMatch, termNeedle } from './pending-log.ts';
 import { makeSnippet } from './snippet.ts';
 import { tokenize } from './tokenizer.ts';
 import { topK } from './top-k.ts';
@@ -68,6 +69,7 @@ export function queryTerms(query: string): string[] {
 export function postingEstimate(search: SearchDbs, userId: string, terms: readonly string[]): number {
   let chunks = 0;
   for (const term of terms) {
+    if (term === PENDING) continue;
     for (const _ of search.postings.getKeys({ start: [userId, term], end: [userId, term, MAX_DOC] })) chunks++;
   }
   return chunks * 128;
@@ -79,9 +81,12 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
   const n = search.meta.get([userId, 'docs']) ?? 0;
   if (n === 0) return scores;
   const avgdl = (search.meta.get([userId, 'length']) ?? 0) / n || 1;
-  for (const term of terms) {
+  const pending = pendingMatches(search, userId, terms);
+  for (let t = 0; t < terms.length; t++) {
+    const term = terms[t]!;
     const chunks: Buffer[] = [];
-    let df = 0;
+    const waiting = pending[t]!;
+    let df = waiting.length / 3;
     for (const { value } of search.postings.getRange({ start: [userId, term], end: [userId, term, MAX_DOC] })) {
       chunks.push(value);
       df += chunkCount(value);
@@ -96,8 +101,27 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
         scores.set(doc, (scores.get(doc) ?? 0) + s);
       });
     }
+    for (let i = 0; i < waiting.length; i += 3) {
+      const doc = waiting[i]!;
+      const tf = waiting[i + 1]!;
+      const s = (idf * tf * (K1 + 1)) / (tf + norm + perLength * waiting[i + 2]!);
+      scores.set(doc, (scores.get(doc) ?? 0) + s);
+    }
   }
   return scores;
+}
+
+/** Per query term, the pending log's documents holding it, as flat (doc, tf, length) triples. */
+function pendingMatches(search: SearchDbs, userId: string, terms: readonly string[]): number[][] {
+  const out = terms.map((): number[] => []);
+  const needles = terms.map(termNeedle);
+  for (const { value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
+    for (let t = 0; t < terms.length; t++) {
+      const list = out[t]!;
+      forEachMatch(value, needles[t]!, (doc, tf, length) => list.push(doc, tf, length));
+    }
+  }
+  return out;
 }
 
 export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] {

@@ -8,8 +8,9 @@ import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange } from '../e
  *
  * A user's writes are indexed once the user is live: a user with nothing stored yet becomes
  * live at their first write; a user with rows from before the index (or an older Mnemo) is
- * not indexed row by row but rebuilt whole (rebuild.ts) at the first search. Removals always
- * apply: removing a document that was never indexed is a no-op.
+ * not indexed row by row but rebuilt whole (rebuild.ts) at the first search. Removals apply
+ * for a live user (removing a document that was never indexed is a no-op); a user not live
+ * has their whole index dropped by that rebuild, and its postings are never read before.
  *
  * The same hooks queue the rows for embedding, when configured (embeddings/embed-hooks.ts).
  */
@@ -29,8 +30,9 @@ export function onDailyRowPut(dbs: RecallDbs, userId: string, day: string, id: n
   embedDailyRowPut(dbs, userId, day, id);
 }
 
-/** Before the row is removed (its text is needed to find its postings). */
+/** Before the row is removed (its text is needed to find its postings). Not live: the rebuild drops them all. */
 export function onDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id: number): void {
+  if (!isLive(dbs.search, userId)) return;
   const value = dbs.daily.get([userId, day, id]);
   if (value !== undefined) unindexDailyRow(dbs.search, userId, day, id, value);
   embedDailyRowRemove(dbs, userId, day, id);

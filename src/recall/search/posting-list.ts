@@ -1,15 +1,23 @@
 /**
- * A packed posting list chunk: a value of `recall.search-postings`. Layout (little endian):
+ * A packed posting list chunk: a value of `recall.search-postings` (format 2, search-dbs.ts).
+ * Layout (little endian):
  *
- *   u16 count | u48 firstDoc | u48 lastDoc | count × (varint docDelta, varint tf, varint docLength)
+ *   u16 count | u48 firstDoc | u48 lastDoc | count × posting
+ *   posting = varint head | [varint id] | [varint tf] | varint docLength
  *
- * Doc numbers ascend within a chunk; the first delta is from `firstDoc`, which the chunk
- * carries itself (so a chunk can move between keys unchanged, and removing its first posting
- * needs no new key). A posting carries its document's length, so BM25 scores a term from its
- * chunks alone (no per-document read). A typical posting takes 3 bytes.
+ * A doc number is a day slot and an id in it (search-dbs.ts), so a gap is coded by day:
+ * `head = gap × 4 + crossDay × 2 + (tf === 1)`. Within the previous posting's day, `gap` is
+ * the id difference (1–2 bytes); across days it is the day difference, and the id follows
+ * whole (a plain doc delta across days would take 4 bytes, being at least 2^22). A tf of 1
+ * (most postings) costs no byte. The first posting's gap is from `firstDoc`, which the chunk
+ * carries itself (so a chunk can move between keys unchanged). A posting carries its
+ * document's length, so BM25 scores a term from its chunks alone (no per-document read).
+ * A typical posting takes 2–4 bytes (format 1, a plain delta, tf and length: 5.3 on the
+ * bench corpus).
  */
 export const CHUNK_POSTINGS = 128;
 const HEADER = 14;
+const SLOT = 2 ** 22;
 
 export interface Posting {
   doc: number;
@@ -67,12 +75,34 @@ function putHeader(out: Uint8Array, count: number, first: number, last: number):
   putU48(out, 8, last);
 }
 
+/** The posting `p` after `prev`, as bytes: its size, then written by `putPosting`. */
+function postingSize(prev: number, p: Posting): number {
+  const ps = Math.floor(prev / SLOT);
+  const s = Math.floor(p.doc / SLOT);
+  const one = p.tf === 1;
+  const size = s === ps ? varintSize((p.doc - prev) * 4) : varintSize((s - ps) * 4) + varintSize(p.doc - s * SLOT);
+  return size + (one ? 0 : varintSize(p.tf)) + varintSize(p.len);
+}
+
+function putPosting(out: Uint8Array, at: number, prev: number, p: Posting): number {
+  const ps = Math.floor(prev / SLOT);
+  const s = Math.floor(p.doc / SLOT);
+  const one = p.tf === 1 ? 1 : 0;
+  if (s === ps) at = putVarint(out, at, (p.doc - prev) * 4 + one);
+  else {
+    at = putVarint(out, at, (s - ps) * 4 + 2 + one);
+    at = putVarint(out, at, p.doc - s * SLOT);
+  }
+  if (!one) at = putVarint(out, at, p.tf);
+  return putVarint(out, at, p.len);
+}
+
 export function encodeChunk(postings: readonly Posting[]): Buffer {
   const first = postings.length === 0 ? 0 : postings[0]!.doc;
   let size = HEADER;
   let prev = first;
   for (const p of postings) {
-    size += varintSize(p.doc - prev) + varintSize(p.tf) + varintSize(p.len);
+    size += postingSize(prev, p);
     prev = p.doc;
   }
   const out = Buffer.allocUnsafe(size);
@@ -80,9 +110,27 @@ export function encodeChunk(postings: readonly Posting[]): Buffer {
   let at = HEADER;
   prev = first;
   for (const p of postings) {
-    at = putVarint(out, at, p.doc - prev);
-    at = putVarint(out, at, p.tf);
-    at = putVarint(out, at, p.len);
+    at = putPosting(out, at, prev, p);
+    prev = p.doc;
+  }
+  return out;
+}
+
+/** The chunk with `ps` appended (ascending, every doc above the chunk's last). */
+export function appendPostings(chunk: Uint8Array, ps: readonly Posting[]): Buffer {
+  let prev = chunkLastDoc(chunk);
+  let size = chunk.length;
+  for (const p of ps) {
+    size += postingSize(prev, p);
+    prev = p.doc;
+  }
+  const out = Buffer.allocUnsafe(size);
+  out.set(chunk, 0);
+  putHeader(out, chunkCount(chunk) + ps.length, chunkFirstDoc(chunk), ps[ps.length - 1]!.doc);
+  let at = chunk.length;
+  prev = chunkLastDoc(chunk);
+  for (const p of ps) {
+    at = putPosting(out, at, prev, p);
     prev = p.doc;
   }
   return out;
@@ -90,34 +138,41 @@ export function encodeChunk(postings: readonly Posting[]): Buffer {
 
 /** The chunk with `p` appended; `p.doc` must be above every doc in it. */
 export function appendPosting(chunk: Uint8Array, p: Posting): Buffer {
-  const count = chunkCount(chunk);
-  const delta = p.doc - chunkLastDoc(chunk);
-  const out = Buffer.allocUnsafe(chunk.length + varintSize(delta) + varintSize(p.tf) + varintSize(p.len));
-  out.set(chunk, 0);
-  putHeader(out, count + 1, chunkFirstDoc(chunk), p.doc);
-  let at = putVarint(out, chunk.length, delta);
-  at = putVarint(out, at, p.tf);
-  putVarint(out, at, p.len);
-  return out;
+  return appendPostings(chunk, [p]);
 }
 
 /** Calls `visit` for every posting, in doc order (the hot loop of a query: no allocation). */
 export function forEachPosting(chunk: Uint8Array, visit: (doc: number, tf: number, len: number) => void): void {
   let i = HEADER;
   let doc = chunkFirstDoc(chunk);
+  let slotBase = Math.floor(doc / SLOT) * SLOT;
   const end = chunk.length;
   while (i < end) {
     let b = chunk[i++]!;
-    let delta = b & 0x7f;
+    let head = b & 0x7f;
     for (let scale = 128; b & 0x80; scale *= 128) {
       b = chunk[i++]!;
-      delta += (b & 0x7f) * scale;
+      head += (b & 0x7f) * scale;
     }
-    b = chunk[i++]!;
-    let tf = b & 0x7f;
-    for (let scale = 128; b & 0x80; scale *= 128) {
+    const one = head & 1;
+    if (head & 2) {
+      slotBase += Math.floor(head / 4) * SLOT;
       b = chunk[i++]!;
-      tf += (b & 0x7f) * scale;
+      let id = b & 0x7f;
+      for (let scale = 128; b & 0x80; scale *= 128) {
+        b = chunk[i++]!;
+        id += (b & 0x7f) * scale;
+      }
+      doc = slotBase + id;
+    } else doc += Math.floor(head / 4);
+    let tf = 1;
+    if (!one) {
+      b = chunk[i++]!;
+      tf = b & 0x7f;
+      for (let scale = 128; b & 0x80; scale *= 128) {
+        b = chunk[i++]!;
+        tf += (b & 0x7f) * scale;
+      }
     }
     b = chunk[i++]!;
     let len = b & 0x7f;
@@ -125,7 +180,6 @@ export function forEachPosting(chunk: Uint8Array, visit: (doc: number, tf: numbe
       b = chunk[i++]!;
       len += (b & 0x7f) * scale;
     }
-    doc += delta;
     visit(doc, tf, len);
   }
 }

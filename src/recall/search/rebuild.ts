@@ -3,17 +3,19 @@ import type { RecallDeps } from '../recall-deps.ts';
 import type { RowTerms } from './rank-jobs.ts';
 import { rowTerms } from './rank-worker.ts';
 import { dailyDoc } from './search-dbs.ts';
-import { addDocument, dropUserIndex, isIndexed, reindexLongTerm, setLive } from './search-index.ts';
+import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
+import { addDocuments, dropUserIndex, reindexLongTerm, setLive, type DocTerms } from './search-index.ts';
 
 /**
  * Rebuilds one user's ranked index from their rows: for data written before the index
- * existed, or by an older Mnemo. (Imports into a user index as they write, like chat turns.)
+ * existed, or by an older Mnemo (an index in an older format: search-dbs.ts `INDEX_FORMAT`). (Imports into a user index as they write, like chat turns.)
  *
  * 1. One transaction drops the user's index, indexes the current long-term document and marks
  *    the user live: from then on every write indexes itself, as for a new user.
  * 2. The daily rows, in key order, in batches of `REBUILD_BATCH`: each batch is tokenized (on
  *    the search pool when there is one: the CPU half of a rebuild), then indexed in one
- *    transaction, skipping a row that a live write indexed meanwhile or that was deleted
+ *    transaction, grouped by term (one write per term per batch, search-index.ts
+ *    `addDocuments`), skipping a row that a live write indexed meanwhile (rebuild-watch.ts) or that was deleted
  *    since it was read, so no row is indexed twice and no deleted row comes back.
  *
  * A crash midway leaves a live user with part of the rows indexed; the next rebuild (asked
@@ -25,18 +27,23 @@ export const REBUILD_BATCH = 2_000;
 
 const running = new Map<string, Promise<number>>();
 
-export function rebuildUserIndex(deps: RecallDeps, userId: string): Promise<number> {
+export function rebuildUserIndex(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): Promise<number> {
   let job = running.get(userId);
   if (!job) {
-    job = rebuild(deps, userId).finally(() => running.delete(userId));
+    job = rebuild(deps, userId).finally(() => {
+      running.delete(userId);
+      unwatchLiveWrites(userId);
+    });
     running.set(userId, job);
   }
   return job;
 }
 
-async function rebuild(deps: RecallDeps, userId: string): Promise<number> {
+async function rebuild(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): Promise<number> {
   const { dbs } = deps;
+  let live = new Set<number>();
   await commit(dbs, () => {
+    live = watchLiveWrites(userId);
     dropUserIndex(dbs.search, userId);
     setLive(dbs.search, userId);
     let current = '';
@@ -51,16 +58,16 @@ async function rebuild(deps: RecallDeps, userId: string): Promise<number> {
       : rowTerms(dbs, userId, after, REBUILD_BATCH);
     if (batch.length === 0) return indexed;
     indexed += await commit(dbs, () => {
-      let n = 0;
+      const docs: { doc: number; terms: DocTerms }[] = [];
       for (const [day, id, pairs, length] of batch) {
         const doc = dailyDoc(day, id);
-        if (doc === null || length === 0 || dbs.daily.get([userId, day, id]) === undefined) continue;
+        if (doc === null || length === 0 || !dbs.daily.doesExist([userId, day, id])) continue;
         const terms = { terms: new Map(pairs), length };
-        if (isIndexed(dbs.search, userId, doc, terms)) continue;
-        addDocument(dbs.search, userId, doc, terms);
-        n++;
+        if (live.has(doc)) continue;
+        docs.push({ doc, terms });
       }
-      return n;
+      addDocuments(dbs.search, userId, docs);
+      return docs.length;
     });
     const last = batch[batch.length - 1]!;
     after = [last[0], last[1]];

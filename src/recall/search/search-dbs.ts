@@ -8,7 +8,8 @@ import type { Database, RootDatabase } from 'lmdb';
  * |-------------------------|----------------------------------|--------------------------------|
  * | recall.search-postings  | [userId, term, firstDoc]         | full chunk (posting-list.ts)   |
  * |                         | [userId, term, TAIL]             | the chunk being appended to    |
- * | recall.search-meta      | [userId, 'docs' / 'length' / 'live'] | number                     |
+ * |                         | [userId, PENDING, doc]           | a document not merged yet      |
+ * | recall.search-meta      | [userId, 'docs' / 'length' / 'pending' / 'live'] | number         |
  *
  * A term's postings are its full chunks in doc order, then its tail chunk: appending a newer
  * document is one `get` and one `put` of the tail, no cursor; a full tail moves to its
@@ -18,10 +19,18 @@ import type { Database, RootDatabase } from 'lmdb';
  * A document's number IS its row's key, so the index stores no map from documents to rows:
  * a daily row `[day, id]` is `(days since 1900-01-01 + 1) × 2^22 + id`, a long-term line `n` is
  * `n` (below 2^22). Daily ids from 2^22 up (four million rows in one day) are not indexed.
- * `docs` and `length` are BM25's N and total length; `live`: the user's writes index themselves
- * (set for a user with no rows yet, and by a rebuild); a user without it has rows from before
- * the index and is rebuilt (rebuild.ts) at their first search.
+ * `docs` and `length` are BM25's N and total length, `pending` the documents in the pending
+ * log (search-index.ts); `live` is `INDEX_FORMAT` when the user's writes index themselves (set
+ * for a user with no rows yet, and by a rebuild). A user without it has rows from before the
+ * index, or an index in an older format (format 1: `live` 1, plain doc deltas, no pending
+ * log, and a tokenizer without the final-`i` rule), and is rebuilt (rebuild.ts) at their first
+ * search; until then their writes are not indexed and their old postings are never read.
  */
+export const INDEX_FORMAT = 2;
+
+/** The pending log's "term": the tokenizer never makes an empty term. */
+export const PENDING = '';
+
 export const SEARCH_DB_NAMES = {
   postings: 'recall.search-postings',
   meta: 'recall.search-meta',

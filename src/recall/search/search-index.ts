@@ -1,6 +1,8 @@
 import type { DailyValue } from '../store/recall-dbs.ts';
-import { appendPosting, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
-import { dailyDoc, longTermDoc, MAX_DOC, TAIL, type SearchDbs } from './search-dbs.ts';
+import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
+import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, TAIL, type SearchDbs } from './search-dbs.ts';
+import { decodeBlock, encodeRecord, withoutDoc } from './pending-log.ts';
+import { noteLiveWrite } from './rebuild-watch.ts';
 import { tokenize } from './tokenizer.ts';
 
 /**
@@ -22,7 +24,19 @@ import { tokenize } from './tokenizer.ts';
  *
  * A document's terms are not stored: removal tokenizes the row's text again (rows never
  * change, and the tokenizer is deterministic). Whether a document is indexed is read from its
- * first term's postings, so removing one that never was (written before the index) is a no-op.
+ * pending record or its first term's postings, so removing one that never was (written before
+ * the index) is a no-op.
+ *
+ * The pending log (why a write touches one small entry, not one per term): a new document is
+ * appended as one record (its terms, pending-log.ts) to the log's current block
+ * `[userId, PENDING, n]`, `PENDING_BLOCK` documents a block. When `PENDING_MAX` documents were
+ * appended, the write that appends the last one merges the whole log into the posting lists
+ * in its own transaction, grouped by term and in key order: one read and one write of a term's
+ * tail for all of its new postings, and each B-tree page copied once for many documents
+ * (per-document postings dirtied ~12 pages per document, each written at its commit). Queries
+ * read the log's blocks beside the chunks (`PENDING_MAX / PENDING_BLOCK` values, one
+ * `indexOf` per term each), so a document is found from its own commit on. The rebuild merges
+ * its batches the same way, without the log.
  */
 export function dailyRowText(value: Pick<DailyValue, 'content' | 'tool_calls'>): string {
   if (!value.tool_calls || value.tool_calls.length === 0) return value.content;
@@ -44,16 +58,23 @@ export function docTerms(text: string): DocTerms {
   return { terms, length: tokens.length };
 }
 
-function bump(search: SearchDbs, userId: string, name: 'docs' | 'length', by: number): void {
-  search.meta.put([userId, name], (search.meta.get([userId, name]) ?? 0) + by);
+/** Documents appended to the pending log before it is merged; and to one of its blocks. */
+export const PENDING_MAX = 256;
+export const PENDING_BLOCK = 16;
+
+function bump(search: SearchDbs, userId: string, name: 'docs' | 'length' | 'pending', by: number): number {
+  const n = (search.meta.get([userId, name]) ?? 0) + by;
+  search.meta.put([userId, name], n);
+  return n;
 }
 
+/** Whether the user's writes index themselves, in this format (an older format's user is rebuilt). */
 export function isLive(search: SearchDbs, userId: string): boolean {
-  return search.meta.get([userId, 'live']) === 1;
+  return search.meta.get([userId, 'live']) === INDEX_FORMAT;
 }
 
 export function setLive(search: SearchDbs, userId: string): void {
-  search.meta.put([userId, 'live'], 1);
+  search.meta.put([userId, 'live'], INDEX_FORMAT);
 }
 
 type ChunkEntry = { key: [string, string, number]; value: Buffer };
@@ -66,19 +87,30 @@ function chunkCovering(search: SearchDbs, userId: string, term: string, doc: num
   return undefined;
 }
 
-/** Stores `postings` (ascending) as the chunk at `key`, re-keyed or split as its range requires. */
+/**
+ * Stores `postings` (ascending) as the chunk at `key`, re-keyed or split as its range requires.
+ * A term with postings always has its tail (so a missing tail means a new term, with no range
+ * read): a tail that overflows keeps its newest postings, and an emptied tail takes over the
+ * last full chunk.
+ */
 function putChunk(search: SearchDbs, key: [string, string, number], postings: Posting[]): void {
   const [userId, term, at] = key;
-  if (postings.length === 0) {
-    search.postings.remove(key);
+  if (at === TAIL) {
+    if (postings.length === 0) {
+      search.postings.remove(key);
+      for (const last of search.postings.getRange({ start: key, end: [userId, term], reverse: true, limit: 1 })) {
+        search.postings.remove(last.key);
+        search.postings.put(key, last.value);
+      }
+    } else if (postings.length <= CHUNK_POSTINGS) search.postings.put(key, encodeChunk(postings));
+    else {
+      search.postings.put([userId, term, postings[0]!.doc], encodeChunk(postings.slice(0, CHUNK_POSTINGS)));
+      search.postings.put(key, encodeChunk(postings.slice(CHUNK_POSTINGS)));
+    }
     return;
   }
-  if (at === TAIL) {
-    if (postings.length < CHUNK_POSTINGS) search.postings.put(key, encodeChunk(postings));
-    else {
-      search.postings.remove(key);
-      search.postings.put([userId, term, postings[0]!.doc], encodeChunk(postings));
-    }
+  if (postings.length === 0) {
+    search.postings.remove(key);
     return;
   }
   const first = postings[0]!.doc;
@@ -96,20 +128,16 @@ function addPosting(search: SearchDbs, userId: string, term: string, p: Posting)
   const tailKey: [string, string, number] = [userId, term, TAIL];
   const tail = search.postings.get(tailKey);
   if (tail === undefined) {
-    // No tail: a new term, or one whose last chunk just filled up (then `p` is newer than all).
-    let covering: ChunkEntry | undefined;
-    for (const entry of search.postings.getRange({ start: [userId, term, p.doc], end: [userId, term], reverse: true, limit: 1 })) covering = entry;
-    const newest = covering === undefined ? firstChunk(search, userId, term) === undefined : chunkLastDoc(covering.value) < p.doc && nextChunk(search, covering.key) === undefined;
-    if (newest) search.postings.put(tailKey, encodeChunk([p]));
-    else insertInto(search, userId, term, p);
+    // No tail: a new term.
+    search.postings.put(tailKey, encodeChunk([p]));
     return;
   }
   if (p.doc > chunkLastDoc(tail)) {
     // The common case: a newer document, appended to the tail.
-    if (chunkCount(tail) + 1 < CHUNK_POSTINGS) search.postings.put(tailKey, appendPosting(tail, p));
+    if (chunkCount(tail) < CHUNK_POSTINGS) search.postings.put(tailKey, appendPosting(tail, p));
     else {
-      search.postings.put([userId, term, chunkFirstDoc(tail)], appendPosting(tail, p));
-      search.postings.remove(tailKey);
+      search.postings.put([userId, term, chunkFirstDoc(tail)], tail);
+      search.postings.put(tailKey, encodeChunk([p]));
     }
     return;
   }
@@ -131,20 +159,116 @@ function firstChunk(search: SearchDbs, userId: string, term: string): ChunkEntry
   return undefined;
 }
 
-function nextChunk(search: SearchDbs, key: [string, string, number]): ChunkEntry | undefined {
-  for (const entry of search.postings.getRange({ start: key, end: [key[0], key[1], MAX_DOC], exclusiveStart: true, limit: 1 })) return entry;
-  return undefined;
+/** Stores ascending `ps` as new chunks after all of the term's postings: full ones at their first doc, the rest (at least one) as the tail. */
+function putNewChunks(search: SearchDbs, userId: string, term: string, ps: readonly Posting[]): void {
+  let at = 0;
+  while (ps.length - at > CHUNK_POSTINGS) {
+    search.postings.put([userId, term, ps[at]!.doc], encodeChunk(ps.slice(at, at + CHUNK_POSTINGS)));
+    at += CHUNK_POSTINGS;
+  }
+  search.postings.put([userId, term, TAIL], encodeChunk(at === 0 ? ps : ps.slice(at)));
 }
 
-/** Inside a write transaction: adds document `doc` (see search-dbs.ts for numbering). */
+/** Adds a term's ascending postings: one read and one write of the tail when they are all newer. */
+function addPostings(search: SearchDbs, userId: string, term: string, ps: readonly Posting[]): void {
+  const tailKey: [string, string, number] = [userId, term, TAIL];
+  const tail = search.postings.get(tailKey);
+  if (tail === undefined) {
+    putNewChunks(search, userId, term, ps); // a new term
+    return;
+  }
+  if (ps[0]!.doc > chunkLastDoc(tail)) {
+    const room = CHUNK_POSTINGS - chunkCount(tail);
+    if (ps.length <= room) search.postings.put(tailKey, appendPostings(tail, ps));
+    else {
+      search.postings.put([userId, term, chunkFirstDoc(tail)], room > 0 ? appendPostings(tail, ps.slice(0, room)) : tail);
+      putNewChunks(search, userId, term, ps.slice(room));
+    }
+    return;
+  }
+  // Older documents among them: one by one, into the chunks that cover them.
+  for (const p of ps) addPosting(search, userId, term, p);
+}
+
+/**
+ * Inside a write transaction: indexes `docs` (no doc indexed already) straight into the
+ * posting lists, grouped by term (the rebuild's path, and the pending log's merge).
+ */
+export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: DocTerms }[]): void {
+  const byTerm = new Map<string, Posting[]>();
+  let length = 0;
+  let n = 0;
+  for (const { doc, terms } of [...docs].sort((a, b) => a.doc - b.doc)) {
+    if (terms.length === 0) continue;
+    n++;
+    length += terms.length;
+    for (const [term, tf] of terms.terms) {
+      const list = byTerm.get(term);
+      if (list) list.push({ doc, tf, len: terms.length });
+      else byTerm.set(term, [{ doc, tf, len: terms.length }]);
+    }
+  }
+  mergePostings(search, userId, byTerm);
+  if (n > 0) {
+    bump(search, userId, 'docs', n);
+    bump(search, userId, 'length', length);
+  }
+}
+
+function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, Posting[]>): void {
+  // In key order: neighbouring tails share pages.
+  for (const term of [...byTerm.keys()].sort()) addPostings(search, userId, term, byTerm.get(term)!);
+}
+
+/** Inside a write transaction: moves every document of the pending log into the posting lists. */
+export function mergePending(search: SearchDbs, userId: string): void {
+  const byTerm = new Map<string, Posting[]>();
+  const keys: [string, string, number][] = [];
+  const docs: { doc: number; length: number; terms: Map<string, number> }[] = [];
+  for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
+    keys.push(key);
+    docs.push(...decodeBlock(value));
+  }
+  docs.sort((a, b) => a.doc - b.doc);
+  for (const { doc, length, terms } of docs) {
+    for (const [term, tf] of terms) {
+      const list = byTerm.get(term);
+      if (list) list.push({ doc, tf, len: length });
+      else byTerm.set(term, [{ doc, tf, len: length }]);
+    }
+  }
+  mergePostings(search, userId, byTerm);
+  for (const key of keys) search.postings.remove(key);
+  search.meta.put([userId, 'pending'], 0);
+}
+
+/** Inside a write transaction: adds document `doc` (see search-dbs.ts for numbering), through the pending log. */
 export function addDocument(search: SearchDbs, userId: string, doc: number, terms: DocTerms): void {
   if (terms.length === 0) return;
-  for (const [term, tf] of terms.terms) addPosting(search, userId, term, { doc, tf, len: terms.length });
+  const appended = search.meta.get([userId, 'pending']) ?? 0;
+  const key: [string, string, number] = [userId, PENDING, Math.floor(appended / PENDING_BLOCK)];
+  const record = encodeRecord(doc, terms.length, terms.terms);
+  const block = search.postings.get(key);
+  search.postings.put(key, block === undefined ? Buffer.from(record, 'utf8') : Buffer.concat([block, Buffer.from(record, 'utf8')]));
   bump(search, userId, 'docs', 1);
   bump(search, userId, 'length', terms.length);
+  if (appended + 1 >= PENDING_MAX) mergePending(search, userId);
+  else search.meta.put([userId, 'pending'], appended + 1);
 }
 
-/** Whether `doc` is indexed (its first term holds it). */
+/** Removes `doc`'s record from the pending log; whether it held one. */
+function removePending(search: SearchDbs, userId: string, doc: number): boolean {
+  for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
+    const rest = withoutDoc(value, doc);
+    if (rest === null) continue;
+    if (rest.length === 0) search.postings.remove(key);
+    else search.postings.put(key, rest);
+    return true;
+  }
+  return false;
+}
+
+/** Whether `doc` is in the posting lists (its first term holds it); the pending log is not read (merge it first). */
 export function isIndexed(search: SearchDbs, userId: string, doc: number, terms: DocTerms): boolean {
   const first = terms.terms.keys().next();
   if (first.done) return false;
@@ -155,6 +279,11 @@ export function isIndexed(search: SearchDbs, userId: string, doc: number, terms:
 /** Inside a write transaction: removes document `doc`, whose text was `text`. No-op when not indexed. */
 export function removeDocument(search: SearchDbs, userId: string, doc: number, text: string): void {
   const terms = docTerms(text);
+  if (removePending(search, userId, doc)) {
+    bump(search, userId, 'docs', -1);
+    bump(search, userId, 'length', -terms.length);
+    return;
+  }
   if (!isIndexed(search, userId, doc, terms)) return;
   for (const term of terms.terms.keys()) {
     const chunk = chunkCovering(search, userId, term, doc);
@@ -170,7 +299,9 @@ export function removeDocument(search: SearchDbs, userId: string, doc: number, t
 /** Inside a write transaction: a daily row just stored as `[userId, day, id]`. */
 export function indexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
   const doc = dailyDoc(day, id);
-  if (doc !== null) addDocument(search, userId, doc, docTerms(dailyRowText(value)));
+  if (doc === null) return;
+  addDocument(search, userId, doc, docTerms(dailyRowText(value)));
+  noteLiveWrite(userId, doc);
 }
 
 export function unindexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
@@ -202,5 +333,5 @@ export function reindexLongTerm(search: SearchDbs, userId: string, before: strin
 export function dropUserIndex(search: SearchDbs, userId: string): void {
   const high = '\uffff';
   for (const key of [...search.postings.getKeys({ start: [userId], end: [userId, high] })]) search.postings.remove(key);
-  for (const name of ['docs', 'length', 'live'] as const) search.meta.remove([userId, name]);
+  for (const name of ['docs', 'length', 'pending', 'live'] as const) search.meta.remove([userId, name]);
 }

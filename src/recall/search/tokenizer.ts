@@ -12,7 +12,9 @@ import { porterStem } from './porter-stemmer.ts';
  *   measurement is in the README, "Ranked search"), and need no dictionary, so a query and a
  *   document always cut a name the same way.
  * - Other runs are words: English stop words are dropped, the rest stemmed (Porter), so
- *   `meetings`, `meeting` and `met`… (`met` stays `met`: a stemmer, not a lemmatizer).
+ *   `meetings`, `meeting` and `met`… (`met` stays `met`: a stemmer, not a lemmatizer), and a
+ *   final `i` of Porter's `y` → `i` dropped from stems of 5+ letters (`allergies` meets
+ *   `allergic`; `conflateFinalI`).
  * - Tokens are at most 64 code units (longer runs are cut there: they are ids or noise, and
  *   keys stay small).
  *
@@ -90,10 +92,20 @@ function wordTerm(raw: string): string | null {
   const cached = termCache.get(raw);
   if (cached !== undefined) return cached;
   const word = raw.normalize('NFKC').toLowerCase().slice(0, MAX_TOKEN);
-  const term = STOP_WORDS.has(word) ? null : porterStem(word);
+  const term = STOP_WORDS.has(word) ? null : conflateFinalI(porterStem(word));
   if (termCache.size >= TERM_CACHE_MAX) termCache.clear();
   termCache.set(raw, term);
   return term;
+}
+
+/**
+ * Porter turns a final `y` into `i` (`allergy` → `allergi`) but strips `-ic` whole (`allergic` →
+ * `allerg`), so the noun and the adjective never meet. Dropping that final `i` from stems of five
+ * letters or more joins them (`allergies`, `allergy`, `allergic` → `allerg`; `pharmacy`,
+ * `pharmacies` → `pharmac`); shorter stems keep it (`taxi` is not `tax`).
+ */
+function conflateFinalI(stem: string): string {
+  return stem.length >= 5 && stem.endsWith('i') && !/[aeiou]i$/.test(stem) ? stem.slice(0, -1) : stem;
 }
 
 function* bigrams(run: string, base: number): Generator<Token> {

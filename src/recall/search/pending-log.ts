@@ -1,0 +1,71 @@
+/**
+ * The pending log's blocks (search-index.ts): documents indexed but not merged into the posting
+ * lists yet, `PENDING_BLOCK` to a value of `recall.search-postings` under `[userId, PENDING, n]`.
+ * A block is UTF-8 text, one record per document:
+ *
+ *   \x01 doc \x03 length ( \x00 term \x02 tf )*
+ *
+ * Terms hold only letters, digits and marks (tokenizer.ts), numbers only digits, so the
+ * separators are unambiguous: a query finds a term's documents with one `Buffer.indexOf` of
+ * `\x00term\x02` per block, and parses only the records it hits (no decoding of the rest).
+ */
+const DOC = 0x01;
+
+export function encodeRecord(doc: number, length: number, terms: ReadonlyMap<string, number>): string {
+  let s = `\x01${doc}\x03${length}`;
+  for (const [term, tf] of terms) s += `\x00${term}\x02${tf}`;
+  return s;
+}
+
+export interface PendingDoc {
+  doc: number;
+  length: number;
+  terms: Map<string, number>;
+}
+
+export function decodeBlock(block: Uint8Array): PendingDoc[] {
+  const out: PendingDoc[] = [];
+  for (const rec of Buffer.from(block.buffer, block.byteOffset, block.byteLength).toString('utf8').split('\x01')) {
+    if (rec === '') continue;
+    const parts = rec.split('\x00');
+    const [doc, length] = parts[0]!.split('\x03');
+    const terms = new Map<string, number>();
+    for (let i = 1; i < parts.length; i++) {
+      const [term, tf] = parts[i]!.split('\x02');
+      terms.set(term!, Number(tf));
+    }
+    out.push({ doc: Number(doc), length: Number(length), terms });
+  }
+  return out;
+}
+
+/** The block without `doc`'s record; `null` when it holds none. */
+export function withoutDoc(block: Uint8Array, doc: number): Buffer | null {
+  const b = Buffer.from(block.buffer, block.byteOffset, block.byteLength);
+  const at = b.indexOf(`\x01${doc}\x03`);
+  if (at < 0) return null;
+  const end = b.indexOf(DOC, at + 1);
+  return Buffer.concat([b.subarray(0, at), end < 0 ? Buffer.alloc(0) : b.subarray(end)]);
+}
+
+function digits(b: Uint8Array, at: number): { n: number; end: number } {
+  let n = 0;
+  while (at < b.length && b[at]! >= 0x30 && b[at]! <= 0x39) n = n * 10 + (b[at++]! - 0x30);
+  return { n, end: at };
+}
+
+/** Calls `visit(doc, tf, length)` for each record of the block holding the term (`needle`: `termNeedle(term)`). */
+export function forEachMatch(block: Buffer, needle: Buffer, visit: (doc: number, tf: number, length: number) => void): void {
+  let at = block.indexOf(needle);
+  while (at >= 0) {
+    const tf = digits(block, at + needle.length).n;
+    const start = block.lastIndexOf(DOC, at);
+    const doc = digits(block, start + 1);
+    visit(doc.n, tf, digits(block, doc.end + 1).n);
+    at = block.indexOf(needle, at + needle.length);
+  }
+}
+
+export function termNeedle(term: string): Buffer {
+  return Buffer.from(`\x00${term}\x02`, 'utf8');
+}
