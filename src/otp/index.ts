@@ -26,8 +26,10 @@ export {
   processInfo,
   processes,
   pidOf,
+  self as selfPid,
   TERMINATE,
   EXIT,
+  HIBERNATE,
 } from './process.ts';
 export type { SpawnOptions, StartOptions, ProcessInfo, ProcessStatus, TerminateEvent, ExitMessage } from './process.ts';
 
