@@ -39,7 +39,9 @@ export class WriteLane {
     context: LaneContext,
     private readonly owner: LaneOwner,
   ) {
-    this.context = { ...context, lastId: 0 };
+    // A literal of one shape: a spread gave each lane's context a hidden class of its own.
+    const { table, conversationId, clock, hooks, observer } = context;
+    this.context = { table, conversationId, lastId: 0, clock, hooks, observer };
   }
 
   push(op: PendingOp): void {
