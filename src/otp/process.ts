@@ -50,6 +50,7 @@ import { ExitError } from './otp-errors.ts';
 import { formatExitReason, type ExitReason, type ExitSignal } from './exit-reason.ts';
 import { claimName, lookupName, releaseName, type Registrant } from './name-table.ts';
 import { Pid, type Message, type ProcessRef } from './pid.ts';
+import { fewHas, fewItems, fewSize, fewWith, fewWithout, type Few } from './few.ts';
 
 /** The state tag of a machine that may hibernate there (see the file header). */
 export const HIBERNATE = 'otp.hibernate';
@@ -163,8 +164,9 @@ export class Process extends Pid implements Registrant {
   trapExit: boolean;
   /** Calls made to it and not answered yet (made on the first call). */
   pending: Set<PendingCall> | undefined = undefined;
-  links: Set<Process> | undefined = undefined;
-  watchers: Set<ExitWatcher> | undefined = undefined;
+  /** Usually one each (its supervisor; the router's monitor): see few.ts. */
+  links: Few<Process> = undefined;
+  watchers: Few<ExitWatcher> = undefined;
   owned: Set<Owned> | undefined = undefined;
   readyWaiters: Array<(error?: unknown) => void> | undefined = undefined;
   ready = true;
@@ -291,9 +293,13 @@ export class Process extends Pid implements Registrant {
     queueMicrotask(() => {
       if (links !== undefined) {
         // A process that unlinked in the meantime (a supervisor shutting this child down) gets no signal.
-        for (const other of links) if (other.links?.delete(this) === true) exitSignal(this, other, reason);
+        for (const other of fewItems(links)) {
+          if (!fewHas(other.links, this)) continue;
+          other.links = fewWithout(other.links, this);
+          exitSignal(this, other, reason);
+        }
       }
-      if (watchers !== undefined) for (const watcher of watchers) watcher.fire(reason, this);
+      if (watchers !== undefined) for (const watcher of fewItems(watchers)) watcher.fire(reason, this);
     });
   }
 
@@ -542,10 +548,10 @@ export function stop(ref: ProcessRef, reason: ExitSignal = 'normal', timeoutMs =
         else fail(new ExitError(codeOf(actual), actual, `stop: ${proc} exited with ${formatExitReason(actual)}`));
       },
     };
-    (proc.watchers ??= new Set()).add(watcher);
+    proc.watchers = fewWith(proc.watchers, watcher);
     if (timeoutMs !== Infinity) {
       timer = setTimeout(() => {
-        proc.watchers?.delete(watcher);
+        proc.watchers = fewWithout(proc.watchers, watcher);
         fail(new ExitError('timeout', 'timeout', `stop: ${proc} did not exit within ${timeoutMs} ms`));
       }, timeoutMs);
     }
@@ -565,15 +571,15 @@ export function link(a: Pid, b: Pid): void {
     if (b.state !== 'dead') queueMicrotask(() => exitSignal(a, b, 'noproc'));
     return;
   }
-  (a.links ??= new Set()).add(b);
-  (b.links ??= new Set()).add(a);
+  a.links = fewWith(a.links, b);
+  b.links = fewWith(b.links, a);
 }
 
 /** Remove the link between two processes, if any. No exit signal is sent afterwards. */
 export function unlink(a: Pid, b: Pid): void {
   if (!(a instanceof Process) || !(b instanceof Process)) return;
-  a.links?.delete(b);
-  b.links?.delete(a);
+  a.links = fewWithout(a.links, b);
+  b.links = fewWithout(b.links, a);
 }
 
 export function isAlive(ref: ProcessRef): boolean {
@@ -592,8 +598,8 @@ export function processInfo(ref: ProcessRef): ProcessInfo | undefined {
     mailboxDepth: proc.mailboxDepth(),
     pendingCalls: proc.pending?.size ?? 0,
     state: proc.kind === 'machine' ? snapshot?.value : undefined,
-    links: proc.links === undefined ? [] : [...proc.links],
-    monitors: proc.watchers?.size ?? 0,
+    links: fewItems(proc.links),
+    monitors: fewSize(proc.watchers),
     trapExit: proc.trapExit,
   };
 }

@@ -230,7 +230,9 @@ export function conversationBacklog(snapshot: unknown): number {
 
 /** The registered name of a conversation's actor within a runtime named `runtime`. */
 export function conversationActorName(runtime: string, conversationId: string): string {
-  return `${runtime}/conversation/${conversationId}`;
+  // join builds one flat string; a template literal keeps the pieces (two cons strings) as
+  // long as the name lives, and a live conversation holds its name.
+  return [runtime, '/conversation/', conversationId].join('');
 }
 
 export function spawnConversationActor(runtime: string, conversationId: string, deps: ConversationDeps): Pid {
