@@ -5,9 +5,9 @@ import type { AdapterId, AdapterInfo } from './types.ts';
  * (adapter, x): x is what varies along the workload (concurrency, conversation length, corpus
  * size, ...); `metrics` are its measured values (null when not measured, with a `note`).
  */
-export type WorkloadId = 'append' | 'tail' | 'chat' | 'restart' | 'rss' | 'search' | 'disk';
+export type WorkloadId = 'append' | 'tail' | 'chat' | 'restart' | 'rss' | 'live' | 'search' | 'disk';
 
-export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'search', 'disk'];
+export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'live', 'search', 'disk'];
 
 export interface ResultRow {
   adapter: AdapterId;

@@ -99,14 +99,18 @@ interface FaultEvent {
  */
 class Conversation implements LaneOwner {
   readonly #id: string;
-  readonly #deps: ConversationDeps;
+  // Not the deps object: it is built per start (a restarted store's table), so keeping it
+  // would keep one more object per live conversation.
+  readonly #router: RouterPort;
+  readonly #table: MessageTable;
   readonly #pid: Pid;
   readonly #lane: WriteLane;
   #stopping = false;
 
   constructor(conversationId: string, deps: ConversationDeps, pid: Pid) {
     this.#id = conversationId;
-    this.#deps = deps;
+    this.#router = deps.router;
+    this.#table = deps.table;
     this.#pid = pid;
     const { table, clock, hooks, observer } = deps;
     this.#lane = new WriteLane({ table, conversationId, clock, hooks, observer }, this);
@@ -115,8 +119,8 @@ class Conversation implements LaneOwner {
   get id(): string {
     return this.#id;
   }
-  get deps(): ConversationDeps {
-    return this.#deps;
+  get router(): RouterPort {
+    return this.#router;
   }
   get pid(): Pid {
     return this.#pid;
@@ -142,10 +146,10 @@ class Conversation implements LaneOwner {
   /** The lane opens once the last id is read (after the previous incarnation's write settled). */
   hydrate(): void {
     const pid = this.#pid;
-    const deps = this.#deps;
-    deps.router
+    const table = this.#table;
+    this.#router
       .settled(this.#id)
-      .then(() => deps.table.lastId(this.#id))
+      .then(() => table.lastId(this.#id))
       .then(
         (lastId) => cast(pid, { type: 'hydrated', lastId } satisfies HydratedEvent),
         (error: unknown) => cast(pid, { type: 'fault', error } satisfies FaultEvent),
@@ -185,7 +189,7 @@ export const conversationMachine = setup({
   // The shell runs this as the new process (selfPid is its pid).
   context: ({ input }) => ({ conversation: new Conversation(input.conversationId, input.deps, selfPid()!) }),
   entry: ({ context: { conversation } }) => {
-    conversation.deps.router.incarnated(conversation.id, conversation.pid, conversation.lane);
+    conversation.router.incarnated(conversation.id, conversation.pid, conversation.lane);
     // A promise and an event rather than an invoked promise actor: activation is on the path of
     // every first write to a conversation, and an invoked actor cost a third of it.
     conversation.hydrate();
@@ -216,7 +220,7 @@ export const conversationMachine = setup({
       invoke: { src: 'drain', input: ({ context }) => context.conversation.lane, onDone: 'stopped' },
     },
     passivating: {
-      entry: ({ context: { conversation } }) => conversation.deps.router.passivating(conversation.id, conversation.pid),
+      entry: ({ context: { conversation } }) => conversation.router.passivating(conversation.id, conversation.pid),
       always: 'stopped',
     },
     stopped: { type: 'final' },
