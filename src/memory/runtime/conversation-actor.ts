@@ -25,9 +25,9 @@
  * shell holds no xstate actor for it, only its state value and context, until a message
  * (`idle`, a stop, a fault) moves its lifecycle; then it rests again. Most live actors are at
  * rest, so a live conversation costs its lane, its context and the shell's records (~2 KB)
- * rather than a full xstate actor (~6 KB more). That is also why the actor and its lane reach
- * the actor only through its pid (`cast`), never its xstate `self`: the actor behind `self`
- * is gone once it hibernates.
+ * rather than a full xstate actor (~6 KB more). That is also why the lane's fault and the
+ * hydration's result reach the actor through its pid (`cast`), never its xstate `self`: the
+ * xstate actor behind `self` is gone once it hibernates.
  */
 import { fromPromise, setup } from 'xstate';
 import { cast, HIBERNATE, isAlive, selfPid, spawn, TERMINATE, type Pid, type TerminateEvent } from '../../otp/index.ts';
