@@ -82,7 +82,7 @@ export interface RuntimeOptions {
   idleMs?: number;
   /**
    * Most conversation actors alive at once. Default 10 000. Beyond it, the least recently
-   * written idle actors passivate before `idleMs` (each live actor holds ~10-18 KB), so memory
+   * written idle actors passivate before `idleMs` (a live conversation holds ~2-3 KB), so memory
    * stays bounded however many conversations are touched at once; a passivated conversation
    * costs one last-id read when it is used again.
    */

@@ -11,6 +11,7 @@ export type WorkloadId =
   | 'chat'
   | 'restart'
   | 'rss'
+  | 'live'
   | 'search'
   | 'disk'
   | 'commit'
@@ -19,7 +20,7 @@ export type WorkloadId =
   | 'upkeep'
   | 'turn-cost';
 
-export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'upkeep', 'turn-cost'];
+export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'upkeep', 'turn-cost'];
 
 export interface ResultRow {
   adapter: AdapterId;

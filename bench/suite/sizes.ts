@@ -11,6 +11,7 @@ export interface Sizes {
   chat: { levels: { sessions: number; turnsPerSession: number }[]; capSeconds: number; repeats: number };
   restart: { totals: number[]; perConversation: number; repeats: number };
   rss: { touched: number[]; concurrency: number; capSeconds: number };
+  live: { conversations: number[] };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
   disk: { conversations: number; perConversation: number };
   /** One conversation's commits: `rounds` of `block` appends per store, the stores taking turns. */
@@ -47,6 +48,7 @@ export const QUICK: Sizes = {
   },
   restart: { totals: [2000], perConversation: 100, repeats: 1 },
   rss: { touched: [500], concurrency: 100, capSeconds: 10 },
+  live: { conversations: [2000] },
   search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
   disk: { conversations: 10, perConversation: 20 },
   commit: { rounds: 10, block: 25 },
@@ -78,6 +80,7 @@ export const FULL: Sizes = {
   },
   restart: { totals: [10_000, 100_000, 1_000_000], perConversation: 100, repeats: 3 },
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
+  live: { conversations: [10_000, 100_000] },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
   disk: { conversations: 100, perConversation: 100 },
   commit: { rounds: 60, block: 25 },

@@ -26,10 +26,12 @@ export {
   processInfo,
   processes,
   pidOf,
+  self as selfPid,
   TERMINATE,
   EXIT,
+  HIBERNATE,
 } from './process.ts';
-export type { SpawnOptions, StartOptions, ProcessInfo, ProcessStatus, TerminateEvent, ExitMessage } from './process.ts';
+export type { SpawnOptions, StartOptions, ProcessInfo, ProcessStatus, TerminateEvent, ExitMessage, ExitWatcher } from './process.ts';
 
 export { sendAfter, startTimer, cancelTimer, readTimer } from './timers.ts';
 export type { TimerRef, TimerMessage } from './timers.ts';
@@ -40,7 +42,7 @@ export { call, cast, send } from './call.ts';
 export type { CallOptions, CallEvent } from './call.ts';
 export type { From } from './from.ts';
 
-export { monitor, demonitor } from './monitor.ts';
+export { monitor, demonitor, watch } from './monitor.ts';
 export type { MonitorRef, Down } from './monitor.ts';
 
 export { genServer, noReply } from './gen-server.ts';

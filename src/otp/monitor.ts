@@ -9,6 +9,7 @@
 import type { ExitReason } from './exit-reason.ts';
 import type { Pid, ProcessRef } from './pid.ts';
 import { resolve, type ExitWatcher, type Process } from './process.ts';
+import { fewWith, fewWithout } from './few.ts';
 
 export interface Down {
   readonly ref: MonitorRef;
@@ -40,7 +41,7 @@ export class MonitorRef implements ExitWatcher {
   cancel(): boolean {
     const wasActive = this.active;
     this.active = false;
-    this.process?.watchers?.delete(this);
+    if (this.process !== undefined) this.process.watchers = fewWithout(this.process.watchers, this);
     return wasActive;
   }
 
@@ -56,9 +57,21 @@ export function monitor(ref: ProcessRef, onDown: (down: Down) => void): MonitorR
     const pid = typeof ref === 'string' ? undefined : ref;
     queueMicrotask(() => mref.fire('noproc', pid));
   } else {
-    (proc.watchers ??= new Set()).add(mref);
+    proc.watchers = fewWith(proc.watchers, mref);
   }
   return mref;
+}
+
+/**
+ * A monitor without a ref, for an owner of many processes that keeps a record per process
+ * anyway (the conversation router): `watcher.fire(reason, pid)` is called once, after the
+ * process exits, as a monitor's `onDown` would be (`noproc` on the next microtask if it is not
+ * alive). It cannot be cancelled; it costs no MonitorRef and no closure.
+ */
+export function watch(pid: Pid, watcher: ExitWatcher): void {
+  const proc = resolve(pid);
+  if (proc === undefined) queueMicrotask(() => watcher.fire('noproc', pid));
+  else proc.watchers = fewWith(proc.watchers, watcher);
 }
 
 /** Stop monitoring. Returns false if the DOWN was already delivered (or demonitored before). */

@@ -27,19 +27,39 @@
  *   gen server's callbacks that are async functions also run in an AsyncLocalStorage context,
  *   so after an `await` the server is still the current process (`call` to itself is
  *   `calling_self`). The context is enabled only while such a callback runs.
+ * - Hibernation (erlang:hibernate/3): a machine whose state is tagged `HIBERNATE` hibernates at
+ *   the end of every turn (its start, a message delivered to it) that leaves it in such a
+ *   state: the shell drops its xstate actor and keeps only the state value and context. The
+ *   next message (cast, call, info, exit signal, TERMINATE) first restores the actor from them
+ *   (no entry action runs again), then is delivered as usual. `processInfo` reads the kept
+ *   state without waking the process. A hibernating state must have no invoked or spawned
+ *   children and no delayed transitions (`after`): the shell does not hibernate a machine
+ *   with children, and delayed events would be lost. A traced process does not hibernate.
+ *   The behaviour's initialisation (a machine's `context` function) runs as the process, so
+ *   `self()` there is the new process.
  * - Mailbox depth: messages accepted but not yet taken by the behaviour. A machine takes
  *   every event synchronously (xstate runs to completion inside `send`), so its depth is what
  *   its `mailboxDepth(snapshot)` option reports (e.g. events it queues in context while busy);
  *   a gen server reports its own queue.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
+import { createActor, type AnyActorLogic, type AnyActorRef, type AnyStateMachine, type StateValue } from 'xstate';
 import { InfoEnvelope } from './envelopes.ts';
 import { InvalidInputError } from '../errors.ts';
 import { ExitError } from './otp-errors.ts';
 import { formatExitReason, type ExitReason, type ExitSignal } from './exit-reason.ts';
 import { claimName, lookupName, releaseName, type Registrant } from './name-table.ts';
 import { Pid, type Message, type ProcessRef } from './pid.ts';
+import { fewHas, fewItems, fewSize, fewWith, fewWithout, type Few } from './few.ts';
+
+/** The state tag of a machine that may hibernate there (see the file header). */
+export const HIBERNATE = 'otp.hibernate';
+
+/** What a hibernating machine keeps: enough to restore its actor. */
+interface Hibernated {
+  readonly value: StateValue;
+  readonly context: unknown;
+}
 
 /** Sent to a behaviour asked to stop gracefully. A machine that handles it should end in a final state. */
 export const TERMINATE = 'otp.terminate';
@@ -144,19 +164,27 @@ export class Process extends Pid implements Registrant {
   trapExit: boolean;
   /** Calls made to it and not answered yet (made on the first call). */
   pending: Set<PendingCall> | undefined = undefined;
-  links: Set<Process> | undefined = undefined;
-  watchers: Set<ExitWatcher> | undefined = undefined;
+  /** Usually one each (its supervisor; the router's monitor): see few.ts. */
+  links: Few<Process> = undefined;
+  watchers: Few<ExitWatcher> = undefined;
   owned: Set<Owned> | undefined = undefined;
   readyWaiters: Array<(error?: unknown) => void> | undefined = undefined;
   ready = true;
   /** The process that started it (its supervisor, for a supervised child); its exit signal stops a behaviour. */
   parent: Process | undefined;
   readonly depthOf: ((snapshot: unknown) => number) | undefined;
+  /** The behaviour, kept to restore a hibernating machine's actor. */
+  readonly logic: AnyActorLogic;
+  /** Set while the machine hibernates (no actor). */
+  hibernated: Hibernated | undefined = undefined;
+  /** Turns of this process running now (nested when it sends to itself). */
+  turns = 0;
 
-  constructor(kind: ProcessKind, options: SpawnOptions, parent: Process | undefined) {
+  constructor(kind: ProcessKind, logic: AnyActorLogic, options: SpawnOptions, parent: Process | undefined) {
     super();
     this.id = nextId++;
     this.kind = kind;
+    this.logic = logic;
     this.parent = parent;
     this.trapExit = options.trapExit === true;
     this.depthOf = options.mailboxDepth;
@@ -180,23 +208,60 @@ export class Process extends Pid implements Registrant {
 
   /** Hand one message to the behaviour. The hot path of cast and call. */
   deliver(message: object): void {
-    const actor = this.actor;
-    if (actor === undefined || this.state === 'dead') return;
+    if (this.state === 'dead') return;
+    const actor = this.actor ?? this.wake();
+    if (actor === undefined) return;
     const previous = current;
     current = this;
+    this.turns++;
     try {
       actor.send(message as Message);
     } finally {
       current = previous;
+      if (--this.turns === 0 && this.kind === 'machine') this.hibernateIfResting();
     }
   }
 
+  /** The behaviour's snapshot (a hibernating machine's kept state), for inspection. */
+  snapshot(): unknown {
+    return this.actor?.getSnapshot() ?? this.hibernated;
+  }
+
   mailboxDepth(): number {
-    const actor = this.actor;
-    if (actor === undefined) return 0;
-    const snapshot = actor.getSnapshot() as { queueDepth?: () => number };
+    const snapshot = this.snapshot() as { queueDepth?: () => number } | undefined;
+    if (snapshot === undefined) return 0;
     if (this.kind === 'server' && typeof snapshot.queueDepth === 'function') return snapshot.queueDepth();
     return this.depthOf === undefined ? 0 : this.depthOf(snapshot);
+  }
+
+  /** At the end of a turn: drop the actor of a machine resting in a HIBERNATE state. */
+  hibernateIfResting(): void {
+    const actor = this.actor;
+    if (actor === undefined || this.state === 'dead' || traced.has(this)) return;
+    const snapshot = actor.getSnapshot() as { status: string; value: StateValue; context: unknown; children: object; hasTag(tag: string): boolean };
+    if (snapshot.status !== 'active' || !snapshot.hasTag(HIBERNATE)) return;
+    for (const _child in snapshot.children) return;
+    this.hibernated = { value: snapshot.value, context: snapshot.context };
+    this.actor = undefined;
+    actor.stop(); // its observers see `complete`, but they ignore an actor that is no longer the process's
+  }
+
+  /** Restore a hibernating machine's actor (before a message is delivered to it). */
+  wake(): AnyActorRef | undefined {
+    const kept = this.hibernated;
+    if (kept === undefined) return undefined;
+    this.hibernated = undefined;
+    const snapshot = (this.logic as AnyStateMachine).resolveState({ value: kept.value, context: kept.context as never });
+    const actor = createActor(this.logic, { snapshot });
+    attach(this, actor);
+    const previous = current;
+    current = this;
+    try {
+      actor.start();
+    } finally {
+      current = previous;
+    }
+    return actor;
   }
 
   /** Ends the process at once with `reason` (kill, crash, finish, or an untrapped exit signal). */
@@ -211,6 +276,7 @@ export class Process extends Pid implements Registrant {
     if (owned !== undefined) for (const thing of owned) thing.cancel();
     const actor = this.actor;
     this.actor = undefined;
+    this.hibernated = undefined;
     if (actor !== undefined && actor.getSnapshot().status === 'active') (actor as { stop?: () => void }).stop?.();
     if (this.readyWaiters !== undefined) {
       for (const waiter of this.readyWaiters) waiter(new ExitError(codeOf(reason), reason, `process ${this} exited: ${formatExitReason(reason)}`));
@@ -227,9 +293,13 @@ export class Process extends Pid implements Registrant {
     queueMicrotask(() => {
       if (links !== undefined) {
         // A process that unlinked in the meantime (a supervisor shutting this child down) gets no signal.
-        for (const other of links) if (other.links?.delete(this) === true) exitSignal(this, other, reason);
+        for (const other of fewItems(links)) {
+          if (!fewHas(other.links, this)) continue;
+          other.links = fewWithout(other.links, this);
+          exitSignal(this, other, reason);
+        }
       }
-      if (watchers !== undefined) for (const watcher of watchers) watcher.fire(reason, this);
+      if (watchers !== undefined) for (const watcher of fewItems(watchers)) watcher.fire(reason, this);
     });
   }
 
@@ -300,25 +370,51 @@ export function spawn<TLogic extends AnyActorLogic>(logic: TLogic, options: Spaw
 
 function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
   const kind: ProcessKind = serverLogics.has(logic) ? 'server' : isMachine(logic) ? 'machine' : 'other';
-  const proc = new Process(kind, options, self());
+  const proc = new Process(kind, logic, options, self());
   if (options.name !== undefined) claimName(options.name, proc);
-  const actor = createActor(logic, { input: options.input });
-  proc.actor = actor;
-  procOfActor.set(actor, proc);
-  live.set(proc.id, proc);
-  actor.subscribe({
-    error: (error: unknown) => proc.die({ crashed: error }),
-    complete: () => onComplete(proc, actor),
-  });
-  if (options.link !== undefined) link(proc, options.link);
   const previous = current;
   current = proc;
+  proc.turns++;
   try {
+    // xstate runs a machine's `context` function here: it runs as the new process.
+    const actor = createActor(logic, { input: options.input });
+    live.set(proc.id, proc);
+    attach(proc, actor);
+    if (options.link !== undefined) link(proc, options.link);
     actor.start();
   } finally {
     current = previous;
+    if (--proc.turns === 0 && kind === 'machine') proc.hibernateIfResting();
   }
   return proc;
+}
+
+/** Make `actor` the behaviour of `proc`: its end is the process's end. */
+function attach(proc: Process, actor: AnyActorRef): void {
+  proc.actor = actor;
+  procOfActor.set(actor, proc);
+  actor.subscribe({
+    error: (error: unknown) => {
+      if (proc.actor === actor) proc.die({ crashed: error });
+    },
+    complete: () => {
+      if (proc.actor === actor) onComplete(proc, actor);
+    },
+  });
+}
+
+/** Processes being traced: they stay awake (trace.ts follows their actor's inspection events). */
+const traced = new WeakSet<Process>();
+
+/** Wake `proc` if it hibernates and keep it awake until `release` is called. */
+export function keepAwake(proc: Process): AnyActorRef | undefined {
+  traced.add(proc);
+  return proc.actor ?? proc.wake();
+}
+
+export function releaseAwake(proc: Process): void {
+  traced.delete(proc);
+  if (proc.turns === 0 && proc.kind === 'machine') proc.hibernateIfResting();
 }
 
 /**
@@ -378,8 +474,10 @@ function isMachine(logic: AnyActorLogic): boolean {
 
 function handlesTerminate(proc: Process, event: TerminateEvent): boolean {
   if (proc.kind === 'server') return true;
-  if (proc.kind !== 'machine' || proc.actor === undefined) return false;
-  const snapshot = proc.actor.getSnapshot() as { can?: (event: TerminateEvent) => boolean };
+  if (proc.kind !== 'machine') return false;
+  const actor = proc.actor ?? proc.wake();
+  if (actor === undefined) return false;
+  const snapshot = actor.getSnapshot() as { can?: (event: TerminateEvent) => boolean };
   return snapshot.can?.(event) === true;
 }
 
@@ -450,10 +548,10 @@ export function stop(ref: ProcessRef, reason: ExitSignal = 'normal', timeoutMs =
         else fail(new ExitError(codeOf(actual), actual, `stop: ${proc} exited with ${formatExitReason(actual)}`));
       },
     };
-    (proc.watchers ??= new Set()).add(watcher);
+    proc.watchers = fewWith(proc.watchers, watcher);
     if (timeoutMs !== Infinity) {
       timer = setTimeout(() => {
-        proc.watchers?.delete(watcher);
+        proc.watchers = fewWithout(proc.watchers, watcher);
         fail(new ExitError('timeout', 'timeout', `stop: ${proc} did not exit within ${timeoutMs} ms`));
       }, timeoutMs);
     }
@@ -473,15 +571,15 @@ export function link(a: Pid, b: Pid): void {
     if (b.state !== 'dead') queueMicrotask(() => exitSignal(a, b, 'noproc'));
     return;
   }
-  (a.links ??= new Set()).add(b);
-  (b.links ??= new Set()).add(a);
+  a.links = fewWith(a.links, b);
+  b.links = fewWith(b.links, a);
 }
 
 /** Remove the link between two processes, if any. No exit signal is sent afterwards. */
 export function unlink(a: Pid, b: Pid): void {
   if (!(a instanceof Process) || !(b instanceof Process)) return;
-  a.links?.delete(b);
-  b.links?.delete(a);
+  a.links = fewWithout(a.links, b);
+  b.links = fewWithout(b.links, a);
 }
 
 export function isAlive(ref: ProcessRef): boolean {
@@ -492,7 +590,7 @@ export function isAlive(ref: ProcessRef): boolean {
 export function processInfo(ref: ProcessRef): ProcessInfo | undefined {
   const proc = resolve(ref);
   if (proc === undefined) return undefined;
-  const snapshot = proc.actor?.getSnapshot() as { value?: unknown } | undefined;
+  const snapshot = proc.snapshot() as { value?: unknown } | undefined;
   return {
     pid: proc,
     name: proc.name,
@@ -500,8 +598,8 @@ export function processInfo(ref: ProcessRef): ProcessInfo | undefined {
     mailboxDepth: proc.mailboxDepth(),
     pendingCalls: proc.pending?.size ?? 0,
     state: proc.kind === 'machine' ? snapshot?.value : undefined,
-    links: proc.links === undefined ? [] : [...proc.links],
-    monitors: proc.watchers?.size ?? 0,
+    links: fewItems(proc.links),
+    monitors: fewSize(proc.watchers),
     trapExit: proc.trapExit,
   };
 }

@@ -5,11 +5,12 @@
  * - `received`: a message reached the behaviour (its `type`; for a call, the request type);
  * - `state`: a machine process entered a state (its `snapshot.value`) after a message.
  * Only the process's own actor is reported, not a machine's invoked children. Internal
- * events (xstate.*, otp.resume/poke/crash) are left out.
+ * events (xstate.*, otp.resume/poke/crash) are left out. A traced machine does not hibernate
+ * (process.ts) while it is traced: its actor is the one followed.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Pid, ProcessRef } from './pid.ts';
-import { resolve } from './process.ts';
+import { keepAwake, releaseAwake, resolve } from './process.ts';
 
 export type ProcessTraceEvent =
   | { readonly type: 'received'; readonly pid: Pid; readonly message: string }
@@ -23,8 +24,12 @@ const INTERNAL = /^(xstate\.|otp\.(resume|poke|crash|continue|timeout_tick)$)/;
  */
 export function traceProcess(ref: ProcessRef, listener: (event: ProcessTraceEvent) => void): (() => void) | undefined {
   const proc = resolve(ref);
-  const actor = proc?.actor as AnyActorRef | undefined;
-  if (proc === undefined || actor === undefined) return undefined;
+  if (proc === undefined) return undefined;
+  const actor: AnyActorRef | undefined = keepAwake(proc);
+  if (actor === undefined) {
+    releaseAwake(proc);
+    return undefined;
+  }
   const machine = proc.kind === 'machine';
   const subscription = actor.system.inspect((event: InspectionEvent) => {
     if (event.actorRef !== actor) return;
@@ -34,5 +39,8 @@ export function traceProcess(ref: ProcessRef, listener: (event: ProcessTraceEven
       listener({ type: 'state', pid: proc, state: (event.snapshot as { value?: unknown }).value });
     }
   });
-  return () => subscription.unsubscribe();
+  return () => {
+    subscription.unsubscribe();
+    releaseAwake(proc);
+  };
 }

@@ -5,12 +5,17 @@
  * - restart: time from process start, and from opening, to the first tail read of a store
  *   that already holds data (the parent filled it and closed it).
  * - rss: resident memory after touching N conversations (two appends and a tail read each).
+ * - live: what N live Mnemo conversations cost (live-conversations.ts).
  */
 import type { ChildAnswer, ChildTask } from './child-task.ts';
 
 const task = JSON.parse(process.argv[2] ?? '{}') as ChildTask;
 
 async function main(): Promise<ChildAnswer> {
+  if (task.kind === 'live') {
+    const { measureLiveConversations } = await import('./live-conversations.ts');
+    return measureLiveConversations(task.conversations, task.dir, task.census);
+  }
   const t0 = performance.now();
   const { loadAdapter } = await import('../adapters/load-adapter.ts');
   const factory = await loadAdapter(task.adapter);

@@ -1,9 +1,11 @@
 import type { AdapterId } from '../types.ts';
+import type { LiveAnswer } from './live-conversations.ts';
 
 /** What the parent asks a child process to measure, and what it answers (one JSON line). */
 export type ChildTask =
   | { kind: 'restart'; adapter: AdapterId; dir: string; conversation: string; window: number }
-  | { kind: 'rss'; adapter: AdapterId; dir: string; touched: number; concurrency: number; capSeconds: number };
+  | { kind: 'rss'; adapter: AdapterId; dir: string; touched: number; concurrency: number; capSeconds: number }
+  | { kind: 'live'; dir: string; conversations: number; census: boolean };
 
 export interface RestartAnswer {
   kind: 'restart';
@@ -29,4 +31,5 @@ export interface RssAnswer {
   external: number;
 }
 
-export type ChildAnswer = RestartAnswer | RssAnswer;
+export type ChildAnswer = RestartAnswer | RssAnswer | LiveAnswer;
+export type { LiveAnswer };

@@ -14,14 +14,14 @@ export function runChild<T extends ChildAnswer>(task: ChildTask, timeoutMs = 600
       { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs },
       (error, stdout, stderr) => {
         if (error) {
-          reject(new Error(`child ${task.kind} ${task.adapter} failed: ${error.message}\n${stderr}`));
+          reject(new Error(`child ${task.kind} ${'adapter' in task ? task.adapter : ''} failed: ${error.message}\n${stderr}`));
           return;
         }
         const last = stdout.trim().split('\n').pop() ?? '';
         try {
           resolve(JSON.parse(last) as T);
         } catch {
-          reject(new Error(`child ${task.kind} ${task.adapter} printed no answer:\n${stdout}\n${stderr}`));
+          reject(new Error(`child ${task.kind} ${'adapter' in task ? task.adapter : ''} printed no answer:\n${stdout}\n${stderr}`));
         }
       },
     );

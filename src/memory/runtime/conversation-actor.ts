@@ -20,14 +20,22 @@
  * - A failure other than a storage error (an injected fault, a broken invariant) crashes the
  *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
  *   which hydrates again from storage. A killed actor's lane issues nothing more.
+ *
+ * An actor at rest (`ready`, its lane taking writes) hibernates (HIBERNATE, process.ts): the
+ * shell holds no xstate actor for it, only its state value and context, until a message
+ * (`idle`, a stop, a fault) moves its lifecycle; then it rests again. Most live actors are at
+ * rest, so a live conversation costs its lane, its context and the shell's records (~2 KB)
+ * rather than a full xstate actor (~6 KB more). That is also why the lane's fault and the
+ * hydration's result reach the actor through its pid (`cast`), never its xstate `self`: the
+ * xstate actor behind `self` is gone once it hibernates.
  */
-import { fromPromise, setup, type AnyActorRef } from 'xstate';
-import { spawn, TERMINATE, pidOf, type Pid, type TerminateEvent } from '../../otp/index.ts';
+import { fromPromise, setup } from 'xstate';
+import { cast, HIBERNATE, isAlive, selfPid, spawn, TERMINATE, type Pid, type TerminateEvent } from '../../otp/index.ts';
 import type { FaultInjector } from './fault-injector.ts';
 import { InjectedFault } from './fault-injector.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import type { WallClock } from '../../wall-clock.ts';
-import { WriteLane } from './write-lane.ts';
+import { WriteLane, type LaneOwner } from './write-lane.ts';
 import type { StepHooks, WriteObserver } from './write-queue.ts';
 
 /** What an actor tells the router about itself. */
@@ -84,11 +92,74 @@ interface FaultEvent {
   readonly error: unknown;
 }
 
+/**
+ * The actor's state, and its lane's owner. Its fields are private: a hibernated actor is
+ * restored from its context, and xstate then walks the context's enumerable fields for actor
+ * refs to revive; here there is nothing to walk (the deps lead to the whole store).
+ */
+class Conversation implements LaneOwner {
+  readonly #id: string;
+  // Not the deps object: it is built per start (a restarted store's table), so keeping it
+  // would keep one more object per live conversation.
+  readonly #router: RouterPort;
+  readonly #table: MessageTable;
+  readonly #pid: Pid;
+  readonly #lane: WriteLane;
+  #stopping = false;
+
+  constructor(conversationId: string, deps: ConversationDeps, pid: Pid) {
+    this.#id = conversationId;
+    this.#router = deps.router;
+    this.#table = deps.table;
+    this.#pid = pid;
+    const { table, clock, hooks, observer } = deps;
+    this.#lane = new WriteLane({ table, conversationId, clock, hooks, observer }, this);
+  }
+
+  get id(): string {
+    return this.#id;
+  }
+  get router(): RouterPort {
+    return this.#router;
+  }
+  get pid(): Pid {
+    return this.#pid;
+  }
+  get lane(): WriteLane {
+    return this.#lane;
+  }
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+  markStopping(): void {
+    this.#stopping = true;
+  }
+
+  live(): boolean {
+    return isAlive(this.#pid);
+  }
+
+  fault(error: unknown): void {
+    cast(this.#pid, { type: 'fault', error } satisfies FaultEvent);
+  }
+
+  /** The lane opens once the last id is read (after the previous incarnation's write settled). */
+  hydrate(): void {
+    const pid = this.#pid;
+    const table = this.#table;
+    this.#router
+      .settled(this.#id)
+      .then(() => table.lastId(this.#id))
+      .then(
+        (lastId) => cast(pid, { type: 'hydrated', lastId } satisfies HydratedEvent),
+        (error: unknown) => cast(pid, { type: 'fault', error } satisfies FaultEvent),
+      );
+  }
+}
+
+/** A plain object, as xstate copies a context's enumerable fields when it assigns it. */
 interface Context {
-  conversationId: string;
-  deps: ConversationDeps;
-  lane: WriteLane;
-  stopping: boolean;
+  readonly conversation: Conversation;
 }
 
 export const conversationMachine = setup({
@@ -101,15 +172,13 @@ export const conversationMachine = setup({
     drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
   },
   guards: {
-    laneIdle: ({ context }) => context.lane.idle,
-    stopping: ({ context }) => context.stopping,
+    laneIdle: ({ context }) => context.conversation.lane.idle,
+    stopping: ({ context }) => context.conversation.stopping,
   },
   actions: {
-    markStopping: ({ context }) => {
-      context.stopping = true;
-    },
+    markStopping: ({ context }) => context.conversation.markStopping(),
     openLane: ({ context, event }) => {
-      context.lane.open((event as HydratedEvent).lastId);
+      context.conversation.lane.open((event as HydratedEvent).lastId);
     },
     crash: ({ event }) => {
       throw (event as FaultEvent).error;
@@ -117,22 +186,13 @@ export const conversationMachine = setup({
   },
 }).createMachine({
   id: 'conversation',
-  context: ({ input, self }) => {
-    const { table, clock, hooks, observer } = input.deps;
-    const lane = new WriteLane({ table, conversationId: input.conversationId, clock, hooks, observer }, () => isActive(self), (error) => {
-      if (isActive(self)) self.send({ type: 'fault', error });
-    });
-    return { conversationId: input.conversationId, deps: input.deps, lane, stopping: false };
-  },
-  entry: ({ context, self }) => {
-    const { conversationId, deps } = context;
-    deps.router.incarnated(conversationId, pidOf(self)!, context.lane);
+  // The shell runs this as the new process (selfPid is its pid).
+  context: ({ input }) => ({ conversation: new Conversation(input.conversationId, input.deps, selfPid()!) }),
+  entry: ({ context: { conversation } }) => {
+    conversation.router.incarnated(conversation.id, conversation.pid, conversation.lane);
     // A promise and an event rather than an invoked promise actor: activation is on the path of
     // every first write to a conversation, and an invoked actor cost a third of it.
-    hydrate(conversationId, deps).then(
-      (lastId) => isActive(self) && self.send({ type: 'hydrated', lastId }),
-      (error: unknown) => isActive(self) && self.send({ type: 'fault', error }),
-    );
+    conversation.hydrate();
   },
   on: {
     [TERMINATE]: { actions: 'markStopping' },
@@ -149,40 +209,34 @@ export const conversationMachine = setup({
       },
     },
     ready: {
+      // At rest: the shell drops the xstate actor until the next message.
+      tags: [HIBERNATE],
       on: {
         idle: { guard: 'laneIdle', target: 'passivating' },
         [TERMINATE]: { target: 'draining', actions: 'markStopping' },
       },
     },
     draining: {
-      invoke: { src: 'drain', input: ({ context }) => context.lane, onDone: 'stopped' },
+      invoke: { src: 'drain', input: ({ context }) => context.conversation.lane, onDone: 'stopped' },
     },
     passivating: {
-      entry: ({ context, self }) => context.deps.router.passivating(context.conversationId, pidOf(self)!),
+      entry: ({ context: { conversation } }) => conversation.router.passivating(conversation.id, conversation.pid),
       always: 'stopped',
     },
     stopped: { type: 'final' },
   },
 });
 
-/** Waits until the previous incarnation's write in flight is settled, then reads the last id. */
-async function hydrate(conversationId: string, deps: ConversationDeps): Promise<number> {
-  await deps.router.settled(conversationId);
-  return deps.table.lastId(conversationId);
-}
-
-function isActive(self: AnyActorRef): boolean {
-  return self.getSnapshot().status === 'active';
-}
-
 /** Pending writes held by an actor (queued in its lane and in the commit in flight), for inspection. */
 export function conversationBacklog(snapshot: unknown): number {
-  return (snapshot as { context?: Context }).context?.lane.backlog ?? 0;
+  return (snapshot as { context?: Context }).context?.conversation.lane.backlog ?? 0;
 }
 
 /** The registered name of a conversation's actor within a runtime named `runtime`. */
 export function conversationActorName(runtime: string, conversationId: string): string {
-  return `${runtime}/conversation/${conversationId}`;
+  // join builds one flat string; a template literal keeps the pieces (two cons strings) as
+  // long as the name lives, and a live conversation holds its name.
+  return [runtime, '/conversation/', conversationId].join('');
 }
 
 export function spawnConversationActor(runtime: string, conversationId: string, deps: ConversationDeps): Pid {

@@ -28,7 +28,7 @@
  * ones are asked to passivate at once (LRU passivation, as Akka's active-entity-limit does), so
  * memory stays bounded however many conversations are touched within `idleMs`.
  */
-import { cast, isAlive, isNormalExit, monitor, startChild, whereis, type ExitReason, type Pid } from '../../otp/index.ts';
+import { cast, isAlive, isNormalExit, startChild, watch, whereis, type ExitReason, type ExitWatcher, type Pid } from '../../otp/index.ts';
 import type { IdleEvent, RouterPort } from './conversation-actor.ts';
 import { conversationActorName } from './conversation-actor.ts';
 import { StorageError } from '../contract/memory-errors.ts';
@@ -38,12 +38,22 @@ import type { CheckedEntry } from '../contract/validate-input.ts';
 import type { PendingOp } from './write-queue.ts';
 import type { AppendOptions } from '../contract/message-log.ts';
 
-interface Incarnation {
-  readonly pid: Pid;
-  /** Its write mailbox. */
-  readonly lane: WriteLane;
+/** One incarnation of a conversation's actor; it watches the actor's exit itself (no monitor closure per actor). */
+class Incarnation implements ExitWatcher {
   /** It announced it is passivating: counted live until down, but no longer over the cap. */
-  leaving: boolean;
+  leaving = false;
+
+  constructor(
+    readonly pid: Pid,
+    /** Its write mailbox. */
+    readonly lane: WriteLane,
+    private readonly conversationId: string,
+    private readonly router: ConversationRouter,
+  ) {}
+
+  fire(reason: ExitReason): void {
+    this.router.down(this.conversationId, this, reason);
+  }
 }
 
 interface Route {
@@ -148,7 +158,7 @@ export class ConversationRouter implements RouterPort {
 
   incarnated(conversationId: string, pid: Pid, lane: WriteLane): void {
     const route = this.route(conversationId);
-    const incarnation: Incarnation = { pid, lane, leaving: false };
+    const incarnation = new Incarnation(pid, lane, conversationId, this);
     // The previous incarnation exited before this one could take its name: its lane issues
     // nothing more, and what it has in flight is all there is to wait for.
     route.fence = route.lastLane?.settled();
@@ -156,7 +166,7 @@ export class ConversationRouter implements RouterPort {
     route.current = incarnation;
     route.state = 'live';
     this.live++;
-    monitor(pid, (down) => this.down(conversationId, incarnation, down.reason));
+    watch(pid, incarnation);
     if (this.live - this.leaving > this.options.maxLive && !this.evictionQueued) {
       // A microtask, not a later event turn: a loop over an in-memory store never yields to
       // the event loop, and eviction must keep up with it.
@@ -240,7 +250,8 @@ export class ConversationRouter implements RouterPort {
     );
   }
 
-  private down(conversationId: string, incarnation: Incarnation, reason: ExitReason): void {
+  /** The incarnation's actor exited (its watcher fired). */
+  down(conversationId: string, incarnation: Incarnation, reason: ExitReason): void {
     const abort =
       this.closedWith ??
       new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);

@@ -3,6 +3,14 @@ import { runStep, takeStep, type PendingOp, type Step, type StepContext } from '
 /** What every step of the lane runs with; the lane keeps the last id. */
 export type LaneContext = Omit<StepContext, 'lastId'>;
 
+/** Who runs the lane (its conversation actor): asked before every step, told of a fault. */
+export interface LaneOwner {
+  /** False once the owner died: the lane issues nothing more. */
+  live(): boolean;
+  /** A failure that is not a storage error: the lane has halted. */
+  fault(error: unknown): void;
+}
+
 /**
  * The write mailbox of one conversation: pending writes, committed a step at a time
  * (write-queue.ts), numbering from the last id. Appends that queue while a step commits go
@@ -10,9 +18,11 @@ export type LaneContext = Omit<StepContext, 'lastId'>;
  *
  * It is a plain object, not events to a state machine, because it is the hot path: a write
  * costs an array push, and a commit one callback. Its owner decides when it runs: writes
- * queue until `open(lastId)`, and `isLive` is asked before every step, so a lane whose owner
- * died issues nothing more (what it still holds was never issued; the owner's supervisor
- * settles it). A failure that is not a storage error halts the lane and goes to `onFault`.
+ * queue until `open(lastId)`, and `owner.live()` is asked before every step, so a lane whose
+ * owner died issues nothing more (what it still holds was never issued; the owner's supervisor
+ * settles it). A failure that is not a storage error halts the lane and goes to `owner.fault`.
+ * A resting lane is small (one is held per live conversation): no closures of its own, and no
+ * waiter list until someone waits.
  */
 export class WriteLane {
   private queue: PendingOp[] = [];
@@ -21,16 +31,17 @@ export class WriteLane {
   private inFlight: Promise<unknown> | undefined = undefined;
   private opened = false;
   private halted = false;
-  private waiters: Array<() => void> = [];
+  private waiters: Array<() => void> | undefined = undefined;
   /** Reused for every step: its `lastId` is the lane's. */
   private readonly context: StepContext;
 
   constructor(
     context: LaneContext,
-    private readonly isLive: () => boolean,
-    private readonly onFault: (error: unknown) => void,
+    private readonly owner: LaneOwner,
   ) {
-    this.context = { ...context, lastId: 0 };
+    // A literal of one shape: a spread gave each lane's context a hidden class of its own.
+    const { table, conversationId, clock, hooks, observer } = context;
+    this.context = { table, conversationId, lastId: 0, clock, hooks, observer };
   }
 
   push(op: PendingOp): void {
@@ -69,34 +80,42 @@ export class WriteLane {
 
   /** Settles when the lane is idle (at once if it is); never, if it halts on a fault. */
   whenIdle(): Promise<void> {
-    return this.idle ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+    return this.idle ? Promise.resolve() : new Promise((resolve) => (this.waiters ??= []).push(resolve));
   }
 
   private next(): void {
-    const next = this.halted || !this.isLive() ? undefined : takeStep(this.queue);
+    const next = this.halted || !this.owner.live() ? undefined : takeStep(this.queue);
     if (next === undefined) {
-      if (this.queue.length === 0) for (const wake of this.waiters.splice(0)) wake();
+      const waiters = this.waiters;
+      if (this.queue.length === 0 && waiters !== undefined) {
+        this.waiters = undefined;
+        for (const wake of waiters) wake();
+      }
       return;
     }
     this.queue = next.rest;
     this.step = next.step;
-    this.inFlight = runStep(next.step, this.context).then(this.committed, this.failed);
+    // Closures per step, not per lane: a lane at rest holds none.
+    this.inFlight = runStep(next.step, this.context).then(
+      (lastId) => this.committed(lastId),
+      (error: unknown) => this.failed(error),
+    );
   }
 
-  private readonly committed = (lastId: number): void => {
+  private committed(lastId: number): void {
     this.context.lastId = lastId;
     this.step = undefined;
     this.inFlight = undefined;
     this.next();
-  };
+  }
 
   // The owner crashes with it; whoever waits for idle goes with the owner.
-  private readonly failed = (error: unknown): void => {
+  private failed(error: unknown): void {
     this.halted = true;
     this.step = undefined;
     this.inFlight = undefined;
-    this.onFault(error);
-  };
+    this.owner.fault(error);
+  }
 }
 
 const noop = () => undefined;
