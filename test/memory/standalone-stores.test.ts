@@ -47,3 +47,33 @@ describe('two writers on one LMDB environment', () => {
     }
   });
 });
+
+describe('clearIfLastId (the retention sweep\'s compare-and-clear)', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+
+  it('clears only while the last id is the one given, after the writes queued before it', async () => {
+    const store = createInMemoryStore();
+    try {
+      await store.add('c', [user('a')]);
+      // Queued behind an append: the append lands first, so id 1 is no longer the last.
+      const [, kept] = await Promise.all([store.add('c', [user('b')]), store.clearIfLastId('c', 1)]);
+      expect(kept).toBe(false);
+      expect(await store.get('c')).toEqual([user('a'), user('b')]);
+      expect(await store.clearIfLastId('c', 2)).toBe(true);
+      expect(await store.lastId('c')).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a lastId that is not an id with invalid_option, clearing nothing', async () => {
+    const store = createInMemoryStore();
+    try {
+      await store.add('c', [user('a')]);
+      for (const bad of [-1, 1.5, Number.NaN]) await expect(store.clearIfLastId('c', bad)).rejects.toMatchObject({ code: 'invalid_option' });
+      expect(await store.lastId('c')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -335,7 +335,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return rows.map((row) => JSON.parse(row.message) as Message);
       },
       append: (c, entries, options) => writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done })),
-      clear: (c) => writes.submit<void>(c, (done) => ({ kind: 'clear', done })),
+      clear: async (c) => {
+        await writes.submit<boolean>(c, (done) => ({ kind: 'clear', done }));
+      },
       fork: (source, at, newId) => writes.submit<void>(newId, (done) => ({ kind: 'fork', source, at, done })),
       range: async (c, q) => (await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]))).map(toRecord),
       tail: async (c, n) => (n === 0 ? [] : (await track(read<RecordRow>(c, sql.tail, [c, n]))).map(toRecord)),

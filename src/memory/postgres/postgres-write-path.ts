@@ -85,7 +85,11 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
       lane.busy = true;
       ready.delete(conversationId);
       const step = next.step;
-      if (step.kind === 'clear') track(runAlone(conversationId, step.ops[0].done, () => backend.clear(conversationId)));
+      if (step.kind === 'clear') {
+        // (`ifLastId` comes only from the runtime's retention sweep, which needs LMDB.)
+        const done = step.ops[0].done;
+        track(runAlone(conversationId, { resolve: () => done.resolve(true), reject: (e) => done.reject(e) }, () => backend.clear(conversationId)));
+      }
       else if (step.kind === 'fork') track(runAlone(conversationId, step.ops[0].done, () => backend.fork(conversationId, step.ops[0].source, step.ops[0].at)));
       else appends.push({ conversationId, step });
     }

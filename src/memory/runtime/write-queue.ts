@@ -44,7 +44,13 @@ export type PendingOp =
       /** `AppendOptions.onNumbered`: called with the op's records right after their write is issued. */
       readonly onNumbered?: ((records: readonly StoredMessage[]) => void) | undefined;
     }
-  | { readonly kind: 'clear'; readonly done: Settle<void> }
+  | {
+      readonly kind: 'clear';
+      /** Clear only if the conversation's last id is still this (checked when the step runs: see `runStep`). */
+      readonly ifLastId?: number | undefined;
+      /** Resolved with whether it cleared (false: `ifLastId` no longer held, nothing was done). */
+      readonly done: Settle<boolean>;
+    }
   | { readonly kind: 'fork'; readonly source: string; readonly at: number; readonly done: Settle<void> };
 
 export type AppendOp = Extract<PendingOp, { kind: 'append' }>;
@@ -98,6 +104,13 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
     return commitAppends(step.ops, ctx);
   }
   const { conversationId: c, lastId } = ctx;
+  // A conditional clear (the retention sweep's): the lane runs one step at a time and is the
+  // conversation's one writer, so its last id here is the stored one, and no write of this
+  // conversation can land between this check and the clear.
+  if (step.kind === 'clear' && step.ops[0].ifLastId !== undefined && step.ops[0].ifLastId !== lastId) {
+    step.ops[0].done.resolve(false);
+    return Promise.resolve(lastId);
+  }
   let write: Promise<unknown>;
   try {
     ctx.hooks?.beforeWrite(c);
@@ -107,8 +120,12 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
   }
   return write.then(
     (after) => {
+      if (step.kind === 'clear') {
+        step.ops[0].done.resolve(true);
+        return 0;
+      }
       step.ops[0].done.resolve();
-      return step.kind === 'clear' ? 0 : (after as number);
+      return after as number;
     },
     (error: unknown) => rejected(step.ops, ctx, error),
   );
