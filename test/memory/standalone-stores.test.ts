@@ -48,6 +48,37 @@ describe('two writers on one LMDB environment', () => {
   });
 });
 
+describe('two writers on one LMDB environment, one idempotency key', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+
+  it('stores a keyed batch once however the two writers interleave: a retry finds the key or conflicts, never stores twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+    const first = createLmdbStore({ path: dir });
+    const second = createLmdbStore({ path: dir });
+    try {
+      // Both have read the conversation (last id 1), so both number the keyed batch as id 2.
+      await first.add('c', [user('1')]);
+      expect(await second.lastId('c')).toBe(1);
+      await second.add('c', [user('x')], { idempotencyKey: 'k' }).catch(() => undefined);
+      const outcomes = await Promise.allSettled([
+        first.add('c', [user('k again')], { idempotencyKey: 'k' }),
+        second.add('c', [user('k again')], { idempotencyKey: 'k' }),
+        first.append('c', [{ message: user('k once more') }], { idempotencyKey: 'k' }),
+      ]);
+      for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as StorageError).code).toBe('write_conflict');
+      // After the conflicts, each writer has re-read the last id; a retry finds the key.
+      const [retry] = await first.append('c', [{ message: user('k last') }], { idempotencyKey: 'k' });
+      expect(retry!.message).toEqual(user('x'));
+      const contents = (await second.get('c')).map((m) => m.content);
+      expect(contents.filter((t) => t !== '1')).toEqual(['x']);
+    } finally {
+      await first.close();
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('clearIfLastId (the retention sweep\'s compare-and-clear)', () => {
   const user = (content: string) => ({ role: 'user' as const, content });
 
