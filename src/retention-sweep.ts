@@ -1,6 +1,7 @@
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { InvalidInputError } from './errors.ts';
 import type { MessageLog } from './memory/contract/message-log.ts';
+import type { ConditionalClear } from './memory/contract/conditional-clear.ts';
 import type { ConversationTtls } from './memory/lmdb/conversation-ttl.ts';
 import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
 import { SUMMARY_ID_PREFIX, summaryConversationId } from './provider/summary-record.ts';
@@ -29,9 +30,11 @@ import type { WallClock } from './wall-clock.ts';
  *   rows, log rows, index entry, and so it leaves search. A session with no transcript is
  *   left alone.
  *
- * The last activity is read again right before a conversation is cleared, so one written
- * since the walk read it is kept; a write landing between that re-read and the clear itself
- * is cleared with it (the window is one write's latency).
+ * The check and the clear are one step: an expired conversation is cleared on condition that
+ * its last id is still the one the walk read (`clearIfLastId`: through the conversation's actor,
+ * after every write queued before it, with no write of that conversation in between), so a
+ * write landing at any point after the walk read the conversation keeps it. A session's
+ * transcript is cleared under the same condition before the rest of the session is deleted.
  */
 export interface RetentionOptions {
   /** An idle conversation (no append for this long) expires; a positive integer of ms. Required. */
@@ -59,10 +62,14 @@ export interface SweepReport {
 
 export interface SweepDeps {
   root: () => RootDatabase;
-  memory: MessageLog;
+  /** The runtime's memory; `clearIfLastId` is the sweep's clear (conditional-clear.ts). */
+  memory: MessageLog & ConditionalClear;
   ttls: ConversationTtls;
-  /** Deletes a recall session; undefined: the runtime has no recall, sessions are not swept. */
-  deleteSession: ((userId: string, sessionId: string) => Promise<unknown>) | undefined;
+  /**
+   * Deletes a recall session if its transcript's last id is still `ifLastId` (whether it did);
+   * undefined: the runtime has no recall, sessions are not swept.
+   */
+  deleteSession: ((userId: string, sessionId: string, ifLastId: number) => Promise<boolean>) | undefined;
 }
 
 export const DEFAULT_PER_TICK = 1000;
@@ -93,14 +100,14 @@ export function createRetentionSweep(deps: SweepDeps, options: { idleTtlMs: numb
     const override = deps.ttls.get(c);
     return override === undefined ? options.idleTtlMs : override;
   };
-  /** Whether `c`'s last record is older than its TTL now (false for an empty conversation). */
-  const expired = async (c: string): Promise<boolean> => {
+  /** `c`'s last id if its last record is older than its TTL now (undefined: not expired, or empty). */
+  const expiredAt = async (c: string): Promise<number | undefined> => {
     const ttl = ttlOf(c);
-    if (ttl === null) return false;
+    if (ttl === null) return undefined;
     const [last] = await deps.memory.tail(c, 1);
-    if (last === undefined) return false;
+    if (last === undefined) return undefined;
     const at = Date.parse(last.ts);
-    return Number.isFinite(at) && options.clock.now() - at > ttl;
+    return Number.isFinite(at) && options.clock.now() - at > ttl ? last.message_id : undefined;
   };
 
   async function walkConversations(report: SweepReport): Promise<void> {
@@ -117,11 +124,11 @@ export function createRetentionSweep(deps: SweepDeps, options: { idleTtlMs: numb
       looked++;
       report.examined++;
       if (skip !== undefined) continue;
-      if (await expired(c)) {
-        // Read again just before: a write since the first read keeps it.
-        if (!(await expired(c))) continue;
+      const lastId = await expiredAt(c);
+      if (lastId !== undefined) {
         try {
-          await deps.memory.clear(c);
+          // Kept if anything was written since the read above.
+          if (!(await deps.memory.clearIfLastId(c, lastId))) continue;
           await deps.memory.clear(summaryConversationId(c));
           await deps.ttls.set(c, undefined);
           report.cleared.push(c);
@@ -132,7 +139,7 @@ export function createRetentionSweep(deps: SweepDeps, options: { idleTtlMs: numb
     }
   }
 
-  async function walkSessions(report: SweepReport, deleteSession: (u: string, s: string) => Promise<unknown>): Promise<void> {
+  async function walkSessions(report: SweepReport, deleteSession: (u: string, s: string, ifLastId: number) => Promise<boolean>): Promise<void> {
     const sessions = deps.root().openDB<unknown, [string, string]>(DB_NAMES.sessions, { encoding: 'json' });
     const range = sessionCursor === undefined ? { limit: options.perTick } : { start: [sessionCursor[0], sessionCursor[1], HIGH], limit: options.perTick };
     const batch = [...sessions.getKeys(range)];
@@ -141,9 +148,10 @@ export function createRetentionSweep(deps: SweepDeps, options: { idleTtlMs: numb
     for (const [userId, sessionId] of batch) {
       report.examined++;
       const c = sessionConversationId(userId, sessionId);
-      if ((await expired(c)) && (await expired(c))) {
+      const lastId = await expiredAt(c);
+      if (lastId !== undefined) {
         try {
-          await deleteSession(userId, sessionId);
+          if (!(await deleteSession(userId, sessionId, lastId))) continue;
           await deps.ttls.set(c, undefined);
           report.deletedSessions.push([userId, sessionId]);
         } catch {

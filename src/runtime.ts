@@ -263,7 +263,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
                 root: () => lmdbOnly(storage).root,
                 memory,
                 ttls,
-                deleteSession: recall.length === 0 ? undefined : (u, s) => recallHandle.deleteSession(u, s),
+                deleteSession: recall.length === 0 ? undefined : (u, s, ifLastId) => recallHandle.deleteSession(u, s, { ifLastId }),
               },
               { idleTtlMs: retentionChecked.idleTtlMs, perTick: retentionChecked.perTick, clock: retentionOption.clock ?? wallClock },
             );

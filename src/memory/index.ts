@@ -26,6 +26,7 @@ export { createInMemoryStore, type InMemoryStoreOptions } from './in-memory/in-m
 export { createLmdbStore, type LmdbStore, type LmdbStoreOptions } from './lmdb/lmdb-store.ts';
 export type { LmdbEnvironmentOptions } from './lmdb/lmdb-environment.ts';
 export type { ClosableLog } from './standalone-log.ts';
+export type { ConditionalClear } from './contract/conditional-clear.ts';
 export { validateMessage } from './contract/validate-message.ts';
 export { validateConversationId, MAX_CONVERSATION_ID_BYTES } from './contract/validate-input.ts';
 export { isoWithOffset, systemWallClock, type WallClock } from '../wall-clock.ts';

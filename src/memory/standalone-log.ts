@@ -3,6 +3,8 @@ import type { StoredMessage } from '../message.ts';
 import type { MessageTable } from './contract/message-table.ts';
 import { StorageError } from './contract/memory-errors.ts';
 import { validatedLog } from './contract/validated-log.ts';
+import { validateConversationId } from './contract/validate-input.ts';
+import { validateLastId, type ConditionalClear } from './contract/conditional-clear.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { runStep, takeStep, type PendingOp, type Step } from './runtime/write-queue.ts';
 
@@ -33,7 +35,7 @@ interface Lane {
 export function createSerialLog(
   table: MessageTable,
   options: { clock?: WallClock; onClose?: () => Promise<void> } = {},
-): ClosableLog {
+): ClosableLog & ConditionalClear {
   const clock = options.clock ?? systemWallClock;
   const lanes = new Map<string, Lane>();
   /** Last ids of recently written conversations, oldest first (a Map keeps insertion order). */
@@ -83,13 +85,15 @@ export function createSerialLog(
     remember(c, lane.lastId);
   }
 
-  const log: ClosableLog = {
+  const log: ClosableLog & ConditionalClear = {
     ...validatedLog({
       checkOpen: ensureOpen,
       get: (c) => table.messages(c),
       append: (c, entries, options) =>
         submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done, onNumbered: options.onNumbered })),
-      clear: (c) => submit<void>(c, (done) => ({ kind: 'clear', done })),
+      clear: async (c) => {
+        await submit<boolean>(c, (done) => ({ kind: 'clear', done }));
+      },
       // In the new conversation's lane, which then numbers on from the fork point.
       fork: (source, at, newId) => submit<void>(newId, (done) => ({ kind: 'fork', source, at, done })),
       range: (c, q) => table.range(c, q.from, q.to, q.limit),
@@ -97,6 +101,11 @@ export function createSerialLog(
       systemMessages: (c) => table.systemMessages(c),
       lastId: (c) => table.lastId(c),
     }),
+    clearIfLastId: async (c, lastId) => {
+      ensureOpen();
+      const checked = validateLastId(lastId);
+      return submit<boolean>(validateConversationId(c), (done) => ({ kind: 'clear', ifLastId: checked, done }));
+    },
     close(): Promise<void> {
       closing ??= (async () => {
         while (draining.size > 0) await Promise.allSettled([...draining]);

@@ -4,6 +4,7 @@ import { RecallClosedError } from './recall-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
+import { hasConditionalClear } from '../memory/contract/conditional-clear.ts';
 import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
 import { createSummarizer } from '../provider/summarizer.ts';
@@ -229,8 +230,14 @@ export interface Recall {
    * `fork_point_missing`) when the new id is taken or the row does not exist.
    */
   forkSession(userId: string, sessionId: string, messageId: number, newSessionId?: string): Promise<string>;
-  /** Deletes the session, its summaries, its daily rows, its log rows and its index entry. False when there was none. */
-  deleteSession(userId: string, sessionId: string): Promise<boolean>;
+  /**
+   * Deletes the session, its summaries, its daily rows, its log rows and its index entry. False
+   * when there was none. `ifLastId` (the retention sweep's): only if the transcript's last id is
+   * still that (its clear is conditional, in the conversation's writer: conditional-clear.ts);
+   * false, and nothing deleted, when it is not. Needs a memory with `clearIfLastId`
+   * (`runtime.memory`, `createLmdbStore`, `createInMemoryStore`), else `invalid_option`.
+   */
+  deleteSession(userId: string, sessionId: string, options?: { ifLastId?: number }): Promise<boolean>;
   searchSession(query: SearchSessionQuery): Promise<MemoryRow[]>;
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
   sessionWindow(query: SessionWindowQuery): Promise<MemoryRow[]>;
@@ -441,14 +448,21 @@ export function createRecall(options: RecallOptions): Recall {
         return target;
       }),
 
-    deleteSession: (userId, sessionId) =>
+    deleteSession: (userId, sessionId, deleteOptions) =>
       user(userId, async (u) => {
         const s = assertSessionId(sessionId);
+        const ifLastId = deleteOptions?.ifLastId;
+        const memory = deps.memory;
+        const conditional = hasConditionalClear(memory) ? memory : undefined;
+        if (ifLastId !== undefined && conditional === undefined) {
+          throw new InvalidInputError('invalid_option', 'ifLastId needs a memory with clearIfLastId', { option: 'ifLastId' });
+        }
         const conversationId = sessionConversationId(u, s);
-        const existed = sessionEntry(dbs, u, s) !== undefined || (await deps.memory.lastId(conversationId)) > 0;
+        const existed = sessionEntry(dbs, u, s) !== undefined || (await memory.lastId(conversationId)) > 0;
         // The transcript first: if the index step fails, a retry finds the entry and finishes.
         await deps.summarizer?.settled(conversationId);
-        await deps.memory.clear(conversationId);
+        if (ifLastId === undefined || conditional === undefined) await memory.clear(conversationId);
+        else if (!(await conditional.clearIfLastId(conversationId, ifLastId))) return false;
         await deps.memory.clear(summaryConversationId(conversationId));
         const removedRows = await commit(dbs, () => {
           const n = removeSessionDailyRows(dbs, u, s);

@@ -7,7 +7,7 @@
  *            recall/chat/turn-keys.ts; such a turn is not cancelled when its client goes away)
  *   POST   /api/chat/stream                        {user_id, session_id, message}
  *            → text/event-stream: delta, tool_call, tool_result, then done (/api/chat's answer)
- *              or error (chat-stream-route.ts)
+ *              or error (chat-stream-route.ts); `Idempotency-Key` as on /api/chat
  *   POST   /api/conversations                      {user_id} → {session_id}
  *   GET    /api/conversations?user_id=             → {items:[{session_id, title, updated_at}]}
  *   GET    /api/conversations/:sid/messages?user_id=
@@ -69,6 +69,7 @@ import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from '.
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
 import { streamChat } from './chat-stream-route.ts';
+import { validateIdempotencyKey } from '../memory/contract/idempotency.ts';
 
 export interface ApiServices {
   recall: RecallApi;
@@ -138,6 +139,13 @@ const USER = { access: 'user' } as const;
 const AUTHENTICATED = { access: 'authenticated' } as const;
 const OPERATOR = { access: 'operator' } as const;
 
+/** The `Idempotency-Key` header of a chat turn, if given (once). */
+function turnKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (Array.isArray(key)) throw new HttpError(422, 'Idempotency-Key must be given once');
+  return key;
+}
+
 /** Whether the caller holds the admin token. */
 const isAdmin = (request: FastifyRequest): boolean => request.principal.kind === 'admin';
 
@@ -150,8 +158,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
   api.post<{ Body: ChatBody }>('/api/chat', { config: USER, schema: S.chat }, async (request, reply) => {
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
-    const key = request.headers['idempotency-key'];
-    if (Array.isArray(key)) throw new HttpError(422, 'Idempotency-Key must be given once');
+    const key = turnKeyOf(request);
     // A keyed turn may have a retry waiting for it: only the stop deadline cancels it.
     const turn = turnSignal(reply, stopSignal, { followClient: key === undefined });
     const started = performance.now();
@@ -183,7 +190,9 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
   api.post<{ Body: ChatBody }>('/api/chat/stream', { config: USER, schema: S.chatStream }, async (request, reply) => {
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
-    await streamChat(reply, recall, body, stopSignal);
+    // Checked here: a bad key is a 400 JSON answer before any event.
+    const key = turnKeyOf(request);
+    await streamChat(reply, recall, body, stopSignal, key === undefined ? undefined : validateIdempotencyKey(key));
   });
 
   api.post<{ Body: UserQuery }>('/api/conversations', { config: USER, schema: S.createSession }, async (request) => {

@@ -81,21 +81,25 @@ const factItem: Schema = {
 const memoryParams: Schema = { type: 'object', properties: { id: str }, required: ['id'] };
 const writeAnswer: Schema = { type: 'object', properties: { status: str, item: factItem }, required: ['status', 'item'] };
 
+/** `Idempotency-Key` on /api/chat and /api/chat/stream (one key space: the turn's). */
+const turnKeyHeader: Schema = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'makes the turn exactly-once: a retry with the same key gets the stored answer, no second model call (24 h; a retry while it runs waits for it); the turn is not cancelled when its client goes away',
+    },
+  },
+};
+
 export const API_SCHEMAS = {
   chat: {
     summary: 'One chat turn',
     tags: ['demo'],
-    headers: {
-      type: 'object',
-      properties: {
-        'idempotency-key': {
-          type: 'string',
-          minLength: 1,
-          maxLength: 200,
-          description: 'makes the turn exactly-once: a retry with the same key gets the stored answer, no second model call (24 h); the turn is not cancelled when its client goes away',
-        },
-      },
-    },
+    headers: turnKeyHeader,
     body: {
       type: 'object',
       properties: { user_id: idField, session_id: idField, message: str },
@@ -116,6 +120,7 @@ export const API_SCHEMAS = {
   chatStream: {
     summary: 'One chat turn as Server-Sent Events: delta, tool_call, tool_result, then done (the /api/chat answer) or error',
     tags: ['mnemo'],
+    headers: turnKeyHeader,
     body: {
       type: 'object',
       properties: { user_id: idField, session_id: idField, message: str },

@@ -11,7 +11,13 @@
  *
  * The stream ends after `done` or `error`. The turn runs under `turnSignal`: a client that
  * goes away, or the server's stop deadline, cancels the model call and the turn is stored as
- * interrupted with the text streamed so far. No compression or proxy buffering
+ * interrupted with the text streamed so far.
+ *
+ * `Idempotency-Key` (checked by the route, before any event), as on `/api/chat`: the turn runs
+ * once per key and session. A retry after it answered streams the stored reply (one `delta`,
+ * then `done`) without a model call or new rows; a retry while it runs waits for it and streams
+ * its reply the same way. A keyed turn is not cancelled when its client goes away (a retry may be
+ * waiting for it); only the stop deadline cancels it. No compression or proxy buffering
  * (`x-accel-buffering: no`, `cache-control: no-cache`).
  */
 import type { FastifyReply } from 'fastify';
@@ -32,8 +38,10 @@ export async function streamChat(
   recall: RecallApi,
   body: ChatTurnBody,
   stopSignal: AbortSignal | undefined,
+  /** A checked `Idempotency-Key`. */
+  idempotencyKey?: string,
 ): Promise<void> {
-  const turn = turnSignal(reply, stopSignal);
+  const turn = turnSignal(reply, stopSignal, { followClient: idempotencyKey === undefined });
   const res = reply.raw;
   reply.hijack();
   res.writeHead(200, {
@@ -54,6 +62,7 @@ export async function streamChat(
       sessionId: body.session_id,
       message: body.message,
       signal: turn.signal,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     });
     for await (const event of events) {
       const [name, data] = wireEvent(event);

@@ -47,3 +47,64 @@ describe('two writers on one LMDB environment', () => {
     }
   });
 });
+
+describe('two writers on one LMDB environment, one idempotency key', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+
+  it('stores a keyed batch once however the two writers interleave: a retry finds the key or conflicts, never stores twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+    const first = createLmdbStore({ path: dir });
+    const second = createLmdbStore({ path: dir });
+    try {
+      // Both have read the conversation (last id 1), so both number the keyed batch as id 2.
+      await first.add('c', [user('1')]);
+      expect(await second.lastId('c')).toBe(1);
+      await second.add('c', [user('x')], { idempotencyKey: 'k' }).catch(() => undefined);
+      const outcomes = await Promise.allSettled([
+        first.add('c', [user('k again')], { idempotencyKey: 'k' }),
+        second.add('c', [user('k again')], { idempotencyKey: 'k' }),
+        first.append('c', [{ message: user('k once more') }], { idempotencyKey: 'k' }),
+      ]);
+      for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as StorageError).code).toBe('write_conflict');
+      // After the conflicts, each writer has re-read the last id; a retry finds the key.
+      const [retry] = await first.append('c', [{ message: user('k last') }], { idempotencyKey: 'k' });
+      expect(retry!.message).toEqual(user('x'));
+      const contents = (await second.get('c')).map((m) => m.content);
+      expect(contents.filter((t) => t !== '1')).toEqual(['x']);
+    } finally {
+      await first.close();
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('clearIfLastId (the retention sweep\'s compare-and-clear)', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+
+  it('clears only while the last id is the one given, after the writes queued before it', async () => {
+    const store = createInMemoryStore();
+    try {
+      await store.add('c', [user('a')]);
+      // Queued behind an append: the append lands first, so id 1 is no longer the last.
+      const [, kept] = await Promise.all([store.add('c', [user('b')]), store.clearIfLastId('c', 1)]);
+      expect(kept).toBe(false);
+      expect(await store.get('c')).toEqual([user('a'), user('b')]);
+      expect(await store.clearIfLastId('c', 2)).toBe(true);
+      expect(await store.lastId('c')).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a lastId that is not an id with invalid_option, clearing nothing', async () => {
+    const store = createInMemoryStore();
+    try {
+      await store.add('c', [user('a')]);
+      for (const bad of [-1, 1.5, Number.NaN]) await expect(store.clearIfLastId('c', bad)).rejects.toMatchObject({ code: 'invalid_option' });
+      expect(await store.lastId('c')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -84,4 +84,58 @@ describe('chat with an idempotency key', () => {
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'one', idempotencyKey: 'a' });
     expect(await fx.recall.getSessionMessages(U, 's')).toHaveLength(2);
   });
+
+  describe('a retry of a failed keyed turn', () => {
+    /** An LLM that fails its first `failures` calls, then answers `reply <n>` and records what it was sent. */
+    function flakyLlm(failures: number) {
+      let calls = 0;
+      const prompts: string[] = [];
+      const llm: LlmService = {
+        async chat(messages): Promise<LlmResponse> {
+          calls++;
+          prompts.push(messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n'));
+          if (calls <= failures) throw Object.assign(new Error('upstream 502'), { code: 'llm_error' });
+          return { content: `reply ${calls}` };
+        },
+      };
+      return { llm, calls: () => calls, prompts };
+    }
+    const rows = async () => (await fx!.recall.getSessionMessages(U, 's')).map((r) => [r.role, r.content, r.error === undefined ? 'ok' : 'error']);
+
+    it('stores the message again before the reply, so the reply follows the message it answers', async () => {
+      const g = flakyLlm(1);
+      fx = openRecall({ llm: g.llm });
+      await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'hello', idempotencyKey: 'k' })).rejects.toThrow();
+      const answered = await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello', idempotencyKey: 'k' });
+      expect(answered.reply).toBe('reply 2');
+      expect(await rows()).toEqual([
+        ['user', 'hello', 'ok'],
+        ['assistant', '', 'error'],
+        ['user', 'hello', 'ok'],
+        ['assistant', 'reply 2', 'ok'],
+      ]);
+    });
+
+    it('is then exactly-once like any keyed turn: a further retry gets the reply, no model call, no rows', async () => {
+      const g = flakyLlm(2);
+      fx = openRecall({ llm: g.llm });
+      for (let i = 0; i < 2; i++) await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'hello', idempotencyKey: 'k' })).rejects.toThrow();
+      const answered = await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello', idempotencyKey: 'k' });
+      const calls = g.calls();
+      expect(await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello', idempotencyKey: 'k' })).toEqual(answered);
+      expect(g.calls()).toBe(calls);
+      expect((await rows()).map(([role, , state]) => `${role}:${state}`)).toEqual(['user:ok', 'assistant:error', 'user:ok', 'assistant:error', 'user:ok', 'assistant:ok']);
+    });
+
+    it('leaves the failed attempt out of the next turn\'s context and keeps the answered one', async () => {
+      const g = flakyLlm(1);
+      fx = openRecall({ llm: g.llm });
+      await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'my cat is Mochi', idempotencyKey: 'k' })).rejects.toThrow();
+      await fx.recall.chat({ userId: U, sessionId: 's', message: 'my cat is Mochi', idempotencyKey: 'k' });
+      await fx.recall.chat({ userId: U, sessionId: 's', message: 'what is my cat called?' });
+      const context = g.prompts.at(-1)!;
+      expect(context.match(/my cat is Mochi/g)).toHaveLength(1);
+      expect(context).toContain('reply 2');
+    });
+  });
 });

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLmdbStore } from '../../src/memory/index.ts';
+import { runAndKill } from '../support/kill-child.ts';
 import { tempDir } from '../support/runtime-fixtures.ts';
 
 // SIGKILL a keyed writer at random moments, many times over one data directory; after each
@@ -22,36 +22,18 @@ interface Write {
   size: number;
 }
 
-function runAndKill(round: number, retry: Write[], killAfterMs: number): Promise<{ tried: Write[]; acks: Map<string, number> }> {
+async function runRound(round: number, retry: Write[], killAfterMs: number): Promise<{ tried: Write[]; acks: Map<string, number> }> {
   const retryFile = join(dir.path, `retry-${round}.json`);
   writeFileSync(retryFile, JSON.stringify(retry));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, join(dir.path, 'data'), String(round), String(CONVERSATIONS), retryFile], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    let killed = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      if (!killed && out.startsWith('ready\n')) {
-        killed = true;
-        setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-    child.on('exit', (code, signal) => {
-      if (signal !== 'SIGKILL') return reject(new Error(`writer exited by itself (${code}): ${err}`));
-      const tried: Write[] = [];
-      const acks = new Map<string, number>();
-      for (const line of out.slice(0, out.lastIndexOf('\n') + 1).split('\n')) {
-        const [kind, conversation, key, a] = line.split(' ');
-        if (kind === 'try') tried.push({ conversation: conversation!, key: key!, size: Number(a) });
-        if (kind === 'ack') acks.set(`${conversation} ${key}`, Number(a));
-      }
-      resolve({ tried, acks });
-    });
-  });
+  const lines = await runAndKill(writer, [join(dir.path, 'data'), String(round), String(CONVERSATIONS), retryFile], killAfterMs);
+  const tried: Write[] = [];
+  const acks = new Map<string, number>();
+  for (const line of lines) {
+    const [kind, conversation, key, a] = line.split(' ');
+    if (kind === 'try') tried.push({ conversation: conversation!, key: key!, size: Number(a) });
+    if (kind === 'ack') acks.set(`${conversation} ${key}`, Number(a));
+  }
+  return { tried, acks };
 }
 
 describe(`SIGKILL of a keyed writer, ${ROUNDS} rounds, retrying what was not acknowledged`, () => {
@@ -75,7 +57,7 @@ describe(`SIGKILL of a keyed writer, ${ROUNDS} rounds, retrying what was not ack
             await store.close();
           }
         } else {
-          const { tried, acks } = await runAndKill(round, unacked, 30 + Math.floor(Math.random() * 400));
+          const { tried, acks } = await runRound(round, unacked, 30 + Math.floor(Math.random() * 400));
           for (const w of tried) all.set(`${w.conversation} ${w.key}`, w);
           for (const [k, id] of acks) {
             if (acked.has(k)) expect(id, `${k} acknowledged at two ids`).toBe(acked.get(k));

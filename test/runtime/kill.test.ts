@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLmdbStore } from '../../src/memory/index.ts';
+import { runAndKill } from '../support/kill-child.ts';
 import { tempDir } from '../support/runtime-fixtures.ts';
 
 // SIGKILL a writer at random moments, many times over one data directory. Every write that
@@ -18,37 +18,15 @@ interface Round {
   acks: Array<{ conversation: string; id: number; tag: string }>;
 }
 
-function runAndKill(round: number, killAfterMs: number): Promise<Round> {
-  return new Promise((resolve, reject) => {
-    // tsx as a loader in one process: the tsx CLI would run the script in a grandchild that a
-    // SIGKILL of its parent leaves running.
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, dir.path, String(round), String(CONVERSATIONS)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+async function runRound(round: number, killAfterMs: number): Promise<Round> {
+  const lines = await runAndKill(writer, [dir.path, String(round), String(CONVERSATIONS)], killAfterMs);
+  const acks = lines
+    .filter((l) => l.startsWith('ack '))
+    .map((l) => {
+      const [, conversation, id, tag] = l.split(' ');
+      return { conversation: conversation!, id: Number(id), tag: tag! };
     });
-    let out = '';
-    let err = '';
-    let killed = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      if (!killed && out.startsWith('ready\n')) {
-        killed = true;
-        setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-    child.on('exit', (code, signal) => {
-      if (signal !== 'SIGKILL') return reject(new Error(`writer exited by itself (${code}): ${err}`));
-      // Only complete lines count: the kill may cut the last one.
-      const lines = out.slice(0, out.lastIndexOf('\n') + 1).split('\n');
-      const acks = lines
-        .filter((l) => l.startsWith('ack '))
-        .map((l) => {
-          const [, conversation, id, tag] = l.split(' ');
-          return { conversation: conversation!, id: Number(id), tag: tag! };
-        });
-      resolve({ acks });
-    });
-  });
+  return { acks };
 }
 
 describe(`SIGKILL of a writer, ${ROUNDS} rounds`, () => {
@@ -58,7 +36,7 @@ describe(`SIGKILL of a writer, ${ROUNDS} rounds`, () => {
       const acked = new Map<string, { conversation: string; id: number }>();
       for (let round = 0; round < ROUNDS; round++) {
         const killAfterMs = 20 + Math.floor(Math.random() * 400);
-        const { acks } = await runAndKill(round, killAfterMs);
+        const { acks } = await runRound(round, killAfterMs);
         for (const a of acks) acked.set(a.tag, a);
 
         const store = createLmdbStore({ path: dir.path });

@@ -116,6 +116,62 @@ describe('retention: the TTL sweep of idle conversations', () => {
     expect((await rt.recall.searchDaily({ userId: 'u', keyword: 'NEW_TOPIC' })).length).toBeGreaterThan(0);
   });
 
+  it('keeps a conversation written to between the sweep reading it and clearing it: the check and the clear are one step', async () => {
+    const clock = manualClock();
+    const landed: Array<Promise<unknown>> = [];
+    let armed = false;
+    // The sweep asks its clock for "now" right after reading a conversation's last record: a
+    // write issued there lands after the read and before the clear (the old code's window).
+    const sweepClock = {
+      now: () => {
+        if (armed) landed.push(runtime!.memory.add('victim', msg(`landed ${landed.length}`)));
+        return clock.now();
+      },
+    };
+    const rt = await start({ wallClock: clock, retention: { idleTtlMs: HOUR, sweepEveryMs: 24 * HOUR, clock: sweepClock } });
+    await rt.memory.add('victim', msg('written long ago'));
+    clock.advance(2 * HOUR);
+    armed = true;
+    const report = await rt.retention.sweep();
+    armed = false;
+    await Promise.all(landed);
+    expect(landed.length).toBeGreaterThan(0);
+    expect(report.cleared).toEqual([]);
+    expect(await rt.memory.get('victim')).toEqual([...msg('written long ago'), ...landed.map((_, i) => msg(`landed ${i}`)[0]!)]);
+    // Idle again: the next sweep clears it.
+    clock.advance(2 * HOUR);
+    expect((await rt.retention.sweep()).cleared).toEqual(['victim']);
+  });
+
+  it('keeps a recall session whose transcript is written to between the sweep reading it and deleting it', async () => {
+    const clock = manualClock();
+    const transcript = sessionConversationId('u', 'busy');
+    let landed: Promise<unknown> | undefined;
+    let armed = false;
+    const sweepClock = {
+      now: () => {
+        // A turn's user row, arriving just after the sweep read the session's last row.
+        if (armed) landed ??= runtime!.memory.add(transcript, msg('LATE_TOPIC hojicha'));
+        return clock.now();
+      },
+    };
+    const rt = await start({
+      wallClock: clock,
+      recall: { clock, timeZone: ZONE, pool: false },
+      retention: { idleTtlMs: HOUR, sweepEveryMs: 24 * HOUR, clock: sweepClock },
+    });
+    await rt.recall.chat({ userId: 'u', sessionId: 'busy', message: 'OLD_TOPIC oolong' });
+    clock.advance(2 * HOUR);
+    armed = true;
+    const report = await rt.retention.sweep();
+    armed = false;
+    await landed;
+    expect(report.deletedSessions).toEqual([]);
+    expect((await rt.memory.get(transcript)).map((m) => m.content)).toEqual(['OLD_TOPIC oolong', expect.any(String), 'LATE_TOPIC hojicha']);
+    expect((await rt.recall.listSessions('u')).map((s) => s.session_id)).toEqual(['busy']);
+    expect((await rt.recall.searchDaily({ userId: 'u', keyword: 'OLD_TOPIC' })).length).toBeGreaterThan(0);
+  });
+
   it('sweeps by itself on its timer (the supervised sweeper process)', async () => {
     const clock = manualClock();
     const rt = await start({ wallClock: clock, retention: { idleTtlMs: HOUR, sweepEveryMs: 5 } });

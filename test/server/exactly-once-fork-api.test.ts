@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmResponse, LlmService } from '../../src/llm/index.ts';
+import { postSse } from '../support/sse.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The Idempotency-Key header on POST /api/chat, and branching a session over HTTP, on a real
@@ -54,6 +55,56 @@ describe('POST /api/chat with Idempotency-Key', () => {
     const res = await chat('ik-u3', 's1', 'x', 'k'.repeat(201));
     expect(res.status).toBe(400);
     expect(await messages('ik-u3', 's1')).toEqual([]);
+  });
+});
+
+describe('POST /api/chat/stream with Idempotency-Key', () => {
+  const stream = async (user_id: string, session_id: string, message: string, key: string) =>
+    (await postSse(t.url, '/api/chat/stream', { user_id, session_id, message }, undefined, { 'idempotency-key': key })).done;
+  const shape = (events: Array<{ event: string; data: unknown }>) => events.map((e) => e.event);
+
+  it('streams the stored reply to a retry after the turn answered: no model call, no new rows', async () => {
+    const first = await stream('iks-u1', 's1', 'hello', 'turn-1');
+    expect(first.at(-1)!.event).toBe('done');
+    const after = calls;
+    const retry = await stream('iks-u1', 's1', 'hello', 'turn-1');
+    expect(shape(retry)).toEqual(['delta', 'done']);
+    expect(retry.at(-1)!.data).toEqual(first.at(-1)!.data);
+    expect((retry[0]!.data as { text: string }).text).toBe((first.at(-1)!.data as { reply: string }).reply);
+    expect(calls).toBe(after);
+    expect(await messages('iks-u1', 's1')).toHaveLength(2);
+  });
+
+  it('makes a retry while the first stream runs wait for it, then stream the same reply: one turn stored', async () => {
+    // What one turn of a new session costs in model calls (the reply, then its title).
+    let before = calls;
+    await stream('iks-u2', 'one', 'hello', 'alone');
+    const oneTurn = calls - before;
+    gate = new Promise<void>((resolve) => (release = resolve));
+    before = calls;
+    const a = stream('iks-u2', 's1', 'hello', 'k');
+    const b = stream('iks-u2', 's1', 'hello', 'k');
+    setTimeout(() => release(), 50);
+    const [ea, eb] = await Promise.all([a, b]);
+    expect(eb.at(-1)!.event).toBe('done');
+    expect(eb.at(-1)!.data).toEqual(ea.at(-1)!.data);
+    expect(calls - before).toBe(oneTurn);
+    expect((await messages('iks-u2', 's1')).map((r) => r.content)).toEqual(['hello', (ea.at(-1)!.data as { reply: string }).reply]);
+  });
+
+  it('shares the key with POST /api/chat: a streamed retry of a turn answered there gets its reply', async () => {
+    const plain = await chat('iks-u3', 's1', 'hello', 'both');
+    const after = calls;
+    const retry = await stream('iks-u3', 's1', 'hello', 'both');
+    expect(retry.at(-1)!.data).toEqual(plain.json);
+    expect(calls).toBe(after);
+  });
+
+  it('rejects a bad key with a 400 JSON answer before any event, storing nothing', async () => {
+    const res = await t.request('POST', '/api/chat/stream', { body: { user_id: 'iks-u4', session_id: 's1', message: 'x' }, headers: { 'idempotency-key': 'k'.repeat(201) } });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(await messages('iks-u4', 's1')).toEqual([]);
   });
 });
 

@@ -24,6 +24,8 @@ export function postSse(
   path: string,
   body: unknown,
   onEvent: (event: SseEvent, stream: { close(): void }) => void = () => {},
+  /** More request headers (e.g. `idempotency-key`). */
+  headers: Record<string, string> = {},
 ): Promise<SseStream> {
   const url = new URL(baseUrl);
   const payload = JSON.stringify(body);
@@ -38,7 +40,7 @@ export function postSse(
         method: 'POST',
         path,
         agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), accept: 'text/event-stream' },
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), accept: 'text/event-stream' },
       },
       (res) => {
         let buffer = '';

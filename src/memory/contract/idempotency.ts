@@ -3,8 +3,8 @@ import type { AppendOptions } from './message-log.ts';
 
 /**
  * Exactly-once appends: an append may carry an idempotency key. The conversation's single
- * writer writes the batch on condition that its key is not stored (LMDB, in memory: checked in
- * the commit; PostgreSQL: claimed first in the transaction); a key already stored (and younger
+ * writer looks the key up before it writes the batch (LMDB, in memory: one synchronous read in
+ * the write's event turn, see write-queue.ts; PostgreSQL: claimed first in the transaction); a key already stored (and younger
  * than the window) answers with the records it stored, and nothing new is stored. The key is
  * written in the same atomic step as the batch's messages, so a batch and its key are stored
  * together or not at all: a retry after a timeout, a lost acknowledgement or a SIGKILL either
@@ -33,8 +33,11 @@ export interface KeyRecord {
   firstId: number;
   count: number;
   at: number;
-  /** On a write only: an expired row of this key is stored and is to be overwritten. */
-  stale?: boolean;
+  /**
+   * On a write only: the writer looked the key up just before (absent, or expired): put it
+   * without a commit-time condition, over any expired row.
+   */
+  checked?: boolean;
 }
 
 /** Whether `record` is still honoured at `now`. */

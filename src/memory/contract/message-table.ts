@@ -26,7 +26,7 @@ export interface MessageTable {
   systemMessages(conversationId: string): Promise<StoredMessage[]>;
   /** Takes ownership of `records` (the writer keeps no reference) and may return them.
    * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step,
-   * on condition that none of them is stored yet (unless marked `stale`): else nothing is
+   * on condition that none of them is stored yet (unless marked `checked`: the writer looked it up): else nothing is
    * written and it rejects with `KeyTaken` (write-queue.ts). A `custom` table is given at most
    * one key, covering all of `records`, and dedupes by it itself. */
   write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[]): Promise<StoredMessage[]>;

@@ -1,6 +1,7 @@
 import { createInMemoryTable } from './in-memory-table.ts';
 import { createSerialLog, type ClosableLog } from '../standalone-log.ts';
 import type { WallClock } from '../../wall-clock.ts';
+import type { ConditionalClear } from '../contract/conditional-clear.ts';
 
 export interface InMemoryStoreOptions {
   /** Where `ts` comes from. Default: the system clock. */
@@ -12,6 +13,6 @@ export interface InMemoryStoreOptions {
  * process ends. For tests and for conversations that need no durability. Inside a runtime use
  * `startRuntime({ storage: 'memory' })` instead, where the store actor owns the data.
  */
-export function createInMemoryStore(options: InMemoryStoreOptions = {}): ClosableLog {
+export function createInMemoryStore(options: InMemoryStoreOptions = {}): ClosableLog & ConditionalClear {
   return createSerialLog(createInMemoryTable(), options.clock ? { clock: options.clock } : {});
 }

@@ -79,7 +79,7 @@ export function createInMemoryTable(): MessageTable {
     range: async (c, from, to, limit) => range(c, from, to, limit),
     tail: async (c, n) => (n === 0 ? [] : stitchedTail(segments(c), n, own)),
     write: async (c, records, written) => {
-      if (written !== undefined) for (const k of written) if (k.stale !== true && keys.get(c)?.has(k.key)) throw new KeyTaken(c);
+      if (written !== undefined) for (const k of written) if (k.checked !== true && keys.get(c)?.has(k.key)) throw new KeyTaken(c);
       const stored = records.map((r) => JSON.stringify(r));
       let o = conversations.get(c);
       if (o === undefined) conversations.set(c, (o = { base: links.get(c)?.at ?? 0, rows: [] }));

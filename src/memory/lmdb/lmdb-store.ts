@@ -2,6 +2,7 @@ import { acquireEnvironment, type LmdbEnvironmentOptions } from './lmdb-environm
 import { createLmdbTable } from './lmdb-table.ts';
 import { createSerialLog, type ClosableLog } from '../standalone-log.ts';
 import type { WallClock } from '../../wall-clock.ts';
+import type { ConditionalClear } from '../contract/conditional-clear.ts';
 
 export interface LmdbStoreOptions extends LmdbEnvironmentOptions {
   /** Directory of the LMDB environment (created if missing). Required. */
@@ -10,7 +11,7 @@ export interface LmdbStoreOptions extends LmdbEnvironmentOptions {
   clock?: WallClock;
 }
 
-export interface LmdbStore extends ClosableLog {
+export interface LmdbStore extends ClosableLog, ConditionalClear {
   /** The resolved data directory. */
   readonly path: string;
 }

@@ -24,10 +24,12 @@ import { InvalidInputError } from '../../errors.ts';
  *   `systemMessages` reads them without scanning the history (a fork's through its chain, as
  *   `range` reads). Created, and filled from the existing messages, the first time a store of
  *   this version opens an older schema.
- * - `idempotency(conversation_id, key, first_id, count, at)`: a key is claimed (inserted, or
- *   taken over when expired) at the start of the keyed append's transaction: a concurrent
- *   claim of the same key, from any process, waits on the primary key until the first
- *   commits, then reads its `first_id`/`count` instead of appending. Swept by `at`.
+ * - `idempotency(conversation_id, key, first_id, count, at)`: the keys of a batch (all its
+ *   conversations at once, in key order) are claimed (inserted, or taken over when expired) at
+ *   the start of the batch's transaction: a concurrent claim of the same key, from any process,
+ *   waits on the primary key until the first commits, then reads its `first_id`/`count`
+ *   instead of appending. The append statement that follows (`appendKeyed`) numbers the
+ *   claimed and unkeyed entries and records each claimed key's first id. Swept by `at`.
  * - `forks(conversation_id, source, at)`: a fork's link. A fork's counter row starts at `at`,
  *   so its appends number on from there; reads follow the chain in one statement (a recursive
  *   CTE, then one index range scan per link, each with the read's limit), so a read sees one
@@ -44,10 +46,10 @@ export interface PostgresStatements {
   /** Every table exists (parameter: `tables`): the store needs no DDL, nor CREATE privilege. */
   readonly tablesExist: Statement;
   readonly tables: readonly string[];
-  /** Idempotency keys (idempotency.ts): claim a key, read a claimed one, record the batch's first id, sweep. */
-  readonly claimKey: Statement;
-  readonly storedKey: Statement;
-  readonly settleKey: Statement;
+  /** Idempotency keys (idempotency.ts): claim a batch's keys, read the taken ones, append and record first ids, sweep. */
+  readonly claimKeys: Statement;
+  readonly storedKeys: Statement;
+  readonly appendKeyed: Statement;
   readonly sweepKeys: Statement;
   readonly clearKeys: Statement;
   /** Forks (fork.ts). */
@@ -117,6 +119,38 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
            WHERE conversation_id = chain.conversation_id AND message_id BETWEEN chain.lo AND chain.hi
          ) sm`;
 
+  const appendText = (keyed: boolean) => `WITH batch AS (
+         SELECT b.conversation_id COLLATE "C" AS conversation_id, b.message, b.meta, b.is_system, ${keyed ? 'b.key COLLATE "C" AS key' : 'NULL::text AS key'}, b.ord
+         FROM unnest($1::text[], $2::text[], $3::text[], $5::boolean[]${keyed ? ', $6::text[]' : ''}) WITH ORDINALITY AS b(conversation_id, message, meta, is_system${keyed ? ', key' : ''}, ord)
+       ), sizes AS (
+         SELECT conversation_id, count(*) AS n FROM batch GROUP BY conversation_id
+       ), counter AS (
+         INSERT INTO ${s}.conversations AS c (conversation_id, last_id)
+         SELECT conversation_id, n FROM sizes ORDER BY conversation_id
+         ON CONFLICT (conversation_id) DO UPDATE SET last_id = c.last_id + EXCLUDED.last_id
+         RETURNING c.conversation_id, c.last_id
+       ), bases AS (
+         SELECT conversation_id, counter.last_id - sizes.n AS base FROM counter JOIN sizes USING (conversation_id)
+       ), numbered AS (
+         SELECT b.conversation_id, bases.base + row_number() OVER (PARTITION BY b.conversation_id ORDER BY b.ord) AS message_id,
+                b.meta, b.message, b.is_system, b.key
+         FROM batch b JOIN bases USING (conversation_id)
+       ), inserted AS (
+         INSERT INTO ${s}.messages (conversation_id, message_id, ts, meta, message)
+         SELECT conversation_id, message_id, $4, meta::json, message::json FROM numbered
+       ), indexed AS (
+         INSERT INTO ${s}.system_messages (conversation_id, message_id)
+         SELECT conversation_id, message_id FROM numbered WHERE is_system
+       )${
+         keyed
+           ? `, settled AS (
+         UPDATE ${s}.idempotency k SET first_id = n.message_id FROM numbered n
+         WHERE n.key IS NOT NULL AND k.conversation_id = n.conversation_id AND k.key = n.key
+       )`
+           : ''
+       }
+       SELECT conversation_id, base FROM bases`;
+
   return {
     schema,
     migrationLock: `mnemo.migrate.${schema}`,
@@ -166,15 +200,21 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
         END IF;
       END $$;`,
     tablesExist: named('tables_exist_v2', `SELECT bool_and(to_regclass(t) IS NOT NULL) AS ok FROM unnest($1::text[]) AS t`),
-    // $1 conversation, $2 key, $3 count, $4 now, $5 expiry cutoff. A row back: claimed.
-    claimKey: named(
-      'claim_key',
-      `INSERT INTO ${s}.idempotency AS k (conversation_id, key, first_id, count, at) VALUES ($1, $2, 0, $3, $4)
+    // Per key: $1 conversation, $2 key, $3 count; $4 now, $5 expiry cutoff. A row back: claimed.
+    // Claimed in (conversation, key) order, so two batches sharing keys queue, not deadlock.
+    claimKeys: named(
+      'claim_keys',
+      `INSERT INTO ${s}.idempotency AS k (conversation_id, key, first_id, count, at)
+       SELECT v.conversation_id, v.key, 0, v.count, $4 FROM unnest($1::text[], $2::text[], $3::integer[]) AS v(conversation_id, key, count)
+       ORDER BY v.conversation_id COLLATE "C", v.key COLLATE "C"
        ON CONFLICT (conversation_id, key) DO UPDATE SET first_id = 0, count = EXCLUDED.count, at = EXCLUDED.at WHERE k.at <= $5
-       RETURNING 1 AS claimed`,
+       RETURNING k.conversation_id, k.key`,
     ),
-    storedKey: named('stored_key', `SELECT first_id, count FROM ${s}.idempotency WHERE conversation_id = $1 AND key = $2`),
-    settleKey: named('settle_key', `UPDATE ${s}.idempotency SET first_id = $3 WHERE conversation_id = $1 AND key = $2`),
+    storedKeys: named(
+      'stored_keys',
+      `SELECT k.conversation_id, k.key, k.first_id, k.count FROM unnest($1::text[], $2::text[]) AS v(conversation_id, key)
+       JOIN ${s}.idempotency k ON k.conversation_id = v.conversation_id COLLATE "C" AND k.key = v.key COLLATE "C"`,
+    ),
     sweepKeys: named(
       'sweep_keys',
       `DELETE FROM ${s}.idempotency WHERE ctid IN (SELECT ctid FROM ${s}.idempotency WHERE at <= $1 LIMIT $2)`,
@@ -208,33 +248,10 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
     // Counter rows are locked in conversation order, so two processes whose batches share
     // conversations queue on each other instead of deadlocking. Within a conversation the
     // entries are numbered in array order. Returns each conversation's id base (first id - 1).
-    append: named(
-      'append',
-      `WITH batch AS (
-         SELECT b.conversation_id COLLATE "C" AS conversation_id, b.message, b.meta, b.is_system, b.ord
-         FROM unnest($1::text[], $2::text[], $3::text[], $5::boolean[]) WITH ORDINALITY AS b(conversation_id, message, meta, is_system, ord)
-       ), sizes AS (
-         SELECT conversation_id, count(*) AS n FROM batch GROUP BY conversation_id
-       ), counter AS (
-         INSERT INTO ${s}.conversations AS c (conversation_id, last_id)
-         SELECT conversation_id, n FROM sizes ORDER BY conversation_id
-         ON CONFLICT (conversation_id) DO UPDATE SET last_id = c.last_id + EXCLUDED.last_id
-         RETURNING c.conversation_id, c.last_id
-       ), bases AS (
-         SELECT conversation_id, counter.last_id - sizes.n AS base FROM counter JOIN sizes USING (conversation_id)
-       ), numbered AS (
-         SELECT b.conversation_id, bases.base + row_number() OVER (PARTITION BY b.conversation_id ORDER BY b.ord) AS message_id,
-                b.meta, b.message, b.is_system
-         FROM batch b JOIN bases USING (conversation_id)
-       ), inserted AS (
-         INSERT INTO ${s}.messages (conversation_id, message_id, ts, meta, message)
-         SELECT conversation_id, message_id, $4, meta::json, message::json FROM numbered
-       ), indexed AS (
-         INSERT INTO ${s}.system_messages (conversation_id, message_id)
-         SELECT conversation_id, message_id FROM numbered WHERE is_system
-       )
-       SELECT conversation_id, base FROM bases`,
-    ),
+    append: named('append', appendText(false)),
+    // The same, with $6: per entry the key it is the first entry of (NULL for the others), whose
+    // claimed row (claimKeys, earlier in the transaction) gets the entry's id as its first id.
+    appendKeyed: named('append_keyed', appendText(true)),
     clearCounter: named('clear_counter', `DELETE FROM ${s}.conversations WHERE conversation_id = $1`),
     clearMessages: named(
       'clear_messages',

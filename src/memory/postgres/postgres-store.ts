@@ -10,7 +10,6 @@ import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
 import { createWritePath, type AppendItem } from './postgres-write-path.ts';
 import { toStorageError, type PostgresOperation } from './postgres-errors.ts';
-import type { CheckedEntry } from '../contract/validate-input.ts';
 import { ForkError } from '../contract/fork.ts';
 import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT } from '../contract/idempotency.ts';
 
@@ -148,31 +147,88 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return migrated;
   }
 
+  /**
+   * One batch, one transaction, whatever its conversations and keys. Without keys: the append
+   * statement alone. With keys: BEGIN, the keys claimed (claimKeys), the claimed and unkeyed
+   * entries appended with the claimed keys' first ids (appendKeyed), the taken keys' rows read,
+   * COMMIT; then a taken key is answered with the records it stored, and nothing new is stored
+   * for it. (Duplicate keys of one conversation never reach here: the write path collapses them.)
+   */
+  /** When the last sweep of expired keys was started (store clock). */
+  let lastSweep = 0;
+
   async function appendBatch(items: readonly AppendItem[]): Promise<StoredMessage[][]> {
     await migrate();
-    const ts = isoWithOffset(clock.now());
+    const now = clock.now();
+    const ts = isoWithOffset(now);
+    const where = items.length === 1 ? items[0]!.conversationId : `${items.length} conversations`;
+    const keyed = items.filter((i) => i.key !== undefined);
+    if (keyed.length === 0) {
+      const result = await withClient('append', where, (client, sent) => {
+        sent();
+        return run(client, sql.append, entryArrays(items, false, ts));
+      });
+      return numberedRecords(items, basesOf(result.rows), ts);
+    }
+    const outcome = await withClient('append', where, async (client, sent) => {
+      await client.query('BEGIN');
+      try {
+        const claim = await run(client, sql.claimKeys, [keyed.map((i) => i.conversationId), keyed.map((i) => i.key), keyed.map((i) => i.entries.length), now, now - IDEMPOTENCY_WINDOW_MS]);
+        const won = new Set<string>(claim.rows.map((row: { conversation_id: string; key: string }) => pairOf(row.conversation_id, row.key)));
+        const writing = items.filter((i) => i.key === undefined || won.has(pairOf(i.conversationId, i.key)));
+        const taken = keyed.filter((i) => !won.has(pairOf(i.conversationId, i.key!)));
+        const bases = writing.length === 0 ? new Map<string, number>() : basesOf((await run(client, sql.appendKeyed, entryArrays(writing, true, ts))).rows);
+        const stored = new Map<string, { firstId: number; count: number }>();
+        if (taken.length > 0) {
+          const rows = await run(client, sql.storedKeys, [taken.map((i) => i.conversationId), taken.map((i) => i.key)]);
+          for (const row of rows.rows as Array<{ conversation_id: string; key: string; first_id: string | number; count: number }>) {
+            stored.set(pairOf(row.conversation_id, row.key), { firstId: Number(row.first_id), count: Number(row.count) });
+          }
+        }
+        sent();
+        await client.query('COMMIT');
+        return { writing, bases, stored };
+      } catch (error) {
+        await client.query('ROLLBACK').catch(ignore);
+        throw error;
+      }
+    });
+    if (now - lastSweep >= KEY_SWEEP_EVERY_MS) {
+      lastSweep = now;
+      // Its own statement, after the batch: expired rows of other conversations are not locked
+      // inside a batch's transaction. A failed sweep is retried by a later batch.
+      track(withClient('append', undefined, (client) => run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT])).catch(() => (lastSweep = 0)));
+    }
+    const fresh = numberedRecords(outcome.writing, outcome.bases, ts);
+    const byItem = new Map<AppendItem, StoredMessage[]>(outcome.writing.map((item, i) => [item, fresh[i]!]));
+    return Promise.all(
+      items.map(async (item) => {
+        const mine = byItem.get(item);
+        if (mine !== undefined) return mine;
+        const found = outcome.stored.get(pairOf(item.conversationId, item.key!))!;
+        const rows = await read<RecordRow>(item.conversationId, sql.range, [item.conversationId, found.firstId, found.firstId + found.count - 1, found.count]);
+        return rows.map(toRecord);
+      }),
+    );
+  }
+
+  /** The append statements' per-entry arrays (and, keyed, each entry's key if it opens a keyed item). */
+  function entryArrays(items: readonly AppendItem[], keyed: boolean, ts: string): unknown[] {
     const conversations: string[] = [];
     const messages: string[] = [];
     const metas: string[] = [];
     const systems: boolean[] = [];
-    for (const { conversationId, entries } of items) {
-      for (const e of entries) {
+    const keys: Array<string | null> = [];
+    for (const { conversationId, entries, key } of items) {
+      entries.forEach((e, i) => {
         conversations.push(conversationId);
         messages.push(JSON.stringify(e.message));
         metas.push(JSON.stringify(e.meta));
         systems.push(e.message.role === 'system');
-      }
+        keys.push(i === 0 && key !== undefined ? key : null);
+      });
     }
-    const where = items.length === 1 ? items[0]!.conversationId : `${items.length} conversations`;
-    const result = await withClient('append', where, (client, sent) => {
-      sent();
-      return run(client, sql.append, [conversations, messages, metas, ts, systems]);
-    });
-    const bases = new Map<string, number>(result.rows.map((row: { conversation_id: string; base: string | number }) => [row.conversation_id, Number(row.base)]));
-    return items.map(({ conversationId, entries }) => {
-      const base = bases.get(conversationId)!;
-      return entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message }));
-    });
+    return keyed ? [conversations, messages, metas, ts, systems, keys] : [conversations, messages, metas, ts, systems];
   }
 
   async function clearNow(c: string): Promise<void> {
@@ -222,49 +278,6 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     });
   }
 
-  let lastSweep = 0;
-
-  /** One keyed append in its own transaction: the stored records of the key, or the new ones. */
-  async function appendKeyed(c: string, entries: readonly CheckedEntry[], key: string): Promise<StoredMessage[]> {
-    await migrate();
-    const now = clock.now();
-    const ts = isoWithOffset(now);
-    const found = await withClient('append', c, async (client, sent) => {
-      await client.query('BEGIN');
-      try {
-        const claimed = await run(client, sql.claimKey, [c, key, entries.length, now, now - IDEMPOTENCY_WINDOW_MS]);
-        if (claimed.rowCount === 0) {
-          const stored = await run(client, sql.storedKey, [c, key]);
-          await client.query('COMMIT');
-          const row = stored.rows[0] as { first_id: string | number; count: number };
-          return { firstId: Number(row.first_id), count: Number(row.count), records: undefined };
-        }
-        if (now - lastSweep >= KEY_SWEEP_EVERY_MS) {
-          lastSweep = now;
-          await run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT]);
-        }
-        const appended = await run(client, sql.append, [
-          entries.map(() => c),
-          entries.map((e) => JSON.stringify(e.message)),
-          entries.map((e) => JSON.stringify(e.meta)),
-          ts,
-          entries.map((e) => e.message.role === 'system'),
-        ]);
-        const base = Number((appended.rows[0] as { base: string | number }).base);
-        await run(client, sql.settleKey, [c, key, base + 1]);
-        sent();
-        await client.query('COMMIT');
-        return { firstId: base + 1, count: entries.length, records: entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message })) };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(ignore);
-        throw error;
-      }
-    });
-    if (found.records !== undefined) return found.records;
-    const rows = await read<RecordRow>(c, sql.range, [c, found.firstId, found.firstId + found.count - 1, found.count]);
-    return rows.map(toRecord);
-  }
-
   async function forkNow(newId: string, source: string, at: number): Promise<void> {
     await migrate();
     const refused = await withClient('append', newId, async (client, sent) => {
@@ -294,7 +307,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     if (refused !== undefined) throw refused;
   }
 
-  const writes = createWritePath({ append: appendBatch, appendKeyed, clear: clearNow, fork: forkNow }, track);
+  const writes = createWritePath({ append: appendBatch, clear: clearNow, fork: forkNow }, track);
 
   async function read<R>(c: string, statement: Statement, values: unknown[]): Promise<R[]> {
     await migrate();
@@ -322,7 +335,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return rows.map((row) => JSON.parse(row.message) as Message);
       },
       append: (c, entries, options) => writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done })),
-      clear: (c) => writes.submit<void>(c, (done) => ({ kind: 'clear', done })),
+      clear: async (c) => {
+        await writes.submit<boolean>(c, (done) => ({ kind: 'clear', done }));
+      },
       fork: (source, at, newId) => writes.submit<void>(newId, (done) => ({ kind: 'fork', source, at, done })),
       range: async (c, q) => (await track(read<RecordRow>(c, sql.range, [c, q.from, q.to, q.limit]))).map(toRecord),
       tail: async (c, n) => (n === 0 ? [] : (await track(read<RecordRow>(c, sql.tail, [c, n]))).map(toRecord)),
@@ -352,6 +367,24 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
   };
   return store;
+}
+
+/** A `(conversation, key)` pair as one map key (neither contains NUL). */
+const pairOf = (conversationId: string, key: string): string => `${conversationId}\u0000${key}`;
+
+/** The append statement's rows: each conversation's id base (its first new id - 1). */
+function basesOf(rows: ReadonlyArray<{ conversation_id: string; base: string | number }>): Map<string, number> {
+  return new Map(rows.map((row) => [row.conversation_id, Number(row.base)]));
+}
+
+/** The records of `items` as the append statement numbered them: in order within each conversation. */
+function numberedRecords(items: readonly AppendItem[], bases: ReadonlyMap<string, number>, ts: string): StoredMessage[][] {
+  const next = new Map<string, number>();
+  return items.map(({ conversationId, entries }) => {
+    const base = next.get(conversationId) ?? bases.get(conversationId)!;
+    next.set(conversationId, base + entries.length);
+    return entries.map((e, i) => ({ message_id: base + i + 1, ts, meta: e.meta, message: e.message }));
+  });
 }
 
 /** A message row as selected: ids may come back as strings (bigint) or numbers (custom parsers). */

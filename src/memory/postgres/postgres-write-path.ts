@@ -15,15 +15,17 @@ import { takeStep, type PendingOp, type Settle, type Step } from '../runtime/wri
  *   `MAX_APPEND_BATCHES_IN_FLIGHT` append statements run at once: while one commits, the next
  *   fills. Work for a conversation that is in flight waits for its batch, not for the others.
  * - A failed statement rejects every operation in it with the same error; the lanes go on.
- * - A step with idempotency keys (and a fork, like a clear) runs on its own: its ops one
- *   after another, each keyed append in its own transaction (postgres-store.ts), the unkeyed
- *   neighbours together.
+ * - Keyed appends take the same path: each op is an item of the batch with its key, and the
+ *   batch's one transaction claims the keys and appends what they guard (postgres-store.ts).
+ *   Ops of one step with the same key are sent once and share its outcome.
+ * - A fork runs on its own, like a clear.
  */
 export interface WriteBackend {
-  /** Appends every item in one transaction; per item, its records as stored. */
+  /**
+   * Appends every item in one transaction; per item, its records as stored. An item whose key
+   * is already stored (and live) gets the records stored under it, and stores nothing.
+   */
   append(items: readonly AppendItem[]): Promise<StoredMessage[][]>;
-  /** One append guarded by an idempotency key, in its own transaction. */
-  appendKeyed(conversationId: string, entries: readonly CheckedEntry[], key: string): Promise<StoredMessage[]>;
   clear(conversationId: string): Promise<void>;
   fork(newId: string, source: string, at: number): Promise<void>;
 }
@@ -31,6 +33,8 @@ export interface WriteBackend {
 export interface AppendItem {
   conversationId: string;
   entries: readonly CheckedEntry[];
+  /** An idempotency key: at most one item per `(conversationId, key)` in a batch. */
+  key?: string | undefined;
 }
 
 export interface WritePath {
@@ -81,40 +85,17 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
       lane.busy = true;
       ready.delete(conversationId);
       const step = next.step;
-      if (step.kind === 'clear') track(runAlone(conversationId, step.ops[0].done, () => backend.clear(conversationId)));
+      if (step.kind === 'clear') {
+        // (`ifLastId` comes only from the runtime's retention sweep, which needs LMDB.)
+        const done = step.ops[0].done;
+        track(runAlone(conversationId, { resolve: () => done.resolve(true), reject: (e) => done.reject(e) }, () => backend.clear(conversationId)));
+      }
       else if (step.kind === 'fork') track(runAlone(conversationId, step.ops[0].done, () => backend.fork(conversationId, step.ops[0].source, step.ops[0].at)));
-      else if (step.ops.some((op) => op.key !== undefined)) track(runKeyed(conversationId, step));
       else appends.push({ conversationId, step });
     }
     if (appends.length > 0) {
       batchesInFlight++;
       track(runAppends(appends));
-    }
-  }
-
-  async function runKeyed(conversationId: string, step: AppendStep): Promise<void> {
-    try {
-      for (let i = 0; i < step.ops.length; ) {
-        const op = step.ops[i]!;
-        if (op.key !== undefined) {
-          i++;
-          await backend.appendKeyed(conversationId, op.entries, op.key).then(op.done.resolve, op.done.reject);
-          continue;
-        }
-        const group: AppendStep['ops'][number][] = [];
-        while (i < step.ops.length && step.ops[i]!.key === undefined) group.push(step.ops[i++]!);
-        await backend.append([{ conversationId, entries: group.flatMap((g) => g.entries) }]).then(
-          ([records]) => {
-            let at = 0;
-            for (const g of group) g.done.resolve(records!.slice(at, (at += g.entries.length)));
-          },
-          (error: unknown) => {
-            for (const g of group) g.done.reject(error);
-          },
-        );
-      }
-    } finally {
-      release(conversationId);
     }
   }
 
@@ -131,11 +112,38 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
 
   async function runAppends(batch: ReadonlyArray<{ conversationId: string; step: AppendStep }>): Promise<void> {
     try {
-      const stored = await backend.append(batch.map(({ conversationId, step }) => ({ conversationId, entries: step.ops.flatMap((op) => op.entries) })));
-      batch.forEach(({ step }, i) => {
-        const records = stored[i]!;
-        let at = 0;
+      const items: AppendItem[] = [];
+      /** Per item, the ops it settles: one, or every op of its step with its key. */
+      const settles: Array<AppendStep['ops'][number][]> = [];
+      for (const { conversationId, step } of batch) {
+        if (!step.ops.some((op) => op.key !== undefined)) {
+          // Unkeyed: the step's entries as one item.
+          items.push({ conversationId, entries: step.ops.length === 1 ? step.ops[0]!.entries : step.ops.flatMap((op) => op.entries) });
+          settles.push([...step.ops]);
+          continue;
+        }
+        const byKey = new Map<string, AppendStep['ops'][number][]>();
         for (const op of step.ops) {
+          if (op.key !== undefined) {
+            const same = byKey.get(op.key);
+            if (same !== undefined) {
+              same.push(op);
+              continue;
+            }
+            byKey.set(op.key, settles[settles.push([op]) - 1]!);
+          } else settles.push([op]);
+          items.push({ conversationId, entries: op.entries, key: op.key });
+        }
+      }
+      const stored = await backend.append(items);
+      settles.forEach((ops, i) => {
+        const records = stored[i]!;
+        if (ops.length === 1 || ops[0]!.key !== undefined) {
+          for (const op of ops) op.done.resolve(records);
+          return;
+        }
+        let at = 0;
+        for (const op of ops) {
           op.done.resolve(records.slice(at, at + op.entries.length));
           at += op.entries.length;
         }

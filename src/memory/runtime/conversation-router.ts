@@ -108,7 +108,16 @@ export class ConversationRouter implements RouterPort {
   }
 
   clear(conversationId: string): Promise<void> {
-    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'clear', done: { resolve, reject } }));
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'clear', done: { resolve: () => resolve(), reject } }));
+  }
+
+  /**
+   * Clears `conversationId` only if its last id is still `lastId` when its actor gets to it
+   * (after every write queued before): resolves with whether it cleared. The retention sweep's
+   * clear, so a write landing after the sweep read the conversation is never erased.
+   */
+  clearIfLastId(conversationId: string, lastId: number): Promise<boolean> {
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'clear', ifLastId: lastId, done: { resolve, reject } }));
   }
 
   private submit(conversationId: string, op: PendingOp): void {

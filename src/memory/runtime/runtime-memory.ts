@@ -2,6 +2,8 @@ import type { MessageLog } from '../contract/message-log.ts';
 import type { ConversationRouter } from './conversation-router.ts';
 import type { StorageSlot } from './storage-slot.ts';
 import { validatedLog } from '../contract/validated-log.ts';
+import { validateLastId, type ConditionalClear } from '../contract/conditional-clear.ts';
+import { validateConversationId } from '../contract/validate-input.ts';
 
 /**
  * `runtime.memory`: the runtime's store as a `MessageLog`. Arguments are validated here, at
@@ -9,9 +11,9 @@ import { validatedLog } from '../contract/validated-log.ts';
  * router; they resolve once committed and flushed. Reads go straight to the store's table
  * (waiting only while the store itself restarts), and see every write that has resolved.
  */
-export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): MessageLog {
+export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): MessageLog & ConditionalClear {
   const table = () => slot.current() ?? slot.whenTable();
-  return validatedLog({
+  const log = validatedLog({
     checkOpen() {},
     get: async (c) => (await table()).messages(c),
     append: (c, entries, options) => router.append(c, entries, options),
@@ -22,4 +24,8 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     systemMessages: async (c) => (await table()).systemMessages(c),
     lastId: async (c) => (await table()).lastId(c),
   });
+  return {
+    ...log,
+    clearIfLastId: async (c, lastId) => router.clearIfLastId(validateConversationId(c), validateLastId(lastId)),
+  };
 }

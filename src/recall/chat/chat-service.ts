@@ -109,7 +109,9 @@ import { projectToolCalls } from '../store/tool-call-projection.ts';
  * process awaits it (a streamed retry gets the reply as one `delta`); once answered, the
  * result is stored under the key in the commit of step 5 (with the reply row), and a retry
  * gets it back without a model call. The two session rows are appended under keys derived
- * from it, so a retry after a crash mid-turn stores neither twice.
+ * from it, so a retry after a crash mid-turn stores neither twice. A retry after a FAILED keyed
+ * turn is a new attempt: it stores the message again, then the reply (`[user, error, user,
+ * reply]`: the failed attempt stays a failed turn, left out of later contexts).
  *
  * Parallel turns on one session interleave their rows (ids stay unique and contiguous: the
  * MessageLog numbers them); turns on different sessions touch different keys.
@@ -170,9 +172,9 @@ export async function chatTurn(
   let ran = false;
   const result = await running.once(userId, sessionId, key, async () => {
     const stored = storedTurn(deps.dbs, userId, sessionId, key, deps.clock.now());
-    if (stored !== undefined) return { ...stored, title: sessionEntry(deps.dbs, userId, sessionId)?.title || stored.title };
+    if ('answer' in stored) return { ...stored.answer, title: sessionEntry(deps.dbs, userId, sessionId)?.title || stored.answer.title };
     ran = true;
-    return runTurn(deps, userId, sessionId, message, input.signal, key, onEvent);
+    return runTurn(deps, userId, sessionId, message, input.signal, { key, attempt: stored.failedAttempts }, onEvent);
   });
   // Answered by the stored turn or the one in flight: a stream gets the reply in one piece.
   if (!ran && onEvent !== undefined && result.reply !== '') onEvent({ type: 'delta', text: result.reply });
@@ -185,12 +187,13 @@ async function runTurn(
   sessionId: string,
   message: string,
   signal: AbortSignal | undefined,
-  key: string | undefined,
+  keyed: { key: string; attempt: number } | undefined,
   onEvent: ((event: ChatStreamEvent) => void) | undefined,
 ): Promise<ChatResult> {
   const conversationId = sessionConversationId(userId, sessionId);
   const dbs = deps.dbs;
-  const keys = key === undefined ? undefined : rowKeys(key);
+  const key = keyed?.key;
+  const keys = keyed === undefined ? undefined : rowKeys(keyed.key, keyed.attempt);
   if (signal?.aborted) throw TurnInterruptedError.of(signal);
 
   const asked = localNow(deps);
@@ -347,7 +350,7 @@ async function runTurn(
   } catch (caught) {
     const err = !replied && signal?.aborted ? TurnInterruptedError.of(signal, caught) : caught;
     if (!replied) {
-      await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript, reply: streamed }, err).catch(() => undefined);
+      await recordFailure(deps, userId, sessionId, { message, memoryContext, transcript, reply: streamed }, err, keyed).catch(() => undefined);
     }
     throw err;
   }
@@ -411,6 +414,8 @@ async function recordFailure(
   sessionId: string,
   turn: { message: string; memoryContext: string; transcript: Message[]; reply?: string },
   err: unknown,
+  /** A keyed turn's attempt: the next one gets rows of its own (turn-keys.ts). */
+  keyed?: { key: string; attempt: number },
 ): Promise<void> {
   const { message, memoryContext, transcript } = turn;
   const reply = turn.reply ?? '';
@@ -444,6 +449,7 @@ async function recordFailure(
       });
       rowsSettled(dbs, userId, sessionId);
       touchSession(dbs, userId, sessionId, offlineTitle(message, deps.language), at.ts);
+      if (keyed !== undefined) putTurnKey(dbs, userId, sessionId, keyed.key, { failedAttempts: keyed.attempt + 1, at: deps.clock.now() });
     },
   );
 }

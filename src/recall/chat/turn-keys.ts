@@ -15,7 +15,13 @@ import { HIGH } from '../store/recall-dbs.ts';
  *   after a crash mid-turn stores neither twice (a reply row stored before the crash is
  *   answered from the store, though the model may be asked again).
  *
- * A failed turn keeps nothing under its key: a retry runs the turn again.
+ * A failed attempt keeps no answer under its key: a retry runs the turn again, as a new attempt.
+ * The failed attempt stays in the session as any failed turn does (its user row, then its error
+ * row: later turns leave both out of their context) and the retry stores the user's message
+ * again, then the reply, so a reply always follows the message it answers:
+ * `[user, error, user, reply]`, never `[user, error, reply]`. The attempt number is kept under
+ * the key (`failedAttempts`, in the commit of the error row) and each attempt's rows get keys of
+ * their own (`rowKeys(key, attempt)`), so a crash during the retry still stores neither twice.
  */
 export class RunningTurns<R> {
   private readonly running = new Map<string, Promise<R>>();
@@ -31,10 +37,13 @@ export class RunningTurns<R> {
   }
 }
 
-/** The stored answer of a turn under `key`, if still within the window. */
-export function storedTurn(dbs: RecallDbs, userId: string, sessionId: string, key: string, now: number): TurnKeyValue['result'] | undefined {
+export type TurnAnswer = Extract<TurnKeyValue, { result: unknown }>['result'];
+
+/** What is kept under `key` within the window: the turn's answer, or how many attempts failed (0: none kept). */
+export function storedTurn(dbs: RecallDbs, userId: string, sessionId: string, key: string, now: number): { answer: TurnAnswer } | { failedAttempts: number } {
   const stored = dbs.turnKeys.get([userId, sessionId, key]);
-  return stored !== undefined && stored.at > now - IDEMPOTENCY_WINDOW_MS ? stored.result : undefined;
+  if (stored === undefined || stored.at <= now - IDEMPOTENCY_WINDOW_MS) return { failedAttempts: 0 };
+  return 'result' in stored ? { answer: stored.result } : { failedAttempts: stored.failedAttempts };
 }
 
 /** Inside a write transaction. */
@@ -48,8 +57,9 @@ export function removeSessionTurnKeys(dbs: RecallDbs, userId: string, sessionId:
   for (const key of keys) dbs.turnKeys.remove(key);
 }
 
-/** The MessageLog keys of a turn's user and reply rows (bounded length, whatever the turn key). */
-export function rowKeys(key: string): { user: string; reply: string } {
+/** The MessageLog keys of the user and reply rows of a turn's attempt (bounded length, whatever the turn key). */
+export function rowKeys(key: string, attempt = 0): { user: string; reply: string } {
   const digest = createHash('sha256').update(key).digest('hex').slice(0, 40);
-  return { user: `turn.user.${digest}`, reply: `turn.reply.${digest}` };
+  const suffix = attempt === 0 ? '' : `.${attempt}`;
+  return { user: `turn.user.${digest}${suffix}`, reply: `turn.reply.${digest}${suffix}` };
 }

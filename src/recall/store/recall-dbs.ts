@@ -140,10 +140,10 @@ export interface DialogueLogRow {
 }
 
 /** A chat turn's answer, kept under its idempotency key (chat/turn-keys.ts); `at` epoch ms. */
-export interface TurnKeyValue {
-  result: { reply: string; memoryHits: number; title: string; toolCalls: ToolCallView[] };
-  at: number;
-}
+/** A keyed turn's entry (chat/turn-keys.ts): its answer once it answered; until then, its failed attempts. */
+export type TurnKeyValue =
+  | { result: { reply: string; memoryHits: number; title: string; toolCalls: ToolCallView[] }; at: number }
+  | { failedAttempts: number; at: number };
 
 /** A dialogue-log row as stored. */
 export interface LogValue extends DialogueLogRow {
