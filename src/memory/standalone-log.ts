@@ -6,7 +6,7 @@ import { validatedLog } from './contract/validated-log.ts';
 import { validateConversationId } from './contract/validate-input.ts';
 import { validateLastId, type ConditionalClear } from './contract/conditional-clear.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
-import { runStep, takeStep, type PendingOp, type Step } from './runtime/write-queue.ts';
+import { runStep, takeStep, type PendingOp, type Step, type StepContext } from './runtime/write-queue.ts';
 
 /**
  * A `MessageLog` over a `MessageTable` for use outside a runtime: each conversation gets a
@@ -27,9 +27,15 @@ export interface ClosableLog extends MessageLog {
 /** How many conversations' last ids a log remembers between writes. */
 export const LAST_ID_CACHE = 10_000;
 
+/** A conversation's writes while it has any pending: the queue, the step in flight, the last id. */
 interface Lane {
+  readonly conversationId: string;
+  /** Undefined until read (or after a failed step: read again before numbering). */
   lastId: number | undefined;
   queue: PendingOp[];
+  step: Step | undefined;
+  /** Reused for every step of the lane. */
+  readonly context: StepContext;
 }
 
 export function createSerialLog(
@@ -46,43 +52,75 @@ export function createSerialLog(
     known.set(c, lastId);
     if (known.size > LAST_ID_CACHE) known.delete(known.keys().next().value!);
   };
-  const draining = new Set<Promise<void>>();
+  /** Woken when the last lane ends (`close` waits for them). */
+  const drained: Array<() => void> = [];
   let closing: Promise<void> | undefined;
 
   const ensureOpen = () => {
     if (closing !== undefined) throw new StorageError('store_closed', 'the store is closed');
   };
 
-  function submit<T>(c: string, make: (done: { resolve(v: T): void; reject(e: unknown): void }) => PendingOp): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const op = make({ resolve, reject });
-      const lane = lanes.get(c);
-      if (lane !== undefined) {
-        lane.queue.push(op);
-        return;
-      }
-      const fresh: Lane = { lastId: known.get(c), queue: [op] };
-      lanes.set(c, fresh);
-      const run = drain(c, fresh).finally(() => draining.delete(run));
-      draining.add(run);
-    });
+  // The hot path runs on plain callbacks, not an async loop: a write costs a push, and a step
+  // two callbacks, with no promise of its own (CPU and garbage per append, bench/append-cpu.ts).
+  function enqueue(c: string, op: PendingOp): void {
+    const lane = lanes.get(c);
+    if (lane !== undefined) {
+      lane.queue.push(op);
+      return;
+    }
+    const fresh: Lane = { conversationId: c, lastId: known.get(c), queue: [op], step: undefined, context: { table, conversationId: c, lastId: 0, clock } };
+    lanes.set(c, fresh);
+    next(fresh);
   }
 
-  async function drain(c: string, lane: Lane): Promise<void> {
-    for (;;) {
-      const next = takeStep(lane.queue);
-      if (next === undefined) break;
-      lane.queue = next.rest;
-      try {
-        lane.lastId ??= await table.lastId(c);
-        lane.lastId = await runStep(next.step, { table, conversationId: c, lastId: lane.lastId, clock });
-      } catch (error) {
-        rejectStep(next.step, error);
-        lane.lastId = undefined;
-      }
+  /** Takes the lane's next step and issues it (in this event turn when the last id is known), or ends the lane. */
+  function next(lane: Lane): void {
+    const taken = takeStep(lane.queue);
+    if (taken === undefined) {
+      lane.step = undefined;
+      lanes.delete(lane.conversationId);
+      remember(lane.conversationId, lane.lastId);
+      if (lanes.size === 0 && drained.length > 0) for (const wake of drained.splice(0)) wake();
+      return;
     }
-    lanes.delete(c);
-    remember(c, lane.lastId);
+    lane.queue = taken.rest;
+    lane.step = taken.step;
+    if (lane.lastId !== undefined) return issue(lane, lane.lastId);
+    let read: Promise<number>;
+    try {
+      read = table.lastId(lane.conversationId);
+    } catch (error) {
+      return failed(lane, error);
+    }
+    read.then(
+      (lastId) => issue(lane, lastId),
+      (error: unknown) => failed(lane, error),
+    );
+  }
+
+  function issue(lane: Lane, lastId: number): void {
+    lane.lastId = lastId;
+    lane.context.lastId = lastId;
+    let run: Promise<number>;
+    try {
+      run = runStep(lane.step!, lane.context);
+    } catch (error) {
+      return failed(lane, error);
+    }
+    run.then(
+      (after) => {
+        lane.lastId = after;
+        next(lane);
+      },
+      (error: unknown) => failed(lane, error),
+    );
+  }
+
+  /** The step's ops get the error (those already settled ignore it); the next step reads the last id again. */
+  function failed(lane: Lane, error: unknown): void {
+    rejectStep(lane.step!, error);
+    lane.lastId = undefined;
+    next(lane);
   }
 
   const log: ClosableLog & ConditionalClear = {
@@ -90,12 +128,12 @@ export function createSerialLog(
       checkOpen: ensureOpen,
       get: (c) => table.messages(c),
       append: (c, entries, options) =>
-        submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done, onNumbered: options.onNumbered })),
-      clear: async (c) => {
-        await submit<boolean>(c, (done) => ({ kind: 'clear', done }));
-      },
+        new Promise<StoredMessage[]>((resolve, reject) =>
+          enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: { resolve, reject }, onNumbered: options.onNumbered }),
+        ),
+      clear: (c) => new Promise<void>((resolve, reject) => enqueue(c, { kind: 'clear', done: { resolve: () => resolve(), reject } })),
       // In the new conversation's lane, which then numbers on from the fork point.
-      fork: (source, at, newId) => submit<void>(newId, (done) => ({ kind: 'fork', source, at, done })),
+      fork: (source, at, newId) => new Promise<void>((resolve, reject) => enqueue(newId, { kind: 'fork', source, at, done: { resolve, reject } })),
       range: (c, q) => table.range(c, q.from, q.to, q.limit),
       tail: (c, n) => table.tail(c, n),
       systemMessages: (c) => table.systemMessages(c),
@@ -104,11 +142,12 @@ export function createSerialLog(
     clearIfLastId: async (c, lastId) => {
       ensureOpen();
       const checked = validateLastId(lastId);
-      return submit<boolean>(validateConversationId(c), (done) => ({ kind: 'clear', ifLastId: checked, done }));
+      const conversationId = validateConversationId(c);
+      return new Promise<boolean>((resolve, reject) => enqueue(conversationId, { kind: 'clear', ifLastId: checked, done: { resolve, reject } }));
     },
     close(): Promise<void> {
       closing ??= (async () => {
-        while (draining.size > 0) await Promise.allSettled([...draining]);
+        while (lanes.size > 0) await new Promise<void>((wake) => drained.push(wake));
         await options.onClose?.();
       })();
       return closing;

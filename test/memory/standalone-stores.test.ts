@@ -79,6 +79,30 @@ describe('two writers on one LMDB environment, one idempotency key', () => {
   });
 });
 
+describe('closing a standalone LMDB store', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+
+  it('lets every pending write of every conversation commit before it closes, and refuses new ones', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+    const store = createLmdbStore({ path: dir });
+    const pending: Array<Promise<void>> = [];
+    for (let c = 0; c < 20; c++) for (let i = 0; i < 3; i++) pending.push(store.add(`c${c}`, [user(`${c}.${i}`)]));
+    const closed = store.close();
+    const refused = await store.add('late', [user('late')]).catch((e: unknown) => e);
+    expect((refused as StorageError).code).toBe('store_closed');
+    await closed;
+    await Promise.all(pending);
+    const reopened = createLmdbStore({ path: dir });
+    try {
+      for (let c = 0; c < 20; c++) expect(await reopened.get(`c${c}`)).toEqual([user(`${c}.0`), user(`${c}.1`), user(`${c}.2`)]);
+      expect(await reopened.lastId('late')).toBe(0);
+    } finally {
+      await reopened.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('clearIfLastId (the retention sweep\'s compare-and-clear)', () => {
   const user = (content: string) => ({ role: 'user' as const, content });
 

@@ -15,13 +15,25 @@ export type JsonCheck = { ok: true; value: JsonValue } | { ok: false; path: stri
 export const MAX_JSON_DEPTH = 1000;
 
 export function copyJson(value: unknown, path = '$'): JsonCheck {
-  const walk: Walk = { ancestors: [], keys: [], failure: undefined };
-  const copied = visit(walk, value, 0);
-  if (copied !== undefined) return { ok: true, value: copied };
-  const failure = walk.failure ?? { keys: [], reason: 'not JSON' };
-  const at = failure.keys.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${k}`), path);
-  return { ok: false, path: at, reason: failure.reason };
+  // One walk reused by every copy (it runs for every message written); a copy started while
+  // one is running (a proxy's trap calling back in) takes a fresh one.
+  const walk = spareWalk ?? { ancestors: [], keys: [], failure: undefined };
+  spareWalk = undefined;
+  try {
+    const copied = visit(walk, value, 0);
+    if (copied !== undefined) return { ok: true, value: copied };
+    const failure = walk.failure ?? { keys: [], reason: 'not JSON' };
+    const at = failure.keys.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${k}`), path);
+    return { ok: false, path: at, reason: failure.reason };
+  } finally {
+    walk.ancestors.length = 0;
+    walk.keys.length = 0;
+    walk.failure = undefined;
+    spareWalk = walk;
+  }
 }
+
+let spareWalk: Walk | undefined;
 
 interface Walk {
   /** The containers above the value being visited (a stack: messages are shallow, so a scan
