@@ -35,71 +35,18 @@ import { rankedSearch } from '../src/recall/search/bm25-query.ts';
 import type { SearchDbs } from '../src/recall/search/search-dbs.ts';
 import { tokenize, tokenizeWithSegmenter } from '../src/recall/search/tokenizer.ts';
 import { Samples, type LatencySummary } from './suite/stats.ts';
-import { prng } from './suite/records.ts';
+import { searchCorpus } from './suite/search-corpus.ts';
 import { makeTempDir } from './suite/temp-dir.ts';
 
 const sizeArg = process.argv.indexOf('--size');
 const SIZE = sizeArg > 0 ? Number(process.argv[sizeArg + 1]) : 100_000;
-const ROWS_PER_DAY = 1_000;
 const BATCH = 2_000;
 const USER = 'bench-user';
 const OFF_USER = 'bench-off';
 
-const rand = prng(42);
-
-/** Zipf sampler over ranks 0..n-1 (s = 1), by inverse CDF over a cumulative table. */
-function zipf(n: number): () => number {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let i = 0; i < n; i++) cdf[i] = sum += 1 / (i + 1);
-  return () => {
-    const x = rand() * sum;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
-
-const SYL = ['ka', 'lo', 'mi', 'ter', 'san', 'vo', 'ri', 'den', 'ul', 'pra', 'mo', 'ne', 'sti', 'gar', 'fel', 'do', 'bri', 'tan', 'el', 'quo'];
-const COMMON = 'the a to and of i you is it in that for on my we with this be have are at can me so do not was what but'.split(' ');
-const VOCAB: string[] = [...COMMON];
-for (let i = 0; VOCAB.length < 30_000; i++) {
-  let w = '';
-  for (let n = i; ; n = Math.floor(n / SYL.length) - 1) {
-    w = SYL[n % SYL.length]! + w;
-    if (n < SYL.length) break;
-  }
-  VOCAB.push(w);
-}
-const word = zipf(VOCAB.length);
-// Chinese: 8 000 two-character words over 2 500 characters, so bigrams repeat as in real text.
-const hanChar = zipf(2_500);
-const ZH_WORDS: string[] = [];
-for (let i = 0; i < 8_000; i++) ZH_WORDS.push(String.fromCodePoint(0x4e00 + hanChar() * 7, 0x4e00 + hanChar() * 7));
-const zhWord = zipf(ZH_WORDS.length);
-
-function message(i: number): string {
-  if (i % 10 === 9) {
-    const n = 4 + Math.floor(rand() * 15);
-    let s = '';
-    for (let k = 0; k < n; k++) s += ZH_WORDS[zhWord()]!;
-    return s;
-  }
-  const n = 6 + Math.floor(rand() * 25);
-  const words: string[] = [];
-  for (let k = 0; k < n; k++) words.push(VOCAB[word()]!);
-  return words.join(' ');
-}
-
-function dayOf(i: number): string {
-  const d = new Date(Date.UTC(2024, 0, 1) + Math.floor(i / ROWS_PER_DAY) * 86_400_000);
-  return d.toISOString().slice(0, 10);
-}
+// The suite's ranked-search corpus (seed 42), so this script and `--only ranked` index the same text.
+const corpus = searchCorpus();
+const { message, dayOf } = corpus;
 
 function dbBytes(search: SearchDbs): Record<string, number> {
   const out: Record<string, number> = {};
@@ -191,9 +138,7 @@ async function main(): Promise<void> {
 
   // Queries.
   const queries: string[] = [];
-  const mid = () => VOCAB[200 + Math.floor(rand() * 4_000)]!;
-  const rare = () => VOCAB[10_000 + Math.floor(rand() * 20_000)]!;
-  const common = () => VOCAB[30 + Math.floor(rand() * 100)]!;
+  const { mid, rare, common } = corpus;
   for (let i = 0; i < 200; i++) queries.push(`${mid()} ${mid()}`);
   for (let i = 0; i < 200; i++) queries.push(`${rare()} ${common()}`);
   const ftsQuery = sqlite.prepare('SELECT rowid, content, bm25(t) AS score FROM t WHERE t MATCH ? ORDER BY score LIMIT 10');
