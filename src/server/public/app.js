@@ -236,32 +236,22 @@ function codeBlock(text, language) {
 }
 
 function toolPanel(toolCalls) {
-  const details = document.createElement('details');
-  details.className = 'tool-calls';
+  const details = element('details', 'tool-calls');
   const summary = document.createElement('summary');
   summary.textContent = t('toolCalls', { count: toolCalls.length });
-  const list = document.createElement('ol');
-  list.className = 'tool-list';
+  const list = element('ol', 'tool-list');
   toolCalls.forEach((call) => {
-    const item = document.createElement('li');
-    item.className = 'tool-call';
-    const head = document.createElement('div');
-    head.className = 'tool-head';
-    const name = document.createElement('code');
-    name.className = 'tool-name';
-    name.textContent = call.name;
+    const item = element('li', 'tool-call');
+    const head = element('div', 'tool-head');
+    const name = element('code', 'tool-name', call.name);
     head.append(name);
 
-    const argsLabel = document.createElement('div');
-    argsLabel.className = 'tool-label';
-    argsLabel.textContent = t('toolArguments');
+    const argsLabel = element('div', 'tool-label', t('toolArguments'));
     const args = prettyJson(call.input);
     const argsBlock = args === null ? codeBlock(String(call.input ?? ''), null) : codeBlock(args, 'json');
     argsBlock.classList.add('tool-args');
 
-    const outLabel = document.createElement('div');
-    outLabel.className = 'tool-label';
-    outLabel.textContent = t('toolOutput');
+    const outLabel = element('div', 'tool-label', t('toolOutput'));
     const outText = String(call.output ?? '');
     const outJson = prettyJson(outText);
     const outBlock = outJson === null ? codeBlock(outText || t('toolNoOutput'), null) : codeBlock(outJson, 'json');
@@ -286,32 +276,33 @@ function enhanceCode(box) {
       code.innerHTML = hljs.highlightAuto(source).value;
     }
     code.classList.add('hljs');
-    const wrap = document.createElement('div');
-    wrap.className = 'code-block';
-    const head = document.createElement('div');
-    head.className = 'code-head';
-    const lang = document.createElement('span');
-    lang.className = 'code-lang';
-    lang.textContent = declared || '';
+    const wrap = element('div', 'code-block');
+    const head = element('div', 'code-head');
+    const lang = element('span', 'code-lang', declared || '');
     head.append(lang, copyButton(() => source, 'copyCode', 'act small'));
     pre.replaceWith(wrap);
     wrap.append(head, pre);
   }
 }
 
+/** A new `tag` element with its class and, when given, its text (never parsed as HTML). */
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
 function bubble(role, messageId) {
-  const row = document.createElement('div');
-  row.className = `msg ${role}`;
+  const row = element('div', `msg ${role}`);
   if (messageId !== undefined && messageId !== null) row.dataset.messageId = String(messageId);
-  const box = document.createElement('div');
-  box.className = 'bubble';
+  const box = element('div', 'bubble');
   row.append(box);
   return { row, box };
 }
 
 function actionBar(row, text) {
-  const bar = document.createElement('div');
-  bar.className = 'msg-actions';
+  const bar = element('div', 'msg-actions');
   bar.append(copyButton(() => text, 'copyMessage'));
   row.append(bar);
   return bar;
@@ -382,11 +373,8 @@ function addStoredError(error, toolCalls, messageId) {
 }
 
 function showEmptyHint() {
-  const hint = document.createElement('div');
-  hint.className = 'empty';
-  const title = document.createElement('div');
-  title.className = 'empty-title';
-  title.textContent = t('emptyTitle');
+  const hint = element('div', 'empty');
+  const title = element('div', 'empty-title', t('emptyTitle'));
   const body = document.createElement('div');
   body.textContent = t('emptyBody');
   hint.append(title, body);
@@ -430,20 +418,15 @@ function formatTime(ts) {
 function renderConversations() {
   el.convList.replaceChildren();
   for (const conv of state.conversations) {
-    const item = document.createElement('div');
-    item.className = 'conv' + (conv.session_id === state.sessionId ? ' active' : '');
+    const item = element('div', 'conv' + (conv.session_id === state.sessionId ? ' active' : ''));
     item.dataset.sessionId = conv.session_id;
 
     const open = document.createElement('button');
     open.type = 'button';
     open.className = 'conv-open';
     if (conv.session_id === state.sessionId) open.setAttribute('aria-current', 'true');
-    const title = document.createElement('span');
-    title.className = 'conv-title';
-    title.textContent = titleOf(conv);
-    const time = document.createElement('span');
-    time.className = 'conv-time';
-    time.textContent = formatTime(conv.updated_at);
+    const title = element('span', 'conv-title', titleOf(conv));
+    const time = element('span', 'conv-time', formatTime(conv.updated_at));
     open.append(title, time);
     open.addEventListener('click', () => {
       closeSidebar();
@@ -829,24 +812,13 @@ function timelineItem(item) {
   btn.dataset.messageId = String(item.message_id);
   const title = UNTITLED_TITLES.has(item.title || '') ? t('untitled') : item.title;
   btn.title = t('openTurn', { title });
-  const head = document.createElement('div');
-  head.className = 'tl-head';
-  const name = document.createElement('code');
-  name.className = 'tl-name';
-  name.textContent = item.name;
-  const time = document.createElement('span');
-  time.className = 'tl-time';
-  time.textContent = formatTime(item.ts);
+  const head = element('div', 'tl-head');
+  const name = element('code', 'tl-name', item.name);
+  const time = element('span', 'tl-time', formatTime(item.ts));
   head.append(name, time);
-  const session = document.createElement('div');
-  session.className = 'tl-session';
-  session.textContent = item.failed ? `${title} · ${t('failedTurn')}` : title;
-  const said = document.createElement('div');
-  said.className = 'tl-said';
-  said.textContent = snippet(item.user_message);
-  const args = document.createElement('div');
-  args.className = 'tl-args';
-  args.textContent = snippet(item.input, 100);
+  const session = element('div', 'tl-session', item.failed ? `${title} · ${t('failedTurn')}` : title);
+  const said = element('div', 'tl-said', snippet(item.user_message));
+  const args = element('div', 'tl-args', snippet(item.input, 100));
   btn.append(head, session, said, args);
   btn.addEventListener('click', () => {
     closePanelIfNarrow();
@@ -890,20 +862,12 @@ async function loadDaily() {
 }
 
 function dailyItem(row) {
-  const li = document.createElement('li');
-  li.className = `daily-row ${row.role === 'user' ? 'user' : 'assistant'}`;
-  const head = document.createElement('div');
-  head.className = 'daily-head';
-  const role = document.createElement('span');
-  role.className = 'daily-role';
-  role.textContent = row.role === 'user' ? t('roleUser') : t('roleAssistant');
-  const time = document.createElement('span');
-  time.className = 'daily-time';
-  time.textContent = String(row.ts || '').slice(11, 16);
+  const li = element('li', `daily-row ${row.role === 'user' ? 'user' : 'assistant'}`);
+  const head = element('div', 'daily-head');
+  const role = element('span', 'daily-role', row.role === 'user' ? t('roleUser') : t('roleAssistant'));
+  const time = element('span', 'daily-time', String(row.ts || '').slice(11, 16));
   head.append(role, time);
-  const text = document.createElement('div');
-  text.className = 'daily-text';
-  text.textContent = row.error ? t('error', { detail: `${row.error.message} (${row.error.code})` }) : snippet(row.content, 220);
+  const text = element('div', 'daily-text', row.error ? t('error', { detail: `${row.error.message} (${row.error.code})` }) : snippet(row.content, 220));
   li.append(head, text);
   if (row.session_id) {
     const open = document.createElement('button');
@@ -951,17 +915,12 @@ function lineage(item, byId) {
 function renderMemory(items, history) {
   const byId = new Map(history.map((h) => [h.id, h]));
   const rows = items.map((item) => {
-    const div = document.createElement('div');
-    div.className = 'mem-item';
-    const text = document.createElement('div');
-    text.className = 'mem-text';
-    text.textContent = item.text;
-    const meta = document.createElement('div');
-    meta.className = 'mem-meta';
+    const div = element('div', 'mem-item');
+    const text = element('div', 'mem-text', item.text);
+    const meta = element('div', 'mem-meta');
     meta.textContent = [item.id, item.key ? t('memKeyShown', { key: item.key }) : null, `v${item.version}`, item.source.via, formatTime(item.valid_from)]
       .filter(Boolean).join(' · ');
-    const actions = document.createElement('div');
-    actions.className = 'mem-actions';
+    const actions = element('div', 'mem-actions');
     const edit = document.createElement('button');
     edit.type = 'button';
     edit.className = 'ghost';
@@ -976,15 +935,12 @@ function renderMemory(items, history) {
     div.append(text, meta, actions);
     const chain = lineage(item, byId);
     if (chain.length > 0) {
-      const details = document.createElement('details');
-      details.className = 'mem-history';
+      const details = element('details', 'mem-history');
       const summary = document.createElement('summary');
       summary.textContent = t('memHistory', { count: chain.length });
       const ul = document.createElement('ul');
       for (const old of chain) {
-        const li = document.createElement('li');
-        li.className = 'ended';
-        li.textContent = t('memUntil', { text: old.text, version: old.version, time: formatTime(old.valid_to) });
+        const li = element('li', 'ended', t('memUntil', { text: old.text, version: old.version, time: formatTime(old.valid_to) }));
         ul.append(li);
       }
       details.append(summary, ul);
@@ -1058,13 +1014,10 @@ function renderHits(items) {
     const b = document.createElement('button');
     b.type = 'button';
     b.className = 'search-hit';
-    const meta = document.createElement('span');
-    meta.className = 'search-hit-meta';
+    const meta = element('span', 'search-hit-meta');
     const role = hit.role === 'user' ? t('roleUser') : hit.role === 'assistant' ? t('roleAssistant') : hit.role;
     meta.textContent = hit.source === 'long_term' ? `${hit.day} · ${t('longTerm')}` : `${hit.day} · ${role}`;
-    const text = document.createElement('span');
-    text.className = 'search-hit-text';
-    text.textContent = hit.snippet;
+    const text = element('span', 'search-hit-text', hit.snippet);
     b.append(meta, text);
     if (hit.source === 'session') {
       b.addEventListener('click', () => {
@@ -1094,27 +1047,19 @@ function stateText(value) {
 // mailboxDepth, children}. The root and dynamic children have no id; they show a name or pid.
 function renderNode(node, depth = 0) {
   const li = document.createElement('li');
-  const box = document.createElement('div');
-  box.className = 'node';
-  const main = document.createElement('div');
-  main.className = 'node-main';
+  const box = element('div', 'node');
+  const main = element('div', 'node-main');
   const kind = pick(node, 'type', 'kind') || 'worker';
   const label = String(pick(node, 'id', 'name') ?? (depth === 0 ? 'root' : pick(node, 'pid') ?? '?'));
   // Conversation actors are registered as `<runtime>/conversation/<conversation id>`.
   const conversation = /\/conversation\/(?:session\/)?(.+)$/.exec(label);
-  const badge = document.createElement('span');
-  badge.className = `kind ${conversation ? 'conversation' : kind}`;
-  badge.textContent = conversation ? 'conv' : kind === 'supervisor' ? 'sup' : 'proc';
-  const name = document.createElement('span');
-  name.className = 'node-id';
-  name.textContent = conversation ? conversation[1] : label;
+  const badge = element('span', `kind ${conversation ? 'conversation' : kind}`, conversation ? 'conv' : kind === 'supervisor' ? 'sup' : 'proc');
+  const name = element('span', 'node-id', conversation ? conversation[1] : label);
   name.title = label;
   main.append(badge, name);
   const status = String(pick(node, 'status') ?? '');
   if (status) {
-    const s = document.createElement('span');
-    s.className = `status ${status.replace(/[^a-z_-]/gi, '')}`;
-    s.textContent = status;
+    const s = element('span', `status ${status.replace(/[^a-z_-]/gi, '')}`, status);
     main.append(s);
   }
   box.append(main);
@@ -1128,9 +1073,7 @@ function renderNode(node, depth = 0) {
   const mailbox = pick(node, 'mailboxDepth', 'mailbox');
   if (mailbox !== undefined) facts.push(t('mailbox', { n: mailbox }));
   if (facts.length) {
-    const f = document.createElement('div');
-    f.className = 'facts';
-    f.textContent = facts.join(' · ');
+    const f = element('div', 'facts', facts.join(' · '));
     box.append(f);
   }
   if (Number(restarts) > 0) box.classList.add('restarted');
