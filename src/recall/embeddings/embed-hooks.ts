@@ -63,6 +63,7 @@ export function embedLongTermChange(dbs: RecallDbs, userId: string, before: stri
     const doc = longTermDoc(line);
     if (doc !== null && !now.has(line)) dropItem(dbs, [userId, 'd', doc]);
   }
+  if (!dbs.embed.enabled) return; // removals only: nothing is queued, so no vector is looked up
   for (const [line, text] of now) {
     if (old.get(line) === text && dbs.embed.vectors.doesExist([userId, 'd', line])) continue;
     queue(dbs, userId, 'd', longTermDoc(line));
