@@ -17,6 +17,7 @@ export { monotonicClock } from './clock.ts';
 
 export {
   spawn,
+  spawnHibernated,
   start,
   exit,
   stop,

@@ -36,14 +36,17 @@
  *   children and no delayed transitions (`after`): the shell does not hibernate a machine
  *   with children, and delayed events would be lost. A traced process does not hibernate.
  *   The behaviour's initialisation (a machine's `context` function) runs as the process, so
- *   `self()` there is the new process.
+ *   `self()` there is the new process. `spawnHibernated` starts a machine hibernated, like a
+ *   gen_server whose `init` returns `{ok, State, hibernate}`: its `init` (run as the process)
+ *   gives the state value and context, and no actor exists until the first message, so a
+ *   process that mostly rests costs no actor even to start.
  * - Mailbox depth: messages accepted but not yet taken by the behaviour. A machine takes
  *   every event synchronously (xstate runs to completion inside `send`), so its depth is what
  *   its `mailboxDepth(snapshot)` option reports (e.g. events it queues in context while busy);
  *   a gen server reports its own queue.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createActor, type AnyActorLogic, type AnyActorRef, type AnyStateMachine, type StateValue } from 'xstate';
+import { createActor, type AnyActorLogic, type AnyActorRef, type AnyStateMachine, type ContextFrom, type StateValue, type StateValueFrom } from 'xstate';
 import { InfoEnvelope } from './envelopes.ts';
 import { InvalidInputError } from '../errors.ts';
 import { ExitError } from './otp-errors.ts';
@@ -385,6 +388,34 @@ function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
   } finally {
     current = previous;
     if (--proc.turns === 0 && kind === 'machine') proc.hibernateIfResting();
+  }
+  return proc;
+}
+
+/**
+ * Start a process running `machine` hibernated (see the file header): `init` runs as the new
+ * process and returns what its actor is restored from at the first message, a state tagged
+ * `HIBERNATE` with no entry action to run (none runs) and its context. An `init` that throws
+ * ends the process with `{ crashed: error }`, like a machine whose `context` function throws.
+ */
+export function spawnHibernated<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  init: () => { readonly value: StateValueFrom<TMachine>; readonly context: ContextFrom<TMachine> },
+  options: Omit<SpawnOptions, 'input'> = {},
+): Pid {
+  const proc = new Process('machine', machine, options, self());
+  if (options.name !== undefined) claimName(options.name, proc);
+  live.set(proc.id, proc);
+  if (options.link !== undefined) link(proc, options.link);
+  const previous = current;
+  current = proc;
+  try {
+    const { value, context } = init();
+    proc.hibernated = { value, context };
+  } catch (error) {
+    proc.die({ crashed: error });
+  } finally {
+    current = previous;
   }
   return proc;
 }

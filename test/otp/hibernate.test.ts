@@ -10,6 +10,7 @@ import {
   processInfo,
   selfPid,
   spawn,
+  spawnHibernated,
   stop,
   TERMINATE,
   traceProcess,
@@ -20,6 +21,7 @@ import {
   type TerminateEvent,
 } from '../../src/otp/index.ts';
 import { resolve } from '../../src/otp/process.ts';
+import { whereis } from '../../src/otp/index.ts';
 
 /** Whether the shell holds an xstate actor for `pid` right now. */
 const awake = (pid: Pid) => resolve(pid)?.actor !== undefined;
@@ -109,6 +111,54 @@ describe('hibernation (erlang:hibernate)', () => {
     stopTrace!();
     expect(awake(pid)).toBe(false);
     exit(pid, 'kill');
+  });
+});
+
+describe('spawnHibernated (init returning {ok, State, hibernate})', () => {
+  it('starts with no xstate actor, its init run as the new process, and no entry action', () => {
+    const log: string[] = [];
+    let inInit: Pid | undefined;
+    const pid = spawnHibernated(counter(log), () => {
+      inInit = selfPid();
+      return { value: 'resting' as const, context: { n: 5, self: selfPid() } };
+    }, { name: 'born-resting' });
+    expect(inInit).toBe(pid);
+    expect(whereis('born-resting')).toBe(pid);
+    expect(awake(pid)).toBe(false);
+    expect(processInfo(pid)).toMatchObject({ state: 'resting' });
+    expect(log).toEqual([]);
+    exit(pid, 'kill');
+  });
+
+  it('wakes for its first message with the context its init gave, and rests again after it', async () => {
+    const log: string[] = [];
+    const pid = spawnHibernated(counter(log), () => ({ value: 'resting' as const, context: { n: 5, self: selfPid() } }));
+    cast(pid, { type: 'bump' });
+    expect(awake(pid)).toBe(false);
+    expect(await call(pid, { type: 'count' })).toBe(6);
+    cast(pid, { type: 'work' });
+    expect(processInfo(pid)?.state).toBe('working');
+    expect(log).toEqual([]);
+    exit(pid, 'kill');
+  });
+
+  it('stops like a spawned machine: TERMINATE from a supervisor-style stop reaches its state', async () => {
+    const pid = spawnHibernated(counter(), () => ({ value: 'resting' as const, context: { n: 0, self: selfPid() } }), { trapExit: true });
+    const down = downOf(pid);
+    await stop(pid, 'shutdown');
+    expect((await down).reason).toBe('shutdown');
+  });
+
+  it('an init that throws ends the process crashed, its name released and its links signalled', async () => {
+    const partner = spawn(counter());
+    const partnerDown = downOf(partner);
+    const boom = new Error('no state');
+    const pid = spawnHibernated(counter(), () => {
+      throw boom;
+    }, { name: 'born-broken', link: partner });
+    expect(resolve(pid)).toBeUndefined();
+    expect(whereis('born-broken')).toBeUndefined();
+    expect((await partnerDown).reason).toEqual({ crashed: boom });
   });
 });
 

@@ -1,36 +1,40 @@
 /**
  * The conversation actor: one process per active conversation, the only writer of it.
  *
- *   hydrating ──lastId read──▶ ready ──idle──▶ passivating ─▶ (exit normal)
- *       │                        │
- *       └──────── stop ──────────┴──▶ draining ──lane idle──▶ (exit with the stop reason)
+ *   ready ──idle──▶ passivating ─▶ (exit normal)
+ *     │
+ *     └── stop ──▶ draining ──lane idle──▶ (exit with the stop reason)
  *
  * The machine is the actor's lifecycle; its writes go to its lane (write-lane.ts), the
  * actor's write mailbox, which the router pushes to directly: a write costs no state
  * transition, and the writes that queue while one commits share the next commit.
  *
- * - hydrating: waits until any write of an earlier incarnation is settled, then reads the
- *   conversation's last id from the table (a reverse scan of one row, not a replay) and opens
- *   the lane, which numbers on from it: 1, 2, 3, ... with no gap and no duplicate.
+ * - Start: the actor starts hibernated in `ready` (`spawnHibernated`, gen_server's
+ *   `{ok, State, hibernate}`): its init tells the router its lane and hydrates, and no xstate
+ *   actor exists until its lifecycle moves. Hydrating waits until any write of an earlier
+ *   incarnation is settled, then reads the conversation's last id from the table (a reverse
+ *   scan of one row, not a replay) and opens the lane, which numbers on from it: 1, 2, 3, ...
+ *   with no gap and no duplicate. Writes that arrive before queue in the lane.
  * - ready: on `idle` (the router's idle sweep: no write delivered for `idleMs`) an actor whose
  *   lane is idle passivates: it tells the router first (so writes sent from then on wait for
  *   the next incarnation), then exits `normal`, which its transient child spec does not restart.
- * - A graceful stop (`otp.terminate`: the supervisor's shutdown, since the actor traps exits) lets the lane finish the
- *   writes it holds, then exits with the stop reason.
- * - A failure other than a storage error (an injected fault, a broken invariant) crashes the
- *   actor; the batch is rejected with `write_aborted` and the supervisor restarts the actor,
- *   which hydrates again from storage. A killed actor's lane issues nothing more.
+ * - A graceful stop (`otp.terminate`: the supervisor's shutdown, since the actor traps exits)
+ *   lets the lane finish the writes it holds (once hydrated), then exits with the stop reason.
+ * - A failure other than a storage error (an injected fault, a broken invariant, a failed
+ *   hydration) crashes the actor; the batch is rejected with `write_aborted` and the
+ *   supervisor restarts the actor, which hydrates again from storage. A killed actor's lane
+ *   issues nothing more.
  *
  * An actor at rest (`ready`, its lane taking writes) hibernates (HIBERNATE, process.ts): the
  * shell holds no xstate actor for it, only its state value and context, until a message
  * (`idle`, a stop, a fault) moves its lifecycle; then it rests again. Most live actors are at
  * rest, so a live conversation costs its lane, its context and the shell's records (~2 KB)
- * rather than a full xstate actor (~6 KB more). That is also why the lane's fault and the
- * hydration's result reach the actor through its pid (`cast`), never its xstate `self`: the
- * xstate actor behind `self` is gone once it hibernates.
+ * rather than a full xstate actor (~6 KB more), and starting one makes no actor at all. That
+ * is also why the lane's fault and a failed hydration reach the actor through its pid
+ * (`cast`), never its xstate `self`: the xstate actor behind `self` is gone once it hibernates.
  */
 import { fromPromise, setup } from 'xstate';
-import { cast, HIBERNATE, isAlive, selfPid, spawn, TERMINATE, type Pid, type TerminateEvent } from '../../otp/index.ts';
+import { cast, HIBERNATE, isAlive, selfPid, spawnHibernated, TERMINATE, type Pid, type TerminateEvent } from '../../otp/index.ts';
 import type { FaultInjector } from './fault-injector.ts';
 import { InjectedFault } from './fault-injector.ts';
 import type { MessageTable } from '../contract/message-table.ts';
@@ -70,23 +74,12 @@ export function conversationHooks(faults: FaultInjector | undefined): StepHooks 
   );
 }
 
-export interface ConversationInput {
-  conversationId: string;
-  deps: ConversationDeps;
-}
-
 /** Sent by the router when no write was delivered for `idleMs`. */
 export interface IdleEvent {
   readonly type: 'idle';
 }
 
-/** The last id is read: the lane opens. */
-interface HydratedEvent {
-  readonly type: 'hydrated';
-  readonly lastId: number;
-}
-
-/** The lane failed other than with a storage error: the actor crashes with it. */
+/** The lane failed other than with a storage error, or hydration failed: the actor crashes with it. */
 interface FaultEvent {
   readonly type: 'fault';
   readonly error: unknown;
@@ -105,7 +98,6 @@ class Conversation implements LaneOwner {
   readonly #table: MessageTable;
   readonly #pid: Pid;
   readonly #lane: WriteLane;
-  #stopping = false;
 
   constructor(conversationId: string, deps: ConversationDeps, pid: Pid) {
     this.#id = conversationId;
@@ -128,12 +120,6 @@ class Conversation implements LaneOwner {
   get lane(): WriteLane {
     return this.#lane;
   }
-  get stopping(): boolean {
-    return this.#stopping;
-  }
-  markStopping(): void {
-    this.#stopping = true;
-  }
 
   live(): boolean {
     return isAlive(this.#pid);
@@ -143,16 +129,18 @@ class Conversation implements LaneOwner {
     cast(this.#pid, { type: 'fault', error } satisfies FaultEvent);
   }
 
-  /** The lane opens once the last id is read (after the previous incarnation's write settled). */
-  hydrate(): void {
-    const pid = this.#pid;
-    const table = this.#table;
+  /**
+   * Tells the router its lane, then opens the lane once the last id is read (after the
+   * previous incarnation's write settled). A lane whose owner died meanwhile issues nothing.
+   */
+  start(): void {
+    this.#router.incarnated(this.#id, this.#pid, this.#lane);
     this.#router
       .settled(this.#id)
-      .then(() => table.lastId(this.#id))
+      .then(() => this.#table.lastId(this.#id))
       .then(
-        (lastId) => cast(pid, { type: 'hydrated', lastId } satisfies HydratedEvent),
-        (error: unknown) => cast(pid, { type: 'fault', error } satisfies FaultEvent),
+        (lastId) => this.#lane.open(lastId),
+        (error: unknown) => this.fault(error),
       );
   }
 }
@@ -165,55 +153,36 @@ interface Context {
 export const conversationMachine = setup({
   types: {} as {
     context: Context;
-    input: ConversationInput;
-    events: IdleEvent | TerminateEvent | FaultEvent | HydratedEvent;
+    events: IdleEvent | TerminateEvent | FaultEvent;
   },
   actors: {
     drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
   },
   guards: {
     laneIdle: ({ context }) => context.conversation.lane.idle,
-    stopping: ({ context }) => context.conversation.stopping,
   },
   actions: {
-    markStopping: ({ context }) => context.conversation.markStopping(),
-    openLane: ({ context, event }) => {
-      context.conversation.lane.open((event as HydratedEvent).lastId);
-    },
     crash: ({ event }) => {
       throw (event as FaultEvent).error;
     },
   },
 }).createMachine({
   id: 'conversation',
-  // The shell runs this as the new process (selfPid is its pid).
-  context: ({ input }) => ({ conversation: new Conversation(input.conversationId, input.deps, selfPid()!) }),
-  entry: ({ context: { conversation } }) => {
-    conversation.router.incarnated(conversation.id, conversation.pid, conversation.lane);
-    // A promise and an event rather than an invoked promise actor: activation is on the path of
-    // every first write to a conversation, and an invoked actor cost a third of it.
-    conversation.hydrate();
+  // Never built by xstate: the actor starts hibernated with its context (spawnConversationActor).
+  context: () => {
+    throw new Error('a conversation actor starts with spawnConversationActor');
   },
   on: {
-    [TERMINATE]: { actions: 'markStopping' },
     fault: { actions: 'crash' },
   },
-  initial: 'hydrating',
+  initial: 'ready',
   states: {
-    hydrating: {
-      on: {
-        hydrated: [
-          { guard: 'stopping', target: 'draining', actions: 'openLane' },
-          { target: 'ready', actions: 'openLane' },
-        ],
-      },
-    },
     ready: {
-      // At rest: the shell drops the xstate actor until the next message.
+      // At rest: the shell holds no xstate actor until the next message.
       tags: [HIBERNATE],
       on: {
         idle: { guard: 'laneIdle', target: 'passivating' },
-        [TERMINATE]: { target: 'draining', actions: 'markStopping' },
+        [TERMINATE]: 'draining',
       },
     },
     draining: {
@@ -240,11 +209,19 @@ export function conversationActorName(runtime: string, conversationId: string): 
 }
 
 export function spawnConversationActor(runtime: string, conversationId: string, deps: ConversationDeps): Pid {
-  return spawn(conversationMachine, {
-    name: conversationActorName(runtime, conversationId),
-    // Traps exits: the supervisor's shutdown arrives as TERMINATE, so the lane commits what it holds.
-    trapExit: true,
-    input: { conversationId, deps } satisfies ConversationInput,
-    mailboxDepth: conversationBacklog,
-  });
+  return spawnHibernated(
+    conversationMachine,
+    () => {
+      // Runs as the new process: selfPid is its pid.
+      const conversation = new Conversation(conversationId, deps, selfPid()!);
+      conversation.start();
+      return { value: 'ready' as const, context: { conversation } };
+    },
+    {
+      name: conversationActorName(runtime, conversationId),
+      // Traps exits: the supervisor's shutdown arrives as TERMINATE, so the lane commits what it holds.
+      trapExit: true,
+      mailboxDepth: conversationBacklog,
+    },
+  );
 }
