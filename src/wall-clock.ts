@@ -22,12 +22,13 @@ export function isoWithOffset(epochMs: number): string {
 
 let lastFormatted = { ms: Number.NaN, text: '' };
 
+const p2 = (n: number): string => String(n).padStart(2, '0');
+
 function format(epochMs: number): string {
   const d = new Date(epochMs);
   const offsetMin = -d.getTimezoneOffset();
   const sign = offsetMin >= 0 ? '+' : '-';
   const abs = Math.abs(offsetMin);
-  const p2 = (n: number) => String(n).padStart(2, '0');
   return (
     `${String(d.getFullYear()).padStart(4, '0')}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}` +
     `T${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, '0')}` +

@@ -59,9 +59,12 @@ export function validateIdempotencyKey(key: unknown): string {
   return key;
 }
 
+/** No options (shared: an append without options allocates none). */
+const NO_OPTIONS: AppendOptions = Object.freeze({});
+
 /** An append's options, checked: `{}` when none were given. */
 export function validateAppendOptions(options: unknown): AppendOptions {
-  if (options === undefined) return {};
+  if (options === undefined) return NO_OPTIONS;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidInputError('invalid_option', 'append options must be an object {idempotencyKey?, onNumbered?}', { option: 'options' });
   }

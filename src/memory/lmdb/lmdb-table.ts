@@ -157,6 +157,18 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     examine(own, KEY_ROW_END);
     if (left > 0) examine(KEY_ROW, own);
   };
+  /** A batch's puts, issued in one synchronous loop (so in one commit). */
+  const putRecords = (c: string, records: readonly StoredMessage[]) => {
+    for (const r of records) {
+      db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+      if (r.message.role === 'system') systemDb.put([c, r.message_id], 1);
+    }
+  };
+  /** After a conditional batch committed: `records` once flushed, or the conflict it met. */
+  const flushedAs = (written: boolean, c: string, first: StoredMessage, records: StoredMessage[]): Promise<StoredMessage[]> => {
+    if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
+    return db.flushed.then(() => records, failedCommit);
+  };
   const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
     if (closed) throw closedError();
@@ -241,47 +253,43 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // The caller numbers from the last id it read; a record already at that id means a
       // second writer (another store or process on this environment) numbered from the same
       // last id. The puts are conditional on that id being free, checked inside the commit.
-      const puts = () => {
-        for (const r of records) {
-          db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
-          if (r.message.role === 'system') systemDb.put([c, r.message_id], 1);
-        }
-        if (keys !== undefined) for (const k of keys) keysDb.put([c, KEY_ROW + k.key], encodeKeyRow(k));
-      };
+      // (Callbacks here are anonymous: this runs per append, and a named closure costs a
+      // defineProperty per call under tsx's keepNames.)
+      if (keys === undefined) {
+        const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records));
+        lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
+        return committed.then((written) => flushedAs(written, c, first, records), failedCommit);
+      }
       // A key the writer did not look up is a condition too (nested: all must hold), checked in
       // the commit; a `checked` key (looked up just before: write-queue.ts) is simply put.
       let keyCheck: Promise<boolean> | undefined;
-      let body = puts;
-      if (keys !== undefined) {
-        for (const k of keys) {
-          if (k.checked === true) continue;
-          const inner = body;
-          body = () => {
-            const held = keysDb.ifNoExists([c, KEY_ROW + k.key], inner);
-            const before = keyCheck;
-            keyCheck = before === undefined ? held : Promise.all([before, held]).then(([x, y]) => x && y);
-          };
-        }
+      let body = () => {
+        putRecords(c, records);
+        for (const k of keys) keysDb.put([c, KEY_ROW + k.key], encodeKeyRow(k));
+      };
+      for (const k of keys) {
+        if (k.checked === true) continue;
+        const inner = body;
+        body = () => {
+          const held = keysDb.ifNoExists([c, KEY_ROW + k.key], inner);
+          const before = keyCheck;
+          keyCheck = before === undefined ? held : Promise.all([before, held]).then(([x, y]) => x && y);
+        };
       }
       const committed = db.ifNoExists([c, first.message_id], body);
       // The sweep rides in the same event turn, so in the same commit (8754794 had dropped it).
-      if (keys !== undefined && keys.length > 0 && ++keyedSinceSweep >= SWEEP_EVERY) {
+      if (keys.length > 0 && ++keyedSinceSweep >= SWEEP_EVERY) {
         keyedSinceSweep = 0;
         sweepAround(c, keys[0]!.key, keys[0]!.at);
       }
       lease.guardFailedCommits();
-      return committed.then(
-        (written): Promise<StoredMessage[]> => {
-          if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
-          const flushed = () => db.flushed.then(() => records, failedCommit);
-          if (keyCheck === undefined) return flushed();
-          return keyCheck.then((free) => {
-            if (!free) throw new KeyTaken(c);
-            return flushed();
-          });
-        },
-        failedCommit,
-      );
+      return committed.then((written) => {
+        if (!written || keyCheck === undefined) return flushedAs(written, c, first, records);
+        return keyCheck.then((free) => {
+          if (!free) throw new KeyTaken(c);
+          return flushedAs(written, c, first, records);
+        });
+      }, failedCommit);
     },
     clear: async (c) => {
       ensureOpen();
