@@ -164,10 +164,25 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       if (r.message.role === 'system') systemDb.put([c, r.message_id], 1);
     }
   };
+  /**
+   * The flush of the commit whose writes are settling now, shared by them: lmdb-js's
+   * `flushed.then` makes a `Promise.all` per call (~0.6 KB per append). Commits settle their
+   * writes in one burst of microtasks, a commit per burst, and the share ends with the burst
+   * (a microtask queued behind the writes' callbacks), so no later commit's write gets it; a
+   * write issued during the burst starts a new batch, whose flush is later, never earlier.
+   */
+  let sharedFlush: PromiseLike<unknown> | undefined;
+  const endShare = () => {
+    sharedFlush = undefined;
+  };
   /** After a conditional batch committed: `records` once flushed, or the conflict it met. */
-  const flushedAs = (written: boolean, c: string, first: StoredMessage, records: StoredMessage[]): Promise<StoredMessage[]> => {
+  const flushedAs = (written: boolean, c: string, first: StoredMessage, records: StoredMessage[]): PromiseLike<StoredMessage[]> => {
     if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
-    return db.flushed.then(() => records, failedCommit);
+    if (sharedFlush === undefined) {
+      sharedFlush = db.flushed.then(() => undefined);
+      queueMicrotask(endShare);
+    }
+    return sharedFlush.then(() => records, failedCommit);
   };
   const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
