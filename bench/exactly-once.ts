@@ -10,12 +10,18 @@
  *   (A B B A, then B A A B), and the median of the rounds' keyed/plain ratios is reported, so
  *   drift in the machine's load hits both sides of a round alike; beside it, the median ratio
  *   of each round's two plain runs (the noise floor of the machine). Target: keyed ≥ 90% of plain.
+ * - floor: the same appends over raw lmdb-js (no Mnemo), with Mnemo's layout (JSON rows
+ *   `[conversation, id]` → `{ts, meta, message}`, each put conditional on its id being free,
+ *   ack after `flushed`), without and with a second row per append beside the message (a key
+ *   row: `[conversation, '\u0001' + key]` → 20 bytes), the two taking turns the same way. It is
+ *   what a durable key row per append costs LMDB itself, whatever the code around it.
  * - fork: the latency of `fork` from a conversation of 10 and of 100,000 messages (each fork
  *   into a fresh id, at the source's last message), median of many, plus a `tail(c, 50)` of
  *   the fork. Target: the same cost at both sizes (ratio ≈ 1).
  * Writes bench/results/exactly-once.json.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'lmdb';
 import { join } from 'node:path';
 import type { Message } from '../src/memory/index.ts';
 import { startRuntime, type Runtime } from '../src/runtime.ts';
@@ -80,6 +86,44 @@ async function benchKeys(): Promise<{ plain: number; keyed: number; ratio: numbe
   }
 }
 
+/** Raw lmdb-js appends at the same concurrency, one row or two (a key row) per append: the floor. */
+async function benchFloor(): Promise<{ ratio: number; ratios: number[] }> {
+  const env = open({ path: freshDir(), maxDbs: 2 });
+  const rows = env.openDB<object, [string, number]>('messages', { encoding: 'json' });
+  const keyRows = env.openDB<Buffer, [string, string]>('messages', { encoding: 'binary' });
+  const keyValue = Buffer.alloc(20);
+  const ts = new Date().toISOString();
+  const run = async (keyed: boolean, tag: string) => {
+    const { conversations, perConversation } = sizes;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: conversations }, async (_, c) => {
+        const id = `${tag}-${c}`;
+        for (let i = 1; i <= perConversation; i++) {
+          await rows.ifNoExists([id, i], () => {
+            rows.put([id, i], { ts, meta: {}, message: messageOf(i) });
+            if (keyed) keyRows.put([id, `\u0001${tag}.${c}.${i}`], keyValue);
+          });
+          await rows.flushed;
+        }
+      }),
+    );
+    return (conversations * perConversation) / ((performance.now() - started) / 1000);
+  };
+  try {
+    const ratios: number[] = [];
+    for (let r = 0; r < sizes.repeats; r++) {
+      const order = r % 2 === 0 ? [false, true, true, false] : [true, false, false, true];
+      const got = { plain: 0, keyed: 0 };
+      for (const [i, keyed] of order.entries()) got[keyed ? 'keyed' : 'plain'] += await run(keyed, `${r}${keyed ? 'k' : 'p'}${i}`);
+      ratios.push(got.keyed / got.plain);
+    }
+    return { ratio: median(ratios), ratios };
+  } finally {
+    await env.close();
+  }
+}
+
 async function benchFork(): Promise<{ forkMs10: number; forkMs100k: number; ratio: number; tailMs10: number; tailMs100k: number }> {
   const runtime = await startRuntime({ dataDir: freshDir(), recall: false });
   try {
@@ -122,12 +166,14 @@ async function benchFork(): Promise<{ forkMs10: number; forkMs100k: number; rati
 try {
   const keys = await benchKeys();
   console.log(`append at ${sizes.conversations} conversations: plain ${keys.plain.toFixed(0)} msg/s, keyed ${keys.keyed.toFixed(0)} msg/s, keyed/plain ${keys.ratio.toFixed(3)} (median of ${keys.ratios.length} ABBA rounds; target >= 0.90; plain/plain control ${keys.control.toFixed(3)})`);
+  const floor = await benchFloor();
+  console.log(`floor, raw lmdb-js at ${sizes.conversations} conversations: two rows per append ÷ one row ${floor.ratio.toFixed(3)} (median of ${floor.ratios.length} ABBA rounds)`);
   const fork = await benchFork();
   console.log(
     `fork: ${fork.forkMs10.toFixed(3)} ms at 10 messages, ${fork.forkMs100k.toFixed(3)} ms at 100,000; ratio ${fork.ratio.toFixed(3)} (target ~1); tail(50) of the fork ${fork.tailMs10.toFixed(3)} / ${fork.tailMs100k.toFixed(3)} ms`,
   );
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
-  writeFileSync(join(import.meta.dirname, 'results', 'exactly-once.json'), JSON.stringify({ quick, sizes, keys, fork }, null, 2) + '\n');
+  writeFileSync(join(import.meta.dirname, 'results', 'exactly-once.json'), JSON.stringify({ quick, sizes, keys, floor, fork }, null, 2) + '\n');
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
