@@ -1,52 +1,42 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/memory/postgres/index.ts';
 import { createRecall } from '../../src/recall/index.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../support/postgres-server.ts';
+import { sql, usePostgres } from '../support/postgres-server.ts';
 import { manualClock, ZONE } from '../support/recall-fixture.ts';
 
-let url: string;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  url = await postgresUrl();
-}, SERVER_START_TIMEOUT);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const db = usePostgres();
 
 function open(label: string): PostgresStore {
-  const schema = freshSchema(label);
-  cleanups.push(() => dropSchema(url, schema));
-  const store = createPostgresStore({ connectionString: url, schema });
-  cleanups.push(() => store.close());
+  const schema = db.schema(label);
+  const store = createPostgresStore({ connectionString: db.url, schema });
+  db.cleanup(() => store.close());
   return store;
 }
 
 /** Every row of every table of the schema, as text. */
 async function allRows(schema: string): Promise<string[]> {
-  const tables = await sql<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [schema]);
+  const tables = await sql<{ table_name: string }>(db.url, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [schema]);
   expect(tables.length).toBeGreaterThanOrEqual(3);
   const rows: string[] = [];
   for (const { table_name } of tables) {
     const t = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table_name)}`;
-    for (const row of await sql<{ r: string }>(url, `SELECT t::text AS r FROM ${t} t`)) rows.push(row.r);
+    for (const row of await sql<{ r: string }>(db.url, `SELECT t::text AS r FROM ${t} t`)) rows.push(row.r);
   }
   return rows;
 }
 
 /** The bytes of the schema's table, index and TOAST files (readable when the tests run as root or as the server's user). */
 async function relationBytes(schema: string): Promise<Buffer | undefined> {
-  const [dirRow] = await sql<{ setting: string }>(url, `SELECT setting FROM pg_settings WHERE name = 'data_directory'`);
+  const [dirRow] = await sql<{ setting: string }>(db.url, `SELECT setting FROM pg_settings WHERE name = 'data_directory'`);
   const files = await sql<{ path: string | null }>(
-    url,
+    db.url,
     `SELECT pg_relation_filepath(c.oid) AS path FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = $1
      UNION ALL
@@ -100,7 +90,7 @@ describe('PostgreSQL erasure', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-erase-'));
     const env = acquireEnvironment(dir, { noSync: true });
     const recall = createRecall({ memory: store, env, clock: manualClock(), timeZone: ZONE });
-    cleanups.push(async () => {
+    db.cleanup(async () => {
       await recall.close();
       await env.release();
       rmSync(dir, { recursive: true, force: true });
@@ -122,7 +112,7 @@ describe('PostgreSQL erasure', () => {
     expect((await recall.listSessions('bob')).length).toBe(2);
 
     for (const table of ['conversations', 'messages', 'system_messages']) {
-      await sql(url, `VACUUM FULL ${pg.escapeIdentifier(store.schema)}.${pg.escapeIdentifier(table)}`);
+      await sql(db.url, `VACUUM FULL ${pg.escapeIdentifier(store.schema)}.${pg.escapeIdentifier(table)}`);
     }
     const bytes = await relationBytes(store.schema);
     if (process.getuid?.() === 0) expect(bytes, 'root reads the server files').toBeDefined();

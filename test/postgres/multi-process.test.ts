@@ -1,31 +1,21 @@
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawnAppender, type Ack, type Appender } from '../programs/postgres-children.ts';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../support/postgres-server.ts';
+import { sql, usePostgres } from '../support/postgres-server.ts';
 
 /**
  * Separate Node processes, each with its own pool, sharing conversations in one database.
  * What a process printed as acked is checked against what the table really holds.
  */
-let url: string;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  url = await postgresUrl();
-}, SERVER_START_TIMEOUT);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const db = usePostgres();
 
 function useSchema(): string {
-  const schema = freshSchema('procs');
-  cleanups.push(() => dropSchema(url, schema));
+  const schema = db.schema('procs');
   return schema;
 }
 
 function track(appender: Appender): Appender {
-  cleanups.push(async () => {
+  db.cleanup(async () => {
     if (appender.child.exitCode === null && appender.child.signalCode === null) appender.child.kill('SIGKILL');
     await appender.exited;
   });
@@ -35,7 +25,7 @@ function track(appender: Appender): Appender {
 /** Every row, as `conversation -> [message_id, content][]` in id order. */
 async function tableOf(schema: string): Promise<Map<string, Array<[number, string]>>> {
   const rows = await sql<{ conversation_id: string; message_id: string; content: string }>(
-    url,
+    db.url,
     `SELECT conversation_id, message_id, message->>'content' AS content
      FROM ${pg.escapeIdentifier(schema)}.messages ORDER BY conversation_id, message_id`,
   );
@@ -66,7 +56,7 @@ describe('many processes, one database', () => {
     const conversations = ['shared-a', 'shared-b', 'shared-c'];
     const appenders = await Promise.all(
       [0, 1, 2, 3].map(async (p) =>
-        track(await spawnAppender({ url, schema, conversations, batches: 15, batchSize: 1 + (p % 3), workers: 3, label: `p${p}` })),
+        track(await spawnAppender({ url: db.url, schema, conversations, batches: 15, batchSize: 1 + (p % 3), workers: 3, label: `p${p}` })),
       ),
     );
     // All four migrate the fresh schema and start appending at the same moment.
@@ -93,8 +83,8 @@ describe('many processes, one database', () => {
   it('a process SIGKILLed mid-write loses no acknowledged write, and the ids stay contiguous', async () => {
     const schema = useSchema();
     const conversations = ['kill-a', 'kill-b'];
-    const victim = track(await spawnAppender({ url, schema, conversations, batches: 0, batchSize: 2, workers: 4, label: 'victim' }));
-    const survivor = track(await spawnAppender({ url, schema, conversations, batches: 0, batchSize: 1, workers: 2, label: 'survivor' }));
+    const victim = track(await spawnAppender({ url: db.url, schema, conversations, batches: 0, batchSize: 2, workers: 4, label: 'victim' }));
+    const survivor = track(await spawnAppender({ url: db.url, schema, conversations, batches: 0, batchSize: 1, workers: 2, label: 'survivor' }));
     victim.go();
     survivor.go();
     await victim.waitFor(() => victim.acks.length >= 40, '40 acks from the victim');

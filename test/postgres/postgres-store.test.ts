@@ -1,31 +1,21 @@
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidInputError, type MnemoError } from '../../src/errors.ts';
 import type { Message } from '../../src/memory/index.ts';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../src/memory/postgres/index.ts';
-import { dropSchema, freshSchema, postgresUrl, SERVER_START_TIMEOUT, sql } from '../support/postgres-server.ts';
+import { sql, usePostgres } from '../support/postgres-server.ts';
 
 /** What only the PostgreSQL store has to show; the shared behaviour is in contract.test.ts. */
-let url: string;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  url = await postgresUrl();
-}, SERVER_START_TIMEOUT);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const db = usePostgres();
 
 function useSchema(label: string): string {
-  const schema = freshSchema(label);
-  cleanups.push(() => dropSchema(url, schema));
+  const schema = db.schema(label);
   return schema;
 }
 
 function open(schema: string, options: Partial<PostgresStoreOptions> = {}): PostgresStore {
-  const store = createPostgresStore({ connectionString: url, schema, ...options } as PostgresStoreOptions);
-  cleanups.push(() => store.close());
+  const store = createPostgresStore({ connectionString: db.url, schema, ...options } as PostgresStoreOptions);
+  db.cleanup(() => store.close());
   return store;
 }
 
@@ -48,7 +38,7 @@ describe('createPostgresStore', () => {
     await store.append('c', [{ message, meta }]);
 
     const [row] = await sql<{ message: string; meta: string; kind: string }>(
-      url,
+      db.url,
       `SELECT message::text AS message, meta::text AS meta, pg_typeof(message)::text AS kind FROM ${q(schema)}.messages`,
     );
     expect(row).toEqual({ message: JSON.stringify(message), meta: JSON.stringify(meta), kind: 'json' });
@@ -117,7 +107,7 @@ describe('createPostgresStore', () => {
     stop = true;
     await appending;
     expect(failures).toEqual([]);
-    const ids = (await sql<{ id: string }>(url, `SELECT message_id AS id FROM ${q(schema)}.messages ORDER BY 1`)).map((r) => Number(r.id));
+    const ids = (await sql<{ id: string }>(db.url, `SELECT message_id AS id FROM ${q(schema)}.messages ORDER BY 1`)).map((r) => Number(r.id));
     expect(ids).toEqual(ids.map((_, i) => i + 1));
     expect(await clearer.lastId('c')).toBe(ids.length);
     // A batch is never split by a clear: the pairs stay together.
@@ -130,7 +120,7 @@ describe('createPostgresStore', () => {
     const stores = Array.from({ length: 6 }, () => open(schema));
     await Promise.all(stores.map((s) => s.migrate()));
     await stores[0]!.migrate();
-    const tables = await sql<{ name: string }>(url, 'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]);
+    const tables = await sql<{ name: string }>(db.url, 'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]);
     expect(tables.map((t) => t.name)).toEqual(['conversations', 'forks', 'idempotency', 'messages', 'system_messages']);
     await Promise.all(stores.map((s, i) => s.add('c', [user(`from ${i}`)])));
     expect(await stores[5]!.lastId('c')).toBe(6);
@@ -140,14 +130,14 @@ describe('createPostgresStore', () => {
     const schema = useSchema('grants');
     await open(schema).migrate();
     const role = `mnemo_rw_${schema}`;
-    await sql(url, `CREATE ROLE ${q(role)} LOGIN`);
-    cleanups.push(async () => {
-      await sql(url, `DROP OWNED BY ${q(role)}`);
-      await sql(url, `DROP ROLE ${q(role)}`);
+    await sql(db.url, `CREATE ROLE ${q(role)} LOGIN`);
+    db.cleanup(async () => {
+      await sql(db.url, `DROP OWNED BY ${q(role)}`);
+      await sql(db.url, `DROP ROLE ${q(role)}`);
     });
-    await sql(url, `GRANT USAGE ON SCHEMA ${q(schema)} TO ${q(role)}`);
-    await sql(url, `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${q(schema)} TO ${q(role)}`);
-    const limited = open(schema, { connectionString: url.replace('postgres://postgres@', `postgres://${role}@`) });
+    await sql(db.url, `GRANT USAGE ON SCHEMA ${q(schema)} TO ${q(role)}`);
+    await sql(db.url, `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${q(schema)} TO ${q(role)}`);
+    const limited = open(schema, { connectionString: db.url.replace('postgres://postgres@', `postgres://${role}@`) });
     await limited.add('c', [user('as a role without CREATE')]);
     await limited.clear('c');
     expect(await limited.lastId('c')).toBe(0);
@@ -158,7 +148,7 @@ describe('createPostgresStore', () => {
     const old = open(schema);
     await old.add('c', [user('a'), { role: 'system', content: 's1' }, user('nul \u0000 inside'), { role: 'system', content: 'nul \u0000 too' }]);
     await old.close();
-    await sql(url, `DROP TABLE ${q(schema)}.system_messages`);
+    await sql(db.url, `DROP TABLE ${q(schema)}.system_messages`);
     const store = open(schema);
     expect((await store.systemMessages('c')).map((r) => r.message_id)).toEqual([2, 4]);
     await store.add('c', [{ role: 'system', content: 's3' }, user('b')]);
@@ -167,10 +157,10 @@ describe('createPostgresStore', () => {
 
   it('reports a statement the server refuses as storage_failed, and changes nothing', async () => {
     const schema = useSchema('refused');
-    await sql(url, `CREATE SCHEMA ${q(schema)}`);
-    await sql(url, `CREATE TABLE ${q(schema)}.conversations (conversation_id text PRIMARY KEY, last_id bigint NOT NULL)`);
-    await sql(url, `CREATE TABLE ${q(schema)}.messages (not_what_mnemo_expects int)`);
-    await sql(url, `CREATE TABLE ${q(schema)}.system_messages (conversation_id text, message_id bigint)`);
+    await sql(db.url, `CREATE SCHEMA ${q(schema)}`);
+    await sql(db.url, `CREATE TABLE ${q(schema)}.conversations (conversation_id text PRIMARY KEY, last_id bigint NOT NULL)`);
+    await sql(db.url, `CREATE TABLE ${q(schema)}.messages (not_what_mnemo_expects int)`);
+    await sql(db.url, `CREATE TABLE ${q(schema)}.system_messages (conversation_id text, message_id bigint)`);
     const store = open(schema);
     const error = (await store.add('c', [user('x')]).catch((e: unknown) => e)) as MnemoError & { details: { sqlstate: string } };
     expect(error.code).toBe('storage_failed');
@@ -180,8 +170,8 @@ describe('createPostgresStore', () => {
 
   it('rejects further calls with store_closed after close, and leaves a pool it was given open', async () => {
     const schema = useSchema('close');
-    const pool = new pg.Pool({ connectionString: url, max: 2 });
-    cleanups.push(() => pool.end());
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    db.cleanup(() => pool.end());
     const store = createPostgresStore({ pool, schema });
     const pending = store.add('c', [user('in flight at close')]);
     await store.close();
@@ -198,9 +188,9 @@ describe('createPostgresStore', () => {
 
   it('rejects a schema that is not an identifier, and a missing connection, with invalid_option', () => {
     for (const options of [
-      { connectionString: url, schema: 'bad-name' },
-      { connectionString: url, schema: 'x; DROP TABLE y' },
-      { connectionString: url, schema: 'a'.repeat(64) },
+      { connectionString: db.url, schema: 'bad-name' },
+      { connectionString: db.url, schema: 'x; DROP TABLE y' },
+      { connectionString: db.url, schema: 'a'.repeat(64) },
       { connectionString: '' },
       {},
     ]) {
