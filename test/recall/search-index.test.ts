@@ -4,8 +4,8 @@ import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
 import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
 import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { addDocument, docTerms, mergePending, PENDING_MAX, removeDocument } from '../../src/recall/search/search-index.ts';
-import { tokenize } from '../../src/recall/search/tokenizer.ts';
+import { addDocument, docTerms, mergePending, PENDING_MAX, readStats, removeDocument } from '../../src/recall/search/search-index.ts';
+import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -30,6 +30,27 @@ describe('the tokenizer', () => {
     expect(tokenize('allergies allergy allergic')).toEqual(['allerg', 'allerg', 'allerg']);
     expect(tokenize('pharmacies pharmacy')).toEqual(['pharmac', 'pharmac']);
     expect(tokenize('taxi tax')).toEqual(['taxi', 'tax']);
+  });
+
+  it('cuts ASCII text on its fast path into the same terms as the general path (the snippets\' offsets)', () => {
+    const general = (text: string) => [...tokenizeWithOffsets(text)].map((t) => t.term);
+    const texts = [
+      'Meeting moved to 3pm, see https://example.com/a_b?c=d#E -- OK?',
+      'café au lait, naïve résumé', // non-ASCII mid-run: the run is cut whole by the general path
+      'e\u0301tude and cafe\u0301', // a combining mark after an ASCII letter
+      'plain words then 北京天气 then more words', // a CJK run after ASCII
+      'iPhone用户 and 東京の天気 and 猫',
+      'full-width ＡＢＣ１ and the ligature ﬁle', // NFKC
+      '丽 and 乁 and 𠀀𠀁 (a compatibility ideograph, a BMP one and a supplementary pair)',
+      'ｶﾀｶﾅ half-width katakana',
+      '', '   ', 'a', 'the and of', 'x'.repeat(70) + ' y',
+    ];
+    for (const text of texts) expect(tokenize(text), text).toEqual(general(text));
+    // Every Chinese run of 1 to 5 characters, on the bigram fast path.
+    for (let n = 1; n <= 5; n++) {
+      const run = '北京天气好'.slice(0, n);
+      expect(tokenize(run)).toEqual(general(run));
+    }
   });
 
   it('stems as Porter does', () => {
@@ -80,10 +101,10 @@ describe('posting lists', () => {
     await commit(dbs, () => {
       for (let i = 0; i < 30; i++) addDocument(dbs.search, U, dailyDoc('2026-05-0' + (1 + (i % 9)), 1 + i)!, docTerms(texts[i % 3]!));
     });
-    expect(dbs.search.meta.get([U, 'pending'])).toBe(30);
+    expect(readStats(dbs.search, U)[2]).toBe(30);
     const pending = scoreTerms(dbs.search, U, ['heron', 'pond']);
     await commit(dbs, () => mergePending(dbs.search, U));
-    expect(dbs.search.meta.get([U, 'pending'])).toBe(0);
+    expect(readStats(dbs.search, U)[2]).toBe(0);
     expect(scoreTerms(dbs.search, U, ['heron', 'pond'])).toEqual(pending);
   });
 
@@ -131,7 +152,7 @@ describe('posting lists', () => {
     });
     const scored = [...scoreTerms(dbs.search, U, ['share']).keys()].sort((a, b) => a - b);
     expect(scored).toEqual([...model].sort((a, b) => a - b));
-    expect(dbs.search.meta.get([U, 'docs'])).toBe(model.size);
+    expect(readStats(dbs.search, U)[0]).toBe(model.size);
     // Every chunk is within its bound, chunks are disjoint and ordered, the tail is last.
     let prevLast = -1;
     for (const { key, value } of dbs.search.postings.getRange({ start: [U, 'share'], end: [U, 'share', 2 ** 53] })) {

@@ -1,9 +1,9 @@
 import type { DailyValue } from '../store/recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
-import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, TAIL, type SearchDbs } from './search-dbs.ts';
+import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
 import { decodeBlock, encodeRecord, withoutDoc } from './pending-log.ts';
 import { noteLiveWrite } from './rebuild-watch.ts';
-import { tokenize } from './tokenizer.ts';
+import { termCounts } from './tokenizer.ts';
 
 /**
  * The write side of the ranked index. Every function here runs INSIDE the LMDB write
@@ -52,20 +52,21 @@ export interface DocTerms {
 }
 
 export function docTerms(text: string): DocTerms {
-  const tokens = tokenize(text);
-  const terms = new Map<string, number>();
-  for (const t of tokens) terms.set(t, (terms.get(t) ?? 0) + 1);
-  return { terms, length: tokens.length };
+  return termCounts(text);
 }
 
 /** Documents appended to the pending log before it is merged; and to one of its blocks. */
 export const PENDING_MAX = 256;
 export const PENDING_BLOCK = 16;
 
-function bump(search: SearchDbs, userId: string, name: 'docs' | 'length' | 'pending', by: number): number {
-  const n = (search.meta.get([userId, name]) ?? 0) + by;
-  search.meta.put([userId, name], n);
-  return n;
+/** The user's index totals (search-dbs.ts `IndexStats`): zeros before their first document. */
+export function readStats(search: SearchDbs, userId: string): IndexStats {
+  const v = search.meta.get([userId, STATS]);
+  return Array.isArray(v) ? [v[0], v[1], v[2]] : [0, 0, 0];
+}
+
+function writeStats(search: SearchDbs, userId: string, stats: IndexStats): void {
+  search.meta.put([userId, STATS], stats);
 }
 
 /** Whether the user's writes index themselves, in this format (an older format's user is rebuilt). */
@@ -210,8 +211,10 @@ export function addDocuments(search: SearchDbs, userId: string, docs: readonly {
   }
   mergePostings(search, userId, byTerm);
   if (n > 0) {
-    bump(search, userId, 'docs', n);
-    bump(search, userId, 'length', length);
+    const stats = readStats(search, userId);
+    stats[0] += n;
+    stats[1] += length;
+    writeStats(search, userId, stats);
   }
 }
 
@@ -222,6 +225,14 @@ function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, Po
 
 /** Inside a write transaction: moves every document of the pending log into the posting lists. */
 export function mergePending(search: SearchDbs, userId: string): void {
+  mergePendingLog(search, userId);
+  const stats = readStats(search, userId);
+  stats[2] = 0;
+  writeStats(search, userId, stats);
+}
+
+/** `mergePending` but for the stats' pending count (the caller's to reset). */
+function mergePendingLog(search: SearchDbs, userId: string): void {
   const byTerm = new Map<string, Posting[]>();
   const keys: [string, string, number][] = [];
   const docs: { doc: number; length: number; terms: Map<string, number> }[] = [];
@@ -239,21 +250,25 @@ export function mergePending(search: SearchDbs, userId: string): void {
   }
   mergePostings(search, userId, byTerm);
   for (const key of keys) search.postings.remove(key);
-  search.meta.put([userId, 'pending'], 0);
 }
 
 /** Inside a write transaction: adds document `doc` (see search-dbs.ts for numbering), through the pending log. */
 export function addDocument(search: SearchDbs, userId: string, doc: number, terms: DocTerms): void {
   if (terms.length === 0) return;
-  const appended = search.meta.get([userId, 'pending']) ?? 0;
-  const key: [string, string, number] = [userId, PENDING, Math.floor(appended / PENDING_BLOCK)];
-  const record = encodeRecord(doc, terms.length, terms.terms);
+  // One read and one write of the totals, one of the log's block.
+  const stats = readStats(search, userId);
+  const key: [string, string, number] = [userId, PENDING, Math.floor(stats[2] / PENDING_BLOCK)];
+  const record = Buffer.from(encodeRecord(doc, terms.length, terms.terms), 'utf8');
   const block = search.postings.get(key);
-  search.postings.put(key, block === undefined ? Buffer.from(record, 'utf8') : Buffer.concat([block, Buffer.from(record, 'utf8')]));
-  bump(search, userId, 'docs', 1);
-  bump(search, userId, 'length', terms.length);
-  if (appended + 1 >= PENDING_MAX) mergePending(search, userId);
-  else search.meta.put([userId, 'pending'], appended + 1);
+  search.postings.put(key, block === undefined ? record : Buffer.concat([block, record]));
+  stats[0] += 1;
+  stats[1] += terms.length;
+  stats[2] += 1;
+  if (stats[2] >= PENDING_MAX) {
+    mergePendingLog(search, userId);
+    stats[2] = 0;
+  }
+  writeStats(search, userId, stats);
 }
 
 /** Removes `doc`'s record from the pending log; whether it held one. */
@@ -279,12 +294,17 @@ export function isIndexed(search: SearchDbs, userId: string, doc: number, terms:
 /** Inside a write transaction: removes document `doc`, whose text was `text`. No-op when not indexed. */
 export function removeDocument(search: SearchDbs, userId: string, doc: number, text: string): void {
   const terms = docTerms(text);
-  if (removePending(search, userId, doc)) {
-    bump(search, userId, 'docs', -1);
-    bump(search, userId, 'length', -terms.length);
-    return;
+  if (!removePending(search, userId, doc)) {
+    if (!isIndexed(search, userId, doc, terms)) return;
+    removePostings(search, userId, doc, terms);
   }
-  if (!isIndexed(search, userId, doc, terms)) return;
+  const stats = readStats(search, userId);
+  stats[0] -= 1;
+  stats[1] -= terms.length;
+  writeStats(search, userId, stats);
+}
+
+function removePostings(search: SearchDbs, userId: string, doc: number, terms: DocTerms): void {
   for (const term of terms.terms.keys()) {
     const chunk = chunkCovering(search, userId, term, doc);
     if (chunk === undefined) continue;
@@ -292,8 +312,6 @@ export function removeDocument(search: SearchDbs, userId: string, doc: number, t
     const kept = postings.filter((p) => p.doc !== doc);
     if (kept.length !== postings.length) putChunk(search, chunk.key, kept);
   }
-  bump(search, userId, 'docs', -1);
-  bump(search, userId, 'length', -terms.length);
 }
 
 /** Inside a write transaction: a daily row just stored as `[userId, day, id]`. */
@@ -333,5 +351,6 @@ export function reindexLongTerm(search: SearchDbs, userId: string, before: strin
 export function dropUserIndex(search: SearchDbs, userId: string): void {
   const high = '\uffff';
   for (const key of [...search.postings.getKeys({ start: [userId], end: [userId, high] })]) search.postings.remove(key);
-  for (const name of ['docs', 'length', 'pending', 'live'] as const) search.meta.remove([userId, name]);
+  // With format 2's separate totals ('docs', 'length', 'pending').
+  for (const name of [STATS, 'live', 'docs', 'length', 'pending']) search.meta.remove([userId, name]);
 }

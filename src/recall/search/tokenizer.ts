@@ -47,16 +47,76 @@ export function isStopWord(word: string): boolean {
 /** The terms of `text`, in order, with repeats (a term's count is its frequency). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
+  forEachTerm(text, (term) => out.push(term));
+  return out;
+}
+
+/** Term → frequency in `text`, and its length in terms (a document's, for the index). */
+export function termCounts(text: string): { terms: Map<string, number>; length: number } {
+  const terms = new Map<string, number>();
+  let length = 0;
+  forEachTerm(text, (term) => {
+    terms.set(term, (terms.get(term) ?? 0) + 1);
+    length++;
+  });
+  return { terms, length };
+}
+
+/**
+ * Calls `visit` with the terms of `text`, in order: `tokenize` without the array. ASCII text
+ * (most of it) is cut by a char-code loop, not the Unicode regex; from the first non-ASCII
+ * character on, the general path takes the rest (from the run it falls in: a run starts after a
+ * non-letter, so the rest's runs are the text's). Same terms either way (tested).
+ */
+export function forEachTerm(text: string, visit: (term: string) => void): void {
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) {
+      forEachTermSlow(start < 0 ? text.slice(i) : text.slice(start), visit);
+      return;
+    }
+    // ASCII letters and digits are exactly \p{L}\p{N}\p{M} below 0x80.
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      const term = wordTerm(text.slice(start, i));
+      if (term !== null) visit(term);
+      start = -1;
+    }
+  }
+  if (start >= 0) {
+    const term = wordTerm(text.slice(start));
+    if (term !== null) visit(term);
+  }
+}
+
+const CJK_RUN = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー々]+$/u;
+
+function forEachTermSlow(text: string, visit: (term: string) => void): void {
   for (const m of text.matchAll(RUN)) {
     const run = m[0];
     if (!CJK.test(run)) {
       const term = wordTerm(run);
-      if (term !== null) out.push(term);
+      if (term !== null) visit(term);
+    } else if (CJK_RUN.test(run) && isPlainBmp(run)) {
+      // A run of CJK only, in the BMP and NFKC already (nearly every one): its bigrams are its
+      // neighbouring code units, as `bigrams` would cut them.
+      if (run.length === 1) visit(run);
+      for (let i = 0; i + 1 < run.length; i++) visit(run.slice(i, i + 2));
     } else {
-      for (const t of tokenizeWithOffsets(run)) out.push(t.term);
+      for (const t of tokenizeWithOffsets(run)) visit(t.term);
     }
   }
-  return out;
+}
+
+/** No surrogate pairs, and unchanged by NFKC. */
+function isPlainBmp(run: string): boolean {
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) return false;
+  }
+  return run.normalize('NFKC') === run;
 }
 
 export function* tokenizeWithOffsets(text: string): Generator<Token> {
