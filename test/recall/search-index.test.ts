@@ -43,6 +43,8 @@ describe('the tokenizer', () => {
       'full-width ＡＢＣ１ and the ligature ﬁle', // NFKC
       '丽 and 乁 and 𠀀𠀁 (a compatibility ideograph, a BMP one and a supplementary pair)',
       'ｶﾀｶﾅ half-width katakana',
+      '收到：Meeting moved to Friday。我已经记录到记忆中。', // the offline reply: CJK, ASCII, CJK punctuation
+      'emoji 👍🏽 between words, résumé—dash, 3×4, x\u0301y', // symbols outside runs, a mark mid-run
       '', '   ', 'a', 'the and of', 'x'.repeat(70) + ' y',
     ];
     for (const text of texts) expect(tokenize(text), text).toEqual(general(text));
@@ -106,6 +108,27 @@ describe('posting lists', () => {
     await commit(dbs, () => mergePending(dbs.search, U));
     expect(readStats(dbs.search, U)[2]).toBe(0);
     expect(scoreTerms(dbs.search, U, ['heron', 'pond'])).toEqual(pending);
+  });
+
+  it('merge a log of non-ASCII terms and documents out of order into the postings they score with', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const U = 'pz';
+    const texts = ['北京天气 café', 'café crème 北京', 'tf tf tf 天气 naïve', '東京の天気 café'];
+    // Newest first: every term's postings arrive in descending doc order.
+    const docs = Array.from({ length: 40 }, (_, i) => dailyDoc('2026-06-01', 40 - i)!);
+    await commit(dbs, () => docs.forEach((doc, i) => addDocument(dbs.search, U, doc, docTerms(texts[i % 4]!))));
+    const terms = ['北京', '天气', 'café', 'tf', 'naïv', '東京'];
+    const pending = scoreTerms(dbs.search, U, terms);
+    expect(pending.size).toBe(40);
+    await commit(dbs, () => mergePending(dbs.search, U));
+    expect(scoreTerms(dbs.search, U, terms)).toEqual(pending);
+    for (const term of terms) {
+      const postings = [...dbs.search.postings.getRange({ start: [U, term], end: [U, term, 2 ** 53] })].flatMap((e) => decodeChunk(e.value));
+      expect(postings.map((p) => p.doc)).toEqual([...postings.map((p) => p.doc)].sort((a, b) => a - b));
+      expect(postings.length).toBe(docs.filter((_, i) => docTerms(texts[i % 4]!).terms.has(term)).length);
+    }
+    expect(decodeChunk(dbs.search.postings.get([U, 'tf', TAIL])!)[0]!.tf).toBe(3);
   });
 
   it('stay exact under inserts in any order and removals, across chunk splits', async () => {

@@ -17,26 +17,32 @@ export function encodeRecord(doc: number, length: number, terms: ReadonlyMap<str
   return s;
 }
 
-export interface PendingDoc {
-  doc: number;
-  length: number;
-  terms: Map<string, number>;
-}
-
-export function decodeBlock(block: Uint8Array): PendingDoc[] {
-  const out: PendingDoc[] = [];
-  for (const rec of Buffer.from(block.buffer, block.byteOffset, block.byteLength).toString('utf8').split('\x01')) {
-    if (rec === '') continue;
-    const parts = rec.split('\x00');
-    const [doc, length] = parts[0]!.split('\x03');
-    const terms = new Map<string, number>();
-    for (let i = 1; i < parts.length; i++) {
-      const [term, tf] = parts[i]!.split('\x02');
-      terms.set(term!, Number(tf));
+/**
+ * Calls `visit(term, doc, tf, length)` for every term of every record of the block, in order:
+ * the merge's decoder (one pass over the text, no per-record objects).
+ */
+export function forEachRecordTerm(block: Uint8Array, visit: (term: string, doc: number, tf: number, length: number) => void): void {
+  const s = Buffer.from(block.buffer, block.byteOffset, block.byteLength).toString('utf8');
+  const n = s.length;
+  let i = 0;
+  let doc = 0;
+  let length = 0;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c === DOC) {
+      doc = 0;
+      for (i++; i < n && s.charCodeAt(i) !== 0x03; i++) doc = doc * 10 + (s.charCodeAt(i) - 0x30);
+      length = 0;
+      for (i++; i < n && s.charCodeAt(i) !== 0x00 && s.charCodeAt(i) !== DOC; i++) length = length * 10 + (s.charCodeAt(i) - 0x30);
+    } else {
+      // \x00 term \x02 tf
+      const end = s.indexOf('\x02', i + 1);
+      const term = s.slice(i + 1, end);
+      let tf = 0;
+      for (i = end + 1; i < n && s.charCodeAt(i) !== 0x00 && s.charCodeAt(i) !== DOC; i++) tf = tf * 10 + (s.charCodeAt(i) - 0x30);
+      visit(term, doc, tf, length);
     }
-    out.push({ doc: Number(doc), length: Number(length), terms });
   }
-  return out;
 }
 
 /** The block without `doc`'s record; `null` when it holds none. */

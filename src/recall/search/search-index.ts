@@ -1,7 +1,7 @@
 import type { DailyValue } from '../store/recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
 import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
-import { decodeBlock, encodeRecord, withoutDoc } from './pending-log.ts';
+import { encodeRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
 import { noteLiveWrite } from './rebuild-watch.ts';
 import { termCounts } from './tokenizer.ts';
 
@@ -235,19 +235,22 @@ export function mergePending(search: SearchDbs, userId: string): void {
 function mergePendingLog(search: SearchDbs, userId: string): void {
   const byTerm = new Map<string, Posting[]>();
   const keys: [string, string, number][] = [];
-  const docs: { doc: number; length: number; terms: Map<string, number> }[] = [];
+  // Per term, its postings in log order: ascending unless a document older than one before it
+  // was indexed (an import, a repaired row), sorted then.
+  let ordered = true;
+  const visit = (term: string, doc: number, tf: number, len: number): void => {
+    const list = byTerm.get(term);
+    if (list === undefined) byTerm.set(term, [{ doc, tf, len }]);
+    else {
+      if (doc < list[list.length - 1]!.doc) ordered = false;
+      list.push({ doc, tf, len });
+    }
+  };
   for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     keys.push(key);
-    docs.push(...decodeBlock(value));
+    forEachRecordTerm(value, visit);
   }
-  docs.sort((a, b) => a.doc - b.doc);
-  for (const { doc, length, terms } of docs) {
-    for (const [term, tf] of terms) {
-      const list = byTerm.get(term);
-      if (list) list.push({ doc, tf, len: length });
-      else byTerm.set(term, [{ doc, tf, len: length }]);
-    }
-  }
+  if (!ordered) for (const list of byTerm.values()) list.sort((a, b) => a.doc - b.doc);
   mergePostings(search, userId, byTerm);
   for (const key of keys) search.postings.remove(key);
 }
