@@ -115,7 +115,7 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
 function pendingMatches(search: SearchDbs, userId: string, terms: readonly string[]): number[][] {
   const out = terms.map((): number[] => []);
   const needles = terms.map(termNeedle);
-  for (const { value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
+  for (const { value } of search.pendingText.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     for (let t = 0; t < terms.length; t++) {
       const list = out[t]!;
       forEachMatch(value, needles[t]!, (doc, tf, length) => list.push(doc, tf, length));

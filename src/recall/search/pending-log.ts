@@ -6,8 +6,8 @@
  *   \x01 doc \x03 length ( \x00 term \x02 tf )*
  *
  * Terms hold only letters, digits and marks (tokenizer.ts), numbers only digits, so the
- * separators are unambiguous: a query finds a term's documents with one `Buffer.indexOf` of
- * `\x00term\x02` per block, and parses only the records it hits (no decoding of the rest).
+ * separators are unambiguous: a query finds a term's documents with one `indexOf` of
+ * `\x00term\x02` per block (read as Latin-1 text), and parses only the records it hits.
  */
 const DOC = 0x01;
 
@@ -54,24 +54,29 @@ export function withoutDoc(block: Uint8Array, doc: number): Buffer | null {
   return Buffer.concat([b.subarray(0, at), end < 0 ? Buffer.alloc(0) : b.subarray(end)]);
 }
 
-function digits(b: Uint8Array, at: number): { n: number; end: number } {
+function digits(s: string, at: number): { n: number; end: number } {
   let n = 0;
-  while (at < b.length && b[at]! >= 0x30 && b[at]! <= 0x39) n = n * 10 + (b[at++]! - 0x30);
+  for (let c = s.charCodeAt(at); c >= 0x30 && c <= 0x39; c = s.charCodeAt(++at)) n = n * 10 + (c - 0x30);
   return { n, end: at };
 }
 
-/** Calls `visit(doc, tf, length)` for each record of the block holding the term (`needle`: `termNeedle(term)`). */
-export function forEachMatch(block: Buffer, needle: Buffer, visit: (doc: number, tf: number, length: number) => void): void {
+/**
+ * Calls `visit(doc, tf, length)` for each record of the block holding the term. The block is
+ * read as Latin-1 text (one char a byte: `SearchDbs.pendingText`, no UTF-8 decoding) and
+ * `needle` is `termNeedle(term)`, the term's UTF-8 bytes spelled the same way; V8's string
+ * search beats `Buffer.indexOf` here by ~2x.
+ */
+export function forEachMatch(block: string, needle: string, visit: (doc: number, tf: number, length: number) => void): void {
   let at = block.indexOf(needle);
   while (at >= 0) {
     const tf = digits(block, at + needle.length).n;
-    const start = block.lastIndexOf(DOC, at);
+    const start = block.lastIndexOf('\x01', at);
     const doc = digits(block, start + 1);
     visit(doc.n, tf, digits(block, doc.end + 1).n);
     at = block.indexOf(needle, at + needle.length);
   }
 }
 
-export function termNeedle(term: string): Buffer {
-  return Buffer.from(`\x00${term}\x02`, 'utf8');
+export function termNeedle(term: string): string {
+  return Buffer.from(`\x00${term}\x02`, 'utf8').toString('latin1');
 }

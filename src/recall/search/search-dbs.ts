@@ -79,11 +79,22 @@ export interface SearchDbs {
   postings: Database<Buffer, [string, string, number]>;
   /** `live` (a number) and `stats` (`IndexStats`). */
   meta: Database<number | IndexStats, [string, string]>;
+  /** `postings` read as Latin-1 text, for the pending log's blocks (pending-log.ts `forEachMatch`). Read only. */
+  pendingText: Database<string, [string, string, number]>;
 }
+
+/** A value as Latin-1 text, decoded at once from lmdb-js's shared read buffer (no copy first). */
+const LATIN1 = {
+  encode: () => {
+    throw new Error(`${SEARCH_DB_NAMES.postings}: the Latin-1 handle is read only`);
+  },
+  decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
+};
 
 export function openSearchDbs(env: RootDatabase): SearchDbs {
   return {
     postings: env.openDB(SEARCH_DB_NAMES.postings, { encoding: 'binary' }),
     meta: env.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' }),
+    pendingText: env.openDB<string, [string, string, number]>(SEARCH_DB_NAMES.postings, { encoding: 'binary', encoder: LATIN1 } as never),
   };
 }
