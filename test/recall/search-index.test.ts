@@ -4,7 +4,8 @@ import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
 import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
 import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { addDocument, docTerms, mergePending, PENDING_MAX, readStats, removeDocument } from '../../src/recall/search/search-index.ts';
+import { addDocument, docTerms, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/search/search-index.ts';
+import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/search/pending-log.ts';
 import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -129,6 +130,26 @@ describe('posting lists', () => {
       expect(postings.length).toBe(docs.filter((_, i) => docTerms(texts[i % 4]!).terms.has(term)).length);
     }
     expect(decodeChunk(dbs.search.postings.get([U, 'tf', TAIL])!)[0]!.tf).toBe(3);
+  });
+
+  it('keep a Bloom filter in each pending block that holds every term of its documents and few others', () => {
+    let block: Buffer | undefined;
+    const present = new Set<string>();
+    for (let d = 0; d < PENDING_BLOCK; d++) {
+      const terms = new Map<string, number>();
+      for (let k = 0; k < 20; k++) terms.set(`w${d}x${k}`, 1);
+      terms.set('天气', 2);
+      for (const t of terms.keys()) present.add(t);
+      block = appendRecord(block, 1 + d, 21, terms);
+    }
+    const text = block!.toString('latin1');
+    for (const t of present) expect(mayHold(text, bloomProbes(t)), t).toBe(true);
+    let falsePositives = 0;
+    for (let i = 0; i < 1000; i++) if (mayHold(text, bloomProbes(`absent${i}`))) falsePositives++;
+    expect(falsePositives).toBeLessThan(150);
+    const terms: string[] = [];
+    forEachRecordTerm(block!, (term, doc) => doc === 3 && terms.push(term));
+    expect(terms).toEqual([...Array.from({ length: 20 }, (_, k) => `w2x${k}`), '天气']);
   });
 
   it('stay exact under inserts in any order and removals, across chunk splits', async () => {

@@ -3,7 +3,7 @@ import type { DailyValue, LongTermValue } from '../store/recall-dbs.ts';
 import { chunkCount, forEachPosting } from './posting-list.ts';
 import { docRef, MAX_DOC, PENDING, type SearchDbs } from './search-dbs.ts';
 import { longTermLines, readStats } from './search-index.ts';
-import { forEachMatch, termNeedle } from './pending-log.ts';
+import { bloomProbes, forEachMatch, mayHold, termNeedle } from './pending-log.ts';
 import { makeSnippet } from './snippet.ts';
 import { tokenize } from './tokenizer.ts';
 import { topK } from './top-k.ts';
@@ -115,8 +115,10 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
 function pendingMatches(search: SearchDbs, userId: string, terms: readonly string[]): number[][] {
   const out = terms.map((): number[] => []);
   const needles = terms.map(termNeedle);
+  const probes = terms.map(bloomProbes);
   for (const { value } of search.pendingText.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     for (let t = 0; t < terms.length; t++) {
+      if (!mayHold(value, probes[t]!)) continue;
       const list = out[t]!;
       forEachMatch(value, needles[t]!, (doc, tf, length) => list.push(doc, tf, length));
     }

@@ -1,7 +1,7 @@
 import type { DailyValue } from '../store/recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
 import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
-import { encodeRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
+import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
 import { noteLiveWrite } from './rebuild-watch.ts';
 import { termCounts } from './tokenizer.ts';
 
@@ -56,8 +56,8 @@ export function docTerms(text: string): DocTerms {
 }
 
 /** Documents appended to the pending log before it is merged; and to one of its blocks. */
-export const PENDING_MAX = 256;
-export const PENDING_BLOCK = 16;
+export const PENDING_MAX = 1024;
+export const PENDING_BLOCK = 32;
 
 /** The user's index totals (search-dbs.ts `IndexStats`): zeros before their first document. */
 export function readStats(search: SearchDbs, userId: string): IndexStats {
@@ -261,9 +261,7 @@ export function addDocument(search: SearchDbs, userId: string, doc: number, term
   // One read and one write of the totals, one of the log's block.
   const stats = readStats(search, userId);
   const key: [string, string, number] = [userId, PENDING, Math.floor(stats[2] / PENDING_BLOCK)];
-  const record = Buffer.from(encodeRecord(doc, terms.length, terms.terms), 'utf8');
-  const block = search.postings.get(key);
-  search.postings.put(key, block === undefined ? record : Buffer.concat([block, record]));
+  search.postings.put(key, appendRecord(search.postings.get(key), doc, terms.length, terms.terms));
   stats[0] += 1;
   stats[1] += terms.length;
   stats[2] += 1;
@@ -279,7 +277,7 @@ function removePending(search: SearchDbs, userId: string, doc: number): boolean 
   for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     const rest = withoutDoc(value, doc);
     if (rest === null) continue;
-    if (rest.length === 0) search.postings.remove(key);
+    if (rest === undefined) search.postings.remove(key);
     else search.postings.put(key, rest);
     return true;
   }
