@@ -64,7 +64,6 @@ export function appendRecord(block: Uint8Array | undefined, doc: number, length:
   return out;
 }
 
-
 export function encodeRecord(doc: number, length: number, terms: ReadonlyMap<string, number>): string {
   let s = `\x01${doc}\x03${length}`;
   for (const [term, tf] of terms) s += `\x00${term}\x02${tf}`;
