@@ -48,7 +48,9 @@ export interface RankedRun {
 
 export function searchDbBytes(search: SearchDbs): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [name, db] of Object.entries(search)) {
+  // `pendingText` is a second handle on the postings db: counted once, as `postings`.
+  for (const name of ['postings', 'meta'] as const) {
+    const db = search[name];
     const s = (db as SearchDbs['meta']).getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
     out[name] = (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
   }

@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { putDailyRow } from '../../src/recall/store/daily-store.ts';
 import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
-import { dropUserIndex } from '../../src/recall/search/search-index.ts';
+import { dropUserIndex, readStats } from '../../src/recall/search/search-index.ts';
+import { dailyDoc, INDEX_FORMAT, TAIL } from '../../src/recall/search/search-dbs.ts';
+import { encodeChunk } from '../../src/recall/search/posting-list.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
@@ -161,7 +163,7 @@ describe('ranked recall', () => {
     ).toThrow('boom');
     const hits = await fx.recall.search({ userId: U, query: 'kayaks' });
     expect(hits.map((h) => h.messageId).sort()).toEqual([1, 2]);
-    expect(dbs.search.meta.get([U, 'docs'])).toBe(2);
+    expect(readStats(dbs.search, U)[0]).toBe(2);
   });
 });
 
@@ -202,9 +204,33 @@ describe('rebuilding the index', () => {
     const ids = (hits: { messageId: number }[]) => hits.map((h) => h.messageId);
     expect(ids(rebuilt)).toEqual(expect.arrayContaining(ids(live)));
     expect(rebuilt[0]!.messageId).toBe(live[0]!.messageId);
-    expect(dbs.search.meta.get([U, 'live'])).toBe(2);
+    expect(dbs.search.meta.get([U, 'live'])).toBe(INDEX_FORMAT);
     expect((await fx.recall.search({ userId: U, query: 'fledged' })).length).toBeGreaterThan(0);
     expect((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).every((h) => h.messageId > 0 && h.day !== '1900-01-01')).toBe(true);
+  });
+
+  it('an index in format 2 (its totals in three entries) is dropped and rebuilt at the first search', async () => {
+    fx = openRecall();
+    await say('s', 'the osprey dives for fish', 'an osprey nest on the pole');
+    const live = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const dbs = openRecallDbs(fx.env);
+    // What format 2 wrote: `live` 2, `docs` / `length` / `pending`, chunks as now. This chunk
+    // names a document with no row.
+    const ghost = dailyDoc('2026-01-01', 7)!;
+    await commit(dbs, () => {
+      dropUserIndex(dbs.search, U);
+      dbs.search.meta.put([U, 'live'], 2);
+      dbs.search.meta.put([U, 'docs'], 1);
+      dbs.search.meta.put([U, 'length'], 3);
+      dbs.search.meta.put([U, 'pending'], 0);
+      dbs.search.postings.put([U, 'osprei', TAIL], encodeChunk([{ doc: ghost, tf: 1, len: 3 }]));
+    });
+    const rebuilt = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    expect(rebuilt.map((h) => h.messageId)).toEqual(live.map((h) => h.messageId));
+    expect(dbs.search.meta.get([U, 'live'])).toBe(INDEX_FORMAT);
+    for (const old of ['docs', 'length', 'pending']) expect(dbs.search.meta.get([U, old])).toBeUndefined();
+    expect(readStats(dbs.search, U)[0]).toBe(4); // the two turns' rows, the user's and the reply
+    expect((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).every((h) => h.day !== '2026-01-01')).toBe(true);
   });
 
   it('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {

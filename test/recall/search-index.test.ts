@@ -4,8 +4,9 @@ import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
 import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
 import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { addDocument, docTerms, mergePending, PENDING_MAX, removeDocument } from '../../src/recall/search/search-index.ts';
-import { tokenize } from '../../src/recall/search/tokenizer.ts';
+import { addDocument, docTerms, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/search/search-index.ts';
+import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/search/pending-log.ts';
+import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -30,6 +31,29 @@ describe('the tokenizer', () => {
     expect(tokenize('allergies allergy allergic')).toEqual(['allerg', 'allerg', 'allerg']);
     expect(tokenize('pharmacies pharmacy')).toEqual(['pharmac', 'pharmac']);
     expect(tokenize('taxi tax')).toEqual(['taxi', 'tax']);
+  });
+
+  it('cuts ASCII text on its fast path into the same terms as the general path (the snippets\' offsets)', () => {
+    const general = (text: string) => [...tokenizeWithOffsets(text)].map((t) => t.term);
+    const texts = [
+      'Meeting moved to 3pm, see https://example.com/a_b?c=d#E -- OK?',
+      'café au lait, naïve résumé', // non-ASCII mid-run: the run is cut whole by the general path
+      'e\u0301tude and cafe\u0301', // a combining mark after an ASCII letter
+      'plain words then 北京天气 then more words', // a CJK run after ASCII
+      'iPhone用户 and 東京の天気 and 猫',
+      'full-width ＡＢＣ１ and the ligature ﬁle', // NFKC
+      '丽 and 乁 and 𠀀𠀁 (a compatibility ideograph, a BMP one and a supplementary pair)',
+      'ｶﾀｶﾅ half-width katakana',
+      '收到：Meeting moved to Friday。我已经记录到记忆中。', // the offline reply: CJK, ASCII, CJK punctuation
+      'emoji 👍🏽 between words, résumé—dash, 3×4, x\u0301y', // symbols outside runs, a mark mid-run
+      '', '   ', 'a', 'the and of', 'x'.repeat(70) + ' y',
+    ];
+    for (const text of texts) expect(tokenize(text), text).toEqual(general(text));
+    // Every Chinese run of 1 to 5 characters, on the bigram fast path.
+    for (let n = 1; n <= 5; n++) {
+      const run = '北京天气好'.slice(0, n);
+      expect(tokenize(run)).toEqual(general(run));
+    }
   });
 
   it('stems as Porter does', () => {
@@ -80,11 +104,52 @@ describe('posting lists', () => {
     await commit(dbs, () => {
       for (let i = 0; i < 30; i++) addDocument(dbs.search, U, dailyDoc('2026-05-0' + (1 + (i % 9)), 1 + i)!, docTerms(texts[i % 3]!));
     });
-    expect(dbs.search.meta.get([U, 'pending'])).toBe(30);
+    expect(readStats(dbs.search, U)[2]).toBe(30);
     const pending = scoreTerms(dbs.search, U, ['heron', 'pond']);
     await commit(dbs, () => mergePending(dbs.search, U));
-    expect(dbs.search.meta.get([U, 'pending'])).toBe(0);
+    expect(readStats(dbs.search, U)[2]).toBe(0);
     expect(scoreTerms(dbs.search, U, ['heron', 'pond'])).toEqual(pending);
+  });
+
+  it('merge a log of non-ASCII terms and documents out of order into the postings they score with', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const U = 'pz';
+    const texts = ['北京天气 café', 'café crème 北京', 'tf tf tf 天气 naïve', '東京の天気 café'];
+    // Newest first: every term's postings arrive in descending doc order.
+    const docs = Array.from({ length: 40 }, (_, i) => dailyDoc('2026-06-01', 40 - i)!);
+    await commit(dbs, () => docs.forEach((doc, i) => addDocument(dbs.search, U, doc, docTerms(texts[i % 4]!))));
+    const terms = ['北京', '天气', 'café', 'tf', 'naïv', '東京'];
+    const pending = scoreTerms(dbs.search, U, terms);
+    expect(pending.size).toBe(40);
+    await commit(dbs, () => mergePending(dbs.search, U));
+    expect(scoreTerms(dbs.search, U, terms)).toEqual(pending);
+    for (const term of terms) {
+      const postings = [...dbs.search.postings.getRange({ start: [U, term], end: [U, term, 2 ** 53] })].flatMap((e) => decodeChunk(e.value));
+      expect(postings.map((p) => p.doc)).toEqual([...postings.map((p) => p.doc)].sort((a, b) => a - b));
+      expect(postings.length).toBe(docs.filter((_, i) => docTerms(texts[i % 4]!).terms.has(term)).length);
+    }
+    expect(decodeChunk(dbs.search.postings.get([U, 'tf', TAIL])!)[0]!.tf).toBe(3);
+  });
+
+  it('keep a Bloom filter in each pending block that holds every term of its documents and few others', () => {
+    let block: Buffer | undefined;
+    const present = new Set<string>();
+    for (let d = 0; d < PENDING_BLOCK; d++) {
+      const terms = new Map<string, number>();
+      for (let k = 0; k < 20; k++) terms.set(`w${d}x${k}`, 1);
+      terms.set('天气', 2);
+      for (const t of terms.keys()) present.add(t);
+      block = appendRecord(block, 1 + d, 21, terms);
+    }
+    const text = block!.toString('latin1');
+    for (const t of present) expect(mayHold(text, bloomProbes(t)), t).toBe(true);
+    let falsePositives = 0;
+    for (let i = 0; i < 1000; i++) if (mayHold(text, bloomProbes(`absent${i}`))) falsePositives++;
+    expect(falsePositives).toBeLessThan(150);
+    const terms: string[] = [];
+    forEachRecordTerm(block!, (term, doc) => doc === 3 && terms.push(term));
+    expect(terms).toEqual([...Array.from({ length: 20 }, (_, k) => `w2x${k}`), '天气']);
   });
 
   it('stay exact under inserts in any order and removals, across chunk splits', async () => {
@@ -131,7 +196,7 @@ describe('posting lists', () => {
     });
     const scored = [...scoreTerms(dbs.search, U, ['share']).keys()].sort((a, b) => a - b);
     expect(scored).toEqual([...model].sort((a, b) => a - b));
-    expect(dbs.search.meta.get([U, 'docs'])).toBe(model.size);
+    expect(readStats(dbs.search, U)[0]).toBe(model.size);
     // Every chunk is within its bound, chunks are disjoint and ordered, the tail is last.
     let prevLast = -1;
     for (const { key, value } of dbs.search.postings.getRange({ start: [U, 'share'], end: [U, 'share', 2 ** 53] })) {

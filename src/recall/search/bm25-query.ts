@@ -2,8 +2,8 @@ import type { Database } from 'lmdb';
 import type { DailyValue, LongTermValue } from '../store/recall-dbs.ts';
 import { chunkCount, forEachPosting } from './posting-list.ts';
 import { docRef, MAX_DOC, PENDING, type SearchDbs } from './search-dbs.ts';
-import { longTermLines } from './search-index.ts';
-import { forEachMatch, termNeedle } from './pending-log.ts';
+import { longTermLines, readStats } from './search-index.ts';
+import { bloomProbes, forEachMatch, mayHold, termNeedle } from './pending-log.ts';
 import { makeSnippet } from './snippet.ts';
 import { tokenize } from './tokenizer.ts';
 import { topK } from './top-k.ts';
@@ -78,9 +78,9 @@ export function postingEstimate(search: SearchDbs, userId: string, terms: readon
 /** Document → BM25 score, for every document holding at least one term. */
 export function scoreTerms(search: SearchDbs, userId: string, terms: readonly string[]): Map<number, number> {
   const scores = new Map<number, number>();
-  const n = search.meta.get([userId, 'docs']) ?? 0;
+  const [n, length] = readStats(search, userId);
   if (n === 0) return scores;
-  const avgdl = (search.meta.get([userId, 'length']) ?? 0) / n || 1;
+  const avgdl = length / n || 1;
   const pending = pendingMatches(search, userId, terms);
   for (let t = 0; t < terms.length; t++) {
     const term = terms[t]!;
@@ -115,8 +115,10 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
 function pendingMatches(search: SearchDbs, userId: string, terms: readonly string[]): number[][] {
   const out = terms.map((): number[] => []);
   const needles = terms.map(termNeedle);
-  for (const { value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
+  const probes = terms.map(bloomProbes);
+  for (const { value } of search.pendingText.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     for (let t = 0; t < terms.length; t++) {
+      if (!mayHold(value, probes[t]!)) continue;
       const list = out[t]!;
       forEachMatch(value, needles[t]!, (doc, tf, length) => list.push(doc, tf, length));
     }

@@ -9,7 +9,8 @@ import type { Database, RootDatabase } from 'lmdb';
  * | recall.search-postings  | [userId, term, firstDoc]         | full chunk (posting-list.ts)   |
  * |                         | [userId, term, TAIL]             | the chunk being appended to    |
  * |                         | [userId, PENDING, doc]           | a document not merged yet      |
- * | recall.search-meta      | [userId, 'docs' / 'length' / 'pending' / 'live'] | number         |
+ * | recall.search-meta      | [userId, 'stats']                | [docs, length, pending]        |
+ * |                         | [userId, 'live']                 | number                         |
  *
  * A term's postings are its full chunks in doc order, then its tail chunk: appending a newer
  * document is one `get` and one `put` of the tail, no cursor; a full tail moves to its
@@ -19,14 +20,22 @@ import type { Database, RootDatabase } from 'lmdb';
  * A document's number IS its row's key, so the index stores no map from documents to rows:
  * a daily row `[day, id]` is `(days since 1900-01-01 + 1) × 2^22 + id`, a long-term line `n` is
  * `n` (below 2^22). Daily ids from 2^22 up (four million rows in one day) are not indexed.
- * `docs` and `length` are BM25's N and total length, `pending` the documents in the pending
- * log (search-index.ts); `live` is `INDEX_FORMAT` when the user's writes index themselves (set
- * for a user with no rows yet, and by a rebuild). A user without it has rows from before the
- * index, or an index in an older format (format 1: `live` 1, plain doc deltas, no pending
- * log, and a tokenizer without the final-`i` rule), and is rebuilt (rebuild.ts) at their first
- * search; until then their writes are not indexed and their old postings are never read.
+ * `stats` holds BM25's N (`docs`) and total length, and the documents appended to the pending
+ * log since its last merge (search-index.ts), in one entry: a write reads and writes it once.
+ * `live` is `INDEX_FORMAT` when the user's writes index themselves (set for a user with no rows
+ * yet, and by a rebuild). A user without it has rows from before the index, or an index in an
+ * older format, and is rebuilt (rebuild.ts) at their first search; until then their writes are
+ * not indexed and their old postings are never read. Older formats: 1 (`live` 1, plain doc
+ * deltas, no pending log, and a tokenizer without the final-`i` rule) and 2 (`live` 2, the
+ * totals in three entries `docs`, `length`, `pending`).
  */
-export const INDEX_FORMAT = 2;
+export const INDEX_FORMAT = 3;
+
+/** The meta key of a user's totals. */
+export const STATS = 'stats';
+
+/** `[docs, length, pending]`: BM25's N and total document length, the pending log's appended count. */
+export type IndexStats = [docs: number, length: number, pending: number];
 
 /** The pending log's "term": the tokenizer never makes an empty term. */
 export const PENDING = '';
@@ -68,12 +77,24 @@ export function docRef(doc: number): DocRef {
 
 export interface SearchDbs {
   postings: Database<Buffer, [string, string, number]>;
-  meta: Database<number, [string, string]>;
+  /** `live` (a number) and `stats` (`IndexStats`). */
+  meta: Database<number | IndexStats, [string, string]>;
+  /** `postings` read as Latin-1 text, for the pending log's blocks (pending-log.ts `forEachMatch`). Read only. */
+  pendingText: Database<string, [string, string, number]>;
 }
+
+/** A value as Latin-1 text, decoded at once from lmdb-js's shared read buffer (no copy first). */
+const LATIN1 = {
+  encode: () => {
+    throw new Error(`${SEARCH_DB_NAMES.postings}: the Latin-1 handle is read only`);
+  },
+  decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
+};
 
 export function openSearchDbs(env: RootDatabase): SearchDbs {
   return {
     postings: env.openDB(SEARCH_DB_NAMES.postings, { encoding: 'binary' }),
     meta: env.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' }),
+    pendingText: env.openDB<string, [string, string, number]>(SEARCH_DB_NAMES.postings, { encoding: 'binary', encoder: LATIN1 } as never),
   };
 }

@@ -1,9 +1,9 @@
 import type { DailyValue } from '../store/recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
-import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, TAIL, type SearchDbs } from './search-dbs.ts';
-import { decodeBlock, encodeRecord, withoutDoc } from './pending-log.ts';
+import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
+import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
 import { noteLiveWrite } from './rebuild-watch.ts';
-import { tokenize } from './tokenizer.ts';
+import { termCounts } from './tokenizer.ts';
 
 /**
  * The write side of the ranked index. Every function here runs INSIDE the LMDB write
@@ -33,10 +33,13 @@ import { tokenize } from './tokenizer.ts';
  * appended, the write that appends the last one merges the whole log into the posting lists
  * in its own transaction, grouped by term and in key order: one read and one write of a term's
  * tail for all of its new postings, and each B-tree page copied once for many documents
- * (per-document postings dirtied ~12 pages per document, each written at its commit). Queries
- * read the log's blocks beside the chunks (`PENDING_MAX / PENDING_BLOCK` values, one
- * `indexOf` per term each), so a document is found from its own commit on. The rebuild merges
- * its batches the same way, without the log.
+ * (per-document postings dirtied ~12 pages per document, each written at its commit). A merge
+ * costs about one `get` and `put` per distinct term, so the longer the log, the less a row pays
+ * (rows share terms: 8.5 distinct terms a row per 256 rows of the bench corpus, 6.3 per 1 024).
+ * Queries read the log's blocks beside the chunks (`PENDING_MAX / PENDING_BLOCK` values, an
+ * `indexOf` per term only in the blocks whose Bloom filter may hold it: pending-log.ts), so a
+ * document is found from its own commit on. The rebuild merges its batches the same way,
+ * without the log. A write reads and writes the user's totals once (`readStats`: one entry).
  */
 export function dailyRowText(value: Pick<DailyValue, 'content' | 'tool_calls'>): string {
   if (!value.tool_calls || value.tool_calls.length === 0) return value.content;
@@ -52,20 +55,21 @@ export interface DocTerms {
 }
 
 export function docTerms(text: string): DocTerms {
-  const tokens = tokenize(text);
-  const terms = new Map<string, number>();
-  for (const t of tokens) terms.set(t, (terms.get(t) ?? 0) + 1);
-  return { terms, length: tokens.length };
+  return termCounts(text);
 }
 
 /** Documents appended to the pending log before it is merged; and to one of its blocks. */
-export const PENDING_MAX = 256;
-export const PENDING_BLOCK = 16;
+export const PENDING_MAX = 1024;
+export const PENDING_BLOCK = 32;
 
-function bump(search: SearchDbs, userId: string, name: 'docs' | 'length' | 'pending', by: number): number {
-  const n = (search.meta.get([userId, name]) ?? 0) + by;
-  search.meta.put([userId, name], n);
-  return n;
+/** The user's index totals (search-dbs.ts `IndexStats`): zeros before their first document. */
+export function readStats(search: SearchDbs, userId: string): IndexStats {
+  const v = search.meta.get([userId, STATS]);
+  return Array.isArray(v) ? [v[0], v[1], v[2]] : [0, 0, 0];
+}
+
+function writeStats(search: SearchDbs, userId: string, stats: IndexStats): void {
+  search.meta.put([userId, STATS], stats);
 }
 
 /** Whether the user's writes index themselves, in this format (an older format's user is rebuilt). */
@@ -210,8 +214,10 @@ export function addDocuments(search: SearchDbs, userId: string, docs: readonly {
   }
   mergePostings(search, userId, byTerm);
   if (n > 0) {
-    bump(search, userId, 'docs', n);
-    bump(search, userId, 'length', length);
+    const stats = readStats(search, userId);
+    stats[0] += n;
+    stats[1] += length;
+    writeStats(search, userId, stats);
   }
 }
 
@@ -222,38 +228,51 @@ function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, Po
 
 /** Inside a write transaction: moves every document of the pending log into the posting lists. */
 export function mergePending(search: SearchDbs, userId: string): void {
+  mergePendingLog(search, userId);
+  const stats = readStats(search, userId);
+  stats[2] = 0;
+  writeStats(search, userId, stats);
+}
+
+/** `mergePending` but for the stats' pending count (the caller's to reset). */
+function mergePendingLog(search: SearchDbs, userId: string): void {
   const byTerm = new Map<string, Posting[]>();
   const keys: [string, string, number][] = [];
-  const docs: { doc: number; length: number; terms: Map<string, number> }[] = [];
+  // Per term, its postings in log order: ascending unless a document older than one before it
+  // was indexed (an import, a repaired row), sorted then.
+  let ordered = true;
+  const visit = (term: string, doc: number, tf: number, len: number): void => {
+    const list = byTerm.get(term);
+    if (list === undefined) byTerm.set(term, [{ doc, tf, len }]);
+    else {
+      if (doc < list[list.length - 1]!.doc) ordered = false;
+      list.push({ doc, tf, len });
+    }
+  };
   for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     keys.push(key);
-    docs.push(...decodeBlock(value));
+    forEachRecordTerm(value, visit);
   }
-  docs.sort((a, b) => a.doc - b.doc);
-  for (const { doc, length, terms } of docs) {
-    for (const [term, tf] of terms) {
-      const list = byTerm.get(term);
-      if (list) list.push({ doc, tf, len: length });
-      else byTerm.set(term, [{ doc, tf, len: length }]);
-    }
-  }
+  if (!ordered) for (const list of byTerm.values()) list.sort((a, b) => a.doc - b.doc);
   mergePostings(search, userId, byTerm);
   for (const key of keys) search.postings.remove(key);
-  search.meta.put([userId, 'pending'], 0);
 }
 
 /** Inside a write transaction: adds document `doc` (see search-dbs.ts for numbering), through the pending log. */
 export function addDocument(search: SearchDbs, userId: string, doc: number, terms: DocTerms): void {
   if (terms.length === 0) return;
-  const appended = search.meta.get([userId, 'pending']) ?? 0;
-  const key: [string, string, number] = [userId, PENDING, Math.floor(appended / PENDING_BLOCK)];
-  const record = encodeRecord(doc, terms.length, terms.terms);
-  const block = search.postings.get(key);
-  search.postings.put(key, block === undefined ? Buffer.from(record, 'utf8') : Buffer.concat([block, Buffer.from(record, 'utf8')]));
-  bump(search, userId, 'docs', 1);
-  bump(search, userId, 'length', terms.length);
-  if (appended + 1 >= PENDING_MAX) mergePending(search, userId);
-  else search.meta.put([userId, 'pending'], appended + 1);
+  // One read and one write of the totals, one of the log's block.
+  const stats = readStats(search, userId);
+  const key: [string, string, number] = [userId, PENDING, Math.floor(stats[2] / PENDING_BLOCK)];
+  search.postings.put(key, appendRecord(search.postings.get(key), doc, terms.length, terms.terms));
+  stats[0] += 1;
+  stats[1] += terms.length;
+  stats[2] += 1;
+  if (stats[2] >= PENDING_MAX) {
+    mergePendingLog(search, userId);
+    stats[2] = 0;
+  }
+  writeStats(search, userId, stats);
 }
 
 /** Removes `doc`'s record from the pending log; whether it held one. */
@@ -261,7 +280,7 @@ function removePending(search: SearchDbs, userId: string, doc: number): boolean 
   for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     const rest = withoutDoc(value, doc);
     if (rest === null) continue;
-    if (rest.length === 0) search.postings.remove(key);
+    if (rest === undefined) search.postings.remove(key);
     else search.postings.put(key, rest);
     return true;
   }
@@ -279,12 +298,17 @@ export function isIndexed(search: SearchDbs, userId: string, doc: number, terms:
 /** Inside a write transaction: removes document `doc`, whose text was `text`. No-op when not indexed. */
 export function removeDocument(search: SearchDbs, userId: string, doc: number, text: string): void {
   const terms = docTerms(text);
-  if (removePending(search, userId, doc)) {
-    bump(search, userId, 'docs', -1);
-    bump(search, userId, 'length', -terms.length);
-    return;
+  if (!removePending(search, userId, doc)) {
+    if (!isIndexed(search, userId, doc, terms)) return;
+    removePostings(search, userId, doc, terms);
   }
-  if (!isIndexed(search, userId, doc, terms)) return;
+  const stats = readStats(search, userId);
+  stats[0] -= 1;
+  stats[1] -= terms.length;
+  writeStats(search, userId, stats);
+}
+
+function removePostings(search: SearchDbs, userId: string, doc: number, terms: DocTerms): void {
   for (const term of terms.terms.keys()) {
     const chunk = chunkCovering(search, userId, term, doc);
     if (chunk === undefined) continue;
@@ -292,8 +316,6 @@ export function removeDocument(search: SearchDbs, userId: string, doc: number, t
     const kept = postings.filter((p) => p.doc !== doc);
     if (kept.length !== postings.length) putChunk(search, chunk.key, kept);
   }
-  bump(search, userId, 'docs', -1);
-  bump(search, userId, 'length', -terms.length);
 }
 
 /** Inside a write transaction: a daily row just stored as `[userId, day, id]`. */
@@ -333,5 +355,6 @@ export function reindexLongTerm(search: SearchDbs, userId: string, before: strin
 export function dropUserIndex(search: SearchDbs, userId: string): void {
   const high = '\uffff';
   for (const key of [...search.postings.getKeys({ start: [userId], end: [userId, high] })]) search.postings.remove(key);
-  for (const name of ['docs', 'length', 'pending', 'live'] as const) search.meta.remove([userId, name]);
+  // With format 2's separate totals ('docs', 'length', 'pending').
+  for (const name of [STATS, 'live', 'docs', 'length', 'pending']) search.meta.remove([userId, name]);
 }

@@ -47,16 +47,81 @@ export function isStopWord(word: string): boolean {
 /** The terms of `text`, in order, with repeats (a term's count is its frequency). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(RUN)) {
-    const run = m[0];
-    if (!CJK.test(run)) {
-      const term = wordTerm(run);
-      if (term !== null) out.push(term);
-    } else {
-      for (const t of tokenizeWithOffsets(run)) out.push(t.term);
+  forEachTerm(text, (term) => out.push(term));
+  return out;
+}
+
+/** Term → frequency in `text`, and its length in terms (a document's, for the index). */
+export function termCounts(text: string): { terms: Map<string, number>; length: number } {
+  const terms = new Map<string, number>();
+  let length = 0;
+  forEachTerm(text, (term) => {
+    terms.set(term, (terms.get(term) ?? 0) + 1);
+    length++;
+  });
+  return { terms, length };
+}
+
+/**
+ * Calls `visit` with the terms of `text`, in order: `tokenize` without the array. ASCII letters
+ * and digits (most text) are cut by a char-code loop, not the Unicode regex; a run holding
+ * anything else (or starting with it) is matched whole by the regex, from its first character,
+ * and cut as below. Same runs and terms as matching `RUN` over the text (tested).
+ */
+export function forEachTerm(text: string, visit: (term: string) => void): void {
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) {
+      const from = start < 0 ? i : start;
+      start = -1;
+      RUN_AT.lastIndex = from;
+      const m = RUN_AT.exec(text);
+      if (m === null) continue; // a character outside every run (punctuation, a symbol)
+      visitRun(m[0], visit);
+      i = from + m[0].length - 1;
+      continue;
+    }
+    // ASCII letters and digits are exactly \p{L}\p{N}\p{M} below 0x80.
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      const term = wordTerm(text.slice(start, i));
+      if (term !== null) visit(term);
+      start = -1;
     }
   }
-  return out;
+  if (start >= 0) {
+    const term = wordTerm(text.slice(start));
+    if (term !== null) visit(term);
+  }
+}
+
+/** `RUN`, matched only at `lastIndex`. */
+const RUN_AT = /[\p{L}\p{N}\p{M}]+/uy;
+const CJK_RUN = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー々]+$/u;
+
+function visitRun(run: string, visit: (term: string) => void): void {
+  if (!CJK.test(run)) {
+    const term = wordTerm(run);
+    if (term !== null) visit(term);
+  } else if (CJK_RUN.test(run) && isPlainBmp(run)) {
+    // A run of CJK only, in the BMP and NFKC already (nearly every one): its bigrams are its
+    // neighbouring code units, as `bigrams` would cut them.
+    if (run.length === 1) visit(run);
+    for (let i = 0; i + 1 < run.length; i++) visit(run.slice(i, i + 2));
+  } else {
+    for (const t of tokenizeWithOffsets(run)) visit(t.term);
+  }
+}
+
+/** No surrogate pairs, and unchanged by NFKC. */
+function isPlainBmp(run: string): boolean {
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) return false;
+  }
+  return run.normalize('NFKC') === run;
 }
 
 export function* tokenizeWithOffsets(text: string): Generator<Token> {
