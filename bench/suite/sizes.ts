@@ -86,6 +86,6 @@ export const FULL: Sizes = {
   commit: { rounds: 60, block: 25 },
   turnFsyncs: { turns: 6 },
   ranked: { size: 1_000_000, perClass: 100 },
-  upkeep: { conversations: 100, turns: 6, repeats: 5 },
+  upkeep: { conversations: 100, turns: 20, repeats: 7 },
   turnCost: { samples: 200, wholeSamples: 20 },
 };
