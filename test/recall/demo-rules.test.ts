@@ -81,6 +81,18 @@ describe('local time', () => {
   it('an unknown zone is refused with invalid_option', () => {
     expect(() => localTimeIn('Mars/Olympus')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
+
+  it('is exact per second through one formatter, across a DST jump and a clock that steps back', () => {
+    const berlin = localTimeIn('Europe/Berlin');
+    const before = Date.UTC(2026, 2, 29, 0, 59, 59); // 01:59:59 CET; the next second is 03:00:00 CEST
+    expect(berlin(before).ts).toBe('2026-03-29T01:59:59');
+    expect(berlin(before + 999).ts).toBe('2026-03-29T01:59:59');
+    expect(berlin(before + 1000).ts).toBe('2026-03-29T03:00:00');
+    expect(berlin(before + 1001).ts).toBe('2026-03-29T03:00:00');
+    expect(berlin(before).ts).toBe('2026-03-29T01:59:59'); // back again: not the last answer
+    expect(berlin(Date.UTC(2026, 9, 25, 0, 59, 59)).ts).toBe('2026-10-25T02:59:59'); // CEST's last second
+    expect(berlin(Date.UTC(2026, 9, 25, 1, 0, 0)).ts).toBe('2026-10-25T02:00:00'); // CET again
+  });
 });
 
 describe('day filter', () => {

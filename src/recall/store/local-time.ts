@@ -8,9 +8,9 @@ import { InvalidInputError } from '../../errors.ts';
  */
 export interface LocalTime {
   /** `YYYY-MM-DDTHH:MM:SS` in the zone. */
-  ts: string;
+  readonly ts: string;
   /** `YYYY-MM-DD` in the zone. */
-  day: string;
+  readonly day: string;
 }
 
 export function systemTimeZone(): string {
@@ -46,11 +46,19 @@ export function localTimeIn(timeZone: string): (epochMs: number) => LocalTime {
       cause: String(cause),
     });
   }
+  // The wall time has a resolution of a second, and many rows of a second share it:
+  // `formatToParts` (~15 µs) runs once per second of the clock, not once per row.
+  let second = Number.NaN;
+  let last: LocalTime = { ts: '', day: '' };
   return (epochMs) => {
+    const at = Math.floor(epochMs / 1000);
+    if (at === second) return last;
     const parts: Record<string, string> = {};
     for (const p of format.formatToParts(new Date(epochMs))) parts[p.type] = p.value;
     const year = (parts['year'] ?? '').padStart(4, '0');
     const day = `${year}-${parts['month']}-${parts['day']}`;
-    return { day, ts: `${day}T${parts['hour']}:${parts['minute']}:${parts['second']}` };
+    second = at;
+    last = { day, ts: `${day}T${parts['hour']}:${parts['minute']}:${parts['second']}` };
+    return last;
   };
 }
