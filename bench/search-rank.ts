@@ -32,10 +32,10 @@ import { createRecall } from '../src/recall/index.ts';
 import { putDailyRow } from '../src/recall/store/daily-store.ts';
 import { commit, openRecallDbs } from '../src/recall/store/recall-dbs.ts';
 import { rankedSearch } from '../src/recall/search/bm25-query.ts';
-import type { SearchDbs } from '../src/recall/search/search-dbs.ts';
 import { tokenize, tokenizeWithSegmenter } from '../src/recall/search/tokenizer.ts';
 import { Samples, type LatencySummary } from './suite/stats.ts';
 import { searchCorpus } from './suite/search-corpus.ts';
+import { searchDbBytes } from './suite/ranked-search-run.ts';
 import { makeTempDir } from './suite/temp-dir.ts';
 
 const sizeArg = process.argv.indexOf('--size');
@@ -47,17 +47,6 @@ const OFF_USER = 'bench-off';
 // The suite's ranked-search corpus (seed 42), so this script and `--only ranked` index the same text.
 const corpus = searchCorpus();
 const { message, dayOf } = corpus;
-
-function dbBytes(search: SearchDbs): Record<string, number> {
-  const out: Record<string, number> = {};
-  // `pendingText` is a second handle on the postings db: counted once, as `postings`.
-  for (const name of ['postings', 'meta'] as const) {
-    const db = search[name];
-    const s = (db as SearchDbs['meta']).getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
-    out[name] = (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
-  }
-  return out;
-}
 
 const turnsArg = process.argv.indexOf('--turns');
 const TURNS = turnsArg > 0 ? Number(process.argv[turnsArg + 1]) : 5;
@@ -135,7 +124,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < SIZE; i++) insert.run(i + 1, texts[i]!);
   })();
   const ftsBuildMs = performance.now() - t0;
-  const indexBytesByDb = dbBytes(dbs.search);
+  const indexBytesByDb = searchDbBytes(dbs.search);
   const indexBytes = Object.values(indexBytesByDb).reduce((a, b) => a + b, 0);
 
   // Queries.
