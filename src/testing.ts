@@ -405,6 +405,19 @@ export function describeMessageLogContract(name: string, make: MakeStore<Message
       });
     });
 
+    it('keeps keys per conversation: a fork does not answer with its source\'s keys', async () => {
+      await withStore(make, async (log) => {
+        const [first] = await log.append('c', [{ message: user('a') }], { idempotencyKey: 'k' });
+        await log.fork('c', first!.message_id, 'f');
+        const [onFork] = await log.append('f', [{ message: user('a on f') }], { idempotencyKey: 'k' });
+        expect(onFork!.message_id).toBe(2);
+        const retry = await log.append('f', [{ message: user('again') }], { idempotencyKey: 'k' });
+        expect(retry).toEqual([onFork]);
+        expect(await log.get('f')).toEqual([user('a'), user('a on f')]);
+        expect(await log.get('c')).toEqual([user('a')]);
+      });
+    });
+
     it('rejects a bad idempotency key with invalid_option and stores nothing', async () => {
       await withStore(make, async (log) => {
         const bad: unknown[] = ['', 'x'.repeat(201), 7, 'a\u0000b', '\uD800'];

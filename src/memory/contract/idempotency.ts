@@ -3,8 +3,8 @@ import type { AppendOptions } from './message-log.ts';
 
 /**
  * Exactly-once appends: an append may carry an idempotency key. The conversation's single
- * writer looks the key up before it writes the batch (LMDB, in memory: one synchronous read in
- * the write's event turn, see write-queue.ts; PostgreSQL: claimed first in the transaction); a key already stored (and younger
+ * writer looks the key up before it writes the batch (LMDB, in memory: synchronously, in the
+ * write's event turn, see write-queue.ts; PostgreSQL: claimed first in the transaction); a key already stored (and younger
  * than the window) answers with the records it stored, and nothing new is stored. The key is
  * written in the same atomic step as the batch's messages, so a batch and its key are stored
  * together or not at all: a retry after a timeout, a lost acknowledgement or a SIGKILL either
@@ -12,8 +12,9 @@ import type { AppendOptions } from './message-log.ts';
  *
  * - Scope: per conversation (`[conversationId, key]`); `clear` forgets the conversation's keys.
  * - Window: a key is honoured for `IDEMPOTENCY_WINDOW_MS` (24 h) after its batch was stored,
- *   measured on the store's clock; older keys are treated as absent and swept away by a
- *   bounded sweep riding on keyed writes (each backend says how; none scans everything at once).
+ *   measured on the store's clock; older keys are treated as absent. Each backend says how they
+ *   go, none by scanning everything at once (LMDB: a key is a field of its batch's first row,
+ *   and the index in memory drops it as keyed writes come: key-index.ts).
  * - The key identifies the write: a retry returns what the first attempt stored, whatever
  *   entries the retry carries.
  */
@@ -33,11 +34,6 @@ export interface KeyRecord {
   firstId: number;
   count: number;
   at: number;
-  /**
-   * On a write only: the writer looked the key up just before (absent, or expired): put it
-   * without a commit-time condition, over any expired row.
-   */
-  checked?: boolean;
 }
 
 /** Whether `record` is still honoured at `now`. */
@@ -77,15 +73,3 @@ export function validateAppendOptions(options: unknown): AppendOptions {
   if (onNumbered !== undefined) checked.onNumbered = onNumbered;
   return checked;
 }
-
-/**
- * Thrown (or rejected with) by a table's `write` when a key of the batch is already stored
- * (and not marked stale): nothing was written. The writer (write-queue.ts) then looks the keys up. Internal: never reaches a caller.
- */
-export class KeyTaken extends Error {
-  constructor(readonly conversationId: string) {
-    super(`an idempotency key of the batch to ${conversationId} is already stored`);
-    this.name = 'KeyTaken';
-  }
-}
-

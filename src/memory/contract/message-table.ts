@@ -25,17 +25,19 @@ export interface MessageTable {
    * A fork's are its source's up to the fork point (stitched, like `range`), then its own. */
   systemMessages(conversationId: string): Promise<StoredMessage[]>;
   /** Takes ownership of `records` (the writer keeps no reference) and may return them.
-   * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step,
-   * on condition that none of them is stored yet (unless marked `checked`: the writer looked it up): else nothing is
-   * written and it rejects with `KeyTaken` (write-queue.ts). A `custom` table is given at most
-   * one key, covering all of `records`, and dedupes by it itself. */
+   * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step.
+   * The writer looked each of them up just before (`keyOf` or `findKeys`: absent or expired),
+   * so a table checks none of them. A `custom` table is given at most one key, covering all of
+   * `records`, and dedupes by it itself. */
   write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[]): Promise<StoredMessage[]>;
   /** The stored keys among `keys` (expired ones too: the writer judges the window). A
    * `custom` table returns none: the log below it keeps its own keys. */
   findKeys(conversationId: string, keys: readonly string[]): Promise<Map<string, KeyRecord>>;
   /** The same for one key, synchronously, where the table reads synchronously (the hot path
-   * of a keyed append: no promise, no map). Optional. */
-  keyOf?(conversationId: string, key: string): KeyRecord | undefined;
+   * of a keyed append: no promise, no map). Optional. `lastId` and `now` are the writer's: its
+   * last id of the conversation and its clock. A table that keeps keys in memory (LMDB:
+   * key-index.ts) learns from them whether what it holds is current and how far back to read. */
+  keyOf?(conversationId: string, key: string, lastId: number, now: number): KeyRecord | undefined;
   /** Clears the conversation; forks that reference it get their prefix materialized first. */
   clear(conversationId: string): Promise<void>;
   /** Makes the empty `newId` a fork of `source` at `at`, atomically checked against the

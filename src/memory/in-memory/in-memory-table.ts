@@ -1,7 +1,7 @@
 import type { Message, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
-import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/idempotency.ts';
+import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
 
 /**
  * A `MessageTable` in process memory, like beamai's ETS table: fast, and gone with its owner
@@ -79,7 +79,6 @@ export function createInMemoryTable(): MessageTable {
     range: async (c, from, to, limit) => range(c, from, to, limit),
     tail: async (c, n) => (n === 0 ? [] : stitchedTail(segments(c), n, own)),
     write: async (c, records, written) => {
-      if (written !== undefined) for (const k of written) if (k.checked !== true && keys.get(c)?.has(k.key)) throw new KeyTaken(c);
       const stored = records.map((r) => JSON.stringify(r));
       let o = conversations.get(c);
       if (o === undefined) conversations.set(c, (o = { base: links.get(c)?.at ?? 0, rows: [] }));

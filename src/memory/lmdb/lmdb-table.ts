@@ -5,7 +5,8 @@ import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
-import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/idempotency.ts';
+import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
+import { createKeyIndex, KEY_ROW, KEY_ROW_END } from './key-index.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -27,21 +28,13 @@ import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/ide
  * puts them in one transaction (together with other conversations' writes of the same turn:
  * group commit); `write` resolves after the commit and the flush.
  *
- * Idempotency keys (idempotency.ts) live in `messages` too, beside their conversation:
- * `[conversationId, '\u0001' + key]` → `{firstId, count, at}` as 20 bytes (float64, uint32,
- * float64: a fifth of the JSON, and no JSON to write or parse on the hot path). A string sorts after every number
- * in an ordered array key, so key rows sit just after the conversation's newest messages (the
- * same pages a keyed append dirties anyway: a separate database cost ~15% more per durable
- * commit; measured again with binary key rows: 0.63x of plain vs 0.75x) and no id range, tail
- * or last-id scan ever meets them. The key row is put in the same conditional commit as the
- * batch's messages. The writer looks its keys up first (`keyOf`, synchronous) and marks them
- * `checked`: put without a condition of their own; a key not marked is a condition too ("no
- * row for this key", nested `ifNoExists`). Expired keys are swept per conversation: every
- * `SWEEP_EVERY`th keyed batch of the table examines the `SWEEP_EVERY * 2` key rows that follow
- * its own key in that conversation, cyclically, and removes the expired ones: two rows examined
- * per keyed batch, amortized, which keeps a conversation under keyed writes at about two
- * windows of keys. (A conversation that gets no more keyed writes keeps its last key rows, a
- * small fraction of its messages, until it is cleared.)
+ * Idempotency keys (idempotency.ts) live in the rows themselves: the first row of a keyed batch
+ * carries `key: [key, count]`, in the same put as its message, and key-index.ts keeps the keys
+ * in memory, rebuilt from the rows when a conversation is met. The writer (write-queue.ts) looks
+ * each key up before the write is issued, so a keyed batch is put under the same one condition
+ * as any other: its first id is free, which stops a second writer on the environment that
+ * numbered from the same last id. (A key row beside the messages, the earlier layout, cost a
+ * put per keyed batch and a sweep: keyed appends ran at ~0.73x of plain ones.)
  *
  * Forks (fork.ts): `forks` holds `['of', fork]` → `{source, at}` and `['by', source, fork]` →
  * `at`. A read looks the link up (one get) and, for a fork, reads each segment as a range
@@ -49,11 +42,6 @@ import { IDEMPOTENCY_WINDOW_MS, KeyTaken, type KeyRecord } from '../contract/ide
  * transactions (checks and writes atomic, against other writers of the environment too).
  */
 export const MESSAGES_DB = 'messages';
-/** The prefix of a key row's second key component (no key contains NUL, so none sorts below). */
-const KEY_ROW = '\u0001';
-const KEY_ROW_END = '\u0002';
-/** One keyed batch in this many sweeps. */
-const SWEEP_EVERY = 16;
 export const FORKS_DB = 'forks';
 /** The index of system messages: keys `[conversationId, messageId]`, value 1 (see `systemMessages`). */
 export const SYSTEM_MESSAGES_DB = 'system-messages';
@@ -66,23 +54,12 @@ export const CONVERSATION_TTL_DB = 'conversation-ttl';
  */
 export const CONVERSATION_DBS = [MESSAGES_DB, SYSTEM_MESSAGES_DB, CONVERSATION_TTL_DB] as const;
 
-/** A key row's value: firstId (float64: ids reach 2^53), count (uint32), at (float64), little-endian. */
-function encodeKeyRow(k: KeyRecord): Buffer {
-  const b = Buffer.allocUnsafe(20);
-  b.writeDoubleLE(k.firstId, 0);
-  b.writeUInt32LE(k.count, 8);
-  b.writeDoubleLE(k.at, 12);
-  return b;
-}
-function decodeKeyRow(key: string, b: Buffer): KeyRecord {
-  return { key, firstId: b.readDoubleLE(0), count: b.readUInt32LE(8), at: b.readDoubleLE(12) };
-}
-const keyRowAt = (b: Buffer): number => b.readDoubleLE(12);
-
 interface Row {
   ts: string;
   meta: Meta;
   message: Message;
+  /** On the first row of a keyed batch: its idempotency key and the batch's size (key-index.ts). */
+  key?: [string, number];
 }
 
 export interface LmdbTable extends MessageTable {
@@ -91,14 +68,34 @@ export interface LmdbTable extends MessageTable {
   close(): void;
 }
 
+/** `forks` also holds `['layout', 'keys in rows']` → when an environment that already had rows
+ * was first opened with idempotency keys in the rows (epoch ms). */
+const KEYS_IN_ROWS = ['layout', 'keys in rows'];
+
+/** Until when a key row of the earlier layout may be live (key-index.ts). */
+function legacyKeysUntil(db: Database<Row, [string, number]>, forksDb: Database<ForkLink | number, Array<string>>): number {
+  const since = forksDb.get(KEYS_IN_ROWS);
+  if (typeof since === 'number') return since + IDEMPOTENCY_WINDOW_MS;
+  for (const _ of db.getKeys({ limit: 1 })) {
+    // Rows, and no record of when: perhaps written by an earlier version. Recorded with the
+    // first writes (lost, the next open decides again). A new environment records nothing (no
+    // page spent on it); at its next open it is taken for one of these, which costs a range
+    // read more per index read, for one window.
+    const now = Date.now();
+    forksDb.put(KEYS_IN_ROWS, now).catch(() => undefined);
+    return now + IDEMPOTENCY_WINDOW_MS;
+  }
+  return -Infinity;
+}
+
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
-  // The same database, typed for its key rows (binary values: see `encodeKeyRow`).
-  const keysDb = lease.root.openDB<Buffer, [string, string]>(MESSAGES_DB, { encoding: 'binary' });
+  // The same database, its rows as stored (the key index reads them without parsing most).
+  const rawDb = lease.root.openDB<Buffer, Array<string | number>>(MESSAGES_DB, { encoding: 'binary' });
   const forksDb = lease.root.openDB<ForkLink | number, Array<string>>(FORKS_DB, { encoding: 'json' });
+  const keyIndex = createKeyIndex(rawDb, legacyKeysUntil(db, forksDb));
   const systemDb = lease.root.openDB<1, [string, number]>(SYSTEM_MESSAGES_DB, { encoding: 'json' });
   let closed = false;
-  let keyedSinceSweep = 0;
 
   const ownLastId = (c: string): number => {
     for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) return key[1];
@@ -142,25 +139,15 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     meta: row.meta,
     message: row.message,
   });
-  /** Examines the key rows of `c` after `key`, cyclically, and removes the expired ones (in the next commit). */
-  const sweepAround = (c: string, key: string, now: number) => {
-    const cutoff = now - IDEMPOTENCY_WINDOW_MS;
-    const own = KEY_ROW + key;
-    let left = SWEEP_EVERY * 2;
-    const examine = (start: string, end: string) => {
-      for (const { key: k, value } of keysDb.getRange({ start: [c, start], end: [c, end], limit: left + 1 })) {
-        if (k[1] === own) continue;
-        if (keyRowAt(value) <= cutoff) keysDb.remove(k);
-        if (--left === 0) return;
-      }
-    };
-    examine(own, KEY_ROW_END);
-    if (left > 0) examine(KEY_ROW, own);
-  };
   /** A batch's puts, issued in one synchronous loop (so in one commit). */
-  const putRecords = (c: string, records: readonly StoredMessage[]) => {
+  const putRecords = (c: string, records: readonly StoredMessage[], keys: readonly KeyRecord[] | undefined) => {
+    let k = 0;
     for (const r of records) {
-      db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
+      const keyed = keys?.[k];
+      if (keyed !== undefined && keyed.firstId === r.message_id) {
+        k++;
+        db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message, key: [keyed.key, keyed.count] });
+      } else db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
       if (r.message.role === 'system') systemDb.put([c, r.message_id], 1);
     }
   };
@@ -176,8 +163,9 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     sharedFlush = undefined;
   };
   /** After a conditional batch committed: `records` once flushed, or the conflict it met. */
-  const flushedAs = (written: boolean, c: string, first: StoredMessage, records: StoredMessage[]): PromiseLike<StoredMessage[]> => {
-    if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${first.message_id}: another writer numbered from the same last id`);
+  const flushedAs = (written: boolean, c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined): PromiseLike<StoredMessage[]> => {
+    if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${records[0]!.message_id}: another writer numbered from the same last id`);
+    keyIndex.committed(c, records, keys);
     if (sharedFlush === undefined) {
       sharedFlush = db.flushed.then(() => undefined);
       queueMicrotask(endShare);
@@ -229,17 +217,17 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     },
     findKeys: async (c, wanted) => {
       ensureOpen();
+      const all = keyIndex.all(c);
       const found = new Map<string, KeyRecord>();
       for (const key of wanted) {
-        const row = keysDb.get([c, KEY_ROW + key]);
-        if (row !== undefined) found.set(key, decodeKeyRow(key, row));
+        const record = all.get(key);
+        if (record !== undefined) found.set(key, record);
       }
       return found;
     },
-    keyOf: (c, key) => {
+    keyOf: (c, key, lastId, now) => {
       ensureOpen();
-      const row = keysDb.get([c, KEY_ROW + key]);
-      return row === undefined ? undefined : decodeKeyRow(key, row);
+      return keyIndex.lookUp(c, key, lastId, now);
     },
     fork: (newId, source, at) => {
       if (closed) return Promise.reject(closedError());
@@ -270,41 +258,10 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       // last id. The puts are conditional on that id being free, checked inside the commit.
       // (Callbacks here are anonymous: this runs per append, and a named closure costs a
       // defineProperty per call under tsx's keepNames.)
-      if (keys === undefined) {
-        const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records));
-        lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
-        return committed.then((written) => flushedAs(written, c, first, records), failedCommit);
-      }
-      // A key the writer did not look up is a condition too (nested: all must hold), checked in
-      // the commit; a `checked` key (looked up just before: write-queue.ts) is simply put.
-      let keyCheck: Promise<boolean> | undefined;
-      let body = () => {
-        putRecords(c, records);
-        for (const k of keys) keysDb.put([c, KEY_ROW + k.key], encodeKeyRow(k));
-      };
-      for (const k of keys) {
-        if (k.checked === true) continue;
-        const inner = body;
-        body = () => {
-          const held = keysDb.ifNoExists([c, KEY_ROW + k.key], inner);
-          const before = keyCheck;
-          keyCheck = before === undefined ? held : Promise.all([before, held]).then(([x, y]) => x && y);
-        };
-      }
-      const committed = db.ifNoExists([c, first.message_id], body);
-      // The sweep rides in the same event turn, so in the same commit (8754794 had dropped it).
-      if (keys.length > 0 && ++keyedSinceSweep >= SWEEP_EVERY) {
-        keyedSinceSweep = 0;
-        sweepAround(c, keys[0]!.key, keys[0]!.at);
-      }
-      lease.guardFailedCommits();
-      return committed.then((written) => {
-        if (!written || keyCheck === undefined) return flushedAs(written, c, first, records);
-        return keyCheck.then((free) => {
-          if (!free) throw new KeyTaken(c);
-          return flushedAs(written, c, first, records);
-        });
-      }, failedCommit);
+      // Keys need no condition of their own: the writer looked each up just before (keyOf).
+      const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
+      lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
+      return committed.then((written) => flushedAs(written, c, records, keys), failedCommit);
     },
     clear: async (c) => {
       ensureOpen();
@@ -325,9 +282,13 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           }
           for (const key of db.getKeys({ start: [c, 1], end: [c, Infinity] })) db.remove(key);
           for (const key of systemDb.getKeys({ start: [c, 1], end: [c, Infinity] })) systemDb.remove(key);
-          for (const key of keysDb.getKeys({ start: [c, KEY_ROW], end: [c, KEY_ROW_END] })) keysDb.remove(key);
+          // Key rows of the earlier layout (key-index.ts).
+          for (const key of rawDb.getKeys({ start: [c, KEY_ROW], end: [c, KEY_ROW_END] })) rawDb.remove(key);
         })
-        .then(() => db.flushed)
+        .then(() => {
+          keyIndex.forget(c);
+          return db.flushed;
+        })
         .catch(failedCommit);
     },
     close: () => {

@@ -3,7 +3,7 @@ import type { StoredMessage } from '../../message.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
 import { isoWithOffset, type WallClock } from '../../wall-clock.ts';
-import { KeyTaken, keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
+import { keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
 import { ForkError } from '../contract/fork.ts';
 
 /**
@@ -131,7 +131,7 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
 }
 
 /** Numbers `ops` after the last id and writes them (with their keys) as one batch. */
-function commitAppends(ops: readonly AppendOp[], ctx: StepContext, checked?: ReadonlySet<string>, attempt = 0): Promise<number> {
+function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
   const { conversationId: c, lastId } = ctx;
   let write: Promise<StoredMessage[]>;
   let records: StoredMessage[];
@@ -139,10 +139,9 @@ function commitAppends(ops: readonly AppendOp[], ctx: StepContext, checked?: Rea
     ctx.hooks?.beforeWrite(c);
     const now = ctx.clock.now();
     records = numbered(ops, lastId, now);
-    const keys = keysOf(ops, lastId, now, checked);
+    const keys = keysOf(ops, lastId, now);
     write = keys === undefined ? ctx.table.write(c, records) : ctx.table.write(c, records, keys);
   } catch (error) {
-    if (error instanceof KeyTaken) return lookUpKeys(ops, ctx, attempt);
     return abort(ops, c, 'aborted before it was stored', error);
   }
   // In the event turn the write was issued in: what the callers write here shares its commit.
@@ -152,7 +151,7 @@ function commitAppends(ops: readonly AppendOp[], ctx: StepContext, checked?: Rea
       ctx.observer?.committed(ops.length, stored.length);
       return settleAppends(ops, stored, lastId);
     },
-    (error: unknown) => (error instanceof KeyTaken ? lookUpKeys(ops, ctx, attempt) : rejected(ops, ctx, error)),
+    (error: unknown) => rejected(ops, ctx, error),
   );
 }
 
@@ -167,16 +166,15 @@ function rejected(ops: readonly PendingOp[], ctx: StepContext, error: unknown): 
 }
 
 /**
- * Where the table reads synchronously (LMDB, in memory: `keyOf`), in-step duplicates collapse
- * first (no storage needed), then each key is looked up (one synchronous read in the event turn
- * of the write) and the absent ones are written with the batch, put without a commit-time
- * condition: the batch's own condition, that its first id is free, already stops a second
- * writer on the environment that numbered from the same last id, and a writer numbering from
- * a later last id read it, and so the key, after the first writer's commit. (A condition per
- * key cost ~15% of keyed throughput at 100 conversations; the read costs about a microsecond.)
- * Looked up before the write is issued, a batch its stored key answers calls no `onNumbered`
- * hook either. A table without `keyOf` is asked `findKeys` first; a `custom` table dedupes by
- * itself.
+ * In-step duplicates collapse first (no storage needed), then each key is looked up and the
+ * absent (or expired) ones are written with the batch. Where the table reads synchronously
+ * (LMDB, in memory: `keyOf`) the lookup is in the event turn of the write, so nothing commits
+ * between the two; the keys need no commit-time condition: the batch's own condition, that its
+ * first id is free, already stops a second writer on the environment that numbered from the
+ * same last id, and a writer numbering from a later last id read it, and so the key, after the
+ * first writer's commit. Looked up before the write is issued, a batch its stored key answers
+ * calls no `onNumbered` hook either. A table without `keyOf` is asked `findKeys` first; a
+ * `custom` table dedupes by itself.
  */
 function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
   const { table, conversationId: c } = ctx;
@@ -186,32 +184,12 @@ function runKeyedStep(ops: readonly AppendOp[], ctx: StepContext): Promise<numbe
     const keys: string[] = [];
     for (const op of ops) if (op.key !== undefined) keys.push(op.key);
     return table.findKeys(c, keys).then(
-      (found) => dedupe(collapse(ops), (key) => found.get(key), ctx, 0),
+      (found) => dedupe(collapse(ops), (key) => found.get(key), ctx),
       (error: unknown) => rejected(ops, ctx, error),
     );
   }
   try {
-    return dedupe(collapse(ops), (key) => keyOf.call(table, c, key), ctx, 0);
-  } catch (error) {
-    return rejected(ops, ctx, error);
-  }
-}
-
-/** A key of `ops` was taken when it was written: answer the taken ones from storage, write the rest. */
-function lookUpKeys(ops: readonly AppendOp[], ctx: StepContext, attempt: number): Promise<number> {
-  // A third time means another writer keeps storing our keys first: give up like a conflict.
-  if (attempt >= 2) return rejected(ops, ctx, new StorageError('write_conflict', `idempotency keys of ${ctx.conversationId} keep being taken by another writer`));
-  const { table, conversationId: c } = ctx;
-  const keyOf = table.keyOf;
-  if (keyOf === undefined) {
-    const keys = ops.flatMap((op) => (op.key === undefined ? [] : [op.key]));
-    return table.findKeys(c, keys).then(
-      (found) => dedupe(ops, (key) => found.get(key), ctx, attempt + 1),
-      (error: unknown) => rejected(ops, ctx, error),
-    );
-  }
-  try {
-    return dedupe(ops, (key) => keyOf.call(table, c, key), ctx, attempt + 1);
+    return dedupe(collapse(ops), (key, now) => keyOf.call(table, c, key, ctx.lastId, now), ctx);
   } catch (error) {
     return rejected(ops, ctx, error);
   }
@@ -255,27 +233,21 @@ function collapse(ops: readonly AppendOp[]): readonly AppendOp[] {
   });
 }
 
-/**
- * Answers the ops whose key is stored and live from storage; writes the others, their keys
- * marked `checked` (looked up here: put without a commit-time condition, over expired rows).
- */
-function dedupe(ops: readonly AppendOp[], keyOf: (key: string) => KeyRecord | undefined, ctx: StepContext, attempt: number): Promise<number> {
+/** Answers the ops whose key is stored and live from storage; writes the others. */
+function dedupe(ops: readonly AppendOp[], keyOf: (key: string, now: number) => KeyRecord | undefined, ctx: StepContext): Promise<number> {
   const now = ctx.clock.now();
-  const fresh: AppendOp[] = [];
-  let checked: Set<string> | undefined;
-  for (const op of ops) {
-    if (op.key === undefined) {
-      fresh.push(op);
-      continue;
-    }
-    const stored = keyOf(op.key);
-    if (stored !== undefined && keyIsLive(stored, now)) replay(op, stored, ctx);
-    else {
-      (checked ??= new Set()).add(op.key);
-      fresh.push(op);
-    }
+  let fresh: AppendOp[] | undefined;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    const stored = op.key === undefined ? undefined : keyOf(op.key, now);
+    if (stored !== undefined && keyIsLive(stored, now)) {
+      replay(op, stored, ctx);
+      fresh ??= ops.slice(0, i);
+    } else fresh?.push(op);
   }
-  return fresh.length === 0 ? Promise.resolve(ctx.lastId) : commitAppends(fresh, ctx, checked, attempt);
+  // No op answered (the usual case): the step is written as it is.
+  const written = fresh ?? ops;
+  return written.length === 0 ? Promise.resolve(ctx.lastId) : commitAppends(written, ctx);
 }
 
 /** Answers `op` with the records its key stored. */
@@ -313,14 +285,12 @@ function numbered(ops: readonly AppendOp[], lastId: number, now: number): Stored
 }
 
 /** The key records of the keyed ops among `ops`, numbered as `numbered` numbers them. */
-function keysOf(ops: readonly AppendOp[], lastId: number, now: number, checked: ReadonlySet<string> | undefined): KeyRecord[] | undefined {
+function keysOf(ops: readonly AppendOp[], lastId: number, now: number): KeyRecord[] | undefined {
   let keys: KeyRecord[] | undefined;
   let id = lastId;
   for (const op of ops) {
     if (op.key !== undefined) {
-      const record: KeyRecord = { key: op.key, firstId: id + 1, count: op.entries.length, at: now };
-      if (checked?.has(op.key)) record.checked = true;
-      (keys ??= []).push(record);
+      (keys ??= []).push({ key: op.key, firstId: id + 1, count: op.entries.length, at: now });
     }
     id += op.entries.length;
   }
