@@ -1,4 +1,4 @@
-import type { Database, Key } from 'lmdb';
+import type { Database, Key, RootDatabase } from 'lmdb';
 import { isErasable } from '../../memory/contract/erasable-log.ts';
 import { CONVERSATION_DBS, FORKS_DB } from '../../memory/lmdb/lmdb-table.ts';
 import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../provider/summary-record.ts';
@@ -42,7 +42,8 @@ import { commit, HIGH, MARKER_START } from './recall-dbs.ts';
  * leaves the index, and erasing again finishes the job.
  *
  * LMDB frees the erased pages; a compacted copy (`env.backup(path, true)`) holds no byte of
- * them (test/recall/user-erasure.test.ts checks the copy for every marker string of the user).
+ * them (test/recall/user-erasure.test.ts checks the copy for every marker string and id of the
+ * user), and `reseatAfter` files away the separators that kept erased keys (one level of them).
  */
 export interface ErasureReport {
   /** Conversations erased (sessions and summary companions). */
@@ -68,7 +69,7 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
     await Promise.all([...known].filter((c) => !c.startsWith(SUMMARY_ID_PREFIX)).map((c) => summarizer.settled(c)));
   }
 
-  const conversationDbs = deps.sessionScan === undefined ? undefined : CONVERSATION_DBS.map((name) => dbs.env.openDB<unknown, Key>(name, {}));
+  const conversationDbs = deps.sessionScan === undefined ? undefined : CONVERSATION_DBS.map((name) => erasable(dbs.env, name, dbs.env.openDB<unknown, Key>(name, {})));
   if (conversationDbs === undefined) {
     if (isErasable(deps.memory)) await deps.memory.eraseConversations({ ids: [...known], prefixes });
     else for (const c of known) await deps.memory.clear(c);
@@ -77,21 +78,22 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
   const erased = new Set<string>(known);
   const keys = await commit(dbs, () => {
     let removed = 0;
-    for (const db of dbs.all.values()) removed += removeUserKeys(db, userId);
+    for (const [name, db] of dbs.all) removed += removeUserKeys(erasable(dbs.env, name, db), userId);
     if (conversationDbs !== undefined) {
       const [messages] = conversationDbs;
-      for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!, prefix)) erased.add(c);
+      for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
       for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
       // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
       // `['by', source, fork]`. An erased fork leaves its source's list; an erased source, its own.
       const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
+      const forksErasable = erasable(dbs.env, FORKS_DB, forks as Database<unknown, Key>);
       for (const c of erased) {
         const link = forks.get(['of', c]);
         if (typeof link === 'object' && link !== null) {
           forks.remove(['of', c]);
           forks.remove(['by', link.source, c]);
         }
-        removeRange(forks, ['by', c], ['by', c, HIGH]);
+        removeRange(forksErasable, ['by', c], ['by', c, HIGH]);
       }
     }
     return removed;
@@ -115,26 +117,68 @@ function userSessionIds(deps: RecallDeps, userId: string): Set<string> {
   return ids;
 }
 
+/** A database to erase from, and the same database with its values as stored (`reseatAfter`). */
+interface Erasable {
+  db: Database<unknown, Key>;
+  raw: Database<Buffer, Key>;
+}
+
+function erasable(env: RootDatabase, name: string, db: Database<unknown, Key>): Erasable {
+  return { db, raw: env.openDB<Buffer, Key>(name, { encoding: 'binary' }) };
+}
+
 /** Removes the user's range, and the user's range under every marker. Inside a transaction. */
-function removeUserKeys(db: Database<unknown, Key>, userId: string): number {
-  let removed = removeRange(db, [userId], [userId, HIGH]);
+function removeUserKeys(target: Erasable, userId: string): number {
+  const { db } = target;
+  let removed = removeRange(target, [userId], [userId, HIGH]);
   // Markers are few (one per kind of mark): hop from one to the next.
   let from: Key = [MARKER_START];
   for (;;) {
     const next: Key | undefined = [...db.getKeys({ start: from, end: ['\u0002'], limit: 1 })][0];
     if (!Array.isArray(next) || typeof next[0] !== 'string') break;
     const marker: string = next[0];
-    removed += removeRange(db, [marker, userId], [marker, userId, HIGH]);
+    removed += removeRange(target, [marker, userId], [marker, userId, HIGH]);
     from = [marker, HIGH];
   }
   return removed;
 }
 
-function removeRange(db: Database<unknown, Key>, start: Key, end: Key): number {
+function removeRange(target: Erasable, start: Key, end: Key): number {
   // Collected first: removing under a live range iterator is not safe.
-  const keys = [...db.getKeys({ start, end })];
-  for (const key of keys) db.remove(key);
+  const keys = [...target.db.getKeys({ start, end })];
+  for (const key of keys) target.db.remove(key);
+  if (keys.length > 0) reseatAfter(target.raw, end);
   return keys.length;
+}
+
+/** LMDB's page size, and the largest value a leaf node holds inline (a larger one is an 8-byte page number). */
+const PAGE_BYTES = 4096;
+const INLINE_VALUE_MAX = 2038;
+
+/**
+ * A B-tree branch page keeps, as the separator of each child page, the first key that page had
+ * when it split, and deleting that key leaves the separator as it is; a compacted copy
+ * (`env.backup(path, true)`) copies branch pages as they are. So an erased key can outlive its
+ * row as the separator of the page that now holds the first key after the erased range. This
+ * removes a page's worth of entries after `end` (by their inline bytes, a lower bound of their
+ * size in a page: more than that page can hold), so that page empties and LMDB drops it and its
+ * separator from the parent, then puts the same bytes back, filed under keys that exist. Inside
+ * the erasure's transaction, so no reader sees them missing.
+ *
+ * One level: the separators of leaf pages. A database deep enough to have branch pages under
+ * branch pages (a hundred leaf pages or so, ~400 KB and up, with keys of ~30 bytes) can still
+ * keep an erased key as the separator of a branch page (README: Retention and erasure).
+ */
+function reseatAfter(raw: Database<Buffer, Key>, end: Key): void {
+  const moved: Array<{ key: Key; value: Buffer }> = [];
+  let bytes = 0;
+  for (const { key, value } of raw.getRange({ start: end })) {
+    moved.push({ key, value });
+    bytes += 8 + (value.length > INLINE_VALUE_MAX ? 8 : value.length);
+    if (bytes > PAGE_BYTES) break;
+  }
+  for (const { key } of moved) raw.remove(key);
+  for (const { key, value } of moved) raw.put(key, value);
 }
 
 /** The distinct conversation ids of `messages` keys `[id, n]` starting with `prefix`. */
