@@ -78,7 +78,8 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
   const erased = new Set<string>(known);
   const keys = await commit(dbs, () => {
     let removed = 0;
-    for (const [name, db] of dbs.all) removed += removeUserKeys(erasable(dbs.env, name, db), userId);
+    const recallDbs = [...dbs.all].map(([name, db]) => erasable(dbs.env, name, db));
+    for (const target of recallDbs) removed += removeUserKeys(target, userId);
     if (conversationDbs !== undefined) {
       const [messages] = conversationDbs;
       for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
@@ -95,7 +96,9 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
         }
         removeRange(forksErasable, ['by', c], ['by', c, HIGH]);
       }
+      for (const target of [...conversationDbs, forksErasable]) reseat(target);
     }
+    for (const target of recallDbs) reseat(target);
     return removed;
   });
   // The facts' in-memory view of the user's current entries (fact-store.ts) goes with them.
@@ -117,14 +120,16 @@ function userSessionIds(deps: RecallDeps, userId: string): Set<string> {
   return ids;
 }
 
-/** A database to erase from, and the same database with its values as stored (`reseatAfter`). */
+/** A database to erase from, the same database with its values as stored, and the ends of
+ * the ranges erased from it so far (`reseat`). */
 interface Erasable {
   db: Database<unknown, Key>;
   raw: Database<Buffer, Key>;
+  ends: Key[];
 }
 
 function erasable(env: RootDatabase, name: string, db: Database<unknown, Key>): Erasable {
-  return { db, raw: env.openDB<Buffer, Key>(name, { encoding: 'binary' }) };
+  return { db, raw: env.openDB<Buffer, Key>(name, { encoding: 'binary' }), ends: [] };
 }
 
 /** Removes the user's range, and the user's range under every marker. Inside a transaction. */
@@ -147,8 +152,21 @@ function removeRange(target: Erasable, start: Key, end: Key): number {
   // Collected first: removing under a live range iterator is not safe.
   const keys = [...target.db.getKeys({ start, end })];
   for (const key of keys) target.db.remove(key);
-  if (keys.length > 0) reseatAfter(target.raw, end);
+  if (keys.length > 0) target.ends.push(end);
   return keys.length;
+}
+
+/** After every range of `target` is erased: `reseatAfter` once per first key that follows an
+ * erased range (adjacent ranges, a user's sessions, share it). */
+function reseat(target: Erasable): void {
+  const done = new Set<string>();
+  for (const end of target.ends) {
+    let next: Key | undefined;
+    for (const key of target.db.getKeys({ start: end, limit: 1 })) next = key;
+    if (next === undefined || done.has(JSON.stringify(next))) continue;
+    done.add(JSON.stringify(next));
+    reseatAfter(target.raw, next);
+  }
 }
 
 /** LMDB's page size, and the largest value a leaf node holds inline (a larger one is an 8-byte page number). */
@@ -160,7 +178,7 @@ const INLINE_VALUE_MAX = 2038;
  * when it split, and deleting that key leaves the separator as it is; a compacted copy
  * (`env.backup(path, true)`) copies branch pages as they are. So an erased key can outlive its
  * row as the separator of the page that now holds the first key after the erased range. This
- * removes a page's worth of entries after `end` (by their inline bytes, a lower bound of their
+ * removes a page's worth of entries from `first` on (by their inline bytes, a lower bound of their
  * size in a page: more than that page can hold), so that page empties and LMDB drops it and its
  * separator from the parent, then puts the same bytes back, filed under keys that exist. Inside
  * the erasure's transaction, so no reader sees them missing.
@@ -169,10 +187,10 @@ const INLINE_VALUE_MAX = 2038;
  * branch pages (a hundred leaf pages or so, ~400 KB and up, with keys of ~30 bytes) can still
  * keep an erased key as the separator of a branch page (README: Retention and erasure).
  */
-function reseatAfter(raw: Database<Buffer, Key>, end: Key): void {
+function reseatAfter(raw: Database<Buffer, Key>, first: Key): void {
   const moved: Array<{ key: Key; value: Buffer }> = [];
   let bytes = 0;
-  for (const { key, value } of raw.getRange({ start: end })) {
+  for (const { key, value } of raw.getRange({ start: first })) {
     moved.push({ key, value });
     bytes += 8 + (value.length > INLINE_VALUE_MAX ? 8 : value.length);
     if (bytes > PAGE_BYTES) break;
