@@ -236,7 +236,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       ? recallChildren({
           runtime: name,
           memory,
-          environment: () => ({ root: storage.root, path: storage.path }),
+          environment: () => ({ root: storage.root, path: storage.path, ahead: slot.lease?.ahead }),
           service: recallOptions,
           pool: recallOptions.pool ?? {},
           recallSlot,

@@ -23,17 +23,16 @@ import { ServiceSlot, start, startSupervisor } from '../src/otp/index.ts';
 import { embedDrainServer } from '../src/recall/embeddings/embed-drain-server.ts';
 import type { EmbeddingDrain } from '../src/recall/embeddings/embed-drain.ts';
 import { resolveEmbeddingsOptions } from '../src/recall/embeddings/embeddings-options.ts';
-import type { Recall, RecallOptions, SearchPool, SearchPoolOptions } from '../src/recall/index.ts';
+import type { Recall, RecallEnvironment, RecallOptions, SearchPool, SearchPoolOptions } from '../src/recall/index.ts';
 import { recallServer } from '../src/recall/recall-server.ts';
 import { searchPoolServer } from '../src/recall/search/search-pool-server.ts';
 import type { MessageLog } from '../src/memory/contract/message-log.ts';
-import type { RootDatabase } from 'lmdb';
 
 export interface RecallChildrenOptions {
   runtime: string;
   memory: MessageLog;
   /** The runtime's LMDB environment, read when the service starts (it may have restarted). */
-  environment: () => { root: RootDatabase; path: string };
+  environment: () => RecallEnvironment;
   service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings'>;
   /** `false`: no pool, every scan runs inline (yielding to the event loop). */
   pool: SearchPoolOptions | false;

@@ -1,6 +1,7 @@
 import type { Language } from '../language.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
+import type { WriteAhead } from '../memory/lmdb/write-ahead.ts';
 import type { Summarizer } from '../provider/summarizer.ts';
 import type { WallClock } from '../wall-clock.ts';
 import type { LocalTime } from './store/local-time.ts';
@@ -26,6 +27,9 @@ export interface RecallDeps {
   /** `memory`'s own `messages` db, when it lives in this environment: session scans read it
    * directly (and so can the pool's workers). Undefined: scans go through `memory`. */
   sessionScan: ScanSource<[string, number], RawSessionRecord> | undefined;
+  /** The environment's write-ahead journal of message appends (memory's lmdb/write-ahead.ts),
+   * when `memory` lives here and has one: a direct read of its rows settles it first. */
+  journal: Pick<WriteAhead, 'settle' | 'scrub'> | undefined;
   /** `memory` is the LMDB store of this environment: recall's writes issued in the event turn
    * of a session row's write commit with it (session-commit.ts). */
   sharedCommits: boolean;

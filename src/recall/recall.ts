@@ -342,6 +342,7 @@ export function createRecall(options: RecallOptions): Recall {
     sessionScan: options.memoryInEnv
       ? { json: options.env.root.openDB(MESSAGES_DB, { encoding: 'json' }), text: openRawText(options.env.root, MESSAGES_DB) }
       : undefined,
+    journal: options.memoryInEnv ? options.env.ahead : undefined,
     sharedCommits: options.memoryInEnv ?? false,
     maxToolIterations,
     facts: createFactStore(dbs0),

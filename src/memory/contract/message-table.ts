@@ -28,8 +28,10 @@ export interface MessageTable {
    * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step.
    * The writer looked each of them up just before (`keyOf` or `findKeys`: absent or expired),
    * so a table checks none of them. A `custom` table is given at most one key, covering all of
-   * `records`, and dedupes by it itself. */
-  write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[]): Promise<StoredMessage[]>;
+   * `records`, and dedupes by it itself. `sharedCommit`: the caller issues other writes to the
+   * same environment in this event turn that must commit with this batch (`onNumbered`), so a
+   * table with a write-ahead journal (LMDB) commits it directly instead. */
+  write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[], sharedCommit?: boolean): Promise<StoredMessage[]>;
   /** The stored keys among `keys` (expired ones too: the writer judges the window). A
    * `custom` table returns none: the log below it keeps its own keys. */
   findKeys(conversationId: string, keys: readonly string[]): Promise<Map<string, KeyRecord>>;

@@ -57,11 +57,18 @@ export interface KeyIndex {
   forget(c: string): void;
 }
 
-/**
- * `raw`: the `messages` database with binary values (its rows as stored). `legacyUntil`: no key
- * row of the earlier layout is live after this time (epoch ms).
- */
-export function createKeyIndex(raw: Database<Buffer, Array<string | number>>, legacyUntil: number): KeyIndex {
+/** Where the index reads rows: the table's, as stored (its pending rows too: lmdb-table.ts). */
+export interface KeyRows {
+  /** The `messages` database with binary values (for key rows of the earlier layout). */
+  raw: Database<Buffer, Array<string | number>>;
+  /** Row `id` of `c` as stored (JSON bytes), or undefined. */
+  rowAt(c: string, id: number): Buffer | undefined;
+  /** The id of `c`'s own last row (0 for none). */
+  lastIdOf(c: string): number;
+}
+
+/** `legacyUntil`: no key row of the earlier layout is live after this time (epoch ms). */
+export function createKeyIndex({ raw, rowAt, lastIdOf }: KeyRows, legacyUntil: number): KeyIndex {
   let young = new Map<string, ConversationKeys>();
   let old = new Map<string, ConversationKeys>();
 
@@ -84,7 +91,7 @@ export function createKeyIndex(raw: Database<Buffer, Array<string | number>>, le
     const found: KeyRecord[] = [];
     // Row by row (no range cursor to set up): an idle conversation costs one read.
     for (let id = lastId; id > 0; id--) {
-      const value = raw.get([c, id]);
+      const value = rowAt(c, id);
       if (value === undefined) break; // below a fork's own rows
       const at = tsOf(value);
       if (at <= cutoff) break;
@@ -112,7 +119,7 @@ export function createKeyIndex(raw: Database<Buffer, Array<string | number>>, le
   };
   const catchUp = (c: string, index: ConversationKeys, lastId: number) => {
     for (let id = index.through + 1; id <= lastId; id++) {
-      const value = raw.get([c, id]);
+      const value = rowAt(c, id);
       if (value === undefined) continue;
       const record = keyIn(id, value, tsOf(value));
       if (record !== undefined) put(index, record);
@@ -143,9 +150,7 @@ export function createKeyIndex(raw: Database<Buffer, Array<string | number>>, le
       return index.keys.get(key);
     },
     all: (c) => {
-      let last = 0;
-      for (const id of raw.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) last = id[1] as number;
-      return read(c, last, -Infinity).keys;
+      return read(c, lastIdOf(c), -Infinity).keys;
     },
     committed: (c, records, keys) => {
       if (young.size === 0 && old.size === 0) return;

@@ -1,4 +1,4 @@
-import type { Database } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import type { EnvironmentLease } from './lmdb-environment.ts';
 import { commitFailure } from './lmdb-environment.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
@@ -7,6 +7,7 @@ import { StorageError } from '../contract/memory-errors.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
 import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
 import { createKeyIndex, KEY_ROW, KEY_ROW_END } from './key-index.ts';
+import type { Put } from './write-ahead.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -24,9 +25,17 @@ import { createKeyIndex, KEY_ROW, KEY_ROW_END } from './key-index.ts';
  * JSON, not lmdb-js's default msgpack: msgpackr renames an own `__proto__` key, and a store
  * must return exactly what it was given.
  *
- * A batch is written as puts issued in one synchronous loop, so lmdb-js's event-turn batching
- * puts them in one transaction (together with other conversations' writes of the same turn:
- * group commit); `write` resolves after the commit and the flush.
+ * A batch goes through the environment's write-ahead journal (write-ahead.ts) when it has one:
+ * `write` resolves after the journal's one flush, and the rows reach LMDB with the next batch of
+ * the environment (~20 ms later, one commit for every append meanwhile). Until LMDB has flushed
+ * them they are *pending rows*, kept per environment (every table of it sees them), and every
+ * read here merges them, as does the id check: one process per data directory, so nothing else
+ * writes the environment. Writes that touch rows otherwise (`clear`, `fork`; erasure and
+ * retention elsewhere) first settle the journal. Without a journal (`noSync`, or no room for
+ * it), or for a batch too large for it, the batch is puts issued in one synchronous loop, so
+ * lmdb-js's event-turn batching puts them in one transaction (together with other
+ * conversations' writes of the same turn: group commit), and `write` resolves after the commit
+ * and the flush.
  *
  * Idempotency keys (idempotency.ts) live in the rows themselves: the first row of a keyed batch
  * carries `key: [key, count]`, in the same put as its message, and key-index.ts keeps the keys
@@ -88,26 +97,72 @@ function legacyKeysUntil(db: Database<Row, [string, number]>, forksDb: Database<
   return -Infinity;
 }
 
+/** A pending row: its JSON as it will be stored (a read parses it: callers get their own copy). */
+interface PendingRow {
+  json: string;
+  system: boolean;
+}
+
+/** Each environment's pending rows (see above), by conversation and id. */
+const pendingRows = new WeakMap<RootDatabase, Map<string, Map<number, PendingRow>>>();
+
+const byId = (a: StoredMessage, b: StoredMessage) => a.message_id - b.message_id;
+
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
+  const ahead = lease.ahead;
+  let pending = pendingRows.get(lease.root);
+  if (pending === undefined) pendingRows.set(lease.root, (pending = new Map()));
+  const pendingOf = pending;
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
   // The same database, its rows as stored (the key index reads them without parsing most).
   const rawDb = lease.root.openDB<Buffer, Array<string | number>>(MESSAGES_DB, { encoding: 'binary' });
   const forksDb = lease.root.openDB<ForkLink | number, Array<string>>(FORKS_DB, { encoding: 'json' });
-  const keyIndex = createKeyIndex(rawDb, legacyKeysUntil(db, forksDb));
   const systemDb = lease.root.openDB<1, [string, number]>(SYSTEM_MESSAGES_DB, { encoding: 'json' });
   let closed = false;
 
   const ownLastId = (c: string): number => {
-    for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) return key[1];
-    return 0;
+    let last = 0;
+    for (const key of db.getKeys({ start: [c, Infinity], end: [c], reverse: true, limit: 1 })) last = key[1];
+    const rows = pendingOf.get(c);
+    if (rows !== undefined) for (const id of rows.keys()) if (id > last) last = id;
+    return last;
   };
+  /** `c`'s pending rows with ids from `from` to `to` (any order). */
+  const pendingIn = (c: string, from: number, to: number, systemOnly = false): StoredMessage[] => {
+    const rows = pendingOf.get(c);
+    const out: StoredMessage[] = [];
+    if (rows === undefined) return out;
+    for (const [id, row] of rows) if (id >= from && id <= to && (!systemOnly || row.system)) out.push(toStored([c, id], JSON.parse(row.json) as Row));
+    return out;
+  };
+  /** Rows read from LMDB (`limit` of them at most, in order) and pending ones, merged: the first `limit` in order. */
+  const merged = (read: StoredMessage[], extra: StoredMessage[], limit: number, reverse: boolean): StoredMessage[] => {
+    if (extra.length === 0) return read;
+    const all = new Map<number, StoredMessage>();
+    for (const r of read) all.set(r.message_id, r);
+    for (const r of extra) all.set(r.message_id, r);
+    const out = [...all.values()].sort(byId);
+    if (reverse) out.reverse();
+    return out.length > limit ? out.slice(0, limit) : out;
+  };
+  const keyIndex = createKeyIndex(
+    {
+      raw: rawDb,
+      rowAt: (c, id) => {
+        const row = pendingOf.get(c)?.get(id);
+        return row === undefined ? rawDb.get([c, id]) : Buffer.from(row.json);
+      },
+      lastIdOf: ownLastId,
+    },
+    legacyKeysUntil(db, forksDb),
+  );
   const linkOf = (c: string) => forksDb.get(['of', c]) as ForkLink | undefined;
   const lastIdSync = (c: string): number => Math.max(ownLastId(c), linkOf(c)?.at ?? 0);
   const own: OwnRows = (c, from, to, limit, reverse) => {
     const out: StoredMessage[] = [];
     const bounds = reverse ? { start: [c, to], end: [c, from - 0.5], reverse: true } : { start: [c, from], end: [c, to + 0.5] };
     for (const { key, value } of db.getRange({ ...bounds, limit } as never) as Iterable<{ key: [string, number]; value: Row }>) out.push(toStored(key, value));
-    return out;
+    return pendingOf.has(c) ? merged(out, pendingIn(c, from, to), limit, reverse) : out;
   };
   const rangeSync = (c: string, from: number, to: number, limit: number): StoredMessage[] => {
     if (limit === 0 || to < from) return [];
@@ -121,10 +176,12 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     const segments = linkOf(c) === undefined ? [{ conversationId: c, from: 1, to: Number.MAX_SAFE_INTEGER }] : segmentsOf(c, linkOf);
     for (let i = segments.length - 1; i >= 0; i--) {
       const s = segments[i]!;
+      const own: StoredMessage[] = [];
       for (const key of systemDb.getKeys({ start: [s.conversationId, s.from], end: [s.conversationId, s.to + 0.5] })) {
         const row = db.get(key);
-        if (row !== undefined) out.push(toStored(key, row));
+        if (row !== undefined) own.push(toStored(key, row));
       }
+      out.push(...merged(own, pendingIn(s.conversationId, s.from, s.to, true), Infinity, false));
     }
     return out;
   };
@@ -139,16 +196,23 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     meta: row.meta,
     message: row.message,
   });
+  /** A batch's rows: the first row of a keyed batch carries its key. */
+  const rowsOf = (records: readonly StoredMessage[], keys: readonly KeyRecord[] | undefined): Row[] => {
+    let k = 0;
+    return records.map((r) => {
+      const keyed = keys?.[k];
+      if (keyed === undefined || keyed.firstId !== r.message_id) return { ts: r.ts, meta: r.meta, message: r.message };
+      k++;
+      return { ts: r.ts, meta: r.meta, message: r.message, key: [keyed.key, keyed.count] };
+    });
+  };
   /** A batch's puts, issued in one synchronous loop (so in one commit). */
   const putRecords = (c: string, records: readonly StoredMessage[], keys: readonly KeyRecord[] | undefined) => {
-    let k = 0;
-    for (const r of records) {
-      const keyed = keys?.[k];
-      if (keyed !== undefined && keyed.firstId === r.message_id) {
-        k++;
-        db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message, key: [keyed.key, keyed.count] });
-      } else db.put([c, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
-      if (r.message.role === 'system') systemDb.put([c, r.message_id], 1);
+    const rows = rowsOf(records, keys);
+    for (let i = 0; i < records.length; i++) {
+      const id = records[i]!.message_id;
+      db.put([c, id], rows[i]!);
+      if (rows[i]!.message.role === 'system') systemDb.put([c, id], 1);
     }
   };
   /**
@@ -164,7 +228,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   };
   /** After a conditional batch committed: `records` once flushed, or the conflict it met. */
   const flushedAs = (written: boolean, c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined): PromiseLike<StoredMessage[]> => {
-    if (!written) throw new StorageError('write_conflict', `conversation ${c} already has id ${records[0]!.message_id}: another writer numbered from the same last id`);
+    if (!written) throw conflict(c, records);
     keyIndex.committed(c, records, keys);
     if (sharedFlush === undefined) {
       sharedFlush = db.flushed.then(() => undefined);
@@ -172,6 +236,21 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     }
     return sharedFlush.then(() => records, failedCommit);
   };
+  /** A batch committed straight to LMDB; resolves after the commit and its flush. */
+  const directWrite = (c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined): Promise<StoredMessage[]> => {
+    const first = records[0]!;
+    // The caller numbers from the last id it read; a record already at that id means a
+    // second writer (another store or process on this environment) numbered from the same
+    // last id. The puts are conditional on that id being free, checked inside the commit.
+    // (Callbacks here are anonymous: this runs per append, and a named closure costs a
+    // defineProperty per call under tsx's keepNames.)
+    // Keys need no condition of their own: the writer looked each up just before (keyOf).
+    const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
+    lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
+    return committed.then((written) => flushedAs(written, c, records, keys), failedCommit);
+  };
+  const conflict = (c: string, records: readonly StoredMessage[]) =>
+    new StorageError('write_conflict', `conversation ${c} already has id ${records[0]!.message_id}: another writer numbered from the same last id`);
   const closedError = () => new StorageError('store_closed', 'the LMDB store is closed');
   const ensureOpen = () => {
     if (closed) throw closedError();
@@ -190,7 +269,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     messages: async (c) => {
       ensureOpen();
       const out: Message[] = [];
-      if (linkOf(c) !== undefined) {
+      if (linkOf(c) !== undefined || pendingOf.has(c)) {
         for (const r of rangeSync(c, 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) out.push(r.message);
         return out;
       }
@@ -205,6 +284,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       ensureOpen();
       if (n === 0) return [];
       if (linkOf(c) !== undefined) return stitchedTail(segmentsOf(c, linkOf), n, own);
+      if (pendingOf.has(c)) return own(c, 1, Number.MAX_SAFE_INTEGER, n, true).reverse();
       const out: StoredMessage[] = [];
       for (const { key, value } of db.getRange({ start: [c, Infinity], end: [c], reverse: true, limit: n })) {
         out.push(toStored(key, value));
@@ -229,8 +309,9 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       ensureOpen();
       return keyIndex.lookUp(c, key, lastId, now);
     },
-    fork: (newId, source, at) => {
-      if (closed) return Promise.reject(closedError());
+    fork: async (newId, source, at) => {
+      if (closed) throw closedError();
+      await ahead?.settle().catch(failedCommit);
       lease.guardFailedCommits();
       // A write transaction: the checks see every commit before it, the clear of the source included.
       const made = db.transaction(() => {
@@ -249,25 +330,57 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         failedCommit,
       );
     },
-    write: (c, records, keys) => {
+    write: (c, records, keys, sharedCommit) => {
       if (closed) return Promise.reject(closedError());
       const first = records[0];
       if (first === undefined) return Promise.resolve(records);
-      // The caller numbers from the last id it read; a record already at that id means a
-      // second writer (another store or process on this environment) numbered from the same
-      // last id. The puts are conditional on that id being free, checked inside the commit.
-      // (Callbacks here are anonymous: this runs per append, and a named closure costs a
-      // defineProperty per call under tsx's keepNames.)
-      // Keys need no condition of their own: the writer looked each up just before (keyOf).
-      const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
-      lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
-      return committed.then((written) => flushedAs(written, c, records, keys), failedCommit);
+      // A pending row at the first id is a second writer too (the commit's condition cannot see it).
+      if (pendingOf.get(c)?.has(first.message_id)) return Promise.reject(conflict(c, records));
+      if (ahead !== undefined && sharedCommit !== true) {
+        // The same condition as the commit's, checked now: nothing else writes the environment.
+        if (db.doesExist([c, first.message_id])) return Promise.reject(conflict(c, records));
+        const rows = rowsOf(records, keys).map((row): PendingRow => ({ json: JSON.stringify(row), system: row.message.role === 'system' }));
+        const puts: Put[] = [];
+        for (let i = 0; i < records.length; i++) {
+          const id = records[i]!.message_id;
+          puts.push([MESSAGES_DB, [c, id], rows[i]!.json]);
+          if (rows[i]!.system) puts.push([SYSTEM_MESSAGES_DB, [c, id], '1']);
+        }
+        const submitted = ahead.submit(puts);
+        if (submitted !== undefined) {
+          let mine = pendingOf.get(c);
+          if (mine === undefined) pendingOf.set(c, (mine = new Map()));
+          for (let i = 0; i < records.length; i++) mine.set(records[i]!.message_id, rows[i]!);
+          keyIndex.committed(c, records, keys);
+          const unpend = () => {
+            const now = pendingOf.get(c);
+            if (now === undefined) return;
+            for (let i = 0; i < records.length; i++) if (now.get(records[i]!.message_id) === rows[i]) now.delete(records[i]!.message_id);
+            if (now.size === 0) pendingOf.delete(c);
+          };
+          submitted.applied.then(unpend, unpend);
+          return submitted.durable.then(
+            () => records,
+            (error: unknown) => {
+              keyIndex.forget(c);
+              return failedCommit(error);
+            },
+          );
+        }
+        // Not journaled (too large for the journal, or LMDB is refusing batches): committed
+        // directly. Pending rows of c have lower ids, and reads merge them: no order to keep.
+      }
+      return directWrite(c, records, keys);
     },
     clear: async (c) => {
       ensureOpen();
-      lease.guardFailedCommits();
-      await db
-        .transaction(() => {
+      // Rows acknowledged before the clear go to LMDB first (so the clear removes them); if
+      // LMDB refuses them (a full disk), c's are withheld and voided by the clear itself.
+      const settled = ahead === undefined || (await ahead.settle().then(() => true, () => false));
+      const clearing = (mark: () => void) => {
+        lease.guardFailedCommits();
+        return db.transaction(() => {
+          mark();
           // Forks reading from c get their prefix as their own rows first (fork.ts).
           for (const { fork, at } of forksOfSync(c)) {
             for (const r of rangeSync(c, 1, at, at)) db.put([fork, r.message_id], { ts: r.ts, meta: r.meta, message: r.message });
@@ -284,7 +397,9 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           for (const key of systemDb.getKeys({ start: [c, 1], end: [c, Infinity] })) systemDb.remove(key);
           // Key rows of the earlier layout (key-index.ts).
           for (const key of rawDb.getKeys({ start: [c, KEY_ROW], end: [c, KEY_ROW_END] })) rawDb.remove(key);
-        })
+        });
+      };
+      await (settled ? clearing(() => undefined) : ahead!.discard((puts) => (puts[0]![1] as [string, number])[0] === c && puts[0]![0] === MESSAGES_DB, clearing))
         .then(() => {
           keyIndex.forget(c);
           return db.flushed;

@@ -140,7 +140,8 @@ function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<numb
     const now = ctx.clock.now();
     records = numbered(ops, lastId, now);
     const keys = keysOf(ops, lastId, now);
-    write = keys === undefined ? ctx.table.write(c, records) : ctx.table.write(c, records, keys);
+    const shared = ops.some((op) => op.onNumbered !== undefined);
+    write = keys === undefined && !shared ? ctx.table.write(c, records) : ctx.table.write(c, records, keys, shared);
   } catch (error) {
     return abort(ops, c, 'aborted before it was stored', error);
   }

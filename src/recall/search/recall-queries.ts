@@ -51,6 +51,7 @@ export async function searchSessionRows(
   const { sessionScan: source, pool } = deps;
   // A branched session's prefix lives in its source's rows: only the MessageLog stitches them.
   if (source !== undefined && deps.dbs.sessions.get([userId, sessionId])?.fork === undefined) {
+    await deps.journal?.settle(); // appends acknowledged but not yet in LMDB
     const position: ScanPosition<Key> = { key: [conversationId, Infinity], exclusive: true };
     const job = scanSession(source, conversationId, keyword, limit, Infinity, position, undefined, shift);
     return runScan(job, last, pool !== undefined && last > deps.poolThreshold, (wanted) =>

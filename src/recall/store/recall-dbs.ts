@@ -1,4 +1,5 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
+import type { WriteAhead } from '../../memory/lmdb/write-ahead.ts';
 import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
@@ -188,6 +189,8 @@ export interface RecallEnvironment {
   path: string;
   /** The memory layer's guard against lmdb 3.5.6's unhandled commit-failure rejection. */
   guardFailedCommits?(): void;
+  /** The memory layer's write-ahead journal of message appends, when it has one. */
+  ahead?: Pick<WriteAhead, 'settle' | 'scrub'> | undefined;
 }
 
 /** JSON values, like the memory layer's `messages` db: exact round trips, and workers decode them alike. */

@@ -69,6 +69,8 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
     await Promise.all([...known].filter((c) => !c.startsWith(SUMMARY_ID_PREFIX)).map((c) => summarizer.settled(c)));
   }
 
+  // Appends acknowledged through the journal go to LMDB first, where the erasure removes them.
+  await deps.journal?.settle();
   const conversationDbs = deps.sessionScan === undefined ? undefined : CONVERSATION_DBS.map((name) => erasable(dbs.env, name, dbs.env.openDB<unknown, Key>(name, {})));
   if (conversationDbs === undefined) {
     if (isErasable(deps.memory)) await deps.memory.eraseConversations({ ids: [...known], prefixes });
@@ -101,6 +103,8 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
     for (const target of recallDbs) reseat(target);
     return removed;
   });
+  // And the journal's copies of them (its records are in LMDB now): zeroed.
+  await deps.journal?.scrub();
   // The facts' in-memory view of the user's current entries (fact-store.ts) goes with them.
   deps.facts.cache.delete(userId);
   if (conversationDbs !== undefined) {

@@ -1,0 +1,232 @@
+import { join } from 'node:path';
+import type { Database, RootDatabase } from 'lmdb';
+import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './journal.ts';
+
+/**
+ * Write-ahead appends for one LMDB environment (issue 22: one conversation's durable appends at
+ * SQLite WAL's one flush, not LMDB's two).
+ *
+ * - `submit(puts)` writes the puts to the journal (journal.ts) and resolves `durable` after its
+ *   one flush: the acknowledgement. The puts reach LMDB later, in submit order, in one batch per
+ *   `delay` ms (or sooner, when a batch grows large), so LMDB's two flushes are shared by every
+ *   append of the batch; `applied` resolves once LMDB has flushed them. Until then the caller
+ *   keeps them readable itself (lmdb-table.ts's pending rows).
+ * - The applied journal seq is put in LMDB (`journal` database, key `applied`) with each batch,
+ *   so after a process kill, an OS crash or a power loss (LMDB falls back to its last flushed
+ *   commit) the records after it are put again at open, before anyone reads: `openWriteAhead`.
+ *   A put is idempotent, and every other write that touches the same keys (clear, fork,
+ *   erasure, retention) first `settle`s, so a record put again is never older than them.
+ * - `submit` returns undefined when a batch is too large for the journal, when the journal
+ *   failed (it is then off until the next open), or while LMDB is failing to take a batch: the
+ *   caller `settle`s (which retries the batch and rejects with LMDB's error) and commits
+ *   directly. Acknowledged puts are never dropped: they stay journaled and pending until LMDB
+ *   takes them.
+ * - Exclusive: one process per data directory (data-dir-lock.ts) and one environment per
+ *   process (lmdb-environment.ts), so this is the environment's only journal.
+ */
+/** A put into a database of the environment whose values are JSON: the value as JSON text. */
+export type Put = readonly [db: string, key: ReadonlyArray<string | number>, json: string];
+
+export interface WriteAhead {
+  submit(puts: readonly Put[]): { durable: Promise<void>; applied: Promise<void> } | undefined;
+  /** Every put submitted so far in LMDB and flushed; rejects with LMDB's error if it failed. */
+  settle(): Promise<void>;
+  /**
+   * For a clear while LMDB refuses batches: the pending puts `withheld` picks are taken out of
+   * line and `commit` (a write transaction that calls `mark` inside) runs; if it commits they
+   * are void (never put, at open either), if not they are back in line.
+   */
+  discard(withheld: (puts: readonly Put[]) => boolean, commit: (mark: () => void) => PromiseLike<unknown>): Promise<void>;
+  /** Settles, then zeroes the journal (after an erasure). */
+  scrub(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const JOURNAL_DB = 'journal';
+const APPLIED = 'applied';
+/** `[VOID, seq]`: a record whose puts a clear withheld (`discard`); removed once `applied` passes it. */
+const VOID = 'void';
+/** How soon a batch LMDB refused is tried again (a write, a clear or a settle also tries it). */
+const RETRY_MS = 1000;
+/** Submits waiting beyond which a batch goes to LMDB before its delay is up. */
+const BATCH_SUBMITS = 1024;
+
+export interface WriteAheadOptions {
+  /** ms an acknowledged put waits before its batch goes to LMDB. */
+  delay: number;
+  /** Called after a batch is issued (lmdb-environment.ts's failed-commit guard). */
+  afterIssue(): void;
+  /** The typed error for a failed LMDB commit. */
+  failure(error: unknown): Promise<unknown>;
+}
+
+/**
+ * Puts the journal's records that LMDB lacks (synchronously: before the environment is used),
+ * then opens the journal. Undefined when the journal cannot be made (the caller commits
+ * without one); the records it held are put first all the same.
+ */
+export function openWriteAhead(root: RootDatabase, path: string, options: WriteAheadOptions): WriteAhead | undefined {
+  const file = join(path, JOURNAL_FILE);
+  const records = readJournal(file);
+  // Before LMDB is touched: an environment with no room for a journal gets no journal database either.
+  const made = preallocateJournal(file);
+  if (!made && records.length === 0) return undefined;
+  const journalDb = root.openDB<number, string | [string, number]>(JOURNAL_DB, { encoding: 'json' });
+  // Values go in as the JSON bytes they are (the databases are `encoding: 'json'` for readers).
+  const dbs = new Map<string, Database<Buffer, never>>();
+  const dbOf = (name: string) => {
+    let db = dbs.get(name);
+    if (db === undefined) dbs.set(name, (db = root.openDB<Buffer, never>(name, { encoding: 'binary' })));
+    return db;
+  };
+
+  const applied = journalDb.get(APPLIED) ?? 0;
+  const missing = records.filter((r) => r.seq > applied);
+  if (missing.length > 0) {
+    root.transactionSync(() => {
+      for (const r of missing) {
+        if (journalDb.get([VOID, r.seq]) !== undefined) continue;
+        for (const [db, key, value] of JSON.parse(r.payload.toString('utf8')) as Array<[string, Put[1], unknown]>) {
+          dbOf(db).putSync(key as never, Buffer.from(JSON.stringify(value)));
+        }
+      }
+      journalDb.putSync(APPLIED, missing[missing.length - 1]!.seq);
+      for (const key of journalDb.getKeys({ start: [VOID], end: [VOID, Infinity] })) journalDb.removeSync(key);
+    });
+  }
+  if (!made) return undefined;
+  const next = Math.max(applied, records[records.length - 1]?.seq ?? 0) + 1;
+
+  interface Entry {
+    seq: number;
+    puts: readonly Put[];
+    applied: { resolve(): void; reject(e: unknown): void };
+  }
+  let ready: Entry[] = [];
+  let lastSubmitted: Promise<unknown> = Promise.resolve();
+  let applying: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  /** Void markers in LMDB not yet passed by `applied`. */
+  let voided: number[] = [];
+
+  const apply = (): Promise<void> => {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (ready.length === 0) return applying;
+    const batch = ready;
+    ready = [];
+    let last: PromiseLike<unknown> = Promise.resolve();
+    for (const entry of batch) for (const [db, key, json] of entry.puts) last = dbOf(db).put(key as never, Buffer.from(json));
+    const upTo = batch[batch.length - 1]!.seq;
+    last = journalDb.put(APPLIED, upTo);
+    for (const seq of voided) if (seq < upTo) last = journalDb.remove([VOID, seq]);
+    voided = voided.filter((seq) => seq > upTo);
+    options.afterIssue();
+    const done = Promise.resolve(last)
+      .then(() => root.flushed)
+      .then(
+        () => {
+          failure = undefined;
+          journal.release(upTo);
+          for (const entry of batch) entry.applied.resolve();
+        },
+        async (error: unknown) => {
+          // Kept, in order, for the next try: they are acknowledged.
+          failure = await options.failure(error);
+          ready = [...batch, ...ready];
+          timer ??= setTimeout(apply, RETRY_MS).unref();
+        },
+      );
+    applying = done;
+    return done;
+  };
+
+  const settle = async (): Promise<void> => {
+    await lastSubmitted.then(
+      () => undefined,
+      () => undefined,
+    );
+    await apply();
+    if (failure !== undefined) throw failure;
+  };
+
+  const journal = openJournal(file, next, async () => {
+    await apply();
+    if (failure !== undefined) throw failure;
+  });
+
+  return {
+    submit: (puts) => {
+      if (failure !== undefined) void apply();
+      if (closed || journal.broken !== undefined || failure !== undefined) return undefined;
+      // The values' JSON as it is, inside the record's JSON.
+      let text = '[';
+      for (let i = 0; i < puts.length; i++) {
+        const [db, key, json] = puts[i]!;
+        text += `${i === 0 ? '' : ','}[${JSON.stringify(db)},${JSON.stringify(key)},${json}]`;
+      }
+      const payload = Buffer.from(`${text}]`);
+      if (payload.length > journal.maxPayload) return undefined;
+      const { seq, durable } = journal.append(payload);
+      let resolveApplied!: () => void;
+      let rejectApplied!: (e: unknown) => void;
+      const applied = new Promise<void>((resolve, reject) => {
+        resolveApplied = resolve;
+        rejectApplied = reject;
+      });
+      applied.catch(() => undefined);
+      const acknowledged = durable.then(
+        () => {
+          ready.push({ seq, puts, applied: { resolve: resolveApplied, reject: rejectApplied } });
+          if (ready.length >= BATCH_SUBMITS) void apply();
+          else timer ??= setTimeout(apply, options.delay).unref();
+        },
+        (error: unknown) => {
+          rejectApplied(error);
+          throw error;
+        },
+      );
+      lastSubmitted = acknowledged;
+      return { durable: acknowledged, applied };
+    },
+    settle,
+    discard: async (withheld, commit) => {
+      await lastSubmitted.then(
+        () => undefined,
+        () => undefined,
+      );
+      const taken = ready.filter((e) => withheld(e.puts));
+      if (taken.length === 0) {
+        await commit(() => undefined);
+        return;
+      }
+      ready = ready.filter((e) => !withheld(e.puts));
+      try {
+        await commit(() => {
+          for (const e of taken) journalDb.put([VOID, e.seq], 1);
+        });
+      } catch (error) {
+        ready = [...taken, ...ready].sort((a, b) => a.seq - b.seq);
+        throw error;
+      }
+      voided.push(...taken.map((e) => e.seq));
+      for (const e of taken) e.applied.resolve();
+      if (ready.length === 0) failure = undefined;
+    },
+    scrub: async () => {
+      // Zeroed only with every record released (in LMDB and flushed): none is lost.
+      do await settle();
+      while (!journal.scrub());
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await settle().catch(() => undefined);
+      journal.close();
+    },
+  };
+}
