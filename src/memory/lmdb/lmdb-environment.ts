@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { existsSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
+import { InvalidInputError } from '../../errors.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { lockDataDir, OWNER_FILE, type DataDirLock } from './data-dir-lock.ts';
 import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
@@ -52,6 +53,8 @@ export interface LmdbEnvironmentOptions {
 
 /** `journalDelay`'s default. */
 export const JOURNAL_DELAY_MS = 20;
+/** The longest delay a Node timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Held {
   root: RootDatabase;
@@ -77,6 +80,10 @@ export interface EnvironmentLease {
 
 export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions = {}): EnvironmentLease {
   const key = resolve(path);
+  const delay = options.journalDelay ?? JOURNAL_DELAY_MS;
+  if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0 || delay > MAX_TIMER_MS) {
+    throw new InvalidInputError('invalid_option', `lmdb.journalDelay must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${String(delay)}`, { option: 'lmdb.journalDelay' });
+  }
   let held = environments.get(key);
   if (held === undefined || held.closing !== undefined) {
     assertRoomToOpen(key, 'lock.mdb');
@@ -104,7 +111,7 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
       made.ahead = options.noSync
         ? undefined
         : openWriteAhead(root, key, {
-            delay: options.journalDelay ?? JOURNAL_DELAY_MS,
+            delay,
             afterIssue: () => guardFailedCommits(made),
             failure: (error) => commitFailure(error, key),
           });

@@ -1,0 +1,220 @@
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLmdbStore } from '../../src/memory/index.ts';
+import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
+import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from '../../src/memory/lmdb/journal.ts';
+import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
+import { runAndKill } from '../support/kill-child.ts';
+import { tempDir } from '../support/runtime-fixtures.ts';
+
+// The write-ahead journal (src/memory/lmdb/journal.ts, write-ahead.ts): an append is
+// acknowledged once it is in the journal, LMDB takes it later, and everything in between reads
+// it; what LMDB lacks after a crash is put from the journal at the next open.
+
+const dirs: Array<{ remove(): void }> = [];
+afterAll(() => dirs.forEach((d) => d.remove()));
+const fresh = () => {
+  const d = tempDir('mnemo-journal-');
+  dirs.push(d);
+  return d.path;
+};
+const user = (content: string) => ({ message: { role: 'user' as const, content } });
+/** Rows of `messages` as LMDB itself holds them (another read handle on the same environment). */
+const lmdbRows = (path: string, c: string) => {
+  const lease = acquireEnvironment(path);
+  try {
+    return [...lease.root.openDB<unknown, [string, number]>(MESSAGES_DB, { encoding: 'json' }).getKeys({ start: [c, 1], end: [c, Infinity] })].length;
+  } finally {
+    void lease.release();
+  }
+};
+
+describe('the journal file', () => {
+  it('reads back its records in order, and drops a torn last one', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    expect(preallocateJournal(file, 64 * 1024)).toBe(true);
+    expect(statSync(file).size).toBe(64 * 1024);
+    const journal = openJournal(file, 1, async () => undefined, 64 * 1024);
+    const durable = ['one', 'two', 'three'].map((text) => journal.append(Buffer.from(text)));
+    expect(durable.map((d) => d.seq)).toEqual([1, 2, 3]);
+    await Promise.all(durable.map((d) => d.durable));
+    journal.close();
+    expect(readJournal(file).map((r) => [r.seq, r.payload.toString()])).toEqual([
+      [1, 'one'],
+      [2, 'two'],
+      [3, 'three'],
+    ]);
+    // A flipped byte in the last record's payload: its checksum fails, the two before stand.
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.from('T'), 0, 1, 24 * 3 + 'one'.length + 'two'.length);
+    closeSync(fd);
+    expect(readJournal(file).map((r) => r.payload.toString())).toEqual(['one', 'two']);
+  });
+
+  it('starts over at offset 0 once every record is released, so older bytes behind the new run are not read', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    preallocateJournal(file, 64 * 1024);
+    const first = openJournal(file, 1, async () => undefined, 64 * 1024);
+    for (const text of ['a1', 'a2', 'a3', 'a4']) await first.append(Buffer.from(text)).durable;
+    first.close();
+    // Reopened after all four were put elsewhere: numbering goes on, writing starts at 0.
+    const second = openJournal(file, 5, async () => undefined, 64 * 1024);
+    await second.append(Buffer.from('b5')).durable;
+    second.close();
+    expect(readJournal(file).map((r) => [r.seq, r.payload.toString()])).toEqual([[5, 'b5']]);
+  });
+
+  it('asks for room when a flush would pass the end, and goes on from 0 once it is given', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    const bytes = 4096;
+    preallocateJournal(file, bytes);
+    let asked = 0;
+    let last = 0;
+    const journal = openJournal(
+      file,
+      1,
+      async () => {
+        asked++;
+        journal.release(last);
+      },
+      bytes,
+    );
+    const payload = Buffer.alloc(900, 7);
+    for (let i = 0; i < 12; i++) {
+      const { seq, durable } = journal.append(payload);
+      await durable;
+      last = seq;
+    }
+    journal.close();
+    expect(asked).toBeGreaterThan(0);
+    const live = readJournal(file);
+    expect(live.at(-1)!.seq).toBe(12);
+    expect(live.map((r) => r.seq)).toEqual(Array.from({ length: live.length }, (_, i) => 12 - live.length + 1 + i));
+  });
+
+  it('is not made where it cannot be preallocated', () => {
+    expect(preallocateJournal(join(fresh(), 'no-such-dir', JOURNAL_FILE))).toBe(false);
+  });
+});
+
+describe('appends through the journal, before LMDB has them', () => {
+  it('are acknowledged, read by every read, and numbered on from', async () => {
+    const path = fresh();
+    const store = createLmdbStore({ path, journalDelay: 60_000 });
+    try {
+      await store.append('c', [{ message: { role: 'system', content: 'be brief' } }]);
+      await store.append('c', [user('one'), user('two')], { idempotencyKey: 'k' });
+      await store.append('c', [user('three')]);
+      expect(lmdbRows(path, 'c')).toBe(0);
+      expect(await store.lastId('c')).toBe(4);
+      expect((await store.tail('c', 2)).map((r) => r.message.content)).toEqual(['two', 'three']);
+      expect((await store.range('c', { from: 2, to: 3 })).map((r) => r.message_id)).toEqual([2, 3]);
+      expect((await store.get('c')).map((m) => m.content)).toEqual(['be brief', 'one', 'two', 'three']);
+      expect((await store.systemMessages('c')).map((r) => r.message.content)).toEqual(['be brief']);
+      // A retry under the key is answered from the pending rows, not stored again.
+      expect((await store.append('c', [user('one'), user('two')], { idempotencyKey: 'k' })).map((r) => r.message_id)).toEqual([2, 3]);
+      expect(await store.lastId('c')).toBe(4);
+      // A caller's copy is its own.
+      const [got] = await store.tail('c', 1);
+      (got!.message as { content: string }).content = 'changed';
+      expect((await store.tail('c', 1))[0]!.message.content).toBe('three');
+    } finally {
+      await store.close();
+    }
+    // Closing puts them in LMDB.
+    expect(lmdbRows(path, 'c')).toBe(4);
+  });
+
+  it('are removed by a clear and do not come back when LMDB takes the batch', async () => {
+    const path = fresh();
+    const store = createLmdbStore({ path, journalDelay: 60_000 });
+    try {
+      await store.append('c', [user('gone')]);
+      await store.clear('c');
+      expect(await store.lastId('c')).toBe(0);
+      await store.append('c', [user('kept')]);
+    } finally {
+      await store.close();
+    }
+    const again = createLmdbStore({ path });
+    try {
+      expect((await again.get('c')).map((m) => m.content)).toEqual(['kept']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('are the prefix a fork sees', async () => {
+    const store = createLmdbStore({ path: fresh(), journalDelay: 60_000 });
+    try {
+      await store.append('src', [user('a'), user('b'), user('c')]);
+      await store.fork('src', 2, 'branch');
+      await store.append('branch', [user('b2')]);
+      expect((await store.get('branch')).map((m) => m.content)).toEqual(['a', 'b', 'b2']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('survive a SIGKILL of the writer: the next open puts what LMDB lacks, at the acknowledged ids', async () => {
+    const path = fresh();
+    const writer = join(import.meta.dirname, '../programs/journal-kill-writer.ts');
+    const lines = await runAndKill(writer, [path], 400);
+    const acks = lines.filter((l) => l.startsWith('ack ')).map((l) => l.split(' '));
+    expect(acks.length).toBeGreaterThan(6);
+    // LMDB itself lacks the last of them (the journal holds appends for a minute, or until 1,024
+    // are waiting): read without Mnemo.
+    const raw = open({ path, readOnly: true });
+    const rows = raw.openDB<unknown, [string, number]>({ name: MESSAGES_DB, encoding: 'json' });
+    const missing = acks.filter(([, conversation, id]) => rows.get([conversation!, Number(id)]) === undefined);
+    await raw.close();
+    expect(missing.length).toBeGreaterThan(0);
+    expect(missing).toContainEqual(acks.at(-1));
+    expect(readFileSync(join(path, JOURNAL_FILE)).includes('conv-1.0.a')).toBe(true);
+
+    const store = createLmdbStore({ path });
+    try {
+      for (const [, conversation, id, content] of acks) {
+        const [record] = await store.range(conversation!, { from: Number(id), to: Number(id) });
+        expect(record?.message.content, `${conversation} ${id}`).toBe(content);
+      }
+      for (let c = 0; c < 3; c++) {
+        const all = await store.range(`conv-${c}`);
+        expect(all.map((r) => r.message_id)).toEqual(all.map((_, i) => i + 1));
+      }
+      expect((await store.systemMessages('conv-0')).map((r) => r.message.content)).toEqual(['conv-0.0.a']);
+      // A keyed append retried after the crash is answered from the replayed rows.
+      const keyed = acks.find((a) => a[4] !== '-')!;
+      const retried = await store.append(keyed[1]!, [user('retry a'), user('retry b')], { idempotencyKey: keyed[4]! });
+      expect(retried.map((r) => r.message.content)).toEqual(acks.filter((a) => a[4] === keyed[4]).map((a) => a[3]));
+    } finally {
+      await store.close();
+    }
+    // Put once: a second open finds nothing left to put, and the rows are LMDB's own.
+    expect(lmdbRows(path, 'conv-0')).toBeGreaterThan(0);
+  });
+
+  it('is off with noSync: appends commit straight to LMDB, and no journal file is made', async () => {
+    const path = fresh();
+    const store = createLmdbStore({ path, noSync: true });
+    try {
+      await store.append('c', [user('direct')]);
+      expect(lmdbRows(path, 'c')).toBe(1);
+    } finally {
+      await store.close();
+    }
+    expect(() => statSync(join(path, JOURNAL_FILE))).toThrow();
+  });
+});
+
+describe('lmdb.journalDelay', () => {
+  it('refuses a delay that is not a number of ms a timer takes, with InvalidInputError, opening nothing', () => {
+    for (const bad of [-1, Number.NaN, Infinity, 2 ** 31, '20']) {
+      const path = fresh();
+      expect(() => createLmdbStore({ path, journalDelay: bad as number }), String(bad)).toThrow(/journalDelay/);
+      expect(() => statSync(join(path, JOURNAL_FILE))).toThrow();
+    }
+  });
+});
