@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { JOURNAL_FILE } from '../../src/memory/lmdb/journal.ts';
 import { join } from 'node:path';
 import type { Key, RootDatabase } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,12 +53,13 @@ const BOB_MARKERS = ['BOB_MSG', 'BOB_REPLY', 'BOB_TITLE', 'BOB_LONGTERM', 'BOB_S
 /** A session id whose conversation id is hashed (`session#...`): not under the user's prefix. */
 const LONG_SESSION = '😀'.repeat(128);
 
-async function startWithRecall(): Promise<Runtime> {
+/** `durable`: with fsyncs, and so with the write-ahead journal (noSync has none). */
+async function startWithRecall(durable = false): Promise<Runtime> {
   dir = mkdtempSync(join(tmpdir(), 'mnemo-erase-'));
   return startRuntime({
     name: `erase_${Math.random().toString(36).slice(2, 8)}`,
     dataDir: join(dir, 'data'),
-    lmdb: { noSync: true },
+    lmdb: { noSync: !durable },
     recall: { llm: markerLlm(), pool: false, clock: manualClock(), timeZone: ZONE, summary: { keepLast: 1, maxTokens: 20 } },
   });
 }
@@ -103,7 +105,7 @@ function conversationsOf(root: RootDatabase): Set<string> {
 
 describe('recall.eraseUser', () => {
   it('removes every byte of the user: a compacted copy of the environment holds no marker of theirs, and all of the other user', async () => {
-    runtime = await startWithRecall();
+    runtime = await startWithRecall(true);
     const rt = runtime;
     await writeUser(rt, 'alice');
     await writeUser(rt, 'bob');
@@ -122,8 +124,15 @@ describe('recall.eraseUser', () => {
     expect(aliceSessions).toBe(3);
     expect(await createSummarizer(rt.memory).latest(sessionConversationId('alice', 'alice-s1'))).toBeDefined();
 
+    // The ghost row went through the write-ahead journal: its record holds the marker.
+    const journal = join(dir!, 'data', JOURNAL_FILE);
+    expect(readFileSync(journal).includes('ALICE_GHOST_MARKER')).toBe(true);
+
     const report = await rt.recall.eraseUser('alice');
     expect(report.conversations).toBeGreaterThanOrEqual(7); // 3 sessions + the ghost + their summaries
+    // The journal is zeroed after the erasure: no record of the user's is left in it.
+    const journalBytes = readFileSync(journal);
+    for (const marker of ALICE_MARKERS) expect(journalBytes.includes(marker), `journal: ${marker}`).toBe(false);
 
     expect(await rt.recall.listSessions('alice')).toEqual([]);
     expect(await rt.recall.getLongTerm('alice')).toBe('');
