@@ -196,6 +196,18 @@ describe('appends through the journal, before LMDB has them', () => {
     expect(lmdbRows(path, 'conv-0')).toBeGreaterThan(0);
   });
 
+  it('left by a killed writer are put at the next open with noSync too', async () => {
+    const path = fresh();
+    const lines = await runAndKill(join(import.meta.dirname, '../programs/journal-kill-writer.ts'), [path], 200);
+    const last = lines.filter((l) => l.startsWith('ack ')).at(-1)!.split(' ');
+    const store = createLmdbStore({ path, noSync: true });
+    try {
+      expect((await store.range(last[1]!, { from: Number(last[2]), to: Number(last[2]) }))[0]?.message.content).toBe(last[3]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('is off with noSync: appends commit straight to LMDB, and no journal file is made', async () => {
     const path = fresh();
     const store = createLmdbStore({ path, noSync: true });

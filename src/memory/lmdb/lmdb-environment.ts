@@ -107,14 +107,14 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
     }
     const made: Held = { root, ahead: undefined, lock, holders: 0, failureGuardQueued: false };
     try {
-      // Puts what the journal holds and LMDB lacks before anyone reads (write-ahead.ts).
-      made.ahead = options.noSync
-        ? undefined
-        : openWriteAhead(root, key, {
-            delay,
-            afterIssue: () => guardFailedCommits(made),
-            failure: (error) => commitFailure(error, key),
-          });
+      // Puts what the journal holds and LMDB lacks before anyone reads (write-ahead.ts), with
+      // noSync too (a journal left by an earlier run); a journal only without noSync.
+      made.ahead = openWriteAhead(root, key, {
+        journal: options.noSync !== true,
+        delay,
+        afterIssue: () => guardFailedCommits(made),
+        failure: (error) => commitFailure(error, key),
+      });
     } catch (error) {
       void root.close();
       void lock.release();

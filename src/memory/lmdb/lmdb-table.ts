@@ -336,7 +336,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       if (first === undefined) return Promise.resolve(records);
       // A pending row at the first id is a second writer too (the commit's condition cannot see it).
       if (pendingOf.get(c)?.has(first.message_id)) return Promise.reject(conflict(c, records));
-      if (ahead !== undefined && sharedCommit !== true) {
+      if (ahead !== undefined && sharedCommit !== true && ahead.open) {
         // The same condition as the commit's, checked now: nothing else writes the environment.
         if (db.doesExist([c, first.message_id])) return Promise.reject(conflict(c, records));
         const rows = rowsOf(records, keys).map((row): PendingRow => ({ json: JSON.stringify(row), system: row.message.role === 'system' }));

@@ -16,10 +16,10 @@ import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './jo
  *   commit) the records after it are put again at open, before anyone reads: `openWriteAhead`.
  *   A put is idempotent, and every other write that touches the same keys (clear, fork,
  *   erasure, retention) first `settle`s, so a record put again is never older than them.
- * - `submit` returns undefined when a batch is too large for the journal, when the journal
- *   failed (it is then off until the next open), or while LMDB is failing to take a batch: the
- *   caller `settle`s (which retries the batch and rejects with LMDB's error) and commits
- *   directly. Acknowledged puts are never dropped: they stay journaled and pending until LMDB
+ * - `submit` returns undefined (and `open` is false) when the journal already has `BUSY`
+ *   records waiting for its next write (LMDB's group commit is as cheap then), when a batch is
+ *   too large for the journal, when the journal failed (it is then off until the next open), or
+ *   while LMDB is failing to take a batch (it is tried again then): the caller commits directly. Acknowledged puts are never dropped: they stay journaled and pending until LMDB
  *   takes them.
  * - Exclusive: one process per data directory (data-dir-lock.ts) and one environment per
  *   process (lmdb-environment.ts), so this is the environment's only journal.
@@ -28,6 +28,8 @@ import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './jo
 export type Put = readonly [db: string, key: ReadonlyArray<string | number>, json: string];
 
 export interface WriteAhead {
+  /** Whether `submit` would journal a batch now (checked before the batch is built). */
+  readonly open: boolean;
   submit(puts: readonly Put[]): { durable: Promise<void>; applied: Promise<void> } | undefined;
   /** Every put submitted so far in LMDB and flushed; rejects with LMDB's error if it failed. */
   settle(): Promise<void>;
@@ -48,10 +50,20 @@ const APPLIED = 'applied';
 const VOID = 'void';
 /** How soon a batch LMDB refused is tried again (a write, a clear or a settle also tries it). */
 const RETRY_MS = 1000;
+/**
+ * Records waiting for the journal's next write beyond which a batch goes straight to LMDB: a
+ * commit that many appends share costs LMDB's two flushes per many, and the journal would only
+ * add a second copy of the bytes and CPU per append. (`bench/append-cpu.ts`, 1,000
+ * conversations: 0.45x raw lmdb-js when every append went through the journal, 0.68x with this;
+ * one conversation has one waiting at most.)
+ */
+const BUSY = 16;
 /** Submits waiting beyond which a batch goes to LMDB before its delay is up. */
 const BATCH_SUBMITS = 1024;
 
 export interface WriteAheadOptions {
+  /** False (`noSync`): only put what an existing journal holds; no journal is opened. */
+  journal: boolean;
   /** ms an acknowledged put waits before its batch goes to LMDB. */
   delay: number;
   /** Called after a batch is issued (lmdb-environment.ts's failed-commit guard). */
@@ -62,14 +74,14 @@ export interface WriteAheadOptions {
 
 /**
  * Puts the journal's records that LMDB lacks (synchronously: before the environment is used),
- * then opens the journal. Undefined when the journal cannot be made (the caller commits
- * without one); the records it held are put first all the same.
+ * then opens the journal. Undefined when the journal is not wanted or cannot be made (the
+ * caller commits without one); the records it held are put first all the same.
  */
 export function openWriteAhead(root: RootDatabase, path: string, options: WriteAheadOptions): WriteAhead | undefined {
   const file = join(path, JOURNAL_FILE);
   const records = readJournal(file);
   // Before LMDB is touched: an environment with no room for a journal gets no journal database either.
-  const made = preallocateJournal(file);
+  const made = options.journal && preallocateJournal(file);
   if (!made && records.length === 0) return undefined;
   const journalDb = root.openDB<number, string | [string, number]>(JOURNAL_DB, { encoding: 'json' });
   // Values go in as the JSON bytes they are (the databases are `encoding: 'json'` for readers).
@@ -104,7 +116,9 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
   }
   let ready: Entry[] = [];
   let lastSubmitted: Promise<unknown> = Promise.resolve();
-  let applying: Promise<void> = Promise.resolve();
+  /** The batch LMDB is taking (never rejects). One at a time: a failed batch goes back in line
+   * first, and a later one must not record `applied` past it. */
+  let applying: Promise<void> | undefined;
   let failure: unknown;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -112,11 +126,12 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
   let voided: number[] = [];
 
   const apply = (): Promise<void> => {
+    if (applying !== undefined) return applying.then(apply);
     if (timer !== undefined) {
       clearTimeout(timer);
       timer = undefined;
     }
-    if (ready.length === 0) return applying;
+    if (ready.length === 0) return Promise.resolve();
     const batch = ready;
     ready = [];
     let last: PromiseLike<unknown> = Promise.resolve();
@@ -141,8 +156,10 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
           timer ??= setTimeout(apply, RETRY_MS).unref();
         },
       );
-    applying = done;
-    return done;
+    applying = done.then(() => {
+      applying = undefined;
+    });
+    return applying;
   };
 
   const settle = async (): Promise<void> => {
@@ -159,10 +176,17 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
     if (failure !== undefined) throw failure;
   });
 
+  const open = () => {
+    if (failure !== undefined) void apply();
+    return !closed && journal.broken === undefined && failure === undefined && journal.waiting < BUSY;
+  };
+
   return {
+    get open() {
+      return open();
+    },
     submit: (puts) => {
-      if (failure !== undefined) void apply();
-      if (closed || journal.broken !== undefined || failure !== undefined) return undefined;
+      if (!open()) return undefined;
       // The values' JSON as it is, inside the record's JSON.
       let text = '[';
       for (let i = 0; i < puts.length; i++) {
@@ -199,6 +223,7 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
         () => undefined,
         () => undefined,
       );
+      await applying; // a batch that fails comes back in line before the pick
       const taken = ready.filter((e) => withheld(e.puts));
       if (taken.length === 0) {
         await commit(() => undefined);
