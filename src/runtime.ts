@@ -3,8 +3,9 @@
  * and hands back its handle.
  *
  * - `memory`: the default store as a `MessageLog`. Writes go through one actor per
- *   conversation (serialized, numbered 1, 2, 3, ..., group-committed) and resolve once
- *   committed and flushed; reads go straight to storage and see every resolved write.
+ *   conversation (serialized, numbered 1, 2, 3, ..., group-committed) and resolve once on the
+ *   disk (LMDB: in the write-ahead journal, or committed and flushed); reads go straight to
+ *   storage and see every resolved write.
  * - `storage`: what the store is built on. With LMDB, layers that keep their own data (the
  *   layered recall memory) open named databases in the same environment with
  *   `storage.openDB(name, options)`, so their writes share commits with the messages.

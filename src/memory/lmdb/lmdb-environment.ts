@@ -15,7 +15,9 @@ import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
  * The options of the first holder win; later holders get the environment as it is.
  *
  * Opening also locks the directory for this process (`data-dir-lock.ts`): a second process
- * gets `data_dir_locked`, naming the holder.
+ * gets `data_dir_locked`, naming the holder. Then it puts into LMDB what the write-ahead
+ * journal holds and LMDB lacks, and opens the journal (`write-ahead.ts`; the lease's `ahead`);
+ * the last release settles the journal before it closes LMDB.
  */
 export interface LmdbEnvironmentOptions {
   /**
