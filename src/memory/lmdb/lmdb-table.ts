@@ -31,11 +31,11 @@ import type { Put } from './write-ahead.ts';
  * them they are *pending rows*, kept per environment (every table of it sees them), and every
  * read here merges them, as does the id check: one process per data directory, so nothing else
  * writes the environment. Writes that touch rows otherwise (`clear`, `fork`; erasure and
- * retention elsewhere) first settle the journal. Without a journal (`noSync`, or no room for
- * it), or for a batch too large for it, the batch is puts issued in one synchronous loop, so
- * lmdb-js's event-turn batching puts them in one transaction (together with other
- * conversations' writes of the same turn: group commit), and `write` resolves after the commit
- * and the flush.
+ * retention elsewhere) first settle the journal. Otherwise (no journal: `noSync` or no room
+ * for it; a shared commit, `sharedCommit`; a batch the journal does not take now: see
+ * write-ahead.ts's `submit`) the batch is puts issued in one synchronous loop, so lmdb-js's
+ * event-turn batching puts them in one transaction (together with other conversations' writes
+ * of the same turn: group commit), and `write` resolves after the commit and the flush.
  *
  * Idempotency keys (idempotency.ts) live in the rows themselves: the first row of a keyed batch
  * carries `key: [key, count]`, in the same put as its message, and key-index.ts keeps the keys
