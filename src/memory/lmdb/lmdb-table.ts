@@ -27,7 +27,7 @@ import type { Put } from './write-ahead.ts';
  *
  * A batch goes through the environment's write-ahead journal (write-ahead.ts) when it has one:
  * `write` resolves after the journal's one flush, and the rows reach LMDB with the next batch of
- * the environment (~20 ms later, one commit for every append meanwhile). Until LMDB has flushed
+ * the environment (~50 ms later, one commit for every append meanwhile). Until LMDB has flushed
  * them they are *pending rows*, kept per environment (every table of it sees them), and every
  * read here merges them, as does the id check: one process per data directory, so nothing else
  * writes the environment. Writes that touch rows otherwise (`clear`, `fork`; erasure and
