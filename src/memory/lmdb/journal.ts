@@ -44,8 +44,6 @@ export interface Journal {
    * after the gap would not be read back): the journal takes no more records.
    */
   readonly broken: unknown;
-  /** Records waiting for the next flush. */
-  readonly waiting: number;
   /** Numbers the record now (returned) and resolves once it is on the device. */
   append(payload: Buffer): { seq: number; durable: Promise<void> };
   release(seq: number): void;
@@ -200,9 +198,6 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
     maxPayload: Math.floor(bytes / 4) - HEADER,
     get broken() {
       return broken;
-    },
-    get waiting() {
-      return queued.length;
     },
     append: (payload) => {
       if (closed || broken !== undefined) throw new Error('the journal is closed or broken');

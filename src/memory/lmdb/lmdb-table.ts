@@ -370,7 +370,9 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         // Not journaled (too large for the journal, or LMDB is refusing batches): committed
         // directly. Pending rows of c have lower ids, and reads merge them: no order to keep.
       }
-      return directWrite(c, records, keys);
+      const direct = directWrite(c, records, keys);
+      ahead?.track(direct);
+      return direct;
     },
     clear: async (c) => {
       ensureOpen();

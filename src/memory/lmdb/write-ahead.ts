@@ -16,8 +16,9 @@ import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './jo
  *   commit) the records after it are put again at open, before anyone reads: `openWriteAhead`.
  *   A put is idempotent, and every other write that touches the same keys (clear, fork,
  *   erasure, retention) first `settle`s, so a record put again is never older than them.
- * - `submit` returns undefined (and `open` is false) when the journal already has `BUSY`
- *   records waiting for its next write (LMDB's group commit is as cheap then), when a batch is
+ * - `submit` returns undefined (and `open` is false) while a batch is being committed straight
+ *   to LMDB or `BUSY` batches were journaled in this event-loop turn (LMDB's group commit is as
+ *   cheap then), when a batch is
  *   too large for the journal, when the journal failed (it is then off until the next open), or
  *   while LMDB is failing to take a batch (it is tried again then): the caller commits directly. Acknowledged puts are never dropped: they stay journaled and pending until LMDB
  *   takes them.
@@ -30,6 +31,8 @@ export type Put = readonly [db: string, key: ReadonlyArray<string | number>, jso
 export interface WriteAhead {
   /** Whether `submit` would journal a batch now (checked before the batch is built). */
   readonly open: boolean;
+  /** A batch committed straight to LMDB, settling when `commit` does (see `BUSY`). */
+  track(commit: PromiseLike<unknown>): void;
   submit(puts: readonly Put[]): { durable: Promise<void>; applied: Promise<void> } | undefined;
   /** Every put submitted so far in LMDB and flushed; rejects with LMDB's error if it failed. */
   settle(): Promise<void>;
@@ -51,11 +54,13 @@ const VOID = 'void';
 /** How soon a batch LMDB refused is tried again (a write, a clear or a settle also tries it). */
 const RETRY_MS = 1000;
 /**
- * Records waiting for the journal's next write beyond which a batch goes straight to LMDB: a
- * commit that many appends share costs LMDB's two flushes per many, and the journal would only
- * add a second copy of the bytes and CPU per append. (`bench/append-cpu.ts`, 1,000
- * conversations: 0.45x raw lmdb-js when every append went through the journal, 0.68x with this;
- * one conversation has one waiting at most.)
+ * The journal is for a batch that would otherwise commit alone: a commit that many appends share
+ * costs LMDB's two flushes per many, and the journal would only add a second copy of the bytes,
+ * CPU per append and its writes on the main thread (`bench/append-cpu.ts`, 1,000 conversations:
+ * 0.45x raw lmdb-js with every append through the journal). So a batch goes straight to LMDB
+ * while another batch is being committed straight to LMDB (`track`), and past `BUSY` batches
+ * journaled in one event-loop turn (one conversation appending in a loop journals ~10 per turn:
+ * the journal yields a turn every 2 ms).
  */
 const BUSY = 16;
 /** Submits waiting beyond which a batch goes to LMDB before its delay is up. */
@@ -176,14 +181,26 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
     if (failure !== undefined) throw failure;
   });
 
+  let thisTurn = 0;
+  let direct = 0;
+  const directSettled = () => {
+    direct--;
+  };
+  const turnEnded = () => {
+    thisTurn = 0;
+  };
   const open = () => {
     if (failure !== undefined) void apply();
-    return !closed && journal.broken === undefined && failure === undefined && journal.waiting < BUSY;
+    return !closed && journal.broken === undefined && failure === undefined && direct === 0 && thisTurn < BUSY;
   };
 
   return {
     get open() {
       return open();
+    },
+    track: (commit) => {
+      direct++;
+      commit.then(directSettled, directSettled);
     },
     submit: (puts) => {
       if (!open()) return undefined;
@@ -195,6 +212,7 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
       }
       const payload = Buffer.from(`${text}]`);
       if (payload.length > journal.maxPayload) return undefined;
+      if (thisTurn++ === 0) setImmediate(turnEnded);
       const { seq, durable } = journal.append(payload);
       let resolveApplied!: () => void;
       let rejectApplied!: (e: unknown) => void;
