@@ -18,7 +18,7 @@ const lmdbInfo: AdapterInfo = {
   id: 'mnemo-lmdb',
   label: 'Mnemo (LMDB)',
   durable: true,
-  durability: 'LMDB commit + fdatasync via runtime.memory.add (per-conversation actor, group commit; ack after `flushed`)',
+  durability: 'one O_DSYNC write of the write-ahead journal (LMDB takes the batch later), or under many conversations an LMDB commit + fdatasync (ack after `flushed`), via runtime.memory.add (per-conversation actor, group commit)',
   notes: 'startRuntime({storage: "lmdb"}): the product path, through the per-conversation actors',
 };
 
@@ -82,7 +82,7 @@ export const mnemoStore: AdapterFactory = {
     id: 'mnemo-store',
     label: 'Mnemo store, no actors',
     durable: true,
-    durability: 'LMDB commit + fdatasync via createLmdbStore().add (ack after `flushed`)',
+    durability: 'the same as Mnemo (LMDB): journal write, or LMDB commit + fdatasync, via createLmdbStore().add',
     notes: 'diagnostic: the same store without the runtime (no xstate actors, no router)',
     diagnostic: true,
   },
