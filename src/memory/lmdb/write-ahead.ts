@@ -161,7 +161,8 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
           // Kept, in order, for the next try: they are acknowledged.
           failure = await options.failure(error);
           ready = [...batch, ...ready];
-          timer ??= setTimeout(apply, RETRY_MS).unref();
+          // Not after `close`: the environment is closing (what is left stays in the journal).
+          if (!closed) timer ??= setTimeout(apply, RETRY_MS).unref();
         },
       );
     applying = done.then(() => {
@@ -189,7 +190,7 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
     direct--;
   };
   const open = () => {
-    if (failure !== undefined) void apply();
+    if (failure !== undefined && !closed) void apply();
     return !closed && journal.broken === undefined && failure === undefined && direct === 0 && journal.waiting < BUSY;
   };
 
