@@ -4,7 +4,7 @@ import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLmdbStore } from '../../src/memory/index.ts';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
-import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from '../../src/memory/lmdb/journal.ts';
+import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal, type Journal } from '../../src/memory/lmdb/journal.ts';
 import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
 import { runAndKill } from '../support/kill-child.ts';
 import { tempDir } from '../support/runtime-fixtures.ts';
@@ -21,6 +21,14 @@ const fresh = () => {
   return d.path;
 };
 const user = (content: string) => ({ message: { role: 'user' as const, content } });
+/** Appends `payload` to `journal`: its seq, and when it is on the device. */
+const append = (journal: Journal, payload: string) => {
+  let told!: (error?: unknown) => void;
+  const durable = new Promise<void>((resolve, reject) => (told = (error) => (error === undefined ? resolve() : reject(error))));
+  const seq = journal.append(payload, told);
+  if (seq === undefined) throw new Error('the journal refused the record');
+  return { seq, durable };
+};
 /** Rows of `messages` as LMDB itself holds them (another read handle on the same environment). */
 const lmdbRows = (path: string, c: string) => {
   const lease = acquireEnvironment(path);
@@ -31,13 +39,16 @@ const lmdbRows = (path: string, c: string) => {
   }
 };
 
-describe('the journal file', () => {
+describe.each([
+  { mode: 'through O_DIRECT where the file system has it', direct: true },
+  { mode: 'through the page cache', direct: false },
+])('the journal file, $mode', ({ direct }) => {
   it('reads back its records in order, and drops a torn last one', async () => {
     const file = join(fresh(), JOURNAL_FILE);
     expect(preallocateJournal(file, 64 * 1024)).toBe(true);
     expect(statSync(file).size).toBe(64 * 1024);
-    const journal = openJournal(file, 1, async () => undefined, 64 * 1024);
-    const durable = ['one', 'two', 'three'].map((text) => journal.append(Buffer.from(text)));
+    const journal = openJournal(file, 1, async () => undefined, 64 * 1024, direct);
+    const durable = ['one', 'two', 'three'].map((text) => append(journal, text));
     expect(durable.map((d) => d.seq)).toEqual([1, 2, 3]);
     await Promise.all(durable.map((d) => d.durable));
     journal.close();
@@ -56,19 +67,19 @@ describe('the journal file', () => {
   it('starts over at offset 0 once every record is released, so older bytes behind the new run are not read', async () => {
     const file = join(fresh(), JOURNAL_FILE);
     preallocateJournal(file, 64 * 1024);
-    const first = openJournal(file, 1, async () => undefined, 64 * 1024);
-    for (const text of ['a1', 'a2', 'a3', 'a4']) await first.append(Buffer.from(text)).durable;
+    const first = openJournal(file, 1, async () => undefined, 64 * 1024, direct);
+    for (const text of ['a1', 'a2', 'a3', 'a4']) await append(first, text).durable;
     first.close();
     // Reopened after all four were put elsewhere: numbering goes on, writing starts at 0.
-    const second = openJournal(file, 5, async () => undefined, 64 * 1024);
-    await second.append(Buffer.from('b5')).durable;
+    const second = openJournal(file, 5, async () => undefined, 64 * 1024, direct);
+    await append(second, 'b5').durable;
     second.close();
     expect(readJournal(file).map((r) => [r.seq, r.payload.toString()])).toEqual([[5, 'b5']]);
   });
 
   it('asks for room when a flush would pass the end, and goes on from 0 once it is given', async () => {
     const file = join(fresh(), JOURNAL_FILE);
-    const bytes = 4096;
+    const bytes = 16 * 1024;
     preallocateJournal(file, bytes);
     let asked = 0;
     let last = 0;
@@ -80,18 +91,66 @@ describe('the journal file', () => {
         journal.release(last);
       },
       bytes,
+      direct,
     );
-    const payload = Buffer.alloc(900, 7);
-    for (let i = 0; i < 12; i++) {
-      const { seq, durable } = journal.append(payload);
+    const payload = 'x'.repeat(900);
+    for (let i = 0; i < 40; i++) {
+      const { seq, durable } = append(journal, payload);
       await durable;
       last = seq;
     }
     journal.close();
     expect(asked).toBeGreaterThan(0);
     const live = readJournal(file);
-    expect(live.at(-1)!.seq).toBe(12);
-    expect(live.map((r) => r.seq)).toEqual(Array.from({ length: live.length }, (_, i) => 12 - live.length + 1 + i));
+    expect(live.at(-1)!.seq).toBe(40);
+    expect(live.map((r) => r.seq)).toEqual(Array.from({ length: live.length }, (_, i) => 40 - live.length + 1 + i));
+  });
+
+  it('writes the records appended while a flush waits for room with it, in order', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    const bytes = 16 * 1024;
+    preallocateJournal(file, bytes);
+    let last = 0;
+    const journal = openJournal(
+      file,
+      1,
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        journal.release(last);
+      },
+      bytes,
+      direct,
+    );
+    for (const ch of ['a', 'b', 'c', 'd', 'e']) await append(journal, ch.repeat(3000)).durable;
+    last = 5;
+    // Past the end: this flush waits for room, and the two made meanwhile go with it.
+    const waiting = append(journal, 'f'.repeat(3000));
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = ['g', 'h'].map((ch) => append(journal, ch.repeat(3000)));
+    expect(journal.waiting).toBe(3);
+    await Promise.all([waiting.durable, ...later.map((r) => r.durable)]);
+    journal.close();
+    expect(readJournal(file).map((r) => [r.seq, r.payload.toString()[0]])).toEqual([
+      [6, 'f'],
+      [7, 'g'],
+      [8, 'h'],
+    ]);
+  });
+
+  it('takes text as UTF-8, and refuses a record larger than a quarter of the file', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    preallocateJournal(file, 64 * 1024);
+    const journal = openJournal(file, 1, async () => undefined, 64 * 1024, direct);
+    const text = 'ünïcødé 🧠 '.repeat(500);
+    await append(journal, text).durable;
+    expect(journal.append('x'.repeat(journal.maxPayload + 1), () => undefined)).toBeUndefined();
+    expect(journal.append('🧠'.repeat(journal.maxPayload / 4 + 1), () => undefined)).toBeUndefined();
+    await append(journal, 'after').durable;
+    journal.close();
+    expect(readJournal(file).map((r) => [r.seq, r.payload.toString('utf8')])).toEqual([
+      [1, text],
+      [2, 'after'],
+    ]);
   });
 
   it('is not made where it cannot be preallocated', () => {

@@ -34,7 +34,7 @@ interface Ack {
 function traceAcks(mode: 'durable' | 'nosync'): Ack[] {
   const trace = join(dir.path, `${mode}.strace`);
   const args = [writer, join(dir.path, mode), String(SERIAL), String(CONCURRENT), String(SHARED), ...(mode === 'nosync' ? ['nosync'] : [])];
-  execFileSync('strace', ['-f', '-s', '4096', '-e', 'trace=openat,write,pwrite64,pwritev,fdatasync,fsync', '-o', trace, process.execPath, '--import', 'tsx', ...args], {
+  execFileSync('strace', ['-f', '-s', '65536', '-e', 'trace=openat,write,pwrite64,pwritev,fdatasync,fsync', '-o', trace, process.execPath, '--import', 'tsx', ...args], {
     stdio: 'ignore',
   });
   const dataFds = new Set<string>();

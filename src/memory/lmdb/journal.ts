@@ -7,9 +7,10 @@ import { crc32 } from 'node:zlib';
  * after one device flush (SQLite's WAL does the same; an LMDB commit needs two ordered flushes,
  * its pages and then its meta page, because its pages carry no checksum).
  *
- * - `append(payload)` numbers the record (1, 2, 3, ... across reopens: `next` at open) and
- *   resolves once it is on the device. The records appended together share one flush (group
- *   commit; `gather`): one `pwrite` through an `O_DSYNC` descriptor, on the main thread (it
+ * - `append(payload, durable)` numbers the record (1, 2, 3, ... across reopens: `next` at open)
+ *   and tells `durable` once it is on the device. The records appended together share one flush
+ *   (group commit; `gather`), built in place in one buffer: one `pwrite` through an `O_DSYNC`
+ *   descriptor, on the main thread (it
  *   blocks the event loop for one device write, ~0.1-0.2 ms here), of blocks already written
  *   (the file is preallocated), so the flush commits no file-system metadata.
  * - `release(seq)`: records up to `seq` are durable elsewhere; their bytes may be overwritten.
@@ -30,14 +31,19 @@ const HEADER = 24;
 const QUIET_ROUNDS = 8;
 const YIELD_MS = 2;
 const MAGIC = 0x314a4e4d; // "MNJ1"
+/** O_DIRECT's unit: a write covers whole blocks of this many bytes, at an address that is a multiple of the device's. */
+const BLOCK = 4096;
 
 export interface JournalRecord {
   seq: number;
   payload: Buffer;
 }
 
+/** Told once a record is on the device (no argument) or will never be (the flush's error). */
+export type Durable = (error?: unknown) => void;
+
 export interface Journal {
-  /** The largest payload `append` takes (a quarter of the file: room for a few flushes). */
+  /** The largest payload `append` takes, in UTF-8 bytes (a quarter of the file: room for a few flushes). */
   readonly maxPayload: number;
   /**
    * Set when a flush failed (its records' seqs are then missing from the file, and a record
@@ -46,8 +52,13 @@ export interface Journal {
   readonly broken: unknown;
   /** Records waiting for the next flush. */
   readonly waiting: number;
-  /** Numbers the record now (returned) and resolves once it is on the device. */
-  append(payload: Buffer): { seq: number; durable: Promise<void> };
+  /** Whether it writes through O_DIRECT (see `openDirect`). */
+  readonly direct: boolean;
+  /**
+   * Numbers the record (returned) and tells `durable` once it is on the device. Undefined, and
+   * nothing done, when the payload is larger than `maxPayload`.
+   */
+  append(payload: string, durable: Durable): number | undefined;
   release(seq: number): void;
   /**
    * Overwrites the file with zeros (an erasure: no copy of erased data stays in the journal),
@@ -124,16 +135,23 @@ export function preallocateJournal(path: string, bytes = JOURNAL_BYTES): boolean
  * Opens the preallocated journal at `path`, writing from offset 0, numbering from `next`. The
  * caller has put every live record where it belongs first: the first flush overwrites them.
  * `onFull` is called when a flush would pass the end of the file: it resolves once every record
- * written so far is released, or rejects.
+ * written so far is released, or rejects. `direct` false: never through `O_DIRECT` (see
+ * `openDirect`).
  */
-export function openJournal(path: string, next: number, onFull: () => Promise<void>, bytes = JOURNAL_BYTES): Journal {
-  // O_DSYNC: each write returns once its data is on the device, one call (and one thread-pool
-  // hop) instead of a write and an fdatasync.
-  const fd = openSync(path, constants.O_RDWR | constants.O_DSYNC);
+export function openJournal(path: string, next: number, onFull: () => Promise<void>, bytes = JOURNAL_BYTES, direct = true): Journal {
+  const { fd, staging } = (direct ? openDirect(path, bytes) : undefined) ?? { fd: openSync(path, constants.O_RDWR | constants.O_DSYNC), staging: undefined };
+  const maxPayload = Math.floor(bytes / 4) - HEADER;
   let seq = next;
   let head = 0;
   let released = next - 1;
-  let queued: Array<{ record: Buffer; seq: number; resolve(): void; reject(e: unknown): void }> = [];
+  // The records waiting for a flush, built in place back to back (one write, no copies), after
+  // `lead` bytes: through O_DIRECT, the bytes already in the file before `head` in its block
+  // (a write covers whole blocks), else none. `durables`: whom to tell, the first is record
+  // `seq - durables.length`. Everything waiting fits the file (`append` sees to it).
+  const queue = staging ?? Buffer.allocUnsafeSlow(bytes);
+  let lead = 0;
+  let queued = 0;
+  let durables: Durable[] = [];
   let flushing = false;
   let closed = false;
   let broken: unknown;
@@ -156,43 +174,63 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
       yielded = performance.now();
       return;
     }
-    for (let quiet = 0, seen = queued.length; quiet < QUIET_ROUNDS; quiet++) {
+    for (let quiet = 0, seen = durables.length; quiet < QUIET_ROUNDS; quiet++) {
       await Promise.resolve();
-      if (queued.length !== seen) {
-        seen = queued.length;
+      if (durables.length !== seen) {
+        seen = durables.length;
         quiet = -1;
       }
     }
+  };
+
+  /** Writing goes on from offset 0 (every record before the waiting ones is released). */
+  const restart = () => {
+    head = 0;
+    if (lead > 0) queue.copyWithin(0, lead, lead + queued);
+    lead = 0;
   };
 
   const flush = async (): Promise<void> => {
     flushing = true;
     try {
       await gather();
-      while (queued.length > 0) {
-        const batch = queued;
-        queued = [];
-        const size = batch.reduce((n, q) => n + q.record.length, 0);
+      while (durables.length > 0) {
         try {
-          if (released >= batch[0]!.seq - 1) head = 0;
-          else if (head + size > bytes) {
+          const first = seq - durables.length;
+          if (released >= first - 1) restart();
+          else if (head + queued > bytes) {
             await onFull();
-            if (released < batch[0]!.seq - 1) throw new Error('the journal is full and its records could not be released');
-            head = 0;
+            if (released < first - 1) throw new Error('the journal is full and its records could not be released');
+            restart();
           }
-          const buffer = batch.length === 1 ? batch[0]!.record : Buffer.concat(batch.map((q) => q.record), size);
-          // On the main thread, as SQLite's commit is: a thread-pool write and fdatasync cost
-          // two hops (~1.5x the time of this one call here), and the turn's appends share it.
-          writeSync(fd, buffer, 0, size, head);
-          lastFlush = batch.length;
-          head += size;
-          for (const q of batch) q.resolve();
+          // Every record waiting now (those made during `onFull` too), on the main thread, as
+          // SQLite's commit is: a thread-pool write and fdatasync cost two hops (~1.5x the time
+          // of this one call here), and the turn's appends share it.
+          const end = lead + queued;
+          if (staging === undefined) writeSync(fd, queue, 0, queued, head);
+          else {
+            const span = Math.ceil(end / BLOCK) * BLOCK;
+            queue.fill(0, end, span);
+            writeSync(fd, queue, 0, span, head - lead);
+          }
+          head += queued;
+          if (staging !== undefined) {
+            lead = head % BLOCK;
+            queue.copyWithin(0, end - lead, end);
+          }
+          queued = 0;
         } catch (error) {
           broken = error;
-          for (const q of [...batch, ...queued]) q.reject(error);
-          queued = [];
+          const told = durables;
+          durables = [];
+          queued = 0;
+          for (const durable of told) durable(error);
           return;
         }
+        lastFlush = durables.length;
+        const told = durables;
+        durables = [];
+        for (const durable of told) durable();
       }
     } finally {
       flushing = false;
@@ -200,37 +238,45 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
   };
 
   return {
-    maxPayload: Math.floor(bytes / 4) - HEADER,
+    maxPayload,
     get broken() {
       return broken;
     },
     get waiting() {
-      return queued.length;
+      return durables.length;
     },
-    append: (payload) => {
+    direct: staging !== undefined,
+    append: (payload, durable) => {
       if (closed || broken !== undefined) throw new Error('the journal is closed or broken');
-      if (payload.length > Math.floor(bytes / 4) - HEADER) throw new RangeError(`a journal record holds at most ${Math.floor(bytes / 4) - HEADER} bytes`);
+      // A UTF-8 byte per UTF-16 unit at least, three at most: counted only when it may be too large.
+      const most = payload.length * 3;
+      if (most > maxPayload && Buffer.byteLength(payload) > maxPayload) return undefined;
+      const at = lead + queued;
+      // Room for it in the file with everything waiting (a block spare for `lead`), or none.
+      if (queued + HEADER + Math.min(most, maxPayload) > bytes - BLOCK) return undefined;
+      const length = queue.write(payload, at + HEADER);
       const n = seq++;
-      const record = Buffer.allocUnsafe(HEADER + payload.length);
-      record.writeUInt32LE(MAGIC, 0);
-      record.writeUInt32LE(payload.length, 4);
-      record.writeDoubleLE(n, 8);
-      payload.copy(record, HEADER);
-      record.writeUInt32LE(crc32(payload, crc32(record.subarray(4, 16))), 16);
-      record.writeUInt32LE(0, 20);
-      const durable = new Promise<void>((resolve, reject) => queued.push({ record, seq: n, resolve, reject }));
+      queue.writeUInt32LE(MAGIC, at);
+      queue.writeUInt32LE(length, at + 4);
+      queue.writeDoubleLE(n, at + 8);
+      queue.writeUInt32LE(crc32(queue.subarray(at + HEADER, at + HEADER + length), crc32(queue.subarray(at + 4, at + 16))), at + 16);
+      queue.writeUInt32LE(0, at + 20);
+      queued += HEADER + length;
+      durables.push(durable);
       if (!flushing) void flush();
-      return { seq: n, durable };
+      return n;
     },
     release: (upTo) => {
       if (upTo > released) released = upTo;
     },
     scrub: () => {
-      if (flushing || queued.length > 0 || released < seq - 1) return false;
-      const zeros = Buffer.alloc(Math.min(bytes, 1024 * 1024));
-      for (let at = 0; at < bytes; at += zeros.length) writeSync(fd, zeros, 0, Math.min(zeros.length, bytes - at), at);
+      if (flushing || durables.length > 0 || released < seq - 1) return false;
+      // Nothing waits, so the staging buffer is free (and aligned, as O_DIRECT wants).
+      queue.fill(0);
+      for (let at = 0; at < bytes; at += queue.length) writeSync(fd, queue, 0, Math.min(queue.length, bytes - at), at);
       fdatasyncSync(fd);
       head = 0;
+      lead = 0;
       return true;
     },
     close: () => {
@@ -239,6 +285,40 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
       closeSync(fd);
     },
   };
+}
+
+/**
+ * The journal's descriptor through `O_DIRECT | O_DSYNC`, and a staging buffer of `bytes` at a
+ * memory address O_DIRECT takes; undefined where that cannot be had (a file system without
+ * O_DIRECT, such as tmpfs; not Linux): the caller opens it `O_DSYNC` alone.
+ *
+ * Why: each write then goes from the buffer to the device, with no page-cache copy and
+ * writeback to wait for, ~5-7% less time per flush than `O_DSYNC` alone here (side by side).
+ * What it asks: offsets, lengths and the buffer's address in whole blocks (`BLOCK` covers 512-
+ * and 4096-byte sectors). JavaScript cannot see an address, so the staging buffer is the view
+ * of a larger one that an O_DIRECT read accepts (a misaligned one fails with EINVAL).
+ */
+function openDirect(path: string, bytes: number): { fd: number; staging: Buffer } | undefined {
+  const O_DIRECT = (constants as { O_DIRECT?: number }).O_DIRECT;
+  if (O_DIRECT === undefined) return undefined;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDWR | constants.O_DSYNC | O_DIRECT);
+  } catch {
+    return undefined;
+  }
+  const raw = Buffer.allocUnsafeSlow(bytes + BLOCK);
+  for (let at = 0; at < BLOCK; at += 8) {
+    const view = raw.subarray(at, at + bytes);
+    try {
+      readSync(fd, view, 0, BLOCK, 0);
+      return { fd, staging: view };
+    } catch {
+      // Not an address O_DIRECT takes (or no O_DIRECT read at all: then none is).
+    }
+  }
+  closeSync(fd);
+  return undefined;
 }
 
 /** Makes a new file's directory entry durable (fsync of the directory). */

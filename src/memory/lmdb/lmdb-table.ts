@@ -6,8 +6,8 @@ import type { MessageTable } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
 import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
-import { createKeyIndex, KEY_ROW, KEY_ROW_END } from './key-index.ts';
-import type { Put } from './write-ahead.ts';
+import { createKeyIndex, KEY_ROW, KEY_ROW_END, type KeyIndex } from './key-index.ts';
+import type { Put, Submitted } from './write-ahead.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -107,6 +107,52 @@ interface PendingRow {
 const pendingRows = new WeakMap<RootDatabase, Map<string, Map<number, PendingRow>>>();
 
 const byId = (a: StoredMessage, b: StoredMessage) => a.message_id - b.message_id;
+
+/**
+ * A batch through the journal (write-ahead.ts's `Submitted`): `acknowledged` resolves once it is
+ * in the journal; once LMDB has it, its rows leave the pending rows. One object per append, its
+ * methods shared (no closures per append).
+ */
+class JournalWrite implements Submitted {
+  readonly acknowledged: Promise<StoredMessage[]>;
+  /** Set once its rows are among the pending rows. */
+  pendingOf: Map<string, Map<number, PendingRow>> | undefined;
+  private readonly c: string;
+  private readonly records: StoredMessage[];
+  private readonly rows: readonly PendingRow[];
+  private readonly keys: KeyIndex;
+  private readonly failure: (error: unknown) => Promise<never>;
+  private resolve!: (records: StoredMessage[]) => void;
+  private reject!: (error: unknown) => void;
+
+  constructor(c: string, records: StoredMessage[], rows: readonly PendingRow[], keys: KeyIndex, failure: (error: unknown) => Promise<never>) {
+    this.c = c;
+    this.records = records;
+    this.rows = rows;
+    this.keys = keys;
+    this.failure = failure;
+    this.acknowledged = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  durable(error?: unknown): void {
+    if (error === undefined) this.resolve(this.records);
+    else {
+      this.keys.forget(this.c);
+      this.failure(error).catch(this.reject);
+    }
+  }
+
+  applied(): void {
+    const mine = this.pendingOf?.get(this.c);
+    if (mine === undefined) return;
+    // Unless a later write of the same id (after a clear) replaced it.
+    for (let i = 0; i < this.records.length; i++) if (mine.get(this.records[i]!.message_id) === this.rows[i]) mine.delete(this.records[i]!.message_id);
+    if (mine.size === 0) this.pendingOf!.delete(this.c);
+  }
+}
 
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const ahead = lease.ahead;
@@ -339,33 +385,24 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       if (ahead !== undefined && sharedCommit !== true && ahead.open) {
         // The same condition as the commit's, checked now: nothing else writes the environment.
         if (db.doesExist([c, first.message_id])) return Promise.reject(conflict(c, records));
-        const rows = rowsOf(records, keys).map((row): PendingRow => ({ json: JSON.stringify(row), system: row.message.role === 'system' }));
+        const rows = rowsOf(records, keys);
+        const pending: PendingRow[] = [];
         const puts: Put[] = [];
         for (let i = 0; i < records.length; i++) {
-          const id = records[i]!.message_id;
-          puts.push([MESSAGES_DB, [c, id], rows[i]!.json]);
-          if (rows[i]!.system) puts.push([SYSTEM_MESSAGES_DB, [c, id], '1']);
+          const row: PendingRow = { json: JSON.stringify(rows[i]), system: rows[i]!.message.role === 'system' };
+          pending.push(row);
+          const key = [c, records[i]!.message_id];
+          puts.push([MESSAGES_DB, key, row.json]);
+          if (row.system) puts.push([SYSTEM_MESSAGES_DB, key, '1']);
         }
-        const submitted = ahead.submit(puts);
-        if (submitted !== undefined) {
+        const write = new JournalWrite(c, records, pending, keyIndex, failedCommit);
+        if (ahead.submit(puts, write)) {
           let mine = pendingOf.get(c);
           if (mine === undefined) pendingOf.set(c, (mine = new Map()));
-          for (let i = 0; i < records.length; i++) mine.set(records[i]!.message_id, rows[i]!);
+          for (let i = 0; i < records.length; i++) mine.set(records[i]!.message_id, pending[i]!);
           keyIndex.committed(c, records, keys);
-          const unpend = () => {
-            const now = pendingOf.get(c);
-            if (now === undefined) return;
-            for (let i = 0; i < records.length; i++) if (now.get(records[i]!.message_id) === rows[i]) now.delete(records[i]!.message_id);
-            if (now.size === 0) pendingOf.delete(c);
-          };
-          submitted.applied.then(unpend, unpend);
-          return submitted.durable.then(
-            () => records,
-            (error: unknown) => {
-              keyIndex.forget(c);
-              return failedCommit(error);
-            },
-          );
+          write.pendingOf = pendingOf;
+          return write.acknowledged;
         }
         // Not journaled (too large for the journal, or LMDB is refusing batches): committed
         // directly. Pending rows of c have lower ids, and reads merge them: no order to keep.

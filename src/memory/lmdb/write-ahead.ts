@@ -6,17 +6,18 @@ import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './jo
  * Write-ahead appends for one LMDB environment (issue 22: one conversation's durable appends at
  * SQLite WAL's one flush, not LMDB's two).
  *
- * - `submit(puts)` writes the puts to the journal (journal.ts) and resolves `durable` after its
- *   one flush: the acknowledgement. The puts reach LMDB later, in submit order, in one batch per
- *   `delay` ms (or sooner, when a batch grows large), so LMDB's two flushes are shared by every
- *   append of the batch; `applied` resolves once LMDB has flushed them. Until then the caller
- *   keeps them readable itself (lmdb-table.ts's pending rows).
+ * - `submit(puts, to)` writes the puts to the journal (journal.ts) and tells `to.durable` after
+ *   its one flush: the acknowledgement. The puts reach LMDB later, in submit order, in one batch
+ *   per `delay` ms (or sooner, when a batch grows large), so LMDB's two flushes are shared by
+ *   every append of the batch; `to.applied` is told once LMDB has flushed them. Until then the
+ *   caller keeps them readable itself (lmdb-table.ts's pending rows). Callbacks, not promises:
+ *   this is the path of every append, and each promise layer cost time per append here.
  * - The applied journal seq is put in LMDB (`journal` database, key `applied`) with each batch,
  *   so after a process kill, an OS crash or a power loss (LMDB falls back to its last flushed
  *   commit) the records after it are put again at open, before anyone reads: `openWriteAhead`.
  *   A put is idempotent, and every other write that touches the same keys (clear, fork,
  *   erasure, retention) first `settle`s, so a record put again is never older than them.
- * - `submit` returns undefined (and `open` is false) while a batch is being committed straight
+ * - `submit` returns false (and `open` is false) while a batch is being committed straight
  *   to LMDB or `BUSY` records wait for the journal's next write (LMDB's group commit is as cheap
  *   then), when a batch is
  *   too large for the journal, when the journal failed (it is then off until the next open), or
@@ -28,12 +29,21 @@ import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './jo
 /** A put into a database of the environment whose values are JSON: the value as JSON text. */
 export type Put = readonly [db: string, key: ReadonlyArray<string | number>, json: string];
 
+/** What a journaled batch tells its submitter, each once. */
+export interface Submitted {
+  /** The batch is in the journal (the acknowledgement), or, with the journal's error, never will be. */
+  durable(error?: unknown): void;
+  /** Its puts need no keeping readable any more: LMDB has them flushed, a clear voided them, or `durable` failed. */
+  applied(): void;
+}
+
 export interface WriteAhead {
   /** Whether `submit` would journal a batch now (checked before the batch is built). */
   readonly open: boolean;
   /** A batch committed straight to LMDB, settling when `commit` does (see `BUSY`). */
   track(commit: PromiseLike<unknown>): void;
-  submit(puts: readonly Put[]): { durable: Promise<void>; applied: Promise<void> } | undefined;
+  /** Journals the batch (true) or takes nothing (false: the caller commits it straight to LMDB). */
+  submit(puts: readonly Put[], to: Submitted): boolean;
   /** Every put submitted so far in LMDB and flushed; rejects with LMDB's error if it failed. */
   settle(): Promise<void>;
   /**
@@ -120,10 +130,13 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
   interface Entry {
     seq: number;
     puts: readonly Put[];
-    applied: { resolve(): void; reject(e: unknown): void };
+    to: Submitted;
   }
   let ready: Entry[] = [];
-  let lastSubmitted: Promise<unknown> = Promise.resolve();
+  /** Submits the journal has not flushed yet, and who waits for there to be none. */
+  let unflushed = 0;
+  let flushedWaiters: Array<() => void> = [];
+  const journaled = (): Promise<void> | undefined => (unflushed === 0 ? undefined : new Promise((resolve) => flushedWaiters.push(resolve)));
   /** The batch LMDB is taking (never rejects). One at a time: a failed batch goes back in line
    * first, and a later one must not record `applied` past it. */
   let applying: Promise<void> | undefined;
@@ -155,7 +168,7 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
         () => {
           failure = undefined;
           journal.release(upTo);
-          for (const entry of batch) entry.applied.resolve();
+          for (const entry of batch) entry.to.applied();
         },
         async (error: unknown) => {
           // Kept, in order, for the next try: they are acknowledged.
@@ -172,10 +185,7 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
   };
 
   const settle = async (): Promise<void> => {
-    await lastSubmitted.then(
-      () => undefined,
-      () => undefined,
-    );
+    await journaled();
     await apply();
     if (failure !== undefined) throw failure;
   };
@@ -202,44 +212,39 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
       direct++;
       commit.then(directSettled, directSettled);
     },
-    submit: (puts) => {
-      if (!open()) return undefined;
+    submit: (puts, to) => {
+      if (!open()) return false;
       // The values' JSON as it is, inside the record's JSON.
       let text = '[';
       for (let i = 0; i < puts.length; i++) {
         const [db, key, json] = puts[i]!;
         text += `${i === 0 ? '' : ','}[${JSON.stringify(db)},${JSON.stringify(key)},${json}]`;
       }
-      const payload = Buffer.from(`${text}]`);
-      if (payload.length > journal.maxPayload) return undefined;
-      const { seq, durable } = journal.append(payload);
-      let resolveApplied!: () => void;
-      let rejectApplied!: (e: unknown) => void;
-      const applied = new Promise<void>((resolve, reject) => {
-        resolveApplied = resolve;
-        rejectApplied = reject;
+      const entry: Entry = { seq: 0, puts, to };
+      const seq = journal.append(`${text}]`, (error) => {
+        if (--unflushed === 0 && flushedWaiters.length > 0) {
+          const waiters = flushedWaiters;
+          flushedWaiters = [];
+          for (const wake of waiters) wake();
+        }
+        if (error !== undefined) {
+          to.applied();
+          to.durable(error);
+          return;
+        }
+        ready.push(entry);
+        if (ready.length >= BATCH_SUBMITS) void apply();
+        else timer ??= setTimeout(apply, options.delay).unref();
+        to.durable();
       });
-      applied.catch(() => undefined);
-      const acknowledged = durable.then(
-        () => {
-          ready.push({ seq, puts, applied: { resolve: resolveApplied, reject: rejectApplied } });
-          if (ready.length >= BATCH_SUBMITS) void apply();
-          else timer ??= setTimeout(apply, options.delay).unref();
-        },
-        (error: unknown) => {
-          rejectApplied(error);
-          throw error;
-        },
-      );
-      lastSubmitted = acknowledged;
-      return { durable: acknowledged, applied };
+      if (seq === undefined) return false;
+      entry.seq = seq;
+      unflushed++;
+      return true;
     },
     settle,
     discard: async (withheld, commit) => {
-      await lastSubmitted.then(
-        () => undefined,
-        () => undefined,
-      );
+      await journaled();
       await applying; // a batch that fails comes back in line before the pick
       const taken = ready.filter((e) => withheld(e.puts));
       if (taken.length === 0) {
@@ -256,7 +261,7 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
         throw error;
       }
       voided.push(...taken.map((e) => e.seq));
-      for (const e of taken) e.applied.resolve();
+      for (const e of taken) e.to.applied();
       if (ready.length === 0) failure = undefined;
     },
     scrub: async () => {
