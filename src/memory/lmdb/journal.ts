@@ -139,6 +139,7 @@ export function preallocateJournal(path: string, bytes = JOURNAL_BYTES): boolean
  * `openDirect`).
  */
 export function openJournal(path: string, next: number, onFull: () => Promise<void>, bytes = JOURNAL_BYTES, direct = true): Journal {
+  if (bytes % BLOCK !== 0 || bytes < 4 * BLOCK) throw new RangeError(`a journal is a whole number of ${BLOCK}-byte blocks, at least 4, not ${bytes} bytes`);
   const { fd, staging } = (direct ? openDirect(path, bytes) : undefined) ?? { fd: openSync(path, constants.O_RDWR | constants.O_DSYNC), staging: undefined };
   const maxPayload = Math.floor(bytes / 4) - HEADER;
   let seq = next;
@@ -151,6 +152,7 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
   const queue = staging ?? Buffer.allocUnsafeSlow(bytes);
   let lead = 0;
   let queued = 0;
+  const fields = Buffer.alloc(12);
   let durables: Durable[] = [];
   let flushing = false;
   let closed = false;
@@ -259,7 +261,10 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
       queue.writeUInt32LE(MAGIC, at);
       queue.writeUInt32LE(length, at + 4);
       queue.writeDoubleLE(n, at + 8);
-      queue.writeUInt32LE(crc32(queue.subarray(at + HEADER, at + HEADER + length), crc32(queue.subarray(at + 4, at + 16))), at + 16);
+      // The checksum of the length and seq (copied to `fields`), then of the payload's UTF-8
+      // bytes: crc32 reads a string as UTF-8, as `write` wrote it (no buffer views per record).
+      queue.copy(fields, 0, at + 4, at + 16);
+      queue.writeUInt32LE(crc32(payload, crc32(fields)), at + 16);
       queue.writeUInt32LE(0, at + 20);
       queued += HEADER + length;
       durables.push(durable);
