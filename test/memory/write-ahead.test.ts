@@ -137,7 +137,7 @@ describe.each([
     ]);
   });
 
-  it('takes text as UTF-8, and refuses a record larger than a quarter of the file', async () => {
+  it('takes text as UTF-8, and refuses a record larger than its largest payload', async () => {
     const file = join(fresh(), JOURNAL_FILE);
     preallocateJournal(file, 64 * 1024);
     const journal = openJournal(file, 1, async () => undefined, 64 * 1024, direct);
@@ -151,6 +151,17 @@ describe.each([
       [1, text],
       [2, 'after'],
     ]);
+  });
+
+  it('grows a smaller journal of an earlier version without losing its records', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    preallocateJournal(file, 64 * 1024);
+    const old = openJournal(file, 1, async () => undefined, 64 * 1024, direct);
+    for (const text of ['kept 1', 'kept 2']) await append(old, text).durable;
+    old.close();
+    expect(preallocateJournal(file, 256 * 1024)).toBe(true);
+    expect(statSync(file).size).toBe(256 * 1024);
+    expect(readJournal(file).map((r) => r.payload.toString())).toEqual(['kept 1', 'kept 2']);
   });
 
   it('is not made where it cannot be preallocated', () => {

@@ -25,7 +25,15 @@ import { crc32 } from 'node:zlib';
  *   made: the caller commits without one.
  */
 export const JOURNAL_FILE = 'journal.mnemo';
-export const JOURNAL_BYTES = 1024 * 1024;
+export const JOURNAL_BYTES = 4 * 1024 * 1024;
+/**
+ * The most the records waiting for one flush may hold (the staging buffer's size): beyond it an
+ * append is refused (its batch commits straight to LMDB). The file is larger, so that appends go
+ * on for a while (~1 s at one conversation's rate here) while LMDB is slow to flush a batch,
+ * before a flush must wait for room (a slow flush under another tenant's I/O stalled the
+ * journal of 1 MiB for seconds).
+ */
+const STAGING_BYTES = 1024 * 1024;
 const HEADER = 24;
 /** See `gather`. */
 const QUIET_ROUNDS = 8;
@@ -43,7 +51,7 @@ export interface JournalRecord {
 export type Durable = (error?: unknown) => void;
 
 export interface Journal {
-  /** The largest payload `append` takes, in UTF-8 bytes (a quarter of the file: room for a few flushes). */
+  /** The largest payload `append` takes, in UTF-8 bytes (a quarter of the staging buffer: room for a few). */
   readonly maxPayload: number;
   /**
    * Set when a flush failed (its records' seqs are then missing from the file, and a record
@@ -68,7 +76,10 @@ export interface Journal {
   close(): void;
 }
 
-/** The live records of the journal at `path`, oldest first (none when there is no file). */
+/**
+ * The live records of the journal at `path`, oldest first (none when there is no file). Reads
+ * only as far as the run goes (the file is mostly older bytes: a restart reads little).
+ */
 export function readJournal(path: string): JournalRecord[] {
   let fd: number;
   try {
@@ -78,21 +89,31 @@ export function readJournal(path: string): JournalRecord[] {
   }
   try {
     const size = fstatSync(fd).size;
-    const file = Buffer.alloc(size);
+    let file = Buffer.alloc(0);
     let read = 0;
-    while (read < size) {
-      const n = readSync(fd, file, read, size - read, read);
-      if (n === 0) break;
-      read += n;
-    }
+    /** Reads the file up to `end` at least (as far as it goes), doubling what was read. */
+    const reach = (end: number) => {
+      if (end <= read || read >= size) return;
+      const want = Math.min(size, Math.max(end, read * 2, 64 * 1024));
+      const grown = Buffer.alloc(want);
+      file.copy(grown, 0, 0, read);
+      file = grown;
+      while (read < want) {
+        const n = readSync(fd, file, read, want - read, read);
+        if (n === 0) break;
+        read += n;
+      }
+    };
     const out: JournalRecord[] = [];
     let at = 0;
-    while (at + HEADER <= read) {
-      if (file.readUInt32LE(at) !== MAGIC) break;
+    for (;;) {
+      reach(at + HEADER);
+      if (at + HEADER > read || file.readUInt32LE(at) !== MAGIC) break;
       const length = file.readUInt32LE(at + 4);
       const seq = file.readDoubleLE(at + 8);
-      if (at + HEADER + length > read || !Number.isSafeInteger(seq)) break;
-      if (out.length > 0 && seq !== out[out.length - 1]!.seq + 1) break;
+      if (!Number.isSafeInteger(seq) || (out.length > 0 && seq !== out[out.length - 1]!.seq + 1)) break;
+      reach(at + HEADER + length);
+      if (at + HEADER + length > read) break;
       const payload = file.subarray(at + HEADER, at + HEADER + length);
       if (crc32(payload, crc32(file.subarray(at + 4, at + 16))) !== file.readUInt32LE(at + 16)) break;
       out.push({ seq, payload: Buffer.from(payload) });
@@ -105,26 +126,32 @@ export function readJournal(path: string): JournalRecord[] {
 }
 
 /**
- * Makes the journal file at `path` and writes it full of zeros once (so a flush never allocates
- * blocks), if it is not there yet. False when that fails (no room, a file size limit): the file
- * is removed and there is no journal.
+ * Makes the journal file at `path` `bytes` long, written full of zeros once (so a flush never
+ * allocates blocks): a new file, or the part past the end of a smaller one (a journal of an
+ * earlier version keeps its records, not yet put anywhere). False when that fails (no room, a
+ * file size limit): a file made here is removed, and there is no journal.
  */
 export function preallocateJournal(path: string, bytes = JOURNAL_BYTES): boolean {
   let fd: number | undefined;
+  let made = false;
   try {
-    fd = openSync(path, 'a+');
-    if (fstatSync(fd).size >= bytes) return true;
-    closeSync(fd);
-    fd = openSync(path, 'r+');
-    const zeros = Buffer.alloc(Math.min(bytes, 1024 * 1024));
-    for (let at = 0; at < bytes; at += zeros.length) writeSync(fd, zeros, 0, Math.min(zeros.length, bytes - at), at);
+    try {
+      fd = openSync(path, 'r+');
+    } catch {
+      fd = openSync(path, 'wx+');
+      made = true;
+    }
+    const size = fstatSync(fd).size;
+    if (size >= bytes) return true;
+    const zeros = Buffer.alloc(Math.min(bytes - size, 1024 * 1024));
+    for (let at = size; at < bytes; at += zeros.length) writeSync(fd, zeros, 0, Math.min(zeros.length, bytes - at), at);
     fdatasyncSync(fd);
-    syncDirectory(dirname(path));
+    if (made) syncDirectory(dirname(path));
     return true;
   } catch {
     if (fd !== undefined) closeSync(fd);
     fd = undefined;
-    rmSync(path, { force: true });
+    if (made) rmSync(path, { force: true });
     return false;
   } finally {
     if (fd !== undefined) closeSync(fd);
@@ -140,8 +167,9 @@ export function preallocateJournal(path: string, bytes = JOURNAL_BYTES): boolean
  */
 export function openJournal(path: string, next: number, onFull: () => Promise<void>, bytes = JOURNAL_BYTES, direct = true): Journal {
   if (bytes % BLOCK !== 0 || bytes < 4 * BLOCK) throw new RangeError(`a journal is a whole number of ${BLOCK}-byte blocks, at least 4, not ${bytes} bytes`);
-  const { fd, staging } = (direct ? openDirect(path, bytes) : undefined) ?? { fd: openSync(path, constants.O_RDWR | constants.O_DSYNC), staging: undefined };
-  const maxPayload = Math.floor(bytes / 4) - HEADER;
+  const capacity = Math.min(bytes, STAGING_BYTES);
+  const { fd, staging } = (direct ? openDirect(path, capacity) : undefined) ?? { fd: openSync(path, constants.O_RDWR | constants.O_DSYNC), staging: undefined };
+  const maxPayload = Math.floor(capacity / 4) - HEADER;
   let seq = next;
   let head = 0;
   let released = next - 1;
@@ -149,7 +177,7 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
   // `lead` bytes: through O_DIRECT, the bytes already in the file before `head` in its block
   // (a write covers whole blocks), else none. `durables`: whom to tell, the first is record
   // `seq - durables.length`. Everything waiting fits the file (`append` sees to it).
-  const queue = staging ?? Buffer.allocUnsafeSlow(bytes);
+  const queue = staging ?? Buffer.allocUnsafeSlow(capacity);
   let lead = 0;
   let queued = 0;
   const fields = Buffer.alloc(12);
@@ -254,8 +282,8 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
       const most = payload.length * 3;
       if (most > maxPayload && Buffer.byteLength(payload) > maxPayload) return undefined;
       const at = lead + queued;
-      // Room for it in the file with everything waiting (a block spare for `lead`), or none.
-      if (queued + HEADER + Math.min(most, maxPayload) > bytes - BLOCK) return undefined;
+      // Room for it in the staging buffer (so in the file too) with everything waiting, or none.
+      if (at + HEADER + Math.min(most, maxPayload) > capacity) return undefined;
       const length = queue.write(payload, at + HEADER);
       const n = seq++;
       queue.writeUInt32LE(MAGIC, at);

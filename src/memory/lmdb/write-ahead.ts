@@ -155,11 +155,18 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
     if (ready.length === 0) return Promise.resolve();
     const batch = ready;
     ready = [];
+    // lmdb-js gives the puts of one commit one promise, but a long loop of puts can span two
+    // commits: each promise gets a handler (the outcome is taken from the last one), or a
+    // failed commit's would be an unhandled rejection.
     let last: PromiseLike<unknown> = Promise.resolve();
-    for (const entry of batch) for (const [db, key, json] of entry.puts) last = dbOf(db).put(key as never, Buffer.from(json));
+    const issued = (write: PromiseLike<unknown>) => {
+      if (write !== last) write.then(ignore, ignore);
+      last = write;
+    };
+    for (const entry of batch) for (const [db, key, json] of entry.puts) issued(dbOf(db).put(key as never, Buffer.from(json)));
     const upTo = batch[batch.length - 1]!.seq;
-    last = journalDb.put(APPLIED, upTo);
-    for (const seq of voided) if (seq < upTo) last = journalDb.remove([VOID, seq]);
+    issued(journalDb.put(APPLIED, upTo));
+    for (const seq of voided) if (seq < upTo) issued(journalDb.remove([VOID, seq]));
     voided = voided.filter((seq) => seq > upTo);
     options.afterIssue();
     const done = Promise.resolve(last)
@@ -277,3 +284,5 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
     },
   };
 }
+
+const ignore = () => undefined;
