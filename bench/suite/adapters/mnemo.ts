@@ -18,7 +18,7 @@ const lmdbInfo: AdapterInfo = {
   id: 'mnemo-lmdb',
   label: 'Mnemo (LMDB)',
   durable: true,
-  durability: 'one O_DIRECT|O_DSYNC write of the write-ahead journal (LMDB takes the batch later), or under many conversations an LMDB commit + fdatasync (ack after `flushed`), via runtime.memory.add (per-conversation actor, group commit)',
+  durability: 'one O_DIRECT + O_DSYNC write of the write-ahead journal (LMDB takes the batch later), or under many conversations an LMDB commit + fdatasync (ack after `flushed`), via runtime.memory.add (per-conversation actor, group commit)',
   notes: 'startRuntime({storage: "lmdb"}): the product path, through the per-conversation actors',
 };
 

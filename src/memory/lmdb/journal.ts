@@ -9,10 +9,11 @@ import { crc32 } from 'node:zlib';
  *
  * - `append(payload, durable)` numbers the record (1, 2, 3, ... across reopens: `next` at open)
  *   and tells `durable` once it is on the device. The records appended together share one flush
- *   (group commit; `gather`), built in place in one buffer: one `pwrite` through an `O_DSYNC`
- *   descriptor, on the main thread (it
- *   blocks the event loop for one device write, ~0.1-0.2 ms here), of blocks already written
- *   (the file is preallocated), so the flush commits no file-system metadata.
+ *   (group commit; `gather`), built in place in one staging buffer: one `pwrite` through an
+ *   `O_DIRECT | O_DSYNC` descriptor (`O_DSYNC` alone where O_DIRECT is not had: `openDirect`),
+ *   on the main thread (it blocks the event loop for one device write, ~0.1-0.2 ms here), of
+ *   blocks already written (the file is preallocated), so the flush commits no file-system
+ *   metadata.
  * - `release(seq)`: records up to `seq` are durable elsewhere; their bytes may be overwritten.
  *   Writing starts over at offset 0 whenever every record written so far is released; a flush
  *   that would pass the end of the file first waits for that (`onFull` is asked to make it so).
@@ -22,7 +23,8 @@ import { crc32 } from 'node:zlib';
  *   checksums hold: a torn last record (never acknowledged) fails its checksum, and bytes of an
  *   earlier run have lower seqs, so `readJournal` stops at either.
  * - A file that cannot be preallocated (no room, a file size limit) is removed and no journal is
- *   made: the caller commits without one.
+ *   made: the caller commits without one. A smaller file (an earlier version's 1 MiB) is grown,
+ *   its records kept.
  */
 export const JOURNAL_FILE = 'journal.mnemo';
 export const JOURNAL_BYTES = 4 * 1024 * 1024;
