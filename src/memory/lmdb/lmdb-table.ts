@@ -115,8 +115,7 @@ const byId = (a: StoredMessage, b: StoredMessage) => a.message_id - b.message_id
  */
 class JournalWrite implements Submitted {
   readonly acknowledged: Promise<StoredMessage[]>;
-  /** Set once its rows are among the pending rows. */
-  pendingOf: Map<string, Map<number, PendingRow>> | undefined;
+  private readonly pendingOf: Map<string, Map<number, PendingRow>>;
   private readonly c: string;
   private readonly records: StoredMessage[];
   private readonly rows: readonly PendingRow[];
@@ -125,7 +124,8 @@ class JournalWrite implements Submitted {
   private resolve!: (records: StoredMessage[]) => void;
   private reject!: (error: unknown) => void;
 
-  constructor(c: string, records: StoredMessage[], rows: readonly PendingRow[], keys: KeyIndex, failure: (error: unknown) => Promise<never>) {
+  constructor(pendingOf: Map<string, Map<number, PendingRow>>, c: string, records: StoredMessage[], rows: readonly PendingRow[], keys: KeyIndex, failure: (error: unknown) => Promise<never>) {
+    this.pendingOf = pendingOf;
     this.c = c;
     this.records = records;
     this.rows = rows;
@@ -146,11 +146,11 @@ class JournalWrite implements Submitted {
   }
 
   applied(): void {
-    const mine = this.pendingOf?.get(this.c);
+    const mine = this.pendingOf.get(this.c);
     if (mine === undefined) return;
     // Unless a later write of the same id (after a clear) replaced it.
     for (let i = 0; i < this.records.length; i++) if (mine.get(this.records[i]!.message_id) === this.rows[i]) mine.delete(this.records[i]!.message_id);
-    if (mine.size === 0) this.pendingOf!.delete(this.c);
+    if (mine.size === 0) this.pendingOf.delete(this.c);
   }
 }
 
@@ -395,13 +395,12 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           puts.push([MESSAGES_DB, key, row.json]);
           if (row.system) puts.push([SYSTEM_MESSAGES_DB, key, '1']);
         }
-        const write = new JournalWrite(c, records, pending, keyIndex, failedCommit);
+        const write = new JournalWrite(pendingOf, c, records, pending, keyIndex, failedCommit);
         if (ahead.submit(puts, write)) {
           let mine = pendingOf.get(c);
           if (mine === undefined) pendingOf.set(c, (mine = new Map()));
           for (let i = 0; i < records.length; i++) mine.set(records[i]!.message_id, pending[i]!);
           keyIndex.committed(c, records, keys);
-          write.pendingOf = pendingOf;
           return write.acknowledged;
         }
         // Not journaled (too large for the journal, or LMDB is refusing batches): committed
