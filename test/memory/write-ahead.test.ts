@@ -197,6 +197,31 @@ describe('appends through the journal, before LMDB has them', () => {
     expect(lmdbRows(path, 'c')).toBe(4);
   });
 
+  it('are left to the group commit of LMDB while many conversations append at once, and taken again once few do', async () => {
+    const path = fresh();
+    const store = createLmdbStore({ path, journalDelay: 60_000 });
+    const inLmdb = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => lmdbRows(path, `${prefix}${i}`)).reduce((a, b) => a + b, 0);
+    try {
+      // 600 at once: the first ones fill the journal's next write, the rest commit straight to LMDB.
+      await Promise.all(Array.from({ length: 600 }, (_, i) => store.append(`a${i}`, [user('one')])));
+      const first = inLmdb('a', 600);
+      expect(first).toBeGreaterThan(0);
+      expect(first).toBeLessThan(600);
+      // That round was crowded: the next one goes straight to LMDB whole.
+      await Promise.all(Array.from({ length: 600 }, (_, i) => store.append(`b${i}`, [user('one')])));
+      expect(inLmdb('b', 600)).toBe(600);
+      // One writer alone: its first append ends the crowded round, its second is journaled.
+      await store.append('alone', [user('one')]);
+      expect(lmdbRows(path, 'alone')).toBe(1);
+      await store.append('alone', [user('two')]);
+      expect(lmdbRows(path, 'alone')).toBe(1);
+      expect((await store.tail('alone', 2)).map((r) => r.message.content)).toEqual(['one', 'two']);
+    } finally {
+      await store.close();
+    }
+    expect(lmdbRows(path, 'alone')).toBe(2);
+  });
+
   it('are removed by a clear and do not come back when LMDB takes the batch', async () => {
     const path = fresh();
     const store = createLmdbStore({ path, journalDelay: 60_000 });
