@@ -18,7 +18,7 @@ import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal } from './jo
  *   A put is idempotent, and every other write that touches the same keys (clear, fork,
  *   erasure, retention) first `settle`s, so a record put again is never older than them.
  * - `submit` returns false (and `open` is false) while a batch is being committed straight
- *   to LMDB or `BUSY` records wait for the journal's next write (LMDB's group commit is as cheap
+ *   to LMDB (or a round of them was `CROWD`ed) or `BUSY` records wait for the journal's next write (LMDB's group commit is as cheap
  *   then), when a batch is
  *   too large for the journal, when the journal failed (it is then off until the next open), or
  *   while LMDB is failing to take a batch (it is tried again then): the caller commits directly. Acknowledged puts are never dropped: they stay journaled and pending until LMDB
@@ -80,8 +80,9 @@ const BUSY = 128;
  * Direct commits in flight at once from which the journal stays closed (every batch straight to
  * LMDB) until a round of them (from none to none again) stays under it. Without it, each round
  * at 1,000 conversations sent its first `BUSY` appends through the journal again (~13% of them),
- * and their flushes, written on the main thread, stalled the rest: `.tmp` A/B of the table
- * alone at 1,000 conversations, with the journal 0.72-0.84x raw lmdb-js, without it 0.98x.
+ * and their flushes, written on the main thread, stalled the rest: the table alone at 1,000
+ * conversations ran at 0.72-0.84x raw lmdb-js with the journal, 0.98x without (README, commit
+ * section; `bench/append-cpu.ts` for the store and the runtime).
  */
 const CROWD = 256;
 /** Submits waiting beyond which a batch goes to LMDB before its delay is up. */
