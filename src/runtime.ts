@@ -237,7 +237,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       ? recallChildren({
           runtime: name,
           memory,
-          environment: () => ({ root: storage.root, path: storage.path, ahead: slot.lease?.ahead }),
+          environment: () => ({ root: storage.root, path: storage.path, ahead: slot.lease?.ahead, room: slot.lease?.room }),
           service: recallOptions,
           pool: recallOptions.pool ?? {},
           recallSlot,

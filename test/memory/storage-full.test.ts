@@ -1,14 +1,17 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLmdbStore, StorageError } from '../../src/memory/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
+import { diskRoom, HEADROOM_BYTES } from '../../src/memory/lmdb/disk-room.ts';
 
 // lmdb-js grows the memory map by itself (a patch in its bundled LMDB), so MDB_MAP_FULL does not
 // happen: `mapSize` is a starting size. The limits that exist are the disk and the file size
-// limit; LMDB reports the short page write they cause as EIO.
+// limit. Mnemo refuses a write before LMDB meets either (disk-room.ts: lmdb-js 3.5.6 corrupts
+// its heap on a failed page write), so each refusal here must come from that check: its
+// details name the headroom kept.
 
 const kib = (n: number) => 'k'.repeat(n * 1024);
 
@@ -60,6 +63,7 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     }
     expect(error).toBeInstanceOf(StorageError);
     expect((error as StorageError).code).toBe('storage_full');
+    expect((error as StorageError).details['headroom']).toBe(HEADROOM_BYTES);
     expect(await store.lastId('big')).toBe(acked);
     expect((await store.tail('big', 1))[0]!.message_id).toBe(acked);
     await store.clear('big');
@@ -83,12 +87,35 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
       );
     }
     expect((error as StorageError).code).toBe('storage_full');
+    expect((error as StorageError).details['headroom']).toBe(HEADROOM_BYTES);
     expect(exits).toEqual([]); // a full disk is an answer, not a crash
     await runtime.memory.clear('big');
     const [record] = await runtime.memory.append('big', [{ message: { role: 'user', content: 'room again' } }]);
     expect(record!.message_id).toBe(1);
     expect(acked).toBeGreaterThan(0);
     await runtime.stop();
+  });
+
+  it('room: refuses what would leave less than the headroom, takes nothing then, and sees room freed on the file system at once', () => {
+    const room = diskRoom(mountPoint);
+    const filler = join(mountPoint, 'filler');
+    appendFileSync(filler, Buffer.alloc(512 * 1024));
+    const free = () => {
+      const s = statfsSync(mountPoint);
+      return s.bavail * s.bsize;
+    };
+    const spare = free() - HEADROOM_BYTES;
+    expect(spare).toBeGreaterThan(64 * 1024);
+    // Taken in flight (nothing written yet) counts as used: three quarters, then a half, is too much.
+    room.take(Math.floor(spare * 0.75));
+    expect(() => room.take(Math.floor(spare / 2))).toThrow(expect.objectContaining({ code: 'storage_full', details: expect.objectContaining({ headroom: HEADROOM_BYTES }) }));
+    room.take(Math.floor(spare / 8)); // the refused take took nothing
+    room.release(Math.floor(spare * 0.75) + Math.floor(spare / 8));
+    // Written, not just taken: the file system's own count.
+    appendFileSync(filler, Buffer.alloc(Math.ceil(spare / 4096) * 4096));
+    expect(() => room.take(4096)).toThrow(expect.objectContaining({ code: 'storage_full' }));
+    rmSync(filler);
+    expect(() => room.take(4096)).not.toThrow();
   });
 
   it('refuses to open a new environment on a full disk with storage_full instead of dying of SIGBUS', async () => {
@@ -129,12 +156,13 @@ describe('a file size limit (ulimit -f, in a child process)', () => {
       const line = run.stdout.trim().split('\n').pop()!;
       const result = JSON.parse(line) as {
         acked: number;
-        failure: { code: string } | undefined;
+        failure: { code: string; headroom: unknown } | undefined;
         lastIdAfterFailure: number;
         failedBatchStored: boolean;
         afterClear: number | string;
       };
-      expect(result.failure?.code).toMatch(/^storage_(full|failed)$/);
+      expect(result.failure?.code).toBe('storage_full');
+      expect(result.failure?.headroom).toBe(HEADROOM_BYTES); // refused before LMDB met the limit
       expect(result.acked).toBeGreaterThan(0);
       expect(result.lastIdAfterFailure).toBe(result.acked);
       expect(result.failedBatchStored).toBe(false);

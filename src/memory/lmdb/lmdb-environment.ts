@@ -5,6 +5,7 @@ import { InvalidInputError } from '../../errors.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { lockDataDir, OWNER_FILE, type DataDirLock } from './data-dir-lock.ts';
 import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
+import { diskRoom, type DiskRoom } from './disk-room.ts';
 
 /**
  * One LMDB environment per data directory per process, shared by everyone who asks for it
@@ -18,6 +19,10 @@ import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
  * gets `data_dir_locked`, naming the holder. Then it puts into LMDB what the write-ahead
  * journal holds and LMDB lacks, and opens the journal (`write-ahead.ts`; the lease's `ahead`);
  * the last release settles the journal before it closes LMDB.
+ *
+ * Every writer of the environment takes room for its write first (the lease's `room`,
+ * disk-room.ts): LMDB must never meet a full disk in a commit (lmdb-js 3.5.6 corrupts its heap
+ * then), so a write that would leave too little is refused with `storage_full` before it is issued.
  */
 export interface LmdbEnvironmentOptions {
   /**
@@ -67,6 +72,7 @@ interface Held {
   root: RootDatabase;
   /** The write-ahead journal of message appends; none with `noSync` or without room for it. */
   ahead: WriteAhead | undefined;
+  room: DiskRoom;
   lock: DataDirLock;
   holders: number;
   closing?: Promise<void>;
@@ -80,6 +86,8 @@ export interface EnvironmentLease {
   readonly root: RootDatabase;
   /** The environment's write-ahead journal (write-ahead.ts), when it has one. */
   readonly ahead: WriteAhead | undefined;
+  /** What every write takes first (disk-room.ts). */
+  readonly room: DiskRoom;
   /** Call after issuing writes in an event turn; see `guardFailedCommits`. */
   guardFailedCommits(): void;
   release(): Promise<void>;
@@ -112,7 +120,7 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
       void lock.release();
       throw error;
     }
-    const made: Held = { root, ahead: undefined, lock, holders: 0, failureGuardQueued: false };
+    const made: Held = { root, ahead: undefined, room: diskRoom(key), lock, holders: 0, failureGuardQueued: false };
     try {
       // Puts what the journal holds and LMDB lacks before anyone reads (write-ahead.ts), with
       // noSync too (a journal left by an earlier run); a journal only without noSync.
@@ -137,6 +145,7 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
     path: key,
     root: entry.root,
     ahead: entry.ahead,
+    room: entry.room,
     guardFailedCommits: () => guardFailedCommits(entry),
     release: async () => {
       if (released) return;

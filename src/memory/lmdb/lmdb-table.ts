@@ -8,6 +8,7 @@ import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type
 import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
 import { createKeyIndex, KEY_ROW, KEY_ROW_END, type KeyIndex } from './key-index.ts';
 import type { Put, Submitted } from './write-ahead.ts';
+import { estimate, type DiskRoom } from './disk-room.ts';
 
 /**
  * A `MessageTable` in LMDB. Layout: one named database, `messages`, keyed by the ordered array
@@ -109,6 +110,25 @@ const pendingRows = new WeakMap<RootDatabase, Map<string, Map<number, PendingRow
 const byId = (a: StoredMessage, b: StoredMessage) => a.message_id - b.message_id;
 
 /**
+ * About the JSON length of a batch's rows, for `DiskRoom.take`, without writing the JSON (this
+ * runs per append): each field's string length, other values stringified (rarely large).
+ */
+function charsOf(records: readonly StoredMessage[]): number {
+  let n = 0;
+  for (const r of records) n += 48 + r.ts.length + shallowChars(r.message) + shallowChars(r.meta);
+  return n;
+}
+
+function shallowChars(o: object): number {
+  let n = 2;
+  for (const key in o) {
+    const v = (o as Record<string, unknown>)[key];
+    n += key.length + 4 + (typeof v === 'string' ? v.length + 2 : (JSON.stringify(v)?.length ?? 4));
+  }
+  return n;
+}
+
+/**
  * A batch through the journal (write-ahead.ts's `Submitted`): `acknowledged` resolves once it is
  * in the journal; once LMDB has it, its rows leave the pending rows. One object per append, its
  * methods shared (no closures per append).
@@ -121,11 +141,24 @@ class JournalWrite implements Submitted {
   private readonly rows: readonly PendingRow[];
   private readonly keys: KeyIndex;
   private readonly failure: (error: unknown) => Promise<never>;
+  private readonly room: DiskRoom;
+  private readonly bytes: number;
   private resolve!: (records: StoredMessage[]) => void;
   private reject!: (error: unknown) => void;
 
-  constructor(pendingOf: Map<string, Map<number, PendingRow>>, c: string, records: StoredMessage[], rows: readonly PendingRow[], keys: KeyIndex, failure: (error: unknown) => Promise<never>) {
+  constructor(
+    pendingOf: Map<string, Map<number, PendingRow>>,
+    c: string,
+    records: StoredMessage[],
+    rows: readonly PendingRow[],
+    keys: KeyIndex,
+    failure: (error: unknown) => Promise<never>,
+    room: DiskRoom,
+    bytes: number,
+  ) {
     this.pendingOf = pendingOf;
+    this.room = room;
+    this.bytes = bytes;
     this.c = c;
     this.records = records;
     this.rows = rows;
@@ -146,6 +179,7 @@ class JournalWrite implements Submitted {
   }
 
   applied(): void {
+    this.room.release(this.bytes);
     const mine = this.pendingOf.get(this.c);
     if (mine === undefined) return;
     // Unless a later write of the same id (after a clear) replaced it.
@@ -283,7 +317,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     return sharedFlush.then(() => records, failedCommit);
   };
   /** A batch committed straight to LMDB; resolves after the commit and its flush. */
-  const directWrite = (c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined): Promise<StoredMessage[]> => {
+  const directWrite = (c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined, bytes: number): Promise<StoredMessage[]> => {
     const first = records[0]!;
     // The caller numbers from the last id it read; a record already at that id means a
     // second writer (another store or process on this environment) numbered from the same
@@ -293,7 +327,16 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     // Keys need no condition of their own: the writer looked each up just before (keyOf).
     const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
     lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
-    return committed.then((written) => flushedAs(written, c, records, keys), failedCommit);
+    return committed.then(
+      (written) => {
+        lease.room.release(bytes);
+        return flushedAs(written, c, records, keys);
+      },
+      (error: unknown) => {
+        lease.room.release(bytes);
+        return failedCommit(error);
+      },
+    );
   };
   const conflict = (c: string, records: readonly StoredMessage[]) =>
     new StorageError('write_conflict', `conversation ${c} already has id ${records[0]!.message_id}: another writer numbered from the same last id`);
@@ -388,14 +431,22 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         const rows = rowsOf(records, keys);
         const pending: PendingRow[] = [];
         const puts: Put[] = [];
+        let chars = 0;
         for (let i = 0; i < records.length; i++) {
           const row: PendingRow = { json: JSON.stringify(rows[i]), system: rows[i]!.message.role === 'system' };
+          chars += row.json.length;
           pending.push(row);
           const key = [c, records[i]!.message_id];
           puts.push([MESSAGES_DB, key, row.json]);
           if (row.system) puts.push([SYSTEM_MESSAGES_DB, key, '1']);
         }
-        const write = new JournalWrite(pendingOf, c, records, pending, keyIndex, failedCommit);
+        const bytes = estimate(chars);
+        try {
+          lease.room.take(bytes);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        const write = new JournalWrite(pendingOf, c, records, pending, keyIndex, failedCommit, lease.room, bytes);
         if (ahead.submit(puts, write)) {
           let mine = pendingOf.get(c);
           if (mine === undefined) pendingOf.set(c, (mine = new Map()));
@@ -405,8 +456,15 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         }
         // Not journaled (too large for the journal, or LMDB is refusing batches): committed
         // directly. Pending rows of c have lower ids, and reads merge them: no order to keep.
+        lease.room.release(bytes);
       }
-      const direct = directWrite(c, records, keys);
+      const bytes = estimate(charsOf(records));
+      try {
+        lease.room.take(bytes);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const direct = directWrite(c, records, keys, bytes);
       ahead?.track(direct);
       return direct;
     },

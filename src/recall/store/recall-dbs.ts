@@ -1,5 +1,6 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import type { WriteAhead } from '../../memory/lmdb/write-ahead.ts';
+import type { DiskRoom } from '../../memory/lmdb/disk-room.ts';
 import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
@@ -191,17 +192,20 @@ export interface RecallEnvironment {
   guardFailedCommits?(): void;
   /** The memory layer's write-ahead journal of message appends, when it has one. */
   ahead?: Pick<WriteAhead, 'settle' | 'scrub'> | undefined;
+  /** The memory layer's room check (disk-room.ts): a commit takes room first, when there is one. */
+  room?: DiskRoom | undefined;
 }
 
 /** JSON values, like the memory layer's `messages` db: exact round trips, and workers decode them alike. */
 const JSON_DB = { encoding: 'json' } as const;
 
-export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { guard: () => void } {
+export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { guard: () => void; room: DiskRoom | undefined } {
   const env = environment.root;
   return {
     env,
     path: environment.path,
     guard: () => environment.guardFailedCommits?.(),
+    room: environment.room,
     daily: env.openDB(DB_NAMES.daily, JSON_DB),
     dailyText: openRawText(env, DB_NAMES.daily),
     dailyBySession: env.openDB(DB_NAMES.dailyBySession, JSON_DB),
@@ -229,7 +233,8 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
  * commit rejects with the memory layer's `StorageError` and leaves nothing of `work` behind.
  * `work` must be synchronous and short: it runs on the main thread inside the write lock.
  */
-export async function commit<T>(dbs: RecallDbs & { guard: () => void }, work: () => T): Promise<T> {
+export async function commit<T>(dbs: RecallDbs & { guard: () => void; room?: DiskRoom | undefined }, work: () => T): Promise<T> {
+  dbs.room?.take(RECALL_COMMIT_BYTES);
   const done = dbs.env.transaction(work);
   dbs.guard();
   try {
@@ -238,8 +243,16 @@ export async function commit<T>(dbs: RecallDbs & { guard: () => void }, work: ()
     return result;
   } catch (error) {
     throw await commitFailure(error, dbs.path);
+  } finally {
+    dbs.room?.release(RECALL_COMMIT_BYTES);
   }
 }
+
+/**
+ * What a commit here takes room for (its writes are not known before `work` runs): a chat
+ * turn's rows, postings and counters come to a few KiB; larger ones fit in the headroom.
+ */
+const RECALL_COMMIT_BYTES = 64 * 1024;
 
 /** Bumps and returns a per-user counter; call only inside a write transaction. */
 export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq' | 'fact-seq', userId: string): number {
