@@ -1,6 +1,7 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import { InvalidInputError } from '../errors.ts';
-import { acquireEnvironment, commitFailure, type LmdbEnvironmentOptions } from '../memory/lmdb/lmdb-environment.ts';
+import { acquireEnvironment, commitFailure, roomFor, type LmdbEnvironmentOptions } from '../memory/lmdb/lmdb-environment.ts';
+import { estimate } from '../memory/lmdb/disk-room.ts';
 import { StorageError } from '../memory/contract/memory-errors.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -27,8 +28,13 @@ export interface OpenedSource {
   openDB<V, K extends Key>(name: string, options?: DatabaseOptions): Database<V, K>;
   /** Throws `store_closed` once the environment was released (or the runtime stopped). */
   checkOpen(): void;
-  /** Await a commit, then the flush: what resolves survives a crash. Failures become StorageErrors. */
-  durable<T>(write: Promise<T>): Promise<T>;
+  /**
+   * Runs `work` (synchronous) in a write transaction and resolves once it is committed and
+   * flushed: what resolves survives a crash. First takes room for about `bytes` of values
+   * (disk-room.ts; 0 for a removal): refused with `storage_full`, nothing issued, when the
+   * disk has too little. Failures become StorageErrors.
+   */
+  transact<T>(bytes: number, work: () => T): Promise<T>;
   release(): Promise<void>;
 }
 
@@ -84,7 +90,17 @@ function opened(
     runtimeName,
     checkOpen,
     openDB: <V, K extends Key>(name: string, options?: DatabaseOptions) => openDB(name, options) as unknown as Database<V, K>,
-    durable: async <T>(write: Promise<T>) => {
+    transact: async <T>(bytes: number, work: () => T) => {
+      const room = roomFor(path);
+      const taken = bytes > 0 ? estimate(bytes) : 0;
+      if (taken > 0) room.take(taken);
+      let write: Promise<T>;
+      try {
+        write = root.transaction(work);
+      } catch (error) {
+        room.release(taken);
+        throw error;
+      }
       // lmdb 3.5.6 leaves the batch's own commit promise unhandled when a commit fails (see
       // lmdb-environment.ts); handle it after lmdb created it, at the end of this turn.
       if (!guardQueued) {
@@ -101,6 +117,8 @@ function opened(
         return result;
       } catch (error) {
         throw (await commitFailure(error, path)) satisfies StorageError;
+      } finally {
+        room.release(taken);
       }
     },
     release,

@@ -154,8 +154,14 @@ export class MnemoStore extends BaseStore {
       const n = (namespaces.get(path) ?? 0) + delta;
       void (n > 0 ? namespaces.put(path, n) : namespaces.remove(path));
     };
-    await this.source.durable(
-      this.source.root.transaction(() => {
+    let bytes = 0;
+    for (let i = 0; i < puts.length; i++) {
+      bytes += 256 + (puts[i]!.value === null ? 0 : JSON.stringify(puts[i]!.value).length);
+      for (const { vector } of vectors[i] ?? []) bytes += 64 + vector.byteLength;
+    }
+    await this.source.transact(
+      bytes,
+      () => {
         puts.forEach(({ path, key, value }, i) => {
           const k: ItemKey = [path, key];
           const existing = items.get(k);
@@ -172,7 +178,7 @@ export class MnemoStore extends BaseStore {
             void vectorDb.put([path, key, field], Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
           }
         });
-      }),
+      },
     );
   }
 

@@ -220,7 +220,9 @@ async function issuePut(state: WriterState, request: Extract<WriterRequest, { ty
   const row: CheckpointRow = { p: parentId ?? null, t: payload.type, c: payload.checkpoint, m: payload.metadata };
   const emptySeen = state.emptySeen.has(ns);
 
-  const txn = tables.source.root.transaction(() => {
+  let bytes = row.c.byteLength + row.m.byteLength;
+  for (const blob of blobs) bytes += ROW_BYTES + Math.max(blobBytes(blob.row), blobBytes(blob.whole));
+  const txn = tables.source.transact(bytes, () => {
     const headId = tables.latestId(threadId, ns);
     const existing = tables.checkpoint(threadId, ns, checkpointId);
     const conflict =
@@ -256,7 +258,7 @@ async function issuePut(state: WriterState, request: Extract<WriterRequest, { ty
     else state.values.delete(valueKey(ns, blob.key[2]));
   }
 
-  const durable = tables.source.durable(txn).then((outcome) => {
+  const durable = txn.then((outcome) => {
     if (outcome.conflict !== undefined || !outcome.latest) {
       if (state.heads.get(ns) === head) state.heads.delete(ns);
     }
@@ -269,6 +271,13 @@ async function issuePut(state: WriterState, request: Extract<WriterRequest, { ty
     }
   });
   return { durable };
+}
+
+/** A row's keys and small fields, for the room a write takes (disk-room.ts). */
+const ROW_BYTES = 256;
+
+function blobBytes(row: BlobRow): number {
+  return 'b' in row ? row.b.byteLength : 'tail' in row ? row.tail.byteLength : 0;
 }
 
 function isDelta(row: BlobRow): row is Extract<BlobRow, { base: Version }> {
@@ -296,7 +305,9 @@ async function issuePutWrites(state: WriterState, request: Extract<WriterRequest
   const { tables } = state.deps;
   const writes = await request.writes;
   if (writes.length === 0) return { durable: Promise.resolve() };
-  const txn = tables.source.root.transaction(() => {
+  let bytes = 0;
+  for (const w of writes) bytes += ROW_BYTES + w.value.bytes.byteLength;
+  const txn = tables.source.transact(bytes, () => {
     for (const w of writes) {
       const key: [string, string, string, string, number] = [state.threadId, request.ns, request.checkpointId, w.taskId, w.idx];
       if (w.idx >= 0 && tables.writes.doesExist(key)) continue;
@@ -304,7 +315,7 @@ async function issuePutWrites(state: WriterState, request: Extract<WriterRequest
       void tables.writes.put(key, row);
     }
   });
-  return { durable: tables.source.durable(txn) };
+  return { durable: txn };
 }
 
 function issueDelete(state: WriterState): Issued {
@@ -312,8 +323,9 @@ function issueDelete(state: WriterState): Issued {
   state.heads.clear();
   state.values.clear();
   state.emptySeen.clear();
-  const txn = tables.source.root.transaction(() => {
+  // A removal: no room taken (disk-room.ts).
+  const txn = tables.source.transact(0, () => {
     for (const { db, key } of [...tables.threadKeys(state.threadId)]) void db.remove(key);
   });
-  return { durable: tables.source.durable(txn) };
+  return { durable: txn };
 }

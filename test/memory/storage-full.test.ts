@@ -6,6 +6,8 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLmdbStore, StorageError } from '../../src/memory/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { diskRoom, HEADROOM_BYTES } from '../../src/memory/lmdb/disk-room.ts';
+import { MnemoSaver, MnemoStore } from '../../src/langgraph/index.ts';
+import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 
 // lmdb-js grows the memory map by itself (a patch in its bundled LMDB), so MDB_MAP_FULL does not
 // happen: `mapSize` is a starting size. The limits that exist are the disk and the file size
@@ -94,6 +96,33 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     expect(record!.message_id).toBe(1);
     expect(acked).toBeGreaterThan(0);
     await runtime.stop();
+  });
+
+  it('LangGraph: the store and the saver take room too, and keep serving after storage_full', async () => {
+    const store = new MnemoStore({ path: join(mountPoint, 'lg-store') });
+    let error: unknown;
+    let stored = 0;
+    for (let i = 0; error === undefined && i < 100; i++) {
+      await store.put(['docs'], `d${i}`, { text: kib(100) }).then(() => void stored++, (e: unknown) => void (error = e));
+    }
+    expect(error).toMatchObject({ code: 'storage_full', details: { headroom: HEADROOM_BYTES } });
+    expect(stored).toBeGreaterThan(0);
+    expect((await store.get(['docs'], 'd0'))?.value).toEqual({ text: kib(100) });
+    await store.delete(['docs'], 'd0'); // a removal is not refused
+    expect(await store.get(['docs'], 'd0')).toBeNull();
+    await store.close();
+
+    const saver = new MnemoSaver({ path: join(mountPoint, 'lg-saver') });
+    const config = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const big = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { notes: kib(1024) }, channel_versions: { notes: 1 } };
+    await expect(saver.put(config, big, { source: 'loop', step: 0, parents: {} }, { notes: 1 })).rejects.toMatchObject({
+      code: 'storage_full',
+      details: { headroom: HEADROOM_BYTES },
+    });
+    const small = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { notes: 'short' }, channel_versions: { notes: 1 } };
+    const saved = await saver.put(config, small, { source: 'loop', step: 0, parents: {} }, { notes: 1 });
+    expect((await saver.getTuple(saved))?.checkpoint.channel_values).toEqual({ notes: 'short' });
+    await saver.close();
   });
 
   it('room: refuses what would leave less than the headroom, takes nothing then, and sees room freed on the file system at once', () => {

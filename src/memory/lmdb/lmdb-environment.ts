@@ -170,6 +170,15 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
 }
 
 /**
+ * The room check of the environment at `path` (disk-room.ts): the open environment's, or a new
+ * one for an environment opened outside Mnemo (its writes in flight are then its own).
+ */
+export function roomFor(path: string): DiskRoom {
+  const key = resolve(path);
+  return environments.get(key)?.room ?? diskRoom(key);
+}
+
+/**
  * lmdb 3.5.6 rejects an internal promise (the batch-end commit promise, created in the
  * `setImmediate` that ends the turn's batch) when a commit fails, and nothing handles it: the
  * process would die of an unhandled rejection. Observed here with a full disk. Our own
