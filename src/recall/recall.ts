@@ -48,7 +48,7 @@ import {
 } from './facts/extraction-worker.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 import type { DailyRow, MemoryRow } from './store/memory-row.ts';
-import { commit, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
+import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
@@ -465,7 +465,7 @@ export function createRecall(options: RecallOptions): Recall {
         if (ifLastId === undefined || conditional === undefined) await memory.clear(conversationId);
         else if (!(await conditional.clearIfLastId(conversationId, ifLastId))) return false;
         await deps.memory.clear(summaryConversationId(conversationId));
-        const removedRows = await commit(dbs, () => {
+        const removedRows = await commitRemoval(dbs, () => {
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);

@@ -78,6 +78,8 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     const dir = join(mountPoint, 'runtime');
     mkdirSync(dir);
     const runtime = await startRuntime({ dataDir: dir, name: 'full' });
+    const session = await runtime.recall.createSession('u');
+    await runtime.recall.chat({ userId: 'u', sessionId: session, message: 'hello' });
     const exits: string[] = [];
     runtime.events.subscribe((e) => void (e.type === 'exit' && exits.push(JSON.stringify(e.reason))));
     let error: unknown;
@@ -91,6 +93,8 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     expect((error as StorageError).code).toBe('storage_full');
     expect((error as StorageError).details['headroom']).toBe(HEADROOM_BYTES);
     expect(exits).toEqual([]); // a full disk is an answer, not a crash
+    // Removals are never refused: they are how room is made.
+    await expect(runtime.recall.deleteSession('u', session)).resolves.toBe(true);
     await runtime.memory.clear('big');
     const [record] = await runtime.memory.append('big', [{ message: { role: 'user', content: 'room again' } }]);
     expect(record!.message_id).toBe(1);

@@ -1,4 +1,4 @@
-import { commit, openRecallDbs, type RecallDbs, type RecallEnvironment } from '../store/recall-dbs.ts';
+import { commit, commitRemoval, openRecallDbs, type RecallDbs, type RecallEnvironment } from '../store/recall-dbs.ts';
 import { systemWallClock, type WallClock } from '../../wall-clock.ts';
 import { vectorsChanged, type ItemKey, type QueueEntry } from './embed-dbs.ts';
 import { itemText } from './embed-source.ts';
@@ -96,7 +96,7 @@ export function createEmbeddingDrain(options: EmbeddingDrainOptions): EmbeddingD
       else live.push({ key: item.key, text });
     }
     if (live.length === 0) {
-      await commit(dbs, () => {
+      await commitRemoval(dbs, () => {
         for (const key of gone) dbs.embed.queue.remove(key);
       });
       return true;

@@ -1,6 +1,6 @@
 import type { StoredMessage } from '../../message.ts';
 import { putDailyRow, type NewDailyRow } from './daily-store.ts';
-import { commit, HIGH, type RecallDbs } from './recall-dbs.ts';
+import { commit, commitRemoval, HIGH, type RecallDbs } from './recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId } from '../recall-ids.ts';
 import { toSessionRow } from './session-row.ts';
@@ -63,7 +63,7 @@ export async function repairLaggingSessions(deps: RecallDeps, sessions: Array<[s
   let rows = 0;
   for (const [userId, sessionId] of sessions) {
     rows += await catchUpDaily(deps, userId, sessionId);
-    await commit(deps.dbs, () => deps.dbs.counters.remove(pendingKey(userId, sessionId)));
+    await commitRemoval(deps.dbs, () => deps.dbs.counters.remove(pendingKey(userId, sessionId)));
   }
   return rows;
 }

@@ -232,9 +232,27 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
  * with whatever else this event turn wrote) and resolves once committed and flushed. A failed
  * commit rejects with the memory layer's `StorageError` and leaves nothing of `work` behind.
  * `work` must be synchronous and short: it runs on the main thread inside the write lock.
+ * It first takes room (disk-room.ts): on a nearly full disk it is refused with `storage_full`,
+ * nothing run. `commitRemoval` is the same for work that only removes: never refused.
  */
-export async function commit<T>(dbs: RecallDbs & { guard: () => void; room?: DiskRoom | undefined }, work: () => T): Promise<T> {
-  dbs.room?.take(RECALL_COMMIT_BYTES);
+export function commit<T>(dbs: CommitDbs, work: () => T): Promise<T> {
+  return transact(dbs, work, RECALL_COMMIT_BYTES);
+}
+
+export function commitRemoval<T>(dbs: CommitDbs, work: () => T): Promise<T> {
+  return transact(dbs, work, 0);
+}
+
+type CommitDbs = RecallDbs & { guard: () => void; room?: DiskRoom | undefined };
+
+/**
+ * What a commit takes room for (its writes are not known before `work` runs): a chat turn's
+ * rows, postings and counters come to a few KiB; larger ones fit in the headroom.
+ */
+const RECALL_COMMIT_BYTES = 64 * 1024;
+
+async function transact<T>(dbs: CommitDbs, work: () => T, bytes: number): Promise<T> {
+  if (bytes > 0) dbs.room?.take(bytes);
   const done = dbs.env.transaction(work);
   dbs.guard();
   try {
@@ -244,15 +262,9 @@ export async function commit<T>(dbs: RecallDbs & { guard: () => void; room?: Dis
   } catch (error) {
     throw await commitFailure(error, dbs.path);
   } finally {
-    dbs.room?.release(RECALL_COMMIT_BYTES);
+    if (bytes > 0) dbs.room?.release(bytes);
   }
 }
-
-/**
- * What a commit here takes room for (its writes are not known before `work` runs): a chat
- * turn's rows, postings and counters come to a few KiB; larger ones fit in the headroom.
- */
-const RECALL_COMMIT_BYTES = 64 * 1024;
 
 /** Bumps and returns a per-user counter; call only inside a write transaction. */
 export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq' | 'fact-seq', userId: string): number {

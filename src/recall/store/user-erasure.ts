@@ -4,7 +4,7 @@ import { CONVERSATION_DBS, FORKS_DB } from '../../memory/lmdb/lmdb-table.ts';
 import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../provider/summary-record.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId, sessionConversationPrefix } from '../recall-ids.ts';
-import { commit, HIGH, MARKER_START } from './recall-dbs.ts';
+import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
 
 /**
  * `eraseUser(userId)`: everything of one user, gone in ONE LMDB transaction.
@@ -78,7 +78,7 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
   }
 
   const erased = new Set<string>(known);
-  const keys = await commit(dbs, () => {
+  const keys = await commitRemoval(dbs, () => {
     let removed = 0;
     const recallDbs = [...dbs.all].map(([name, db]) => erasable(dbs.env, name, db));
     for (const target of recallDbs) removed += removeUserKeys(target, userId);
