@@ -102,6 +102,31 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     await runtime.stop();
   });
 
+  it('gives back the room of every write once stored: appends and clears over and over never come to storage_full', async () => {
+    // 16 MiB: room for the write-ahead journal (4 MiB), so both paths run: the journal's (one
+    // writer) and LMDB's direct commits (hundreds of conversations at once).
+    execFileSync('mount', ['-o', 'remount,size=16m', 'tmpfs', mountPoint]);
+    const dir = join(mountPoint, 'cycles');
+    mkdirSync(dir);
+    const store = createLmdbStore({ path: dir });
+    const batch = () => Array.from({ length: 10 }, () => ({ message: { role: 'user' as const, content: kib(1) } }));
+    const crowd = Array.from({ length: 300 }, (_, i) => `c${i}`);
+    try {
+      // Each cycle takes room for ~3.8 MiB (estimates: ~40 KiB a batch of the one writer, ~12 KiB
+      // an append of the crowd), ~11 MiB are spare: room kept after its write would refuse the
+      // rest within three cycles.
+      for (let cycle = 0; cycle < 12; cycle++) {
+        for (let i = 0; i < 10; i++) await store.append('one', batch());
+        await Promise.all(crowd.map((c) => store.append(c, [{ message: { role: 'user', content: kib(1) } }])));
+        expect(await store.lastId('one')).toBe(100);
+        await store.clear('one');
+        for (const c of crowd) await store.clear(c);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('LangGraph: the store and the saver take room too, and keep serving after storage_full', async () => {
     const store = new MnemoStore({ path: join(mountPoint, 'lg-store') });
     let error: unknown;

@@ -325,7 +325,13 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     // (Callbacks here are anonymous: this runs per append, and a named closure costs a
     // defineProperty per call under tsx's keepNames.)
     // Keys need no condition of their own: the writer looked each up just before (keyOf).
-    const committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
+    let committed: Promise<boolean>;
+    try {
+      committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
+    } catch (error) {
+      lease.room.release(bytes);
+      throw error;
+    }
     lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
     return committed.then(
       (written) => {
@@ -447,7 +453,14 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           return Promise.reject(error);
         }
         const write = new JournalWrite(pendingOf, c, records, pending, keyIndex, failedCommit, lease.room, bytes);
-        if (ahead.submit(puts, write)) {
+        let journaled: boolean;
+        try {
+          journaled = ahead.submit(puts, write);
+        } catch (error) {
+          lease.room.release(bytes);
+          throw error;
+        }
+        if (journaled) {
           let mine = pendingOf.get(c);
           if (mine === undefined) pendingOf.set(c, (mine = new Map()));
           for (let i = 0; i < records.length; i++) mine.set(records[i]!.message_id, pending[i]!);
