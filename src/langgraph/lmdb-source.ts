@@ -1,6 +1,6 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import { InvalidInputError } from '../errors.ts';
-import { acquireEnvironment, commitFailure, roomFor, type LmdbEnvironmentOptions } from '../memory/lmdb/lmdb-environment.ts';
+import { acquireEnvironment, durableTransaction, roomFor, type LmdbEnvironmentOptions } from '../memory/lmdb/lmdb-environment.ts';
 import { estimate } from '../memory/lmdb/disk-room.ts';
 import { StorageError } from '../memory/contract/memory-errors.ts';
 import type { Runtime } from '../runtime.ts';
@@ -84,43 +84,25 @@ function opened(
   checkOpen: () => void,
 ): OpenedSource {
   let guardQueued = false;
+  // lmdb 3.5.6 leaves the batch's own commit promise unhandled when a commit fails (see
+  // lmdb-environment.ts); handle it after lmdb created it, at the end of this turn.
+  const guard = () => {
+    if (guardQueued) return;
+    guardQueued = true;
+    setImmediate(() => {
+      guardQueued = false;
+      // A thenable, not a promise: see lmdb-environment.ts.
+      root.committed.then(() => undefined, () => undefined);
+    });
+  };
   return {
     root,
     path,
     runtimeName,
     checkOpen,
     openDB: <V, K extends Key>(name: string, options?: DatabaseOptions) => openDB(name, options) as unknown as Database<V, K>,
-    transact: async <T>(bytes: number, work: () => T) => {
-      const room = roomFor(path);
-      const taken = bytes > 0 ? estimate(bytes) : 0;
-      if (taken > 0) room.take(taken);
-      let write: Promise<T>;
-      try {
-        write = root.transaction(work);
-      } catch (error) {
-        room.release(taken);
-        throw error;
-      }
-      // lmdb 3.5.6 leaves the batch's own commit promise unhandled when a commit fails (see
-      // lmdb-environment.ts); handle it after lmdb created it, at the end of this turn.
-      if (!guardQueued) {
-        guardQueued = true;
-        setImmediate(() => {
-          guardQueued = false;
-          // A thenable, not a promise: see lmdb-environment.ts.
-          root.committed.then(() => undefined, () => undefined);
-        });
-      }
-      try {
-        const result = await write;
-        await root.flushed;
-        return result;
-      } catch (error) {
-        throw (await commitFailure(error, path)) satisfies StorageError;
-      } finally {
-        room.release(taken);
-      }
-    },
+    transact: <T>(bytes: number, work: () => T) =>
+      durableTransaction({ root, path, room: roomFor(path), guard }, bytes > 0 ? estimate(bytes) : 0, work),
     release,
   };
 }

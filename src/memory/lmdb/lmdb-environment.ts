@@ -179,6 +179,39 @@ export function roomFor(path: string): DiskRoom {
 }
 
 /**
+ * Runs `work` (synchronous) in one write transaction of `root` and resolves once it is
+ * committed and flushed; a failed commit rejects with the typed `StorageError` and keeps
+ * nothing of `work`. It first takes `bytes` of `room` (disk-room.ts; 0 for work that only
+ * removes, never refused): `storage_full` then, nothing issued. `guard` is called once the
+ * transaction is issued (see `guardFailedCommits`).
+ */
+export async function durableTransaction<T>(
+  target: { root: RootDatabase; path: string; room: DiskRoom | undefined; guard: () => void },
+  bytes: number,
+  work: () => T,
+): Promise<T> {
+  const { root, path, room } = target;
+  if (bytes > 0) room?.take(bytes);
+  let done: Promise<T>;
+  try {
+    done = root.transaction(work);
+  } catch (error) {
+    if (bytes > 0) room?.release(bytes);
+    throw error;
+  }
+  target.guard();
+  try {
+    const result = await done;
+    await root.flushed;
+    return result;
+  } catch (error) {
+    throw await commitFailure(error, path);
+  } finally {
+    if (bytes > 0) room?.release(bytes);
+  }
+}
+
+/**
  * lmdb 3.5.6 rejects an internal promise (the batch-end commit promise, created in the
  * `setImmediate` that ends the turn's batch) when a commit fails, and nothing handles it: the
  * process would die of an unhandled rejection. Observed here with a full disk. Our own

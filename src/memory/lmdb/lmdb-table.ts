@@ -431,6 +431,8 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       if (first === undefined) return Promise.resolve(records);
       // A pending row at the first id is a second writer too (the commit's condition cannot see it).
       if (pendingOf.get(c)?.has(first.message_id)) return Promise.reject(conflict(c, records));
+      /** The room this write took (disk-room.ts): released once it is in LMDB, or failed. */
+      let bytes: number;
       if (ahead !== undefined && sharedCommit !== true && ahead.open) {
         // The same condition as the commit's, checked now: nothing else writes the environment.
         if (db.doesExist([c, first.message_id])) return Promise.reject(conflict(c, records));
@@ -446,7 +448,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           puts.push([MESSAGES_DB, key, row.json]);
           if (row.system) puts.push([SYSTEM_MESSAGES_DB, key, '1']);
         }
-        const bytes = estimate(chars);
+        bytes = estimate(chars);
         try {
           lease.room.take(bytes);
         } catch (error) {
@@ -468,14 +470,15 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           return write.acknowledged;
         }
         // Not journaled (too large for the journal, or LMDB is refusing batches): committed
-        // directly. Pending rows of c have lower ids, and reads merge them: no order to keep.
-        lease.room.release(bytes);
-      }
-      const bytes = estimate(charsOf(records));
-      try {
-        lease.room.take(bytes);
-      } catch (error) {
-        return Promise.reject(error);
+        // directly, with the room taken. Pending rows of c have lower ids, and reads merge
+        // them: no order to keep.
+      } else {
+        bytes = estimate(charsOf(records));
+        try {
+          lease.room.take(bytes);
+        } catch (error) {
+          return Promise.reject(error);
+        }
       }
       const direct = directWrite(c, records, keys, bytes);
       ahead?.track(direct);

@@ -1,7 +1,7 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import type { WriteAhead } from '../../memory/lmdb/write-ahead.ts';
 import type { DiskRoom } from '../../memory/lmdb/disk-room.ts';
-import { commitFailure } from '../../memory/lmdb/lmdb-environment.ts';
+import { durableTransaction } from '../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../message.ts';
 import type { RowError, ToolCallView } from './memory-row.ts';
 import { openSearchDbs, SEARCH_DB_NAMES, type SearchDbs } from '../search/search-dbs.ts';
@@ -236,11 +236,11 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
  * nothing run. `commitRemoval` is the same for work that only removes: never refused.
  */
 export function commit<T>(dbs: CommitDbs, work: () => T): Promise<T> {
-  return transact(dbs, work, RECALL_COMMIT_BYTES);
+  return durableTransaction({ root: dbs.env, path: dbs.path, room: dbs.room, guard: dbs.guard }, RECALL_COMMIT_BYTES, work);
 }
 
 export function commitRemoval<T>(dbs: CommitDbs, work: () => T): Promise<T> {
-  return transact(dbs, work, 0);
+  return durableTransaction({ root: dbs.env, path: dbs.path, room: dbs.room, guard: dbs.guard }, 0, work);
 }
 
 type CommitDbs = RecallDbs & { guard: () => void; room?: DiskRoom | undefined };
@@ -250,21 +250,6 @@ type CommitDbs = RecallDbs & { guard: () => void; room?: DiskRoom | undefined };
  * rows, postings and counters come to a few KiB; larger ones fit in the headroom.
  */
 const RECALL_COMMIT_BYTES = 64 * 1024;
-
-async function transact<T>(dbs: CommitDbs, work: () => T, bytes: number): Promise<T> {
-  if (bytes > 0) dbs.room?.take(bytes);
-  const done = dbs.env.transaction(work);
-  dbs.guard();
-  try {
-    const result = await done;
-    await dbs.env.flushed;
-    return result;
-  } catch (error) {
-    throw await commitFailure(error, dbs.path);
-  } finally {
-    if (bytes > 0) dbs.room?.release(bytes);
-  }
-}
 
 /** Bumps and returns a per-user counter; call only inside a write transaction. */
 export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq' | 'fact-seq', userId: string): number {
