@@ -27,10 +27,10 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { acquireEnvironment } from '../src/memory/lmdb/lmdb-environment.ts';
 import { createLmdbStore } from '../src/memory/lmdb/lmdb-store.ts';
 import { MESSAGES_DB } from '../src/memory/lmdb/lmdb-table.ts';
-import { putDailyRow } from '../src/recall/store/daily-store.ts';
-import { commit, openRecallDbs } from '../src/recall/store/recall-dbs.ts';
-import { runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/search/search-scan.ts';
-import { openRawText } from '../src/recall/store/recall-dbs.ts';
+import { putDailyRow } from '../src/recall/storage/lmdb/daily-store.ts';
+import { commit, openRecallDbs } from '../src/recall/storage/lmdb/recall-dbs.ts';
+import { runThrough, scanDaily, scanSession, type RawSessionRecord } from '../src/recall/storage/lmdb/search/search-scan.ts';
+import { openRawText } from '../src/recall/storage/lmdb/recall-dbs.ts';
 import { createRecall, createSearchPool, type Recall } from '../src/recall/index.ts';
 
 const quick = process.argv.includes('--quick');

@@ -20,6 +20,6 @@ export function packageFile(rel: string): URL {
   return new URL(`./${rel}${fromSources ? '.ts' : '.js'}`, here);
 }
 
-export const publicDir: string = fileURLToPath(new URL('./server/public/', here));
+export const publicDir: string = fileURLToPath(new URL('./server/public', here));
 
 export const requireHere: NodeJS.Require = createRequire(here);

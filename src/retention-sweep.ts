@@ -6,7 +6,7 @@ import type { ConversationTtls } from './memory/lmdb/conversation-ttl.ts';
 import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
 import { SUMMARY_ID_PREFIX, summaryConversationId } from './provider/summary-record.ts';
 import { sessionConversationId } from './recall/recall-ids.ts';
-import { DB_NAMES, HIGH } from './recall/store/recall-dbs.ts';
+import { DB_NAMES, HIGH } from './recall/storage/lmdb/recall-dbs.ts';
 import type { WallClock } from './wall-clock.ts';
 
 /**

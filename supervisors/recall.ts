@@ -25,7 +25,7 @@ import type { EmbeddingDrain } from '../src/recall/embeddings/embed-drain.ts';
 import { resolveEmbeddingsOptions } from '../src/recall/embeddings/embeddings-options.ts';
 import type { Recall, RecallEnvironment, RecallOptions, SearchPool, SearchPoolOptions } from '../src/recall/index.ts';
 import { recallServer } from '../src/recall/recall-server.ts';
-import { searchPoolServer } from '../src/recall/search/search-pool-server.ts';
+import { searchPoolServer } from '../src/recall/storage/lmdb/pool/search-pool-server.ts';
 import type { MessageLog } from '../src/memory/contract/message-log.ts';
 
 export interface RecallChildrenOptions {

@@ -4,10 +4,10 @@ import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { WriteAhead } from '../memory/lmdb/write-ahead.ts';
 import type { Summarizer } from '../provider/summarizer.ts';
 import type { WallClock } from '../wall-clock.ts';
-import type { LocalTime } from './store/local-time.ts';
-import type { RecallDbs } from './store/recall-dbs.ts';
-import type { SearchPool } from './search/search-pool.ts';
-import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
+import type { LocalTime } from './rows/local-time.ts';
+import type { RecallDbs } from './storage/lmdb/recall-dbs.ts';
+import type { SearchPool } from './storage/lmdb/pool/search-pool.ts';
+import type { RawSessionRecord, ScanSource } from './storage/lmdb/search/search-scan.ts';
 import type { FactStore } from './facts/fact-store.ts';
 import type { RecallEmbeddings } from './embeddings/recall-embeddings.ts';
 

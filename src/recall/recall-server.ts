@@ -1,6 +1,6 @@
 import { genServer, type Pid, type ServiceSlot } from '../otp/index.ts';
 import { createRecall, type Recall, type RecallOptions } from './recall.ts';
-import type { SearchPool } from './search/search-pool.ts';
+import type { SearchPool } from './storage/lmdb/pool/search-pool.ts';
 
 /**
  * The recall service's process: builds the service at init over the runtime's memory, its LMDB

@@ -9,20 +9,20 @@ import type { JsonValue } from '../message.ts';
 import { MESSAGES_DB } from '../memory/lmdb/lmdb-table.ts';
 import { createSummarizer } from '../provider/summarizer.ts';
 import { summaryConversationId } from '../provider/summary-record.ts';
-import { isCalendarDay } from './store/calendar-day.ts';
+import { isCalendarDay } from './rows/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
 import type { ChatStreamEvent } from './chat/chat-service.ts';
-import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './store/daily-mirror.ts';
+import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './storage/lmdb/daily-mirror.ts';
 import { ForkError } from '../memory/contract/fork.ts';
-import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
+import { readDay, removeSessionDailyRows } from './storage/lmdb/daily-store.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
-import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
+import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './storage/lmdb/dialogue-log.ts';
 import { removeSessionTurnKeys } from './chat/turn-keys.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
-import { localTimeIn, systemLocalTime } from './store/local-time.ts';
-import { longTermHistory, type LongTermVersion } from './store/long-term-store.ts';
+import { localTimeIn, systemLocalTime } from './rows/local-time.ts';
+import { longTermHistory, type LongTermVersion } from './storage/lmdb/long-term-store.ts';
 import type { FactEntry, FactWrite } from './facts/fact-entry.ts';
 import { createFactStore } from './facts/fact-store.ts';
 import {
@@ -47,11 +47,11 @@ import {
   type ExtractionWorker,
 } from './facts/extraction-worker.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
-import type { DailyRow, MemoryRow } from './store/memory-row.ts';
-import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
+import type { DailyRow, MemoryRow } from './rows/row-types.ts';
+import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './storage/lmdb/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
-import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
+import { eraseUserData, type ErasureReport } from './storage/lmdb/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
@@ -60,18 +60,18 @@ import {
   sessionRows,
   sessionWindowRows,
 } from './search/recall-queries.ts';
-import type { SearchPool } from './search/search-pool.ts';
+import type { SearchPool } from './storage/lmdb/pool/search-pool.ts';
 import { DEFAULT_RANK_POOL_THRESHOLD, type SearchInput } from './search/ranked-search.ts';
-import { rebuildUserIndex } from './search/rebuild.ts';
+import { rebuildUserIndex } from './storage/lmdb/search/rebuild.ts';
 import { resolveEmbeddingsOptions, type EmbeddingsOptions } from './embeddings/embeddings-options.ts';
 import { createEmbeddingsClient } from './embeddings/embeddings-client.ts';
 import { createEmbeddingDrain, type EmbeddingDrain } from './embeddings/embed-drain.ts';
 import { searchHybrid } from './embeddings/hybrid-search.ts';
 import type { SearchResult } from './embeddings/search-result.ts';
 import { factSemantic } from './embeddings/fact-semantic.ts';
-import { VectorCache } from './embeddings/vector-cache.ts';
+import { VectorCache } from './storage/lmdb/embeddings/vector-cache.ts';
 import { embeddingsStatus, type EmbeddingsStatus } from './embeddings/embeddings-status.ts';
-import { openRawText } from './store/recall-dbs.ts';
+import { openRawText } from './storage/lmdb/recall-dbs.ts';
 import {
   cutShortSessions,
   listCutShortSessions,
@@ -81,7 +81,7 @@ import {
   sessionEntry,
   touchSession,
   type SessionSummary,
-} from './store/sessions-index.ts';
+} from './storage/lmdb/sessions-index.ts';
 
 /**
  * The layered memory of the Agent Memory Demo on Mnemo's storage: per-user sessions (titles,

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonValue, Message } from '../../src/message.ts';
-import { startMirror } from '../../src/recall/store/daily-mirror.ts';
-import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { startMirror } from '../../src/recall/storage/lmdb/daily-mirror.ts';
+import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
-import { registerSession } from '../../src/recall/store/sessions-index.ts';
+import { registerSession } from '../../src/recall/storage/lmdb/sessions-index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
+import { pythonJsonDumps } from '../../src/recall/rows/python-json.ts';
 import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors.ts';
-import { isCalendarDay } from '../../src/recall/store/calendar-day.ts';
-import { generateTitle, offlineTitle } from '../../src/recall/store/session-title.ts';
+import { isCalendarDay } from '../../src/recall/rows/calendar-day.ts';
+import { generateTitle, offlineTitle } from '../../src/recall/rows/session-title.ts';
 import { collectNewestMatches, clampLimit } from '../../src/recall/search/keyword-search.ts';
-import { backfillMessageIds, parseMessageId } from '../../src/recall/store/legacy-message-id.ts';
-import { localTimeIn } from '../../src/recall/store/local-time.ts';
+import { backfillMessageIds, parseMessageId } from '../../src/recall/rows/legacy-message-id.ts';
+import { localTimeIn } from '../../src/recall/rows/local-time.ts';
 import { buildPromptContext } from '../../src/recall/chat/prompt-context.ts';
-import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
+import { pythonJsonDumps } from '../../src/recall/rows/python-json.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { decodeFolderName, encodeFolderName } from '../../src/recall/demo-folder/folder-name.ts';
 import { formatDailyRow, formatRows } from '../../src/recall/chat/row-format.ts';
-import { sliceWindow, windowSpec } from '../../src/recall/store/row-window.ts';
+import { sliceWindow, windowSpec } from '../../src/recall/rows/row-window.ts';
 import { buildSystemPrompt } from '../../src/recall/chat/system-prompt.ts';
-import { projectToolCalls } from '../../src/recall/store/tool-call-projection.ts';
+import { projectToolCalls } from '../../src/recall/rows/tool-call-projection.ts';
 import { fallbackLlm } from '../../src/llm/fallback-llm.ts';
 import { scriptedLlm, says, toolCall } from '../support/scripted-llm.ts';
 

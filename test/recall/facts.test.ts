@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FactConflictError } from '../../src/recall/index.ts';
 import { normalizeFact, factTokens, isNearDuplicate, shapeOf } from '../../src/recall/facts/fact-text.ts';
-import { commit } from '../../src/recall/store/recall-dbs.ts';
-import { writeLongTerm } from '../../src/recall/store/long-term-store.ts';
-import { openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { commit } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { writeLongTerm } from '../../src/recall/storage/lmdb/long-term-store.ts';
+import { openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { manualClock, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 

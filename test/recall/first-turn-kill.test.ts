@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { offlineTitle } from '../../src/recall/store/session-title.ts';
+import { offlineTitle } from '../../src/recall/rows/session-title.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 

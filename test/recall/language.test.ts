@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fallbackLlm, fallbackReply } from '../../src/llm/fallback-llm.ts';
 import { buildSystemPrompt } from '../../src/recall/chat/system-prompt.ts';
-import { generateTitle, offlineTitle } from '../../src/recall/store/session-title.ts';
+import { generateTitle, offlineTitle } from '../../src/recall/rows/session-title.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { says, scriptedLlm } from '../support/scripted-llm.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/llm-service.ts';
 import { createSummarizer } from '../../src/provider/summarizer.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
-import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 
 // The `language` setting: 'zh' (the default) keeps every Demo text; 'en' writes the same
 // rules, titles and offline replies in English.

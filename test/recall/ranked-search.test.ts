@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { putDailyRow } from '../../src/recall/store/daily-store.ts';
-import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
+import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
-import { dropUserIndex, readStats } from '../../src/recall/search/search-index.ts';
-import { dailyDoc, INDEX_FORMAT, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { encodeChunk } from '../../src/recall/search/posting-list.ts';
+import { dropUserIndex, readStats } from '../../src/recall/storage/lmdb/search/search-index.ts';
+import { dailyDoc, INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { encodeChunk } from '../../src/recall/storage/lmdb/search/posting-list.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 

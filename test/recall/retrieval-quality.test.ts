@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putDailyRow } from '../../src/recall/store/daily-store.ts';
-import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
+import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { tokenize, tokenizeWithSegmenter } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
-import { scoreTerms } from '../../src/recall/search/bm25-query.ts';
-import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/search/posting-list.ts';
+import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { scoreTerms } from '../../src/recall/storage/lmdb/search/bm25-query.ts';
+import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/storage/lmdb/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
-import { dailyDoc, docRef, TAIL } from '../../src/recall/search/search-dbs.ts';
-import { addDocument, docTerms, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/search/search-index.ts';
-import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/search/pending-log.ts';
+import { dailyDoc, docRef, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { addDocument, docTerms, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/storage/lmdb/search/search-index.ts';
+import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/storage/lmdb/search/pending-log.ts';
 import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putDailyRow } from '../../src/recall/store/daily-store.ts';
-import { commit, openRecallDbs } from '../../src/recall/store/recall-dbs.ts';
+import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
+import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { createSearchPool, type SearchPool } from '../../src/recall/index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/message.ts';
 import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
-import { rawPrefilter, runThrough, scanSession, type RawSessionRecord } from '../../src/recall/search/search-scan.ts';
-import { openRawText } from '../../src/recall/store/recall-dbs.ts';
-import { textContent } from '../../src/recall/store/session-row.ts';
+import { rawPrefilter, runThrough, scanSession, type RawSessionRecord } from '../../src/recall/storage/lmdb/search/search-scan.ts';
+import { openRawText } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { textContent } from '../../src/recall/rows/session-row.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**

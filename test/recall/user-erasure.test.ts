@@ -10,8 +10,8 @@ import { CONVERSATION_DBS, MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.
 import { createSummarizer } from '../../src/provider/summarizer.ts';
 import { summaryConversationId } from '../../src/provider/summary-record.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
-import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/store/recall-dbs.ts';
-import { EMBED_DB_NAMES } from '../../src/recall/embeddings/embed-dbs.ts';
+import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { EMBED_DB_NAMES } from '../../src/recall/storage/lmdb/embeddings/embed-dbs.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';

@@ -1,6 +1,6 @@
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { pythonJsonDumps } from '../../../src/recall/store/python-json.ts';
+import { pythonJsonDumps } from '../../../src/recall/rows/python-json.ts';
 import type { JsonValue } from '../../../src/memory/index.ts';
 
 /**

@@ -14,7 +14,7 @@ import {
   readRows,
   writeDurably,
 } from '../adapters/jsonl-files.ts';
-import { pythonJsonDumps } from '../../../src/recall/store/python-json.ts';
+import { pythonJsonDumps } from '../../../src/recall/rows/python-json.ts';
 import type { ChatTurns } from './chat-service.ts';
 
 /**

@@ -7,9 +7,9 @@ import { abortedError } from '../../llm/llm-stream.ts';
 import type { JsonObject, Message, StoredMessage } from '../../message.ts';
 import type { ToolCallRecord } from '../../kernel/tool-call.ts';
 import type { LoopEvent, StreamEvent } from '../../kernel/stream-events.ts';
-import { generateTitle, offlineTitle } from '../store/session-title.ts';
-import { catchUpDaily, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from '../store/daily-mirror.ts';
-import { putLogRow } from '../store/dialogue-log.ts';
+import { generateTitle, offlineTitle } from '../rows/session-title.ts';
+import { catchUpDaily, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from '../storage/lmdb/daily-mirror.ts';
+import { putLogRow } from '../storage/lmdb/dialogue-log.ts';
 import { factSeq } from '../facts/fact-entry.ts';
 import { FactConflictError, FactNotFoundError } from '../facts/fact-errors.ts';
 import { queueExtractionTx } from '../facts/fact-extraction.ts';
@@ -17,12 +17,12 @@ import { currentOf, nearDuplicateOf, type FactStore } from '../facts/fact-store.
 import { shapeOf } from '../facts/fact-text.ts';
 import { ensureConverted, forgetFact, rememberFact, updateFact, writeDocument } from '../facts/facts-service.ts';
 import { longTermContext } from '../facts/rank-facts.ts';
-import type { RowError, ToolCallView } from '../store/memory-row.ts';
+import type { RowError, ToolCallView } from '../rows/row-types.ts';
 import { createMemoryTools } from './memory-tools.ts';
 import { TOOL_TEXTS } from './tool-texts.ts';
 import { buildPromptContext } from './prompt-context.ts';
-import { commit } from '../store/recall-dbs.ts';
-import { appendWithCommit } from '../store/session-commit.ts';
+import { commit } from '../storage/lmdb/recall-dbs.ts';
+import { appendWithCommit } from '../storage/lmdb/session-commit.ts';
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { assertSessionId, assertUserId, sessionConversationId } from '../recall-ids.ts';
 import {
@@ -35,14 +35,14 @@ import {
 import { DEFAULT_RANK_POOL_THRESHOLD } from '../search/ranked-search.ts';
 import { searchHybrid } from '../embeddings/hybrid-search.ts';
 import { createSearchMemoryTool } from '../search/search-memory-tool.ts';
-import { toSessionRow } from '../store/session-row.ts';
+import { toSessionRow } from '../rows/session-row.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
-import { pythonJsonDumps } from '../store/python-json.ts';
+import { pythonJsonDumps } from '../rows/python-json.ts';
 import { putTurnKey, rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
 import { validateIdempotencyKey } from '../../memory/contract/idempotency.ts';
-import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
+import { registerSession, sessionEntry, touchSession } from '../storage/lmdb/sessions-index.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
-import { projectToolCalls } from '../store/tool-call-projection.ts';
+import { projectToolCalls } from '../rows/tool-call-projection.ts';
 
 /**
  * One chat turn of the Agent Memory Demo, `chat({userId, sessionId, message})`, in the demo's

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from '../../message.ts';
 import { defineTool, type Tool } from '../../kernel/tool.ts';
-import { isCalendarDay } from '../store/calendar-day.ts';
-import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
+import { isCalendarDay } from '../rows/calendar-day.ts';
+import type { DailyRow, MemoryRow } from '../rows/row-types.ts';
 import { formatDailyRow, formatRows } from './row-format.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import { TOOL_TEXTS } from './tool-texts.ts';

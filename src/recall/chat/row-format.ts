@@ -1,4 +1,4 @@
-import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
+import type { DailyRow, MemoryRow } from '../rows/row-types.ts';
 
 /**
  * How the memory tools print rows: `#{message_id} {ts} | {role}: {content}`, one per line.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_WINDOW_MS } from '../../memory/contract/idempotency.ts';
-import type { RecallDbs, TurnKeyValue } from '../store/recall-dbs.ts';
-import { HIGH } from '../store/recall-dbs.ts';
+import type { RecallDbs, TurnKeyValue } from '../storage/lmdb/recall-dbs.ts';
+import { HIGH } from '../storage/lmdb/recall-dbs.ts';
 
 /**
  * Exactly-once chat turns: `chat({..., idempotencyKey})`. The key guards the whole turn:

@@ -3,18 +3,18 @@ import { join } from 'node:path';
 import type { Database, Key } from 'lmdb';
 import { InvalidInputError } from '../../errors.ts';
 import type { JsonObject, JsonValue, StoredMessage } from '../../message.ts';
-import { UNTITLED } from '../store/session-title.ts';
-import { listDays } from '../store/daily-store.ts';
-import { readLog } from '../store/dialogue-log.ts';
+import { UNTITLED } from '../rows/session-title.ts';
+import { listDays } from '../storage/lmdb/daily-store.ts';
+import { readLog } from '../storage/lmdb/dialogue-log.ts';
 import { checkNameLength, encodeFolderName } from './folder-name.ts';
 import { memoryFile } from '../facts/fact-document.ts';
 import { ensureConverted } from '../facts/facts-service.ts';
-import type { ToolCallView } from '../store/memory-row.ts';
-import { pythonJsonDumps } from '../store/python-json.ts';
-import { HIGH, type DailyValue, type LogValue, type SessionEntry } from '../store/recall-dbs.ts';
+import type { ToolCallView } from '../rows/row-types.ts';
+import { pythonJsonDumps } from '../rows/python-json.ts';
+import { HIGH, type DailyValue, type LogValue, type SessionEntry } from '../storage/lmdb/recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertId, sessionConversationId } from '../recall-ids.ts';
-import { toSessionRow } from '../store/session-row.ts';
+import { toSessionRow } from '../rows/session-row.ts';
 
 /**
  * Export to the demo's folder layout (the inverse of demo-import.ts), one folder per user:

@@ -2,7 +2,7 @@ import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidInputError } from '../../errors.ts';
 import type { JsonObject, JsonValue } from '../../message.ts';
-import { isCalendarDay } from '../store/calendar-day.ts';
+import { isCalendarDay } from '../rows/calendar-day.ts';
 import { decodeFolderName, encodeFolderName } from './folder-name.ts';
 import { assertId } from '../recall-ids.ts';
 

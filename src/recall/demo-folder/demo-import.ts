@@ -1,17 +1,17 @@
 import { InvalidInputError } from '../../errors.ts';
 import type { NewEntry } from '../../memory/contract/message-log.ts';
 import type { JsonObject } from '../../message.ts';
-import { putDailyRow } from '../store/daily-store.ts';
+import { putDailyRow } from '../storage/lmdb/daily-store.ts';
 import { readDemoFolder, type DemoRow, type DemoUser } from './demo-folder.ts';
-import { putLogRow } from '../store/dialogue-log.ts';
-import { backfillMessageIds } from '../store/legacy-message-id.ts';
-import { writeLongTerm } from '../store/long-term-store.ts';
+import { putLogRow } from '../storage/lmdb/dialogue-log.ts';
+import { backfillMessageIds } from '../rows/legacy-message-id.ts';
+import { writeLongTerm } from '../storage/lmdb/long-term-store.ts';
 import { syncDocumentTx } from '../facts/fact-document.ts';
 import { factCommit } from '../facts/fact-store.ts';
-import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from '../store/recall-dbs.ts';
+import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from '../storage/lmdb/recall-dbs.ts';
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { isValidId, sessionConversationId } from '../recall-ids.ts';
-import { demoToolCalls } from '../store/demo-tool-calls.ts';
+import { demoToolCalls } from '../rows/demo-tool-calls.ts';
 
 /**
  * Import of the demo's folder layout (see demo-folder.ts for what is read and refused).

@@ -1,6 +1,6 @@
-import { currentLongTerm, snippetOf, type SearchHit, type SearchReader } from '../search/bm25-query.ts';
-import { docRef } from '../search/search-dbs.ts';
-import { longTermLines } from '../search/search-index.ts';
+import { currentLongTerm, snippetOf, type SearchHit, type SearchReader } from '../storage/lmdb/search/bm25-query.ts';
+import { docRef } from '../storage/lmdb/search/search-dbs.ts';
+import { longTermLines } from '../storage/lmdb/search/search-index.ts';
 import { makeSnippet } from '../search/snippet.ts';
 
 /**

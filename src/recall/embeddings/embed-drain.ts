@@ -1,7 +1,7 @@
-import { commit, commitRemoval, openRecallDbs, type RecallDbs, type RecallEnvironment } from '../store/recall-dbs.ts';
+import { commit, commitRemoval, openRecallDbs, type RecallDbs, type RecallEnvironment } from '../storage/lmdb/recall-dbs.ts';
 import { systemWallClock, type WallClock } from '../../wall-clock.ts';
-import { vectorsChanged, type ItemKey, type QueueEntry } from './embed-dbs.ts';
-import { itemText } from './embed-source.ts';
+import { vectorsChanged, type ItemKey, type QueueEntry } from '../storage/lmdb/embeddings/embed-dbs.ts';
+import { itemText } from '../storage/lmdb/embeddings/embed-source.ts';
 import { EmbeddingsError } from './embedding-errors.ts';
 import { createEmbeddingsClient, type EmbeddingsClient } from './embeddings-client.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings-options.ts';

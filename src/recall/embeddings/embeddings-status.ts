@@ -1,5 +1,5 @@
 import type { RecallDeps } from '../recall-deps.ts';
-import { pendingOf } from './embed-backfill.ts';
+import { pendingOf } from '../storage/lmdb/embeddings/embed-backfill.ts';
 
 /**
  * `recall.embeddingsStatus()`: whether embeddings are configured, the queue (all users, and

@@ -1,6 +1,6 @@
-import { HIGH, type RecallDbs } from '../store/recall-dbs.ts';
-import { backfillUser, isEmbedLive } from './embed-backfill.ts';
-import type { ItemKey } from './embed-dbs.ts';
+import { HIGH, type RecallDbs } from '../storage/lmdb/recall-dbs.ts';
+import { backfillUser, isEmbedLive } from '../storage/lmdb/embeddings/embed-backfill.ts';
+import type { ItemKey } from '../storage/lmdb/embeddings/embed-dbs.ts';
 import type { EmbeddingsClient } from './embeddings-client.ts';
 import { cosineWith, unit } from './vector-codec.ts';
 

@@ -1,13 +1,13 @@
 import type { RecallDeps } from '../recall-deps.ts';
-import { queryTerms, type RankedFilters, type SearchHit } from '../search/bm25-query.ts';
+import { queryTerms, type RankedFilters, type SearchHit } from '../storage/lmdb/search/bm25-query.ts';
 import { searchRanked, validateSearch, type SearchInput } from '../search/ranked-search.ts';
-import { dailyDoc, longTermDoc } from '../search/search-dbs.ts';
-import { backfillUser, isEmbedLive, pendingOf } from './embed-backfill.ts';
+import { dailyDoc, longTermDoc } from '../storage/lmdb/search/search-dbs.ts';
+import { backfillUser, isEmbedLive, pendingOf } from '../storage/lmdb/embeddings/embed-backfill.ts';
 import { hitOfDoc } from './doc-hits.ts';
 import { reciprocalRankFusion } from './rrf.ts';
 import { withMeta, type SearchResult } from './search-result.ts';
 import { unit } from './vector-codec.ts';
-import { vectorCount, vectorRanking } from './vector-query.ts';
+import { vectorCount, vectorRanking } from '../storage/lmdb/embeddings/vector-query.ts';
 
 /**
  * `recall.search` with or without embeddings.

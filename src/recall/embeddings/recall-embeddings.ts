@@ -1,7 +1,7 @@
 import type { EmbeddingDrain } from './embed-drain.ts';
 import type { EmbeddingsClient } from './embeddings-client.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings-options.ts';
-import type { VectorCache } from './vector-cache.ts';
+import type { VectorCache } from '../storage/lmdb/embeddings/vector-cache.ts';
 
 /** What the recall service holds of its embeddings (RecallDeps.embeddings): absent when not configured. */
 export interface RecallEmbeddings {

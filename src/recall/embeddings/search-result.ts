@@ -1,4 +1,4 @@
-import type { SearchHit } from '../search/bm25-query.ts';
+import type { SearchHit } from '../storage/lmdb/search/bm25-query.ts';
 
 /**
  * What `recall.search` answers: the hits (an array, as before embeddings existed) carrying,

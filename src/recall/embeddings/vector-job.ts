@@ -1,8 +1,8 @@
 import type { RootDatabase } from 'lmdb';
-import type { RankedFilters } from '../search/bm25-query.ts';
-import { DB_NAMES, type DailyValue, type LongTermValue } from '../store/recall-dbs.ts';
-import { EMBED_DB_NAMES, type ItemKey } from './embed-dbs.ts';
-import { vectorRanking, type VectorReader } from './vector-query.ts';
+import type { RankedFilters } from '../storage/lmdb/search/bm25-query.ts';
+import { DB_NAMES, type DailyValue, type LongTermValue } from '../storage/lmdb/recall-dbs.ts';
+import { EMBED_DB_NAMES, type ItemKey } from '../storage/lmdb/embeddings/embed-dbs.ts';
+import { vectorRanking, type VectorReader } from '../storage/lmdb/embeddings/vector-query.ts';
 
 /**
  * A large brute-force vector scan for the search pool's workers (search/search-worker.ts hands

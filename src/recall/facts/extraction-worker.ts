@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../errors.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { RecallDeps } from '../recall-deps.ts';
-import { commit, commitRemoval, HIGH, type RecallDbs } from '../store/recall-dbs.ts';
+import { commit, commitRemoval, HIGH, type RecallDbs } from '../storage/lmdb/recall-dbs.ts';
 import type { ExtractionJob, FactSource } from './fact-entry.ts';
 import { deadJobs, extractFacts, queuedJobs, type JobKey } from './fact-extraction.ts';
 import { rememberFact } from './facts-service.ts';

@@ -1,4 +1,4 @@
-import { currentLongTermValue } from '../store/long-term-store.ts';
+import { currentLongTermValue } from '../storage/lmdb/long-term-store.ts';
 import type { DocLine, DocTemplate, FactEntry } from './fact-entry.ts';
 import { factSeq } from './fact-entry.ts';
 import { currentOf, endEntry, hasFacts, nearDuplicateOf, writeEntry, type CachedFact, type FactStore } from './fact-store.ts';

@@ -1,6 +1,6 @@
 import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
-import { HIGH, type RecallDbs } from '../store/recall-dbs.ts';
+import { HIGH, type RecallDbs } from '../storage/lmdb/recall-dbs.ts';
 import type { DeadExtractionJob, ExtractionJob } from './fact-entry.ts';
 import { ExtractionAnswerError } from './fact-errors.ts';
 import { jsonObjectIn } from './fact-judge.ts';

@@ -1,9 +1,9 @@
 import { InvalidInputError } from '../../errors.ts';
-import { commit, HIGH, nextCounter, type RecallDbs } from '../store/recall-dbs.ts';
+import { commit, HIGH, nextCounter, type RecallDbs } from '../storage/lmdb/recall-dbs.ts';
 import { factId, factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from './fact-entry.ts';
 import { FactConflictError, FactNotFoundError } from './fact-errors.ts';
 import { isNearDuplicate, shapeOf, type FactShape } from './fact-text.ts';
-import { embedFactEnded, embedFactWritten } from '../embeddings/embed-hooks.ts';
+import { embedFactEnded, embedFactWritten } from '../storage/lmdb/embeddings/embed-hooks.ts';
 
 /**
  * The entries of long-term facts in LMDB (dbs `recall.facts`, `recall.fact-current`,

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../errors.ts';
 import type { RecallDeps } from '../recall-deps.ts';
-import { currentLongTermValue, undoLongTerm, writeLongTerm, type LongTermVersion } from '../store/long-term-store.ts';
-import type { LongTermValue } from '../store/recall-dbs.ts';
+import { currentLongTermValue, undoLongTerm, writeLongTerm, type LongTermVersion } from '../storage/lmdb/long-term-store.ts';
+import type { LongTermValue } from '../storage/lmdb/recall-dbs.ts';
 import type { FactEntry, FactSource, FactVerdict, FactWrite } from './fact-entry.ts';
 import { ensureConvertedTx, longTermDocument, needsConversion, syncDocumentTx } from './fact-document.ts';
 import { judgeFact } from './fact-judge.ts';

@@ -1,11 +1,11 @@
 import { InvalidInputError } from '../../errors.ts';
-import { isCalendarDay } from '../store/calendar-day.ts';
-import { HIGH } from '../store/recall-dbs.ts';
+import { isCalendarDay } from '../rows/calendar-day.ts';
+import { HIGH } from '../storage/lmdb/recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertSessionId, assertUserId } from '../recall-ids.ts';
-import { postingEstimate, queryTerms, rankedSearch, type RankedQuery, type SearchHit } from './bm25-query.ts';
-import { rebuildUserIndex } from './rebuild.ts';
-import { isLive } from './search-index.ts';
+import { postingEstimate, queryTerms, rankedSearch, type RankedQuery, type SearchHit } from '../storage/lmdb/search/bm25-query.ts';
+import { rebuildUserIndex } from '../storage/lmdb/search/rebuild.ts';
+import { isLive } from '../storage/lmdb/search/search-index.ts';
 
 /**
  * `recall.search`: ranked recall across all of a user's sessions, days and long-term memory.

@@ -1,17 +1,17 @@
 import type { JsonValue } from '../../message.ts';
-import { isCalendarDay } from '../store/calendar-day.ts';
-import { dailyRowBound, dailyWindow } from '../store/daily-store.ts';
+import { isCalendarDay } from '../rows/calendar-day.ts';
+import { dailyRowBound, dailyWindow } from '../storage/lmdb/daily-store.ts';
 import { clampLimit, normalizeKeyword } from './keyword-search.ts';
-import type { DailyRow, MemoryRow } from '../store/memory-row.ts';
+import type { DailyRow, MemoryRow } from '../rows/row-types.ts';
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId } from '../recall-ids.ts';
-import { windowSpec } from '../store/row-window.ts';
+import { windowSpec } from '../rows/row-window.ts';
 import type { Key } from 'lmdb';
-import { HIGH } from '../store/recall-dbs.ts';
-import type { DailyKey } from './search-job.ts';
-import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from './search-scan.ts';
-import { textContent, toSessionRow } from '../store/session-row.ts';
-import { sessionEntry, sessionIdShift } from '../store/sessions-index.ts';
+import { HIGH } from '../storage/lmdb/recall-dbs.ts';
+import type { DailyKey } from '../storage/lmdb/pool/search-job.ts';
+import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from '../storage/lmdb/search/search-scan.ts';
+import { textContent, toSessionRow } from '../rows/session-row.ts';
+import { sessionEntry, sessionIdShift } from '../storage/lmdb/sessions-index.ts';
 
 /**
  * The read side of the layered memory: session rows, recall by keyword, windows around an

@@ -1,7 +1,7 @@
 import { defineTool, type Tool } from '../../kernel/tool.ts';
 import type { JsonObject, JsonValue } from '../../message.ts';
-import { isCalendarDay } from '../store/calendar-day.ts';
-import type { SearchHit } from './bm25-query.ts';
+import { isCalendarDay } from '../rows/calendar-day.ts';
+import type { SearchHit } from '../storage/lmdb/search/bm25-query.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import { TOOL_TEXTS } from '../chat/tool-texts.ts';
 import type { SearchMeta } from '../embeddings/search-result.ts';

@@ -1,0 +1,131 @@
+/**
+ * The one durable job queue of the layered memory: fact extraction, embeddings and session
+ * summaries run through it on every storage engine, as OTP has one restart policy for every
+ * supervisor. A job is queued in the same commit as the write that calls for it (a turn's reply
+ * queues its extraction; a stored row queues its embedding), so what was committed is queued.
+ *
+ * - IDENTITY: `(kind, userId, key)`. Queuing a job that is already queued replaces its payload
+ *   and resets its attempts (the newest write wins: an embedding of a row's current text).
+ * - LEASES: `lease` hands out due jobs (`nextAt` passed, not leased, or leased past its expiry)
+ *   with a fresh `token`; a lease expires after `leaseMs`, so a job whose worker died (a killed
+ *   process) is taken over by another worker, in any process. Jobs of one lease call are
+ *   distinct and in due order.
+ * - EFFECTS: a job's writes carry its lease as a guard (`WriteGuard.job`): they commit only
+ *   while the job is still queued under that token, in the same transaction. An erasure removes
+ *   the user's jobs, leased ones too, so a job that finishes after its user was erased writes
+ *   nothing. Effects are idempotent (a job retried after a crash writes the same thing again).
+ * - OUTCOMES: `complete` removes the job; `fail` counts an attempt and either schedules the next
+ *   (`retryAt`) or moves it to the dead letters (kept with the error, listed, re-queued by
+ *   `requeueDead`, removed by `purgeDead`). Both are no-ops for a lease no longer held.
+ * - Errors stored with a job are Mnemo's own sentences and codes, never a provider's text.
+ */
+export type JobKind = 'extract' | 'embed' | 'summarize';
+
+/** A finished turn waiting for fact extraction. */
+export interface ExtractPayload {
+  sessionId: string;
+  /** The reply's session message id. */
+  replyId: number;
+  userMessage: string;
+  assistantReply: string;
+  /** The turn's session rows: the user row, the reply. */
+  messageIds: number[];
+}
+
+/** An item waiting for its embedding: a document of the ranked index, or a fact. */
+export interface EmbedPayload {
+  item: 'd' | 'f';
+  /** The document number (search/doc-numbers.ts) or the fact's seq. */
+  id: number;
+}
+
+/** A session whose older part may need summarizing. */
+export interface SummarizePayload {
+  sessionId: string;
+}
+
+export interface JobPayloads {
+  extract: ExtractPayload;
+  embed: EmbedPayload;
+  summarize: SummarizePayload;
+}
+
+export interface Job<K extends JobKind = JobKind> {
+  kind: K;
+  userId: string;
+  /** Unique within `(kind, userId)`; built from the payload (`jobKey`). */
+  key: string;
+  payload: JobPayloads[K];
+  /** ISO instant it was queued. */
+  queuedAt: string;
+  /** Failed attempts so far. */
+  attempts: number;
+  /** Code of the last failure (`llm_auth`, `embeddings_failed`, ...). */
+  lastError?: string;
+  /** Not due before this ISO instant; absent: due now. */
+  nextAt?: string;
+}
+
+export interface DeadJob<K extends JobKind = JobKind> extends Job<K> {
+  lastError: string;
+  /** ISO instant it was given up. */
+  deadAt: string;
+}
+
+/** A job handed to a worker. Its `token` guards its effects and its outcome. */
+export interface LeasedJob<K extends JobKind = JobKind> extends Job<K> {
+  token: string;
+}
+
+/** What a job's writes name to commit only while it is still held (see EFFECTS). */
+export interface JobLease {
+  kind: JobKind;
+  userId: string;
+  key: string;
+  token: string;
+}
+
+export interface JobCounts {
+  /** Queued (due now or waiting for a retry). */
+  pending: number;
+  /** Of those, the ones that failed at least once. */
+  retrying: number;
+  /** Dead letters. */
+  dead: number;
+}
+
+export interface JobQueue {
+  /** Queues jobs on their own (work that is not part of another write, e.g. a backfill). */
+  enqueue(jobs: readonly NewJob[]): Promise<void>;
+  /** Up to `limit` due jobs of `kind`, leased for `leaseMs`. */
+  lease<K extends JobKind>(kind: K, options: { limit: number; leaseMs: number }): Promise<LeasedJob<K>[]>;
+  complete(job: LeasedJob): Promise<void>;
+  /**
+   * One more failed attempt: due again at `retryAt` (ISO), or, with `retryAt` undefined, moved
+   * to the dead letters. `error` is a code.
+   */
+  fail(job: LeasedJob, error: string, retryAt: string | undefined): Promise<void>;
+  /** When the next job of `kind` becomes due (ISO; `undefined`: none queued), for a timer. */
+  nextDue(kind: JobKind): Promise<string | undefined>;
+  counts(kind: JobKind, userId?: string): Promise<JobCounts>;
+  /** The first `limit` dead letters, by user then key. */
+  dead<K extends JobKind>(kind: K, options: { limit: number; userId?: string }): Promise<DeadJob<K>[]>;
+  /** Dead letters (of `userId`, else every user's) back in the queue, attempts reset; how many. */
+  requeueDead(kind: JobKind, userId?: string): Promise<number>;
+  /** Drops dead letters that died before `before` (ISO); how many. */
+  purgeDead(kind: JobKind, before: string): Promise<number>;
+}
+
+export type NewJob = { [K in JobKind]: { kind: K; userId: string; payload: JobPayloads[K] } }[JobKind];
+
+/** A job's key within its kind and user: what makes queuing it twice one job. */
+export function jobKey(job: NewJob): string {
+  switch (job.kind) {
+    case 'extract':
+      return `${job.payload.sessionId}/${job.payload.replyId}`;
+    case 'embed':
+      return `${job.payload.item}:${job.payload.id}`;
+    case 'summarize':
+      return job.payload.sessionId;
+  }
+}

@@ -1,0 +1,27 @@
+import type { RecallDbs } from '../recall-dbs.ts';
+import { currentLongTerm } from '../long-term-store.ts';
+import { docRef } from '../search/search-dbs.ts';
+import { dailyRowText, longTermLines } from '../search/search-index.ts';
+import type { ItemKind } from './embed-dbs.ts';
+
+/**
+ * The text an item stands for NOW: a daily row's text with its tool calls (what BM25 indexes,
+ * search-index.ts `dailyRowText`), a line of the current long-term document, a current fact's
+ * text. `undefined` when it is gone (deleted, rewritten away, superseded): its queue entry is
+ * dropped, and a vector of it is never stored. Read only.
+ */
+export function itemText(dbs: Pick<RecallDbs, 'daily' | 'longTerm' | 'facts' | 'factCurrent'>, userId: string, kind: ItemKind, id: number): string | undefined {
+  if (kind === 'f') {
+    if (dbs.factCurrent.get([userId, id]) === undefined) return undefined;
+    const text = dbs.facts.get([userId, id])?.text;
+    return text === undefined || text.trim() === '' ? undefined : text;
+  }
+  const ref = docRef(id);
+  if (ref.kind === 'long_term') {
+    return longTermLines(currentLongTerm(dbs as RecallDbs, userId)).find((l) => l.line === ref.line)?.text;
+  }
+  const value = dbs.daily.get([userId, ref.day, ref.id]);
+  if (value === undefined) return undefined;
+  const text = dailyRowText(value);
+  return text.trim() === '' ? undefined : text;
+}

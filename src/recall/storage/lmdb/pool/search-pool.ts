@@ -1,0 +1,105 @@
+import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import { SearchPoolClosedError } from '../../../recall-errors.ts';
+import { fromSources, packageFile, requireHere } from '../../../../module-location.ts';
+import type { DailyRow, MemoryRow } from '../../../rows/row-types.ts';
+import type { SearchJob } from './search-job.ts';
+import type { SearchHit } from '../search/bm25-query.ts';
+import type { RankJob, RowTerms } from './rank-jobs.ts';
+import type { VectorJob } from '../../../embeddings/vector-job.ts';
+
+/**
+ * The pool that runs large keyword scans, large ranked queries and index rebuilds' tokenizing off the event loop (piscina worker threads running
+ * `search-worker.ts`). Its owner (the runtime, as a supervised child) closes it; `close` lets
+ * running scans finish, then stops the threads. A job sent after `close` is refused with
+ * `SearchPoolClosedError` (`pool_closed`). Close the pool before the LMDB environment.
+ *
+ * Options: `maxThreads` (default: half the cores, at least 1: scans are CPU work and the main
+ * thread needs a core), `idleTimeout` ms before an idle thread exits (default 30 000, so a burst
+ * of searches does not pay a thread start each).
+ */
+export interface SearchPoolOptions {
+  maxThreads?: number;
+  idleTimeout?: number;
+}
+
+export interface SearchPool {
+  run(job: Extract<SearchJob, { kind: 'daily' }>): Promise<DailyRow[]>;
+  run(job: Extract<SearchJob, { kind: 'session' }>): Promise<MemoryRow[]>;
+  /** A large ranked query (search/bm25-query.ts). */
+  run(job: Extract<RankJob, { kind: 'rank' }>): Promise<SearchHit[]>;
+  /** The tokenizing half of an index rebuild (search/rebuild.ts). */
+  run(job: Extract<RankJob, { kind: 'terms' }>): Promise<RowTerms[]>;
+  /** A large brute-force vector scan (embeddings/vector-job.ts): `[doc, cosine]`, best first. */
+  run(job: VectorJob): Promise<[number, number][]>;
+  /** Scans running or queued now. */
+  readonly pending: number;
+  /** Scans finished so far (successfully or not). */
+  readonly completed: number;
+  readonly closed: boolean;
+  close(): Promise<void>;
+}
+
+export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
+  const maxThreads = options.maxThreads ?? Math.max(1, Math.floor(availableParallelism() / 2));
+  // Built on the first scan: a runtime that never searches a large session (most restarts,
+  // every CLI call that only reads) does not pay piscina's setup (~3 ms) at start.
+  let piscina: Piscina | undefined;
+  const threads = () =>
+    (piscina ??= new Piscina({
+      filename: packageFile('recall/storage/lmdb/pool/search-worker').href,
+      minThreads: 0,
+      maxThreads,
+      idleTimeout: options.idleTimeout ?? 30_000,
+      execArgv: workerExecArgv(),
+    }));
+  let closed = false;
+  let closing: Promise<void> | undefined;
+  let completed = 0;
+  const inFlight = new Set<Promise<unknown>>();
+  const pool = {
+    run(job: SearchJob | RankJob | VectorJob): Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][]> {
+      if (closed) return Promise.reject(new SearchPoolClosedError());
+      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][]>;
+      const settled = result.then(
+        () => undefined,
+        () => undefined,
+      );
+      inFlight.add(settled);
+      void settled.then(() => {
+        inFlight.delete(settled);
+        completed++;
+      });
+      return result;
+    },
+    get pending() {
+      return inFlight.size;
+    },
+    get completed() {
+      return completed;
+    },
+    get closed() {
+      return closed;
+    },
+    close() {
+      closed = true;
+      // piscina's own close can cut off a job still waiting for its thread to start.
+      closing ??= Promise.all(inFlight).then(() => piscina?.close());
+      return closing;
+    },
+  };
+  return pool as SearchPool;
+}
+
+/**
+ * From dist the worker is JavaScript and needs nothing. From the sources it is TypeScript:
+ * under `tsx` the threads inherit its loader from `execArgv`; under another runner (vitest) the
+ * loader is added, so the worker loads the same way everywhere (tsx is a devDependency).
+ */
+function workerExecArgv(): string[] {
+  const argv = process.execArgv;
+  if (!fromSources || argv.some((a) => a.includes('tsx'))) return argv;
+  const loader = pathToFileURL(requireHere.resolve('tsx')).href;
+  return [...argv, '--import', loader];
+}

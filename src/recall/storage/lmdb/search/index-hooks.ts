@@ -1,0 +1,51 @@
+import { HIGH, type DailyValue, type RecallDbs } from '../recall-dbs.ts';
+import { indexDailyRow, isLive, reindexLongTerm, setLive, unindexDailyRow } from './search-index.ts';
+import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange } from '../embeddings/embed-hooks.ts';
+
+/**
+ * Where the stores call the index: each hook runs inside the store's own write transaction
+ * (see search-index.ts for why rows and postings commit together).
+ *
+ * A user's writes are indexed once the user is live: a user with nothing stored yet becomes
+ * live at their first write; a user with rows from before the index (or an older Mnemo) is
+ * not indexed row by row but rebuilt whole (rebuild.ts) at the first search. Removals apply
+ * for a live user (removing a document that was never indexed is a no-op); a user not live
+ * has their whole index dropped by that rebuild, and its postings are never read before.
+ *
+ * The same hooks queue the rows for embedding, when configured (embeddings/embed-hooks.ts).
+ */
+function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
+  if (isLive(dbs.search, userId)) return true;
+  const noRows = (dbs.counters.get([userId, 'daily-rows']) ?? 0) === 0;
+  let noLongTerm = true;
+  for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) noLongTerm = false;
+  if (!(noRows && noLongTerm)) return false;
+  setLive(dbs.search, userId);
+  return true;
+}
+
+/** Before the daily row's counter is bumped: the row `[userId, day, id]` was just put. */
+export function onDailyRowPut(dbs: RecallDbs, userId: string, day: string, id: number, value: DailyValue): void {
+  if (liveOrFresh(dbs, userId)) indexDailyRow(dbs.search, userId, day, id, value);
+  embedDailyRowPut(dbs, userId, day, id);
+}
+
+/** Before the row is removed (its text is needed to find its postings). Not live: the rebuild drops them all. */
+export function onDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id: number): void {
+  if (!isLive(dbs.search, userId)) return;
+  const value = dbs.daily.get([userId, day, id]);
+  if (value !== undefined) unindexDailyRow(dbs.search, userId, day, id, value);
+  embedDailyRowRemove(dbs, userId, day, id);
+}
+
+/** Before the new version is put (`before`: the current document, `''` when none). */
+export function onLongTermWrite(dbs: RecallDbs, userId: string, before: string, after: string): void {
+  if (liveOrFresh(dbs, userId)) reindexLongTerm(dbs.search, userId, before, after);
+  embedLongTermChange(dbs, userId, before, after);
+}
+
+/** After an undo removed the newest version. */
+export function onLongTermUndo(dbs: RecallDbs, userId: string, before: string, after: string): void {
+  if (isLive(dbs.search, userId)) reindexLongTerm(dbs.search, userId, before, after);
+  embedLongTermChange(dbs, userId, before, after);
+}

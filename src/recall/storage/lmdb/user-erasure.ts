@@ -1,0 +1,217 @@
+import type { Database, Key, RootDatabase } from 'lmdb';
+import { isErasable } from '../../../memory/contract/erasable-log.ts';
+import { CONVERSATION_DBS, FORKS_DB } from '../../../memory/lmdb/lmdb-table.ts';
+import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../../provider/summary-record.ts';
+import type { RecallDeps } from '../../recall-deps.ts';
+import { sessionConversationId, sessionConversationPrefix } from '../../recall-ids.ts';
+import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
+
+/**
+ * `eraseUser(userId)`: everything of one user, gone in ONE LMDB transaction.
+ *
+ * WHAT. (1) In every db of recall's schema (`DB_NAMES`: sessions and titles, daily rows, long-
+ * term memory and its versions, the dialogue log, counters and marks, and whatever db is added
+ * there later: a search index, embeddings, facts, idempotency keys), the ranges `[user] ..
+ * [user, HIGH]` and `[marker, user] .. [marker, user, HIGH]` (recall-dbs.ts: every key starts
+ * with the user id, or a marker then the user id). It knows no db by its content, so a new one
+ * is covered by being named. (2) Each of the user's conversations in the MessageLog, with its
+ * summaries' companion conversation (`mnemo.summary/...`): its range in every db keyed by
+ * conversation (`CONVERSATION_DBS`: messages, the system-message index, TTL overrides). The
+ * conversations are found twice over, so none is missed: from the user's session ids in the
+ * sessions index, the daily view and the log, AND by a range scan of the `messages` db over the
+ * user's conversation prefix `session/{user}/` (and `mnemo.summary/session/{user}/`), which
+ * finds a transcript whatever the index says.
+ *
+ * ONE TRANSACTION, AND THE ACTORS. When the MessageLog is the LMDB store of the same
+ * environment (`memoryInEnv`: always inside a runtime), the transcripts are removed by this
+ * transaction directly, not through the conversation actors: an actor's writes are its own
+ * transactions, and one transaction across many actors is not possible through them. The
+ * actors keep a cached last id, though, which must not outlive the erasure (a next turn would
+ * number from 57, not 1). So, in order: (a) the gate (user-gate.ts) refuses new calls of the
+ * user and waits for running ones, and the summarizer's jobs on the user's sessions are waited
+ * for, so nothing writes the user's conversations any more; (b) the one transaction; (c) each
+ * erased conversation gets a `clear` through the MessageLog (the runtime's memory clear path:
+ * the conversation's actor, or the standalone store's lane), which finds nothing left to
+ * delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
+ * caches are in memory, and a new process reads last ids from storage.
+ *
+ * Another store (`memoryInEnv` false: PostgreSQL, in-memory, your own): the conversations are
+ * erased first, through the store (`eraseConversations` when it has it, PostgreSQL's being one
+ * transaction over the ids and prefixes; else `clear` of each known conversation, and no
+ * prefix scan), then the LMDB transaction. Not one transaction then: a failure in between
+ * leaves the index, and erasing again finishes the job.
+ *
+ * LMDB frees the erased pages; a compacted copy (`env.backup(path, true)`) holds no byte of
+ * them (test/recall/user-erasure.test.ts checks the copy for every marker string and id of the
+ * user), and `reseatAfter` files away the separators that kept erased keys (one level of them).
+ */
+export interface ErasureReport {
+  /** Conversations erased (sessions and summary companions). */
+  conversations: number;
+  /** Keys removed from recall's dbs. */
+  keys: number;
+}
+
+/** Runs once the gate holds the user (no call of theirs is running or can start). */
+export async function eraseUserData(deps: RecallDeps, userId: string): Promise<ErasureReport> {
+  const { dbs } = deps;
+  const sessionIds = userSessionIds(deps, userId);
+  const prefixes = [sessionConversationPrefix(userId), `${SUMMARY_ID_PREFIX}/${sessionConversationPrefix(userId)}`];
+  const known = new Set<string>();
+  for (const s of sessionIds) {
+    const c = sessionConversationId(userId, s);
+    known.add(c);
+    known.add(summaryConversationId(c));
+  }
+  // Jobs started by the user's last turns (afterTurn) must not write after the erasure.
+  if (deps.summarizer !== undefined) {
+    const summarizer = deps.summarizer;
+    await Promise.all([...known].filter((c) => !c.startsWith(SUMMARY_ID_PREFIX)).map((c) => summarizer.settled(c)));
+  }
+
+  // Appends acknowledged through the journal go to LMDB first, where the erasure removes them.
+  await deps.journal?.settle();
+  const conversationDbs = deps.sessionScan === undefined ? undefined : CONVERSATION_DBS.map((name) => erasable(dbs.env, name, dbs.env.openDB<unknown, Key>(name, {})));
+  if (conversationDbs === undefined) {
+    if (isErasable(deps.memory)) await deps.memory.eraseConversations({ ids: [...known], prefixes });
+    else for (const c of known) await deps.memory.clear(c);
+  }
+
+  const erased = new Set<string>(known);
+  const keys = await commitRemoval(dbs, () => {
+    let removed = 0;
+    const recallDbs = [...dbs.all].map(([name, db]) => erasable(dbs.env, name, db));
+    for (const target of recallDbs) removed += removeUserKeys(target, userId);
+    if (conversationDbs !== undefined) {
+      const [messages] = conversationDbs;
+      for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
+      for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
+      // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
+      // `['by', source, fork]`. An erased fork leaves its source's list; an erased source, its own.
+      const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
+      const forksErasable = erasable(dbs.env, FORKS_DB, forks as Database<unknown, Key>);
+      for (const c of erased) {
+        const link = forks.get(['of', c]);
+        if (typeof link === 'object' && link !== null) {
+          forks.remove(['of', c]);
+          forks.remove(['by', link.source, c]);
+        }
+        removeRange(forksErasable, ['by', c], ['by', c, HIGH]);
+      }
+      for (const target of [...conversationDbs, forksErasable]) reseat(target);
+    }
+    for (const target of recallDbs) reseat(target);
+    return removed;
+  });
+  // And the journal's copies of them (its records are in LMDB now): zeroed.
+  await deps.journal?.scrub();
+  // The facts' in-memory view of the user's current entries (fact-store.ts) goes with them.
+  deps.facts.cache.delete(userId);
+  if (conversationDbs !== undefined) {
+    // Reset the cached last ids (see ONE TRANSACTION above); nothing is left to delete.
+    for (const c of erased) await deps.memory.clear(c);
+  }
+  return { conversations: erased.size, keys };
+}
+
+/** Every session id the user's recall keys name: the index, the daily view, the log. */
+function userSessionIds(deps: RecallDeps, userId: string): Set<string> {
+  const { dbs } = deps;
+  const ids = new Set<string>();
+  for (const key of dbs.sessions.getKeys({ start: [userId], end: [userId, HIGH] })) ids.add(key[1]);
+  for (const key of dbs.dailyBySession.getKeys({ start: [userId], end: [userId, HIGH] })) ids.add(key[1]);
+  for (const key of dbs.log.getKeys({ start: [userId], end: [userId, HIGH] })) if (key[1] !== '') ids.add(key[1]);
+  return ids;
+}
+
+/** A database to erase from, the same database with its values as stored, and the ends of
+ * the ranges erased from it so far (`reseat`). */
+interface Erasable {
+  db: Database<unknown, Key>;
+  raw: Database<Buffer, Key>;
+  ends: Key[];
+}
+
+function erasable(env: RootDatabase, name: string, db: Database<unknown, Key>): Erasable {
+  return { db, raw: env.openDB<Buffer, Key>(name, { encoding: 'binary' }), ends: [] };
+}
+
+/** Removes the user's range, and the user's range under every marker. Inside a transaction. */
+function removeUserKeys(target: Erasable, userId: string): number {
+  const { db } = target;
+  let removed = removeRange(target, [userId], [userId, HIGH]);
+  // Markers are few (one per kind of mark): hop from one to the next.
+  let from: Key = [MARKER_START];
+  for (;;) {
+    const next: Key | undefined = [...db.getKeys({ start: from, end: ['\u0002'], limit: 1 })][0];
+    if (!Array.isArray(next) || typeof next[0] !== 'string') break;
+    const marker: string = next[0];
+    removed += removeRange(target, [marker, userId], [marker, userId, HIGH]);
+    from = [marker, HIGH];
+  }
+  return removed;
+}
+
+function removeRange(target: Erasable, start: Key, end: Key): number {
+  // Collected first: removing under a live range iterator is not safe.
+  const keys = [...target.db.getKeys({ start, end })];
+  for (const key of keys) target.db.remove(key);
+  if (keys.length > 0) target.ends.push(end);
+  return keys.length;
+}
+
+/** After every range of `target` is erased: `reseatAfter` once per first key that follows an
+ * erased range (adjacent ranges, a user's sessions, share it). */
+function reseat(target: Erasable): void {
+  const done = new Set<string>();
+  for (const end of target.ends) {
+    let next: Key | undefined;
+    for (const key of target.db.getKeys({ start: end, limit: 1 })) next = key;
+    if (next === undefined || done.has(JSON.stringify(next))) continue;
+    done.add(JSON.stringify(next));
+    reseatAfter(target.raw, next);
+  }
+}
+
+/** LMDB's page size, and the largest value a leaf node holds inline (a larger one is an 8-byte page number). */
+const PAGE_BYTES = 4096;
+const INLINE_VALUE_MAX = 2038;
+
+/**
+ * A B-tree branch page keeps, as the separator of each child page, the first key that page had
+ * when it split, and deleting that key leaves the separator as it is; a compacted copy
+ * (`env.backup(path, true)`) copies branch pages as they are. So an erased key can outlive its
+ * row as the separator of the page that now holds the first key after the erased range. This
+ * removes a page's worth of entries from `first` on (by their inline bytes, a lower bound of their
+ * size in a page: more than that page can hold), so that page empties and LMDB drops it and its
+ * separator from the parent, then puts the same bytes back, filed under keys that exist. Inside
+ * the erasure's transaction, so no reader sees them missing.
+ *
+ * One level: the separators of leaf pages. A database deep enough to have branch pages under
+ * branch pages (a hundred leaf pages or so, ~400 KB and up, with keys of ~30 bytes) can still
+ * keep an erased key as the separator of a branch page (README: Retention and erasure).
+ */
+function reseatAfter(raw: Database<Buffer, Key>, first: Key): void {
+  const moved: Array<{ key: Key; value: Buffer }> = [];
+  let bytes = 0;
+  for (const { key, value } of raw.getRange({ start: first })) {
+    moved.push({ key, value });
+    bytes += 8 + (value.length > INLINE_VALUE_MAX ? 8 : value.length);
+    if (bytes > PAGE_BYTES) break;
+  }
+  for (const { key } of moved) raw.remove(key);
+  for (const { key, value } of moved) raw.put(key, value);
+}
+
+/** The distinct conversation ids of `messages` keys `[id, n]` starting with `prefix`. */
+function conversationsWithPrefix(messages: Database<unknown, Key>, prefix: string): string[] {
+  const found: string[] = [];
+  let from: Key = [prefix];
+  for (;;) {
+    const next: Key | undefined = [...messages.getKeys({ start: from, end: [prefix + HIGH], limit: 1 })][0];
+    if (!Array.isArray(next) || typeof next[0] !== 'string' || !next[0].startsWith(prefix)) break;
+    found.push(next[0]);
+    from = [next[0], HIGH];
+  }
+  return found;
+}

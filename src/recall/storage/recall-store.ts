@@ -1,0 +1,253 @@
+import type { MessageLog, NewEntry } from '../../memory/contract/message-log.ts';
+import type { StoredMessage } from '../../message.ts';
+import type { DocTemplate, FactEntry } from '../facts/fact-entry.ts';
+import type { RankedFilters } from '../search/rank-filters.ts';
+import type { JobLease, JobQueue, NewJob } from './job-queue.ts';
+import type {
+  DailyRecord,
+  LogRecord,
+  LongTermRecord,
+  NewDailyRecord,
+  NewLogRecord,
+  SessionEntry,
+  TurnKeyRecord,
+} from './records.ts';
+
+/**
+ * RecallStore: the storage port of the layered memory. Recall's domain (the chat turn, the
+ * Demo's rules, facts and their judge, ranking math and the tokenizer, the Demo folder format,
+ * retention rules) calls this interface and never a database driver. Adapters:
+ * `storage/lmdb/` (the embedded default, the format older versions wrote) and
+ * `storage/postgres/` (many processes on one database). Each passes the same conformance suite
+ * (`describeRecallStoreContract` from `mnemo/testing`), as every `MessageLog` passes
+ * `describeMessageLogContract`.
+ *
+ * What every adapter guarantees:
+ *
+ * - USERS. Every read and write names one user and touches only that user's data; ids are
+ *   validated by the caller (recall-ids.ts). A user no write has named reads as empty.
+ * - ATOMICITY. Each write method is one atomic, durable step: it resolves once committed and
+ *   flushed (LMDB) or acknowledged (PostgreSQL), or rejects with a `StorageError` having stored
+ *   nothing. Reads see every write that has resolved, from any process of the same database.
+ * - DERIVED DATA commits with what it derives from: a daily row or a long-term line with its
+ *   postings in the ranked index (the domain's tokenizer, search/tokenizer.ts) and, when the
+ *   store was opened with embeddings, its embedding job; a fact with its embedding job; an
+ *   ended fact, a removed row, an erased user without their vectors and jobs.
+ * - GUARDS. A write that is one step of a longer operation (a turn's reply after its user row,
+ *   a job's effects) passes a `WriteGuard`; when the guard no longer holds (the user was erased
+ *   since the operation began, the job's lease was lost) nothing is written and the write
+ *   rejects with `StaleWriteError` (`write_stale`).
+ * - ORDER across processes comes from the database: counters, conditional updates, unique
+ *   indexes, row or advisory locks. An in-process lock may make an adapter faster, never correct
+ *   (LMDB is one process per directory, so its in-process locks are the whole story there).
+ * - RANKING is the domain's: `rank` scores with BM25 as search/bm25.ts defines it (the same
+ *   per-user statistics, so both engines order hits alike), `nearest` with cosine similarity;
+ *   both apply `RankedFilters` as search/rank-filters.ts defines them.
+ * - KEYWORD SCANS (`scanDaily`, `scanSession`) match as search/keyword-match.ts defines it (the
+ *   Demo's case-folded substring rule), newest first, at most `limit`, returned oldest first.
+ *
+ * Session transcripts are conversations `session/{userId}/{sessionId}` of `transcripts` (with
+ * the summaries' companion conversations, provider/summary-record.ts). The domain reads them
+ * there; their writes go through this port (`appendTurn`, `forkSession`, `deleteSession`,
+ * `eraseUser`, `importBatch`) so that they commit with what depends on them.
+ */
+export interface RecallStore {
+  /** Which engine: `'lmdb'`, `'postgres'`, or a third party's name. */
+  readonly engine: string;
+  /** The session transcripts, for reads (and the summarizer's companion conversations). */
+  readonly transcripts: MessageLog;
+  readonly jobs: JobQueue;
+  /** True when the store was opened with embeddings: stored items queue embedding jobs. */
+  readonly embeddings: boolean;
+
+  // ---- users ----
+  /** Whether the user has anything stored (sessions, daily rows, long-term memory, log, facts). */
+  hasData(userId: string): Promise<boolean>;
+  /**
+   * Everything of the user in one atomic step: transcripts and their summaries, sessions, the
+   * daily view, the log, long-term memory and facts, the index, vectors, jobs (leased ones too),
+   * turn keys, fork links. Guards taken before it fail after it.
+   */
+  eraseUser(userId: string): Promise<ErasureReport>;
+
+  // ---- sessions ----
+  session(userId: string, sessionId: string): Promise<SessionEntry | undefined>;
+  /** Every entry of the user, listed or not, in creation order. */
+  sessions(userId: string): Promise<SessionEntry[]>;
+  /**
+   * Lists the session, keeps a title it already has or takes `title`, refreshes `updatedAt`;
+   * registers it first if unknown. The entry as now stored.
+   */
+  touchSession(userId: string, sessionId: string, change: { title: string; updatedAt: string }, guard?: WriteGuard): Promise<SessionEntry>;
+  /**
+   * Branches `sourceId` at `messageId` into the new `targetId` (MessageLog `fork`: the prefix is
+   * shared), registered, listed with `title`, and linked to its source, in one step.
+   * `ForkError` `fork_target_exists` when the target has an entry or rows, `fork_point_missing`
+   * when the source has no such row.
+   */
+  forkSession(userId: string, fork: { sourceId: string; messageId: number; targetId: string; title: string; now: string }): Promise<void>;
+  /**
+   * Deletes the session's transcript, its summaries, daily rows, log rows, turn keys and entry.
+   * `ifLastId`: only while the transcript's last id is still that (the retention sweep's
+   * condition); `'changed'` and nothing deleted when it is not. `'missing'` when there was
+   * nothing to delete.
+   */
+  deleteSession(userId: string, sessionId: string, options?: { ifLastId?: number }): Promise<'deleted' | 'missing' | 'changed'>;
+  /**
+   * Serializes the turns of one session (in every process on the same database): resolves
+   * once the caller holds the session, with the function that lets it go.
+   */
+  lockSession(userId: string, sessionId: string): Promise<() => Promise<void>>;
+
+  // ---- the turn ----
+  /**
+   * Appends rows to the session and, in the same atomic step, what they imply (`with`, given
+   * the records as numbered): their daily mirror, the log row, jobs, the turn's key, the
+   * session's listing. `opens`: the turn's first write (registers the session if new).
+   * A keyed append already stored (a retry) stores no rows again, and its side writes are
+   * stored only where they are not already (a daily row by its session message id). Resolves
+   * with the records and the guard for the turn's later writes.
+   */
+  appendTurn(append: TurnAppend, guard?: WriteGuard): Promise<TurnAppended>;
+  turnKey(userId: string, sessionId: string, key: string): Promise<TurnKeyRecord | undefined>;
+
+  // ---- the daily view ----
+  dailyDay(userId: string, day: string): Promise<DailyRecord[]>;
+  /** The anchor row and up to `before`/`after` rows around it in its day; `[]` without the anchor. */
+  dailyWindow(userId: string, day: string, anchor: number, before: number, after: number): Promise<DailyRecord[]>;
+  /** The user's days with rows, ascending. */
+  days(userId: string): Promise<string[]>;
+  scanDaily(userId: string, query: { day: string | null; keyword: string; limit: number }): Promise<DailyRecord[]>;
+  scanSession(userId: string, sessionId: string, query: { keyword: string; limit: number }): Promise<StoredMessage[]>;
+
+  // ---- the dialogue log ----
+  /** In turn order; one session's when `sessionId` is given. */
+  dialogueLog(userId: string, sessionId?: string): Promise<LogRecord[]>;
+
+  // ---- long-term memory and facts ----
+  longTermVersions(userId: string): Promise<LongTermRecord[]>;
+  /** What a facts write is computed from; its `generation` guards that write. */
+  factsState(userId: string): Promise<FactsState>;
+  /** Entries by seq (current or not), in the order asked; `undefined` for a seq with none. */
+  factEntries(userId: string, seqs: readonly number[]): Promise<(FactEntry | undefined)[]>;
+  /** Every entry ever written, in creation order. */
+  factHistory(userId: string): Promise<FactEntry[]>;
+  /**
+   * Applies a change computed from `factsState` if the generation is still `generation`:
+   * `true`; else `false` and nothing written (the caller reads again and recomputes). At most
+   * one current entry per key is enforced by the store, not by the caller's locks.
+   */
+  commitFacts(userId: string, change: FactsChange, guard: WriteGuard & { generation: number }): Promise<boolean>;
+
+  // ---- ranked recall ----
+  /** The `limit` best documents for `terms` that pass `filters` (BM25, best first, ties by doc). */
+  rank(userId: string, query: { terms: readonly string[]; filters: RankedFilters; limit: number }): Promise<RankedDoc[]>;
+  /** Rebuilds the user's index from their rows; the documents indexed. */
+  rebuildIndex(userId: string): Promise<number>;
+  /** With embeddings: the `limit` documents (`'d'`) or current facts (`'f'`) nearest to `vector`. */
+  nearest(userId: string, query: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<Array<{ id: number; similarity: number }>>;
+  /** Stores vectors for a job's items (skipping items whose text changed since: `hash`); how many. */
+  putVectors(userId: string, vectors: readonly VectorWrite[], guard: WriteGuard): Promise<number>;
+  /** Queues the user's items that have no vector (once: later writes queue themselves). */
+  backfillEmbeddings(userId: string): Promise<void>;
+  /** The text an embedding job embeds now (`undefined`: the item is gone). */
+  itemText(userId: string, item: 'd' | 'f', id: number): Promise<string | undefined>;
+
+  // ---- import ----
+  /** One step of a Demo folder import (demo-folder/demo-import.ts); rows keep the given ids. */
+  importBatch(userId: string, batch: ImportBatch): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+/** Names a multi-step operation's later writes: they store nothing once it no longer holds. */
+export interface WriteGuard {
+  /** The user's incarnation as the operation's first write found or made it (an erasure ends it). */
+  incarnation?: string;
+  /** A job's lease (job-queue.ts EFFECTS). */
+  job?: JobLease;
+}
+
+export interface TurnAppend {
+  userId: string;
+  sessionId: string;
+  /** One user row, or one reply (or error) row. */
+  entries: readonly NewEntry[];
+  /** Appended exactly once under this MessageLog key (chat/turn-keys.ts `rowKeys`). */
+  idempotencyKey?: string;
+  /** The turn's first write: registers the session (unlisted) if it is new, at `now`. */
+  opens?: { now: string };
+  /** What commits with the rows, given their records as numbered. Pure. */
+  with(records: readonly StoredMessage[]): TurnSideWrites;
+}
+
+export interface TurnSideWrites {
+  /** The rows' daily mirrors (each with its `sessionMessageId`). */
+  daily: NewDailyRecord[];
+  log?: NewLogRecord;
+  /** The turn's last row: the turn is settled (crash repair has nothing left to do for it). */
+  settles?: boolean;
+  jobs?: NewJob[];
+  turnKey?: { key: string; value: TurnKeyRecord };
+  /** Lists the session (see `touchSession`). */
+  touch?: { title: string; updatedAt: string };
+}
+
+export interface TurnAppended {
+  records: StoredMessage[];
+  /** The entry as `touch` left it. */
+  session?: SessionEntry;
+  /** The guard of the turn's later writes. */
+  guard: WriteGuard;
+}
+
+export interface FactsState {
+  generation: number;
+  /** Current entries, in creation order. */
+  current: FactEntry[];
+  /** The next entry's seq (1 for a user without entries). */
+  nextSeq: number;
+  /** The last document written, as lines (fact-document.ts). */
+  doc?: DocTemplate;
+  /** The newest long-term document version. */
+  longTerm?: LongTermRecord;
+}
+
+export interface FactsChange {
+  /** New entries and changed ones (an ended entry with its `validTo`), by seq. */
+  entries: readonly FactEntry[];
+  doc?: DocTemplate;
+  /** A new document version (numbered on from the newest), or the newest dropped. */
+  longTerm?: Omit<LongTermRecord, 'version'> | 'undo';
+}
+
+export interface RankedDoc {
+  /** The document number (search/doc-numbers.ts). */
+  doc: number;
+  score: number;
+  /** The daily row of a daily document. */
+  row?: DailyRecord;
+}
+
+export interface VectorWrite {
+  item: 'd' | 'f';
+  id: number;
+  /** Of the text embedded (embeddings/vector-codec.ts `textHash`): stored only while still current. */
+  hash: number;
+  vector: Float32Array;
+}
+
+export interface ImportBatch {
+  sessions?: readonly SessionEntry[];
+  /** Appended to the session's transcript, in order. */
+  transcript?: { sessionId: string; entries: readonly NewEntry[] };
+  daily?: readonly NewDailyRecord[];
+  log?: readonly NewLogRecord[];
+}
+
+export interface ErasureReport {
+  /** Conversations erased (sessions and their summaries' companions). */
+  conversations: number;
+  /** Records removed beside them. */
+  keys: number;
+}

@@ -1,0 +1,110 @@
+import type { JsonObject } from '../../message.ts';
+
+/**
+ * The records of the layered memory as its domain sees them: camelCase, engine-neutral. Every
+ * storage adapter maps them to its own format in one place (the LMDB adapter to the values
+ * older versions wrote, so existing data opens as it is; the PostgreSQL adapter to columns), and
+ * the HTTP layer maps them to the Agent Memory Demo's snake_case bodies.
+ */
+
+/** A tool call as the Demo shows it: `{name, input, output}`. */
+export interface ToolCallView {
+  name: string;
+  /** The call's arguments as Python's `json.dumps` would print them (strings pass through). */
+  input: string;
+  /** The tool's output string; `''` when no result was recorded. */
+  output: string;
+}
+
+/** Why a turn failed, as stored with its error row: a stable code and Mnemo's own sentence. */
+export interface RowError {
+  code: string;
+  message: string;
+}
+
+/** One entry of a user's sessions index (the Demo's `conversations.json`). */
+export interface SessionEntry {
+  sessionId: string;
+  /** `''` until the first turn ends (or when an imported entry had none). */
+  title: string;
+  /** Local wall time `YYYY-MM-DDTHH:MM:SS`, refreshed by every turn. */
+  updatedAt: string;
+  /** Creation order within the user: ties of `updatedAt` list in this order. */
+  order: number;
+  /**
+   * Shown by `listSessions`. A session is registered unlisted by its first turn's user row, so
+   * every session with rows can be found, exported and deleted, and it is listed when that
+   * turn ends. Imported sessions that `conversations.json` did not name stay unlisted.
+   */
+  listed: boolean;
+  /** A session branched from another (`forkSession`): its rows up to `messageId` are the source's. */
+  fork?: { sessionId: string; messageId: number };
+  /**
+   * An imported session whose Demo ids were not 1..n: its first `rows` records carry their Demo
+   * id in `meta.message_id`, and every later record's anchor is its record id + `shift`.
+   */
+  demoIds?: { rows: number; shift: number };
+  /** The imported `conversations.json` entry, for a faithful export. */
+  imported?: JsonObject;
+}
+
+/** One row of the daily view: per user and local day, ids 1, 2, 3, ... within the day. */
+export interface DailyRecord {
+  day: string;
+  id: number;
+  ts: string;
+  role: string;
+  content: string;
+  /** The session that wrote it; `null` for an imported row that named none. */
+  sessionId: string | null;
+  /** The same row's id in its session, when it has one. */
+  sessionMessageId: number | null;
+  toolCalls?: ToolCallView[];
+  error?: RowError;
+  /** An imported row as its file held it (content replaced by null), for a faithful export. */
+  imported?: JsonObject;
+}
+
+/** A daily row to store: the store gives it the day's next id unless `id` is set (imports). */
+export type NewDailyRecord = Omit<DailyRecord, 'id'> & { id?: number };
+
+/** One turn of the dialogue log (the Demo's `logs/llm_dialogue.jsonl`). */
+export interface LogRecord {
+  /** Per-user order across sessions. */
+  seq: number;
+  ts: string;
+  /** As the turn (or the imported row) named it; may be any string for an imported row. */
+  sessionId: string;
+  userMessage: string;
+  assistantReply: string;
+  /** The exact memory context the model was given. */
+  memoryContext: string;
+  toolCalls: ToolCallView[];
+  error?: RowError;
+  imported?: JsonObject;
+}
+
+export type NewLogRecord = Omit<LogRecord, 'seq'>;
+
+/** One version of the long-term document (the Demo's `memory.md`). */
+export interface LongTermRecord {
+  version: number;
+  /** Trimmed, as the Demo read it back. */
+  content: string;
+  ts: string;
+  source: 'remember_note' | 'set' | 'import';
+  /** The imported file's text, when this version came from one. */
+  raw?: string;
+}
+
+/** A keyed chat turn's entry (chat/turn-keys.ts): its answer once answered, else its failed attempts. */
+export type TurnKeyRecord =
+  | { result: TurnAnswer; at: number }
+  | { failedAttempts: number; at: number };
+
+export interface TurnAnswer {
+  reply: string;
+  memoryHits: number;
+  title: string;
+  toolCalls: ToolCallView[];
+}
