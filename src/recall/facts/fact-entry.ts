@@ -14,9 +14,9 @@ export type FactOrigin = 'api' | 'tool' | 'document' | 'import' | 'extraction';
 export interface FactSource {
   via: FactOrigin;
   /** The session whose turn said it (tools, extraction). */
-  session_id?: string;
+  sessionId?: string;
   /** The session rows it was taken from (extraction: the user row and the reply). */
-  message_ids?: number[];
+  messageIds?: number[];
 }
 
 /** How a new fact relates to a current one. */
@@ -73,28 +73,6 @@ export interface DocTemplate {
   lines: DocLine[];
   /** True for an imported file: its export is the rendering itself, byte for byte. */
   raw: boolean;
-}
-
-/** A finished turn waiting for fact extraction (the queue's value; key `[user, session, replyId]`). */
-export interface ExtractionJob {
-  user_message: string;
-  assistant_reply: string;
-  /** The session rows of the turn: the user row, the reply. */
-  message_ids: number[];
-  queued_at: string;
-  /** Failed attempts so far (absent: none). */
-  attempts?: number;
-  /** Why the last attempt failed. */
-  last_error?: string;
-  /** Not retried before this instant (ISO; absent: due now). Kept across restarts. */
-  next_at?: string;
-}
-
-/** A job that failed every attempt: kept in `recall.fact-dead` (same key) for inspection. */
-export interface DeadExtractionJob extends ExtractionJob {
-  attempts: number;
-  last_error: string;
-  dead_at: string;
 }
 
 export const factId = (seq: number): string => `m${seq}`;

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue, Message, StoredMessage } from '../../message.ts';
 import { demoToolCalls } from './demo-tool-calls.ts';
-import type { MemoryRow, RowError } from './row-types.ts';
+import type { NewDailyRecord } from '../storage/records.ts';
+import type { RowError, SessionRow } from './row-types.ts';
 import { projectToolCalls } from './tool-call-projection.ts';
 
 /**
@@ -29,8 +30,8 @@ export function textContent(message: Message): string {
   return message.content.map((p) => (p.type === 'text' && typeof p['text'] === 'string' ? p['text'] : '')).join('');
 }
 
-/** The record in the shape both the MessageLog (`StoredMessage`) and the raw LMDB value share. */
-export interface SessionRecord {
+/** A transcript record: what both the MessageLog (`StoredMessage`) and a raw stored value share. */
+export interface TranscriptRecord {
   message_id: number;
   ts: string;
   meta: JsonObject;
@@ -42,27 +43,46 @@ export interface SessionRecord {
  * were not 1..n keeps them in `meta.message_id`, and its later rows are numbered after the
  * highest, `record id + shift`.
  */
-export function toSessionRow(record: SessionRecord | StoredMessage, shift = 0): MemoryRow {
+export function toSessionRow(record: TranscriptRecord | StoredMessage, shift = 0): SessionRow {
   const meta = record.meta;
   const imported = isObject(meta['import']) ? meta['import'] : undefined;
   const role = imported && typeof imported['role'] === 'string' ? imported['role'] : record.message.role;
-  const tool_calls = Array.isArray(meta['transcript'])
+  const toolCalls = Array.isArray(meta['transcript'])
     ? projectToolCalls(meta['transcript'] as unknown as Message[])
     : imported && isObject(imported['meta'])
       ? demoToolCalls(imported['meta']['tool_calls'])
       : [];
-  const row: MemoryRow = {
+  const row: SessionRow = {
     ts: typeof meta['ts'] === 'string' ? meta['ts'] : record.ts.slice(0, 19),
     role,
     content: textContent(record.message),
-    message_id: typeof meta['message_id'] === 'number' ? meta['message_id'] : record.message_id + shift,
-    tool_calls,
+    messageId: typeof meta['message_id'] === 'number' ? meta['message_id'] : record.message_id + shift,
+    toolCalls,
   };
   const error = meta['error'];
   if (isObject(error) && typeof error['code'] === 'string' && typeof error['message'] === 'string') {
     row.error = { code: error['code'], message: error['message'] } satisfies RowError;
   }
   return row;
+}
+
+/**
+ * The daily row a turn writes for a session record: the same text, tool calls and error, on
+ * the day of the record's own local `ts`, naming the session and the record's id. (What crash
+ * repair writes for a row a killed turn left unmirrored, exactly as its turn would have.)
+ */
+export function dailyMirrorOf(record: TranscriptRecord | StoredMessage, sessionId: string): NewDailyRecord & { sessionMessageId: number } {
+  const row = toSessionRow(record);
+  return {
+    day: row.ts.slice(0, 10),
+    ts: row.ts,
+    role: row.role,
+    content: row.content,
+    sessionId,
+    sessionMessageId: record.message_id,
+    ...(row.error !== undefined ? { error: row.error } : {}),
+    ...(row.toolCalls.length > 0 ? { toolCalls: row.toolCalls } : {}),
+  };
 }
 
 function isObject(v: JsonValue | undefined): v is JsonObject {

@@ -1,9 +1,9 @@
-import type { StoredMessage } from '../../../message.ts';
 import { putDailyRow, type NewDailyRow } from './daily-store.ts';
 import { commit, commitRemoval, HIGH, type RecallDbs } from './recall-dbs.ts';
-import type { RecallDeps } from '../../recall-deps.ts';
+import type { LmdbContext } from './lmdb-context.ts';
+import { fromDailyRecord } from './record-codec.ts';
 import { sessionConversationId } from '../../recall-ids.ts';
-import { toSessionRow } from '../../rows/session-row.ts';
+import { dailyMirrorOf } from '../../rows/session-row.ts';
 
 /**
  * The daily view mirrors the rows chat turns write to a session. The two live in different
@@ -59,7 +59,7 @@ export function laggingSessions(dbs: RecallDbs): Array<[userId: string, sessionI
 }
 
 /** At start: mirrors what each lagging session lacks and drops its key; returns the rows mirrored. */
-export async function repairLaggingSessions(deps: RecallDeps, sessions: Array<[string, string]>): Promise<number> {
+export async function repairLaggingSessions(deps: LmdbContext, sessions: Array<[string, string]>): Promise<number> {
   let rows = 0;
   for (const [userId, sessionId] of sessions) {
     rows += await catchUpDaily(deps, userId, sessionId);
@@ -91,7 +91,7 @@ export function forgetMirror(dbs: RecallDbs, userId: string, sessionId: string):
 }
 
 /** Mirrors the session rows a crash left out of the daily view; returns how many. */
-export async function catchUpDaily(deps: RecallDeps, userId: string, sessionId: string): Promise<number> {
+export async function catchUpDaily(deps: LmdbContext, userId: string, sessionId: string): Promise<number> {
   const { dbs } = deps;
   const conversationId = sessionConversationId(userId, sessionId);
   const last = await deps.memory.lastId(conversationId);
@@ -105,20 +105,11 @@ export async function catchUpDaily(deps: RecallDeps, userId: string, sessionId: 
   }
   const missing = await deps.memory.range(conversationId, { from: mark + 1, to: last });
   // A parallel turn may have mirrored some of them since: mirrorSessionRow skips those.
-  return commit(dbs, () => missing.filter((record) => mirrorSessionRow(dbs, userId, sessionId, dailyRowOf(record, sessionId))).length);
+  return commit(dbs, () => missing.filter((record) => mirrorSessionRow(dbs, userId, sessionId, mirrorOf(record, sessionId))).length);
 }
 
-/** The daily row a turn writes for a session record (see chat-service.ts). */
-function dailyRowOf(record: StoredMessage, sessionId: string): NewDailyRow & { session_message_id: number } {
-  const row = toSessionRow(record);
-  return {
-    day: row.ts.slice(0, 10),
-    ts: row.ts,
-    role: row.role,
-    content: row.content,
-    session_id: sessionId,
-    session_message_id: record.message_id,
-    ...(row.error !== undefined ? { error: row.error } : {}),
-    ...(row.tool_calls.length > 0 ? { tool_calls: row.tool_calls } : {}),
-  };
+/** The daily row a turn writes for a session record (rows/session-row.ts `dailyMirrorOf`), as stored. */
+function mirrorOf(record: Parameters<typeof dailyMirrorOf>[0], sessionId: string): NewDailyRow & { session_message_id: number } {
+  const row = dailyMirrorOf(record, sessionId);
+  return { day: row.day, ...fromDailyRecord(row), session_message_id: record.message_id };
 }

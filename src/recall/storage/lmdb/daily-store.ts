@@ -1,6 +1,6 @@
-import type { DailyRow } from '../../rows/row-types.ts';
+import type { DailyRecord } from '../records.ts';
+import { toDailyRecord } from './record-codec.ts';
 import { HIGH, type DailyValue, type RecallDbs } from './recall-dbs.ts';
-import type { WindowSpec } from '../../rows/row-window.ts';
 import { onDailyRowPut, onDailyRowRemove } from './search/index-hooks.ts';
 
 /**
@@ -64,33 +64,19 @@ export function dailyRowBound(dbs: RecallDbs, userId: string, day: string | null
   return day === null ? (dbs.counters.get([userId, 'daily-rows']) ?? 0) : lastDailyId(dbs, userId, day);
 }
 
-export function toDailyRow(key: readonly [string, string, number], value: DailyValue): DailyRow {
-  const row: DailyRow = {
-    ts: value.ts,
-    role: value.role,
-    content: value.content,
-    message_id: key[2],
-    tool_calls: value.tool_calls ?? [],
-    day: key[1],
-    session_id: value.session_id,
-  };
-  if (value.error) row.error = value.error;
-  return row;
-}
-
-export function readDay(dbs: RecallDbs, userId: string, day: string): DailyRow[] {
-  const rows: DailyRow[] = [];
+export function readDay(dbs: RecallDbs, userId: string, day: string): DailyRecord[] {
+  const rows: DailyRecord[] = [];
   for (const { key, value } of dbs.daily.getRange({ start: [userId, day], end: [userId, day, HIGH] })) {
-    rows.push(toDailyRow(key, value));
+    rows.push(toDailyRecord(key[1], key[2], value));
   }
   return rows;
 }
 
 /** The rows around an anchor of one day: two short range scans from the anchor's key. */
-export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: WindowSpec): DailyRow[] {
+export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: { anchor: number; before: number; after: number }): DailyRecord[] {
   const anchor = dbs.daily.get([userId, day, spec.anchor]);
   if (anchor === undefined) return [];
-  const before: DailyRow[] = [];
+  const before: DailyRecord[] = [];
   if (spec.before > 0) {
     for (const { key, value } of dbs.daily.getRange({
       start: [userId, day, spec.anchor],
@@ -99,10 +85,10 @@ export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: W
       exclusiveStart: true,
       limit: spec.before,
     })) {
-      before.push(toDailyRow(key, value));
+      before.push(toDailyRecord(key[1], key[2], value));
     }
   }
-  const after: DailyRow[] = [];
+  const after: DailyRecord[] = [];
   if (spec.after > 0) {
     for (const { key, value } of dbs.daily.getRange({
       start: [userId, day, spec.anchor],
@@ -110,10 +96,10 @@ export function dailyWindow(dbs: RecallDbs, userId: string, day: string, spec: W
       exclusiveStart: true,
       limit: spec.after,
     })) {
-      after.push(toDailyRow(key, value));
+      after.push(toDailyRecord(key[1], key[2], value));
     }
   }
-  return [...before.reverse(), toDailyRow([userId, day, spec.anchor], anchor), ...after];
+  return [...before.reverse(), toDailyRecord(day, spec.anchor, anchor), ...after];
 }
 
 /** Inside a write transaction: removes every daily row the session wrote. */

@@ -1,7 +1,6 @@
 import type { ToolCallView } from '../../rows/row-types.ts';
-import { HIGH, nextCounter, type DialogueLogRow, type LogValue, type RecallDbs } from './recall-dbs.ts';
+import { HIGH, nextCounter, type LogValue, type RecallDbs } from './recall-dbs.ts';
 
-export type { DialogueLogRow };
 
 /**
  * The dialogue log (the demo's `logs/llm_dialogue.jsonl`): one row per turn with the user
@@ -11,7 +10,7 @@ export type { DialogueLogRow };
  * `session_id` is not a valid id are kept under `''`.
  */
 /** Inside a write transaction. */
-export function putLogRow(dbs: RecallDbs, userId: string, bucket: string, row: DialogueLogRow | Omit<LogValue, 'seq'>): number {
+export function putLogRow(dbs: RecallDbs, userId: string, bucket: string, row: Omit<LogValue, 'seq'>): number {
   const seq = nextCounter(dbs, 'log-seq', userId);
   dbs.log.put([userId, bucket, seq], { ...row, seq });
   return seq;
@@ -23,19 +22,6 @@ export function readLog(dbs: RecallDbs, userId: string, sessionId?: string): Log
     sessionId === undefined ? { start: [userId], end: [userId, HIGH] } : { start: [userId, sessionId], end: [userId, sessionId, HIGH] };
   const rows = [...dbs.log.getRange(range)].map((e) => e.value);
   return sessionId === undefined ? rows.sort((a, b) => a.seq - b.seq) : rows;
-}
-
-export function toLogRow(value: LogValue): DialogueLogRow {
-  const row: DialogueLogRow = {
-    ts: value.ts,
-    session_id: value.session_id,
-    user_message: value.user_message,
-    assistant_reply: value.assistant_reply,
-    memory_context: value.memory_context,
-    tool_calls: value.tool_calls,
-  };
-  if (value.error) row.error = value.error;
-  return row;
 }
 
 /** Inside a write transaction. */

@@ -3,9 +3,9 @@ import type { WriteAhead } from '../../../memory/lmdb/write-ahead.ts';
 import type { DiskRoom } from '../../../memory/lmdb/disk-room.ts';
 import { durableTransaction } from '../../../memory/lmdb/lmdb-environment.ts';
 import type { JsonObject } from '../../../message.ts';
-import type { RowError, ToolCallView } from '../../rows/row-types.ts';
+import type { RowError, ToolCallView, TurnKeyRecord } from '../records.ts';
 import { openSearchDbs, SEARCH_DB_NAMES, type SearchDbs } from './search/search-dbs.ts';
-import type { DeadExtractionJob, DocTemplate, ExtractionJob, FactEntry } from '../../facts/fact-entry.ts';
+import type { DocTemplate, FactEntry, FactOrigin } from '../../facts/fact-entry.ts';
 import { EMBED_DB_NAMES, openEmbedDbs, type EmbedDbs } from './embeddings/embed-dbs.ts';
 
 /**
@@ -71,6 +71,7 @@ export const DB_NAMES = {
   factQueue: 'recall.fact-queue',
   factDead: 'recall.fact-dead',
   turnKeys: 'recall.turn-keys',
+  jobs: 'recall.jobs',
 } as const;
 
 /** Open options of a db in `DB_NAMES`, when not the default `{ encoding: 'json' }`. */
@@ -96,7 +97,8 @@ export interface DailyValue {
   import?: JsonObject;
 }
 
-export interface SessionEntry {
+/** A sessions-index entry as stored. */
+export interface StoredSession {
   /** `''` until the first turn ends (or when an imported entry had none). */
   title: string;
   /** `YYYY-MM-DDTHH:MM:SS` local, refreshed every turn. */
@@ -130,8 +132,8 @@ export interface LongTermValue {
   raw?: string;
 }
 
-/** One turn of the dialogue log, as the API and the Demo's `llm_dialogue.jsonl` show it. */
-export interface DialogueLogRow {
+/** A dialogue-log row as stored (the Demo's `llm_dialogue.jsonl` fields). */
+export interface LogValue {
   ts: string;
   session_id: string;
   user_message: string;
@@ -139,16 +141,6 @@ export interface DialogueLogRow {
   memory_context: string;
   tool_calls: ToolCallView[];
   error?: RowError;
-}
-
-/** A chat turn's answer, kept under its idempotency key (chat/turn-keys.ts); `at` epoch ms. */
-/** A keyed turn's entry (chat/turn-keys.ts): its answer once it answered; until then, its failed attempts. */
-export type TurnKeyValue =
-  | { result: { reply: string; memoryHits: number; title: string; toolCalls: ToolCallView[] }; at: number }
-  | { failedAttempts: number; at: number };
-
-/** A dialogue-log row as stored. */
-export interface LogValue extends DialogueLogRow {
   /** Per-user order of log rows across sessions. */
   seq: number;
   import?: JsonObject;
@@ -162,7 +154,7 @@ export interface RecallDbs {
   /** `daily` as raw JSON text, for the keyword scan's prefilter (search-scan.ts). */
   dailyText: Database<string, [string, string, number]>;
   dailyBySession: Database<true, [string, string, string, number]>;
-  sessions: Database<SessionEntry, [string, string]>;
+  sessions: Database<StoredSession, [string, string]>;
   longTerm: Database<LongTermValue, [string, number]>;
   log: Database<LogValue, [string, string, number]>;
   counters: Database<number, string[]>;
@@ -170,15 +162,15 @@ export interface RecallDbs {
   search: SearchDbs;
   /** The embeddings' queue and vectors (embeddings/embed-dbs.ts); written only when configured. */
   embed: EmbedDbs;
-  facts: Database<FactEntry, [string, number]>;
+  facts: Database<StoredFact, [string, number]>;
   factCurrent: Database<true, [string, number]>;
   factKeys: Database<number, [string, string]>;
   factDoc: Database<DocTemplate, [string]>;
-  factQueue: Database<ExtractionJob, [string, string, number]>;
-  factDead: Database<DeadExtractionJob, [string, string, number]>;
+  factQueue: Database<StoredExtractionJob, [string, string, number]>;
+  factDead: Database<StoredDeadExtractionJob, [string, string, number]>;
   /** Every db of `DB_NAMES`, by name, for what works on all of them alike (erasure). */
   all: ReadonlyMap<string, Database<unknown, Key>>;
-  turnKeys: Database<TurnKeyValue, [string, string, string]>;
+  turnKeys: Database<TurnKeyRecord, [string, string, string]>;
 }
 
 /**
@@ -256,6 +248,33 @@ export function nextCounter(dbs: RecallDbs, name: 'session-order' | 'log-seq' | 
   const n = (dbs.counters.get([userId, name]) ?? 0) + 1;
   dbs.counters.put([userId, name], n);
   return n;
+}
+
+/** A fact entry as stored: the entry, its source with the Demo's snake_case names. */
+export interface StoredFact extends Omit<FactEntry, 'source'> {
+  source: { via: FactOrigin; session_id?: string; message_ids?: number[] };
+}
+
+/** A finished turn waiting for fact extraction (`recall.fact-queue`, key `[user, session, replyId]`). */
+export interface StoredExtractionJob {
+  user_message: string;
+  assistant_reply: string;
+  /** The session rows of the turn: the user row, the reply. */
+  message_ids: number[];
+  queued_at: string;
+  /** Failed attempts so far (absent: none). */
+  attempts?: number;
+  /** Why the last attempt failed (a code). */
+  last_error?: string;
+  /** Not retried before this instant (ISO; absent: due now). */
+  next_at?: string;
+}
+
+/** A job that failed every attempt (`recall.fact-dead`, same key). */
+export interface StoredDeadExtractionJob extends StoredExtractionJob {
+  attempts: number;
+  last_error: string;
+  dead_at: string;
 }
 
 /** The raw-text handle of a JSON db. Read only. */

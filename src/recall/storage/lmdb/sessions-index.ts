@@ -1,23 +1,16 @@
-import { DEFAULT_LANGUAGE, type Language } from '../../../language.ts';
-import { offlineTitle, untitled } from '../../rows/session-title.ts';
-import { commit, HIGH, nextCounter, type RecallDbs, type SessionEntry } from './recall-dbs.ts';
-import type { RecallDeps } from '../../recall-deps.ts';
+import type { SessionEntry } from '../records.ts';
+import { commit, HIGH, nextCounter, type RecallDbs, type StoredSession } from './recall-dbs.ts';
+import type { LmdbContext } from './lmdb-context.ts';
+import { toSessionEntry } from './record-codec.ts';
 import { sessionConversationId } from '../../recall-ids.ts';
 import { toSessionRow } from '../../rows/session-row.ts';
 
 /**
- * The sessions index (the demo's `conversations.json`), one LMDB key per session, so turns of
- * two sessions never rewrite each other's entries. A session is listed from the end of its
- * first turn; its title is fixed then, `updated_at` is refreshed by every turn. The list is
- * newest `updated_at` first; ties (turns in the same second) keep creation order, as the
- * demo's stable sort kept file order.
+ * The sessions index (the Demo's `conversations.json`) in LMDB, one key per session, so turns
+ * of two sessions never rewrite each other's entries. A session is listed from the end of its
+ * first turn; its title is fixed then, `updated_at` is refreshed by every turn. (The listing's
+ * order is the domain's: sessions/session-list.ts.)
  */
-export interface SessionSummary {
-  session_id: string;
-  title: string;
-  updated_at: string;
-}
-
 /**
  * A session whose first turn has not finished: registered, not listed yet. A process that dies
  * in that turn leaves the mark behind, and the next start lists the session
@@ -30,10 +23,10 @@ const FIRST_TURN = '\u0001first-turn';
 const firstTurnKey = (userId: string, sessionId: string) => [FIRST_TURN, userId, sessionId];
 
 /** Inside a write transaction: registers the session (unlisted) unless it is known. */
-export function registerSession(dbs: RecallDbs, userId: string, sessionId: string, now: string): SessionEntry {
+export function registerSession(dbs: RecallDbs, userId: string, sessionId: string, now: string): StoredSession {
   const existing = dbs.sessions.get([userId, sessionId]);
   if (existing) return existing;
-  const entry: SessionEntry = { title: '', updated_at: now, order: nextCounter(dbs, 'session-order', userId), listed: false };
+  const entry: StoredSession = { title: '', updated_at: now, order: nextCounter(dbs, 'session-order', userId), listed: false };
   dbs.sessions.put([userId, sessionId], entry);
   dbs.counters.put(firstTurnKey(userId, sessionId), 0);
   return entry;
@@ -49,9 +42,9 @@ export function touchSession(
   sessionId: string,
   title: string,
   updatedAt: string,
-): SessionEntry {
+): StoredSession {
   const existing = registerSession(dbs, userId, sessionId, updatedAt);
-  const entry: SessionEntry = { ...existing, title: existing.title || title, updated_at: updatedAt, listed: true };
+  const entry: StoredSession = { ...existing, title: existing.title || title, updated_at: updatedAt, listed: true };
   dbs.sessions.put([userId, sessionId], entry);
   if (!existing.listed) dbs.counters.remove(firstTurnKey(userId, sessionId));
   return entry;
@@ -74,7 +67,7 @@ export function cutShortSessions(dbs: RecallDbs): Array<[userId: string, session
  * their last row; forgets the
  * marks of those that stored none. Returns how many it listed.
  */
-export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[string, string]>): Promise<number> {
+export async function listCutShortSessions(deps: LmdbContext, sessions: Array<[string, string]>): Promise<number> {
   const { dbs } = deps;
   let listed = 0;
   for (const [userId, sessionId] of sessions) {
@@ -85,7 +78,7 @@ export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[st
     await commit(dbs, () => {
       // A turn that started since may have finished the session's first turn itself.
       if (first !== undefined && last !== undefined && sessionEntry(dbs, userId, sessionId)?.listed === false) {
-        touchSession(dbs, userId, sessionId, offlineTitle(toSessionRow(first).content, deps.language), toSessionRow(last).ts);
+        touchSession(dbs, userId, sessionId, deps.titleOf(toSessionRow(first).content), toSessionRow(last).ts);
         listed++;
       } else {
         dbs.counters.remove(firstTurnKey(userId, sessionId));
@@ -95,26 +88,13 @@ export async function listCutShortSessions(deps: RecallDeps, sessions: Array<[st
   return listed;
 }
 
-export function sessionEntry(dbs: RecallDbs, userId: string, sessionId: string): SessionEntry | undefined {
+export function sessionEntry(dbs: RecallDbs, userId: string, sessionId: string): StoredSession | undefined {
   return dbs.sessions.get([userId, sessionId]);
 }
 
-/** How far the session's anchors are from its record ids (0 but for some imported sessions). */
-export function sessionIdShift(dbs: RecallDbs, userId: string, sessionId: string): number {
-  return sessionEntry(dbs, userId, sessionId)?.demoIds?.shift ?? 0;
-}
-
-/**
- * `now` stands in for a missing `updated_at` (imported entries), as the demo did, and the
- * language's untitled title (`新对话` in Chinese, the Demo's) for a missing title.
- */
-export function listSessions(dbs: RecallDbs, userId: string, now: string, language: Language = DEFAULT_LANGUAGE): SessionSummary[] {
-  const none = untitled(language);
-  const rows: (SessionSummary & { order: number })[] = [];
-  for (const { key, value } of dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })) {
-    if (!value.listed) continue;
-    rows.push({ session_id: key[1], title: value.title || none, updated_at: value.updated_at || now, order: value.order });
-  }
-  rows.sort((a, b) => (a.updated_at === b.updated_at ? a.order - b.order : a.updated_at < b.updated_at ? 1 : -1));
-  return rows.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at }));
+/** Every entry of the user, in creation order. */
+export function userSessions(dbs: RecallDbs, userId: string): SessionEntry[] {
+  const out: SessionEntry[] = [];
+  for (const { key, value } of dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })) out.push(toSessionEntry(key[1], value));
+  return out.sort((a, b) => a.order - b.order);
 }

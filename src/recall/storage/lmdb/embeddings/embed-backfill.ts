@@ -1,7 +1,7 @@
 import { commit, HIGH, type RecallDbs } from '../recall-dbs.ts';
 import { currentLongTerm } from '../long-term-store.ts';
-import { dailyDoc, longTermDoc } from '../search/search-dbs.ts';
-import { longTermLines } from '../search/search-index.ts';
+import { dailyDoc, longTermDoc } from '../../../search/doc-numbers.ts';
+import { longTermLines } from '../../../search/documents.ts';
 import type { ItemKey } from './embed-dbs.ts';
 
 /**

@@ -32,8 +32,10 @@ export type ItemKey = [string, ItemKind, number];
 export interface QueueEntry {
   /** Failed attempts so far. */
   attempts: number;
-  /** The last failure, when there was one. */
+  /** The last failure's code, when there was one. */
   error?: string;
+  /** Not retried before this ISO instant (absent: due now). */
+  next_at?: string;
 }
 
 export interface DeadEntry {

@@ -1,6 +1,6 @@
 import { HIGH, type RecallDbs } from '../recall-dbs.ts';
-import { dailyDoc, longTermDoc } from '../search/search-dbs.ts';
-import { longTermLines } from '../search/search-index.ts';
+import { dailyDoc, longTermDoc } from '../../../search/doc-numbers.ts';
+import { longTermLines } from '../../../search/documents.ts';
 import { vectorsChanged, type ItemKey, type ItemKind } from './embed-dbs.ts';
 
 /**

@@ -1,7 +1,8 @@
 import type { RecallDbs } from '../recall-dbs.ts';
 import { currentLongTerm } from '../long-term-store.ts';
-import { docRef } from '../search/search-dbs.ts';
-import { dailyRowText, longTermLines } from '../search/search-index.ts';
+import { docRef } from '../../../search/doc-numbers.ts';
+import { longTermLines } from '../../../search/documents.ts';
+import { storedRowText } from '../search/search-index.ts';
 import type { ItemKind } from './embed-dbs.ts';
 
 /**
@@ -22,6 +23,6 @@ export function itemText(dbs: Pick<RecallDbs, 'daily' | 'longTerm' | 'facts' | '
   }
   const value = dbs.daily.get([userId, ref.day, ref.id]);
   if (value === undefined) return undefined;
-  const text = dailyRowText(value);
+  const text = storedRowText(value);
   return text.trim() === '' ? undefined : text;
 }

@@ -1,7 +1,9 @@
 import type { Database } from 'lmdb';
-import { currentLongTerm, dayPasses, hasFilters, longTermPasses, rowPasses, type RankedFilters } from '../search/bm25-query.ts';
-import { docRef, MAX_DOC } from '../search/search-dbs.ts';
-import { longTermLines } from '../search/search-index.ts';
+import { currentLongTerm } from '../search/bm25-query.ts';
+import { docRef, MAX_DOC } from '../../../search/doc-numbers.ts';
+import { longTermLines } from '../../../search/documents.ts';
+import { dayPasses, hasFilters, longTermPasses, rowPasses, type RankedFilters } from '../../../search/rank-filters.ts';
+import { toDailyRecord } from '../record-codec.ts';
 import { topK } from '../../../search/top-k.ts';
 import type { DailyValue, LongTermValue } from '../recall-dbs.ts';
 import type { ItemKey } from './embed-dbs.ts';
@@ -61,7 +63,7 @@ export function vectorRanking(reader: VectorReader, userId: string, query: Float
       if (filtered) {
         if (!dayPasses(filters, ref.day)) continue;
         const value = reader.daily.get([userId, ref.day, ref.id]);
-        if (value === undefined || !rowPasses(filters, value)) continue;
+        if (value === undefined || !rowPasses(filters, toDailyRecord(ref.day, ref.id, value))) continue;
       }
       out.push([doc, score]);
     }

@@ -1,4 +1,5 @@
-import type { RankedQuery, SearchHit } from '../search/bm25-query.ts';
+import type { RankedDoc } from '../../recall-store.ts';
+import type { RankedQuery } from '../search/bm25-query.ts';
 
 /**
  * The ranked index's work for the search pool's workers (search-worker.ts): large queries, and
@@ -13,4 +14,4 @@ export type RankJob =
 /** A daily row's document, tokenized: `[day, id, [[term, tf], ...], length]`. */
 export type RowTerms = [string, number, [string, number][], number];
 
-export type RankJobResult<J extends RankJob> = J extends { kind: 'rank' } ? SearchHit[] : RowTerms[];
+export type RankJobResult<J extends RankJob> = J extends { kind: 'rank' } ? RankedDoc[] : RowTerms[];

@@ -1,9 +1,11 @@
 import type { RootDatabase } from 'lmdb';
 import { DB_NAMES, HIGH, type DailyValue, type LongTermValue } from '../recall-dbs.ts';
-import { rankedSearch, type SearchHit, type SearchReader } from '../search/bm25-query.ts';
+import type { RankedDoc } from '../../recall-store.ts';
+import { rankedDocs, type SearchReader } from '../search/bm25-query.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
 import { openSearchDbs } from '../search/search-dbs.ts';
-import { dailyRowText, docTerms } from '../search/search-index.ts';
+import { storedRowText } from '../search/search-index.ts';
+import { docTerms } from '../../../search/documents.ts';
 
 /**
  * The ranked index's jobs inside a pool worker, on the worker's read-only handle of the
@@ -24,9 +26,9 @@ function readerOf(env: RootDatabase): SearchReader {
   return r;
 }
 
-export function runRankJob(env: RootDatabase, job: RankJob): SearchHit[] | RowTerms[] {
+export function runRankJob(env: RootDatabase, job: RankJob): RankedDoc[] | RowTerms[] {
   const reader = readerOf(env);
-  return job.kind === 'rank' ? rankedSearch(reader, job.query) : rowTerms(reader, job.userId, job.after, job.limit);
+  return job.kind === 'rank' ? rankedDocs(reader, job.query) : rowTerms(reader, job.userId, job.after, job.limit);
 }
 
 /** The documents of the next `limit` daily rows after `after`, tokenized (no writes). */
@@ -34,7 +36,7 @@ export function rowTerms(reader: Pick<SearchReader, 'daily'>, userId: string, af
   const out: RowTerms[] = [];
   const start = after === null ? [userId] : [userId, after[0], after[1]];
   for (const { key, value } of reader.daily.getRange({ start, end: [userId, HIGH], exclusiveStart: after !== null, limit })) {
-    const doc = docTerms(dailyRowText(value));
+    const doc = docTerms(storedRowText(value));
     out.push([key[1], key[2], [...doc.terms], doc.length]);
   }
   return out;

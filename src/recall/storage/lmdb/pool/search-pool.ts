@@ -3,11 +3,12 @@ import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { SearchPoolClosedError } from '../../../recall-errors.ts';
 import { fromSources, packageFile, requireHere } from '../../../../module-location.ts';
-import type { DailyRow, MemoryRow } from '../../../rows/row-types.ts';
+import type { StoredMessage } from '../../../../message.ts';
+import type { DailyRecord } from '../../records.ts';
+import type { RankedDoc } from '../../recall-store.ts';
 import type { SearchJob } from './search-job.ts';
-import type { SearchHit } from '../search/bm25-query.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
-import type { VectorJob } from '../../../embeddings/vector-job.ts';
+import type { VectorJob } from './vector-job.ts';
 
 /**
  * The pool that runs large keyword scans, large ranked queries and index rebuilds' tokenizing off the event loop (piscina worker threads running
@@ -25,10 +26,10 @@ export interface SearchPoolOptions {
 }
 
 export interface SearchPool {
-  run(job: Extract<SearchJob, { kind: 'daily' }>): Promise<DailyRow[]>;
-  run(job: Extract<SearchJob, { kind: 'session' }>): Promise<MemoryRow[]>;
+  run(job: Extract<SearchJob, { kind: 'daily' }>): Promise<DailyRecord[]>;
+  run(job: Extract<SearchJob, { kind: 'session' }>): Promise<StoredMessage[]>;
   /** A large ranked query (search/bm25-query.ts). */
-  run(job: Extract<RankJob, { kind: 'rank' }>): Promise<SearchHit[]>;
+  run(job: Extract<RankJob, { kind: 'rank' }>): Promise<RankedDoc[]>;
   /** The tokenizing half of an index rebuild (search/rebuild.ts). */
   run(job: Extract<RankJob, { kind: 'terms' }>): Promise<RowTerms[]>;
   /** A large brute-force vector scan (embeddings/vector-job.ts): `[doc, cosine]`, best first. */
@@ -59,9 +60,9 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   let completed = 0;
   const inFlight = new Set<Promise<unknown>>();
   const pool = {
-    run(job: SearchJob | RankJob | VectorJob): Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][]> {
+    run(job: SearchJob | RankJob | VectorJob): Promise<DailyRecord[] | StoredMessage[] | RankedDoc[] | RowTerms[] | [number, number][]> {
       if (closed) return Promise.reject(new SearchPoolClosedError());
-      const result = threads().run(job) as Promise<DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][]>;
+      const result = threads().run(job) as Promise<DailyRecord[] | StoredMessage[] | RankedDoc[] | RowTerms[] | [number, number][]>;
       const settled = result.then(
         () => undefined,
         () => undefined,

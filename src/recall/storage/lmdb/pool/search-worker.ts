@@ -1,12 +1,13 @@
 import { open, type RootDatabase } from 'lmdb';
 import { MESSAGES_DB } from '../../../../memory/lmdb/lmdb-table.ts';
-import type { DailyRow, MemoryRow } from '../../../rows/row-types.ts';
+import type { StoredMessage } from '../../../../message.ts';
+import type { DailyRecord } from '../../records.ts';
+import type { RankedDoc } from '../../recall-store.ts';
 import { DB_NAMES, openRawText, type DailyValue } from '../recall-dbs.ts';
 import type { SearchJob } from './search-job.ts';
 import { runRankJob } from './rank-worker.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
-import type { SearchHit } from '../search/bm25-query.ts';
-import { runVectorJob, type VectorJob } from '../../../embeddings/vector-job.ts';
+import { runVectorJob, type VectorJob } from './vector-job.ts';
 import { runThrough, scanDaily, scanSession, type RawSessionRecord, type ScanSource } from '../search/search-scan.ts';
 
 /**
@@ -37,7 +38,7 @@ function attach(path: string): Opened {
   return o;
 }
 
-export default function search(job: SearchJob | RankJob | VectorJob): DailyRow[] | MemoryRow[] | SearchHit[] | RowTerms[] | [number, number][] {
+export default function search(job: SearchJob | RankJob | VectorJob): DailyRecord[] | StoredMessage[] | RankedDoc[] | RowTerms[] | [number, number][] {
   const o = attach(job.path);
   // lmdb-js renews its read snapshot on event turns; a pooled thread may not have had one
   // since the main thread's last commit, so start every job from the latest snapshot.
@@ -46,5 +47,5 @@ export default function search(job: SearchJob | RankJob | VectorJob): DailyRow[]
   if (job.kind === 'vector') return runVectorJob(o.env, job);
   return job.kind === 'daily'
     ? runThrough(scanDaily(o.daily, job.userId, job.day, job.keyword, job.limit, job.after && { key: job.after, exclusive: true }))
-    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit, job.before, undefined, undefined, job.shift));
+    : runThrough(scanSession(o.messages, job.conversationId, job.keyword, job.limit, job.before));
 }

@@ -1,22 +1,26 @@
 import type { Database } from 'lmdb';
 import type { DailyValue, LongTermValue } from '../recall-dbs.ts';
 import { chunkCount, forEachPosting } from './posting-list.ts';
-import { docRef, MAX_DOC, PENDING, type SearchDbs } from './search-dbs.ts';
-import { longTermLines, readStats } from './search-index.ts';
+import { MAX_DOC, PENDING, type SearchDbs } from './search-dbs.ts';
+import { readStats } from './search-index.ts';
 import { bloomProbes, forEachMatch, mayHold, termNeedle } from './pending-log.ts';
-import { makeSnippet } from '../../../search/snippet.ts';
-import { tokenize } from '../../../search/tokenizer.ts';
+import { averageLength, bm25Idf, bm25Term } from '../../../search/bm25.ts';
+import { docRef } from '../../../search/doc-numbers.ts';
+import { longTermLines } from '../../../search/documents.ts';
+import { dayPasses, hasFilters, longTermPasses, rowPasses, type RankedFilters } from '../../../search/rank-filters.ts';
 import { topK } from '../../../search/top-k.ts';
+import type { RankedDoc } from '../../recall-store.ts';
+import { toDailyRecord } from '../record-codec.ts';
 
 /**
- * The read side of the ranked index: BM25 (k1 = 1.2, b = 0.75, Lucene's idf
- * `ln(1 + (N - df + 0.5) / (df + 0.5))`) over the query's distinct terms, read as range scans
- * of their packed posting chunks, then the best documents in score order (a bounded heap),
- * filtered, with a snippet from the row's text. Read only, with no state of its own: the main
+ * The read side of the ranked index in LMDB: BM25 as search/bm25.ts defines it, over the
+ * query's distinct terms, read as range scans of their packed posting chunks and the pending
+ * log, then the best documents in score order (a bounded heap; ties: lower document first),
+ * filtered as search/rank-filters.ts defines it. Read only, with no state of its own: the main
  * thread and the pool's workers run the same code on their own handles.
  *
  * Filters are checked on the best-scored documents first and the walk goes down the ranking
- * until `limit` hits pass, so a selective filter costs more reads, never a wrong order.
+ * until `limit` pass, so a selective filter costs more reads, never a wrong order.
  */
 export interface SearchReader {
   search: SearchDbs;
@@ -24,45 +28,11 @@ export interface SearchReader {
   longTerm: Database<LongTermValue, [string, number]>;
 }
 
-export interface RankedFilters {
-  sessionId?: string;
-  day?: string;
-  /** Inclusive `YYYY-MM-DD` bounds. */
-  from?: string;
-  to?: string;
-  roles?: string[];
-  tool?: string;
-}
-
-export interface RankedQuery extends RankedFilters {
+export interface RankedQuery {
   userId: string;
-  query: string;
+  terms: readonly string[];
+  filters: RankedFilters;
   limit: number;
-}
-
-export interface SearchHit {
-  /** The session the row belongs to; `null` for a daily row no session wrote, and for long-term memory. */
-  sessionId: string | null;
-  /** The anchor: the session row id (`sessionWindow`), else the daily id, or the long-term line (from 1). */
-  messageId: number;
-  day: string;
-  score: number;
-  snippet: string;
-  /** `session`: a session row (through its daily entry); `daily`: a daily row without a session; `long_term`: a line of long-term memory. */
-  source: 'session' | 'daily' | 'long_term';
-  /** The row's role; `memory` for long-term memory. */
-  role: string;
-  ts: string;
-  /** The row's anchor in its day (`dailyWindow`); absent for long-term memory. */
-  dailyMessageId?: number;
-}
-
-const K1 = 1.2;
-const B = 0.75;
-
-/** The distinct terms of a query, in order. */
-export function queryTerms(query: string): string[] {
-  return [...new Set(tokenize(query))];
 }
 
 /** Postings the query would read (chunks × their counts are not read: keys only × the chunk cap). */
@@ -80,7 +50,7 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
   const scores = new Map<number, number>();
   const [n, length] = readStats(search, userId);
   if (n === 0) return scores;
-  const avgdl = length / n || 1;
+  const avgdl = averageLength(n, length);
   const pending = pendingMatches(search, userId, terms);
   for (let t = 0; t < terms.length; t++) {
     const term = terms[t]!;
@@ -92,20 +62,13 @@ export function scoreTerms(search: SearchDbs, userId: string, terms: readonly st
       df += chunkCount(value);
     }
     if (df === 0) continue;
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    const norm = K1 * (1 - B);
-    const perLength = (K1 * B) / avgdl;
+    const idf = bm25Idf(n, df);
     for (const value of chunks) {
-      forEachPosting(value, (doc, tf, len) => {
-        const s = (idf * tf * (K1 + 1)) / (tf + norm + perLength * len);
-        scores.set(doc, (scores.get(doc) ?? 0) + s);
-      });
+      forEachPosting(value, (doc, tf, len) => scores.set(doc, (scores.get(doc) ?? 0) + bm25Term(idf, tf, len, avgdl)));
     }
     for (let i = 0; i < waiting.length; i += 3) {
       const doc = waiting[i]!;
-      const tf = waiting[i + 1]!;
-      const s = (idf * tf * (K1 + 1)) / (tf + norm + perLength * waiting[i + 2]!);
-      scores.set(doc, (scores.get(doc) ?? 0) + s);
+      scores.set(doc, (scores.get(doc) ?? 0) + bm25Term(idf, waiting[i + 1]!, waiting[i + 2]!, avgdl));
     }
   }
   return scores;
@@ -126,105 +89,41 @@ function pendingMatches(search: SearchDbs, userId: string, terms: readonly strin
   return out;
 }
 
-export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] {
-  const terms = queryTerms(q.query);
-  if (terms.length === 0 || q.limit <= 0) return [];
-  const scores = scoreTerms(reader.search, q.userId, terms);
+/** The best `limit` documents passing the filters, best first, daily ones with their row. */
+export function rankedDocs(reader: SearchReader, q: RankedQuery): RankedDoc[] {
+  if (q.terms.length === 0 || q.limit <= 0) return [];
+  const scores = scoreTerms(reader.search, q.userId, q.terms);
   if (scores.size === 0) return [];
-  const wanted = new Set(terms);
-  const filtered = hasFilters(q);
-  const hits: SearchHit[] = [];
-  let longTerm: { content: string; day: string; ts: string } | undefined | null = null;
+  const filtered = hasFilters(q.filters);
+  const out: RankedDoc[] = [];
+  let longTerm: { content: string; day: string } | undefined | null = null;
   // Unfiltered, the top `limit` suffice (a few spare for a document removed in between);
   // filtered, widen the heap until enough pass or every candidate was seen.
   let k = filtered ? Math.max(q.limit * 8, 64) : q.limit + 4;
   let seen = 0;
   for (;;) {
     const ranked = topK(scores, k);
-    for (let i = seen; i < ranked.length && hits.length < q.limit; i++) {
+    for (let i = seen; i < ranked.length && out.length < q.limit; i++) {
       const [doc, score] = ranked[i]!;
       const ref = docRef(doc);
       if (ref.kind === 'long_term') {
         if (longTerm === null) longTerm = currentLongTerm(reader, q.userId);
-        if (longTerm === undefined || !longTermPasses(q, longTerm.day)) continue;
-        const line = longTermLines(longTerm.content).find((l) => l.line === ref.line);
-        if (!line) continue;
-        hits.push({
-          sessionId: null,
-          messageId: ref.line,
-          day: longTerm.day,
-          score: round(score),
-          snippet: makeSnippet(line.text, wanted),
-          source: 'long_term',
-          role: 'memory',
-          ts: longTerm.ts,
-        });
+        if (longTerm === undefined || !longTermPasses(q.filters, longTerm.day)) continue;
+        if (!longTermLines(longTerm.content).some((l) => l.line === ref.line)) continue;
+        out.push({ doc, score });
         continue;
       }
-      const { day, id } = ref;
-      if (!dayPasses(q, day)) continue;
-      const value = reader.daily.get([q.userId, day, id]);
-      if (value === undefined || !rowPasses(q, value)) continue;
-      const inSession = value.session_id !== null && value.session_message_id !== null;
-      hits.push({
-        sessionId: value.session_id,
-        messageId: inSession ? value.session_message_id! : id,
-        day,
-        score: round(score),
-        snippet: snippetOf(value, wanted),
-        source: inSession ? 'session' : 'daily',
-        role: value.role,
-        ts: value.ts,
-        dailyMessageId: id,
-      });
+      if (!dayPasses(q.filters, ref.day)) continue;
+      const value = reader.daily.get([q.userId, ref.day, ref.id]);
+      if (value === undefined) continue;
+      const row = toDailyRecord(ref.day, ref.id, value);
+      if (!rowPasses(q.filters, row)) continue;
+      out.push({ doc, score, row });
     }
-    if (hits.length >= q.limit || ranked.length < k || k >= scores.size) return hits;
+    if (out.length >= q.limit || ranked.length < k || k >= scores.size) return out;
     seen = ranked.length;
     k *= 4;
   }
-}
-
-export function hasFilters(q: RankedFilters): boolean {
-  return (
-    q.sessionId !== undefined ||
-    q.day !== undefined ||
-    q.from !== undefined ||
-    q.to !== undefined ||
-    q.roles !== undefined ||
-    q.tool !== undefined
-  );
-}
-
-export function dayPasses(q: RankedFilters, day: string): boolean {
-  if (q.day !== undefined && day !== q.day) return false;
-  if (q.from !== undefined && day < q.from) return false;
-  if (q.to !== undefined && day > q.to) return false;
-  return true;
-}
-
-export function longTermPasses(q: RankedFilters, day: string): boolean {
-  if (q.sessionId !== undefined || q.tool !== undefined) return false;
-  if (q.roles !== undefined && !q.roles.includes('memory')) return false;
-  return dayPasses(q, day);
-}
-
-export function rowPasses(q: RankedFilters, value: DailyValue): boolean {
-  if (q.sessionId !== undefined && value.session_id !== q.sessionId) return false;
-  if (q.roles !== undefined && !q.roles.includes(value.role)) return false;
-  if (q.tool !== undefined && !(value.tool_calls ?? []).some((c) => c.name === q.tool)) return false;
-  return true;
-}
-
-export function snippetOf(value: DailyValue, wanted: ReadonlySet<string>): string {
-  const fromContent = makeSnippet(value.content, wanted, true);
-  if (fromContent !== '' || !value.tool_calls?.length) return fromContent || makeSnippet(value.content, wanted);
-  for (const call of value.tool_calls) {
-    for (const part of [call.input, call.output]) {
-      const s = makeSnippet(part, wanted, true);
-      if (s !== '') return `${call.name}: ${s}`;
-    }
-  }
-  return makeSnippet(value.content, wanted);
 }
 
 export function currentLongTerm(reader: Pick<SearchReader, 'longTerm'>, userId: string): { content: string; day: string; ts: string } | undefined {
@@ -232,8 +131,4 @@ export function currentLongTerm(reader: Pick<SearchReader, 'longTerm'>, userId: 
     return { content: value.content, day: value.ts.slice(0, 10), ts: value.ts };
   }
   return undefined;
-}
-
-function round(score: number): number {
-  return Math.round(score * 10_000) / 10_000;
 }

@@ -2,7 +2,7 @@ import { commit, HIGH } from '../recall-dbs.ts';
 import type { RecallDeps } from '../../../recall-deps.ts';
 import type { RowTerms } from '../pool/rank-jobs.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
-import { dailyDoc } from './search-dbs.ts';
+import { dailyDoc } from '../../../search/doc-numbers.ts';
 import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
 import { addDocuments, dropUserIndex, reindexLongTerm, setLive, type DocTerms } from './search-index.ts';
 

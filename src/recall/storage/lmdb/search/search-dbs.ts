@@ -45,35 +45,10 @@ export const SEARCH_DB_NAMES = {
   meta: 'recall.search-meta',
 } as const;
 
-/** Sorts after every doc number. */
-export const MAX_DOC = 2 ** 53;
-
 /** The key of a term's tail chunk: after every doc number. */
 export const TAIL = 2 ** 53 - 1;
 
-export const DAY_SLOT = 2 ** 22;
-const DAY_MS = 86_400_000;
-const EPOCH = Date.UTC(1900, 0, 1);
-
-export type DocRef = { kind: 'daily'; day: string; id: number } | { kind: 'long_term'; line: number };
-
-/** The document number of daily row `[day, id]`; `null` when it cannot have one. */
-export function dailyDoc(day: string, id: number): number | null {
-  const t = Date.parse(`${day}T00:00:00Z`);
-  if (!Number.isFinite(t) || t < EPOCH || !Number.isInteger(id) || id < 1 || id >= DAY_SLOT) return null;
-  return (Math.round((t - EPOCH) / DAY_MS) + 1) * DAY_SLOT + id;
-}
-
-export function longTermDoc(line: number): number | null {
-  return line >= 1 && line < DAY_SLOT ? line : null;
-}
-
-export function docRef(doc: number): DocRef {
-  const slot = Math.floor(doc / DAY_SLOT);
-  if (slot === 0) return { kind: 'long_term', line: doc };
-  const day = new Date(EPOCH + (slot - 1) * DAY_MS).toISOString().slice(0, 10);
-  return { kind: 'daily', day, id: doc - slot * DAY_SLOT };
-}
+export { MAX_DOC } from '../../../search/doc-numbers.ts';
 
 export interface SearchDbs {
   postings: Database<Buffer, [string, string, number]>;

@@ -1,9 +1,10 @@
 import type { DailyValue } from '../recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
-import { dailyDoc, INDEX_FORMAT, longTermDoc, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
+import { INDEX_FORMAT, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
+import { dailyDoc, longTermDoc } from '../../../search/doc-numbers.ts';
+import { dailyRowText, docTerms, longTermLines, type DocTerms } from '../../../search/documents.ts';
 import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
 import { noteLiveWrite } from './rebuild-watch.ts';
-import { termCounts } from '../../../search/tokenizer.ts';
 
 /**
  * The write side of the ranked index. Every function here runs INSIDE the LMDB write
@@ -41,23 +42,6 @@ import { termCounts } from '../../../search/tokenizer.ts';
  * document is found from its own commit on. The rebuild merges its batches the same way,
  * without the log. A write reads and writes the user's totals once (`readStats`: one entry).
  */
-export function dailyRowText(value: Pick<DailyValue, 'content' | 'tool_calls'>): string {
-  if (!value.tool_calls || value.tool_calls.length === 0) return value.content;
-  const parts = [value.content];
-  for (const call of value.tool_calls) parts.push(call.name, call.input, call.output);
-  return parts.join('\n');
-}
-
-/** Term → frequency, and the document's length in tokens. */
-export interface DocTerms {
-  terms: Map<string, number>;
-  length: number;
-}
-
-export function docTerms(text: string): DocTerms {
-  return termCounts(text);
-}
-
 /** Documents appended to the pending log before it is merged; and to one of its blocks. */
 export const PENDING_MAX = 1024;
 export const PENDING_BLOCK = 32;
@@ -322,21 +306,13 @@ function removePostings(search: SearchDbs, userId: string, doc: number, terms: D
 export function indexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
   const doc = dailyDoc(day, id);
   if (doc === null) return;
-  addDocument(search, userId, doc, docTerms(dailyRowText(value)));
+  addDocument(search, userId, doc, docTerms(storedRowText(value)));
   noteLiveWrite(userId, doc);
 }
 
 export function unindexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
   const doc = dailyDoc(day, id);
-  if (doc !== null) removeDocument(search, userId, doc, dailyRowText(value));
-}
-
-/** The lines of a long-term document that become documents: non-blank, numbered from 1. */
-export function longTermLines(document: string): { line: number; text: string }[] {
-  return document
-    .split('\n')
-    .map((text, i) => ({ line: i + 1, text }))
-    .filter((l) => l.text.trim() !== '');
+  if (doc !== null) removeDocument(search, userId, doc, storedRowText(value));
 }
 
 /** Inside a write transaction: the long-term document changed from `before` to `after`. */
@@ -358,3 +334,10 @@ export function dropUserIndex(search: SearchDbs, userId: string): void {
   // With format 2's separate totals ('docs', 'length', 'pending').
   for (const name of [STATS, 'live', 'docs', 'length', 'pending']) search.meta.remove([userId, name]);
 }
+
+/** A stored daily value's document text (search/documents.ts). */
+export function storedRowText(value: Pick<DailyValue, 'content' | 'tool_calls'>): string {
+  return dailyRowText({ content: value.content, ...(value.tool_calls === undefined ? {} : { toolCalls: value.tool_calls }) });
+}
+
+export type { DocTerms };

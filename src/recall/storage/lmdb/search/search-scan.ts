@@ -1,10 +1,10 @@
 import type { Database, Key, RootDatabase } from 'lmdb';
-import type { JsonObject, Message } from '../../../../message.ts';
+import type { JsonObject, Message, StoredMessage } from '../../../../message.ts';
 import { clampLimit, normalizeKeyword } from '../../../search/keyword-search.ts';
-import type { DailyRow, MemoryRow } from '../../../rows/row-types.ts';
-import { toDailyRow } from '../daily-store.ts';
+import type { DailyRecord } from '../../records.ts';
 import { HIGH, type DailyValue } from '../recall-dbs.ts';
-import { textContent, toSessionRow } from '../../../rows/session-row.ts';
+import { toDailyRecord } from '../record-codec.ts';
+import { textContent } from '../../../rows/session-row.ts';
 
 /**
  * The keyword scan over LMDB, newest first, shared by the inline path and the pool's workers.
@@ -108,9 +108,9 @@ export function scanDaily(
   limit: number,
   position: ScanPosition<Key> = { key: day === null ? [userId, HIGH] : [userId, day, HIGH], exclusive: false },
   chunk = SCAN_CHUNK,
-): ScanJob<DailyRow> {
+): ScanJob<DailyRecord> {
   const end = day === null ? [userId] : [userId, day];
-  return scan(db, position, end, (v) => v.content, toDailyRow, keyword, limit, chunk);
+  return scan(db, position, end, (v) => v.content, (k, v) => toDailyRecord(k[1], k[2], v), keyword, limit, chunk);
 }
 
 /** The memory layer's LMDB record (`messages` db, JSON `{ts, meta, message}`). */
@@ -130,14 +130,13 @@ export function scanSession(
   before = Infinity,
   position: ScanPosition<Key> = { key: [conversationId, before], exclusive: true },
   chunk = SCAN_CHUNK,
-  shift = 0,
-): ScanJob<MemoryRow> {
+): ScanJob<StoredMessage> {
   return scan(
     db,
     position,
     [conversationId],
     (v) => textContent(v.message),
-    (k, v) => toSessionRow({ message_id: k[1], ts: v.ts, meta: v.meta, message: v.message }, shift),
+    (k, v): StoredMessage => ({ message_id: k[1], ts: v.ts, meta: v.meta, message: v.message }),
     keyword,
     limit,
     chunk,

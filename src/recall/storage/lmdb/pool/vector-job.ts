@@ -1,11 +1,11 @@
 import type { RootDatabase } from 'lmdb';
-import type { RankedFilters } from '../storage/lmdb/search/bm25-query.ts';
-import { DB_NAMES, type DailyValue, type LongTermValue } from '../storage/lmdb/recall-dbs.ts';
-import { EMBED_DB_NAMES, type ItemKey } from '../storage/lmdb/embeddings/embed-dbs.ts';
-import { vectorRanking, type VectorReader } from '../storage/lmdb/embeddings/vector-query.ts';
+import type { RankedFilters } from '../../../search/rank-filters.ts';
+import { DB_NAMES, type DailyValue, type LongTermValue } from '../recall-dbs.ts';
+import { EMBED_DB_NAMES, type ItemKey } from '../embeddings/embed-dbs.ts';
+import { vectorRanking, type VectorReader } from '../embeddings/vector-query.ts';
 
 /**
- * A large brute-force vector scan for the search pool's workers (search/search-worker.ts hands
+ * A large brute-force vector scan for the search pool's workers (search-worker.ts hands
  * it here): the query vector travels as a plain number array, the answer is `[doc, cosine]`.
  */
 export interface VectorJob {
