@@ -430,8 +430,7 @@ export function createRecall(options: RecallOptions): Recall {
       user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
 
     forkSession: (userId, sessionId, messageId, targetId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const s = assertSessionId(sessionId);
         const target = targetId === undefined ? newSessionId() : assertSessionId(targetId);
         if (sessionEntry(dbs, u, target) !== undefined) {

@@ -6,10 +6,10 @@ import type { Key, RootDatabase } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmResponse, LlmService } from '../../src/llm/llm-service.ts';
 import type { Message } from '../../src/message.ts';
-import { CONVERSATION_DBS, MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
+import { CONVERSATION_DBS, FORKS_DB, MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
 import { createSummarizer } from '../../src/provider/summarizer.ts';
 import { summaryConversationId } from '../../src/provider/summary-record.ts';
-import { sessionConversationId } from '../../src/recall/recall-ids.ts';
+import { sessionConversationId, sessionConversationPrefix } from '../../src/recall/recall-ids.ts';
 import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/store/recall-dbs.ts';
 import { EMBED_DB_NAMES } from '../../src/recall/embeddings/embed-dbs.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
@@ -95,6 +95,14 @@ function recallKeyUsers(root: RootDatabase): Map<string, Set<unknown>> {
     out.set(name, users);
   }
   return out;
+}
+
+/** The fork links (`forks` db: `['of', fork]`, `['by', source, fork]`) naming the user's conversations. */
+function forkLinksOf(root: RootDatabase, user: string): Key[] {
+  const prefix = sessionConversationPrefix(user);
+  return [...root.openDB(FORKS_DB, { encoding: 'json' }).getKeys()].filter(
+    (key) => Array.isArray(key) && key.slice(1).some((part) => typeof part === 'string' && part.startsWith(prefix)),
+  );
 }
 
 function conversationsOf(root: RootDatabase): Set<string> {
@@ -261,6 +269,35 @@ describe('recall.eraseUser', () => {
     expect(await fx.recall.listSessions('alice')).toEqual([]);
     expect(await fx.recall.getLongTerm('alice')).toBe('');
     expect((await fx.recall.listSessions('bob')).length).toBe(1);
+  });
+
+  it('a fork racing the erasure is refused or erased: no listed session, no transcript, no fork link is left', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
+    // Issued first, so it starts before the erasure claims the user.
+    const fork = fx.recall.forkSession('alice', 's', 1, 'branch');
+    const erasure = fx.recall.eraseUser('alice');
+    await Promise.allSettled([fork]);
+    await erasure;
+    await fork.catch((error: unknown) => expect(error).toMatchObject({ code: 'user_erasing' }));
+    expect(await fx.recall.listSessions('alice')).toEqual([]);
+    expect(await fx.recall.getSessionMessages('alice', 'branch')).toEqual([]);
+    expect(forkLinksOf(fx.env.root, 'alice')).toEqual([]);
+  });
+
+  it('erases the fork link of a fork with no rows of its own, made by forkSession or on the memory directly', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
+    await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' });
+    await fx.recall.forkSession('alice', 's', 1, 'branch');
+    // A fork the sessions index never heard of (the registration after the fork failed, say).
+    await fx.memory.fork(sessionConversationId('alice', 's'), 1, sessionConversationId('alice', 'unlisted'));
+    await fx.recall.forkSession('bob', 's', 1, 'branch');
+    expect(forkLinksOf(fx.env.root, 'alice').length).toBe(4);
+    await fx.recall.eraseUser('alice');
+    expect(forkLinksOf(fx.env.root, 'alice')).toEqual([]);
+    expect(forkLinksOf(fx.env.root, 'bob').length).toBe(2);
+    expect((await fx.recall.getSessionMessages('bob', 'branch')).map((r) => r.content)).toEqual(['hi']);
   });
 
   it('refuses a bad user id with invalid_id and erases nothing', async () => {
