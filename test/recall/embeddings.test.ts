@@ -189,6 +189,22 @@ describe('hybrid recall with embeddings', () => {
     expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
   });
 
+  it('a batch in flight when its user is erased stores nothing of theirs when it is answered; the other user’s rows are embedded', async () => {
+    stub = await startEmbeddingsStub();
+    fx = openRecall({ embeddings: embeddingsFor(stub) });
+    stub.hold();
+    await say('s1', 'I parked my car near the station');
+    // The drain's request holding the user's row is out, and answered only after the erasure.
+    await stub.waitForRequests(1);
+    await fx.recall.chat({ userId: 'u2', sessionId: 'x', message: 'another user entirely' });
+    await fx.recall.eraseUser(U);
+    stub.release();
+    await fx.recall.embeddingsIdle();
+    expect(stub.answered).toBeGreaterThan(0);
+    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect(counts(fx, 'u2')).toEqual({ vectors: 2, queue: 0, dead: 0 });
+  });
+
   it('ranks long-term facts by their vectors too: a paraphrase finds its fact', async () => {
     stub = await startEmbeddingsStub();
     const dir = keptDir();

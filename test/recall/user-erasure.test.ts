@@ -15,7 +15,7 @@ import { EMBED_DB_NAMES } from '../../src/recall/embeddings/embed-dbs.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
-import { callsTools, says, toolCall } from '../support/scripted-llm.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 let runtime: Runtime | undefined;
@@ -269,6 +269,45 @@ describe('recall.eraseUser', () => {
     expect(await fx.recall.listSessions('alice')).toEqual([]);
     expect(await fx.recall.getLongTerm('alice')).toBe('');
     expect((await fx.recall.listSessions('bob')).length).toBe(1);
+  });
+
+  it('a fact extraction running when the erasure starts is aborted and, finishing later, writes nothing; the other user’s is kept', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let entered: () => void = () => {};
+    const inCall = new Promise<void>((r) => (entered = r));
+    let aliceSignal: AbortSignal | undefined;
+    const factsLlm: LlmService = {
+      async chat(messages, options) {
+        const who = JSON.stringify(messages).includes('ALICE_') ? 'alice' : 'bob';
+        if (who === 'alice') {
+          aliceSignal = options?.signal;
+          entered();
+          // Answers after the erasure whatever the signal says (a model client that ignores it).
+          await held;
+        }
+        return says(JSON.stringify({ facts: [{ text: `${who.toUpperCase()}_FACT_MARKER drinks tea`, key: 'drink' }] }));
+      },
+    };
+    fx = openRecall({ llm: scriptedLlm([], says('ok')), factsLlm });
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'ALICE_MSG I drink tea' });
+    await inCall;
+    await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'BOB_MSG I drink tea' });
+    // A turn queued behind the running one: cancelled with the rest of the user's data.
+    await fx.recall.chat({ userId: 'alice', sessionId: 's2', message: 'ALICE_MSG again' });
+    await fx.recall.eraseUser('alice').finally(() => setImmediate(release));
+    const abortedByErasure = aliceSignal?.aborted;
+    await fx.recall.extractionIdle();
+    expect(abortedByErasure).toBe(true);
+    expect(await fx.recall.listMemory('alice')).toEqual([]);
+    expect(await fx.recall.memoryHistory('alice')).toEqual([]);
+    for (const [name, users] of recallKeyUsers(fx.env.root)) expect([...users].filter((u) => u !== 'bob'), name).toEqual([]);
+    expect((await fx.recall.listMemory('bob')).map((e) => e.text)).toEqual(['BOB_FACT_MARKER drinks tea']);
+    expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, dead: 0 });
+    // The user's next turn after the erasure is extracted as usual.
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'ALICE_MSG back' });
+    await fx.recall.extractionIdle();
+    expect((await fx.recall.listMemory('alice')).map((e) => e.text)).toEqual(['ALICE_FACT_MARKER drinks tea']);
   });
 
   it('a fork racing the erasure is refused or erased: no listed session, no transcript, no fork link is left', async () => {

@@ -30,10 +30,12 @@ import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
  * actors keep a cached last id, though, which must not outlive the erasure (a next turn would
  * number from 57, not 1). So, in order: (a) the gate (user-gate.ts) refuses new calls of the
  * user and waits for running ones, and the summarizer's jobs on the user's sessions are waited
- * for, so nothing writes the user's conversations any more; (b) the one transaction; (c) each
- * erased conversation gets a `clear` through the MessageLog (the runtime's memory clear path:
- * the conversation's actor, or the standalone store's lane), which finds nothing left to
- * delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
+ * for, so nothing writes the user's conversations any more (background jobs that write recall's
+ * dbs are not waited for: a fact extraction loses its lease and checks it in its transactions,
+ * the embedding drain checks its queue entries in its own: neither keeps a write made after);
+ * (b) the one transaction; (c) each erased conversation gets a `clear` through the MessageLog
+ * (the runtime's memory clear path: the conversation's actor, or the standalone store's lane),
+ * which finds nothing left to delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
  * caches are in memory, and a new process reads last ids from storage.
  *
  * Another store (`memoryInEnv` false: PostgreSQL, in-memory, your own): the conversations are
