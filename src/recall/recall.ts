@@ -16,6 +16,7 @@ import type { ChatStreamEvent } from './chat/chat-service.ts';
 import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './store/daily-mirror.ts';
 import { ForkError } from '../memory/contract/fork.ts';
 import { readDay, removeSessionDailyRows } from './store/daily-store.ts';
+import { removeSessionDocs } from './store/session-docs.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './store/dialogue-log.ts';
@@ -253,7 +254,7 @@ export interface Recall {
   embeddingsStatus(userId?: string): Promise<EmbeddingsStatus>;
   /** Resolves when the embedding queue is empty (at once without embeddings). */
   embeddingsIdle(): Promise<void>;
-  /** Rebuilds the user's ranked index from their rows; returns the daily rows indexed (search/rebuild.ts). */
+  /** Rebuilds the user's ranked index from their rows; returns the rows indexed (search/rebuild.ts). */
   rebuildSearchIndex(userId: string): Promise<number>;
   dailyWindow(query: DailyWindowQuery): Promise<DailyRow[]>;
   /** One day's rows (default today), chronological. */
@@ -470,6 +471,8 @@ export function createRecall(options: RecallOptions): Recall {
         else if (!(await conditional.clearIfLastId(conversationId, ifLastId))) return false;
         await deps.memory.clear(summaryConversationId(conversationId));
         const removedRows = await commitRemoval(dbs, () => {
+          const entry = sessionEntry(dbs, u, s);
+          if (entry !== undefined) removeSessionDocs(dbs, u, entry.order);
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);

@@ -2,6 +2,7 @@ import type { RootDatabase } from 'lmdb';
 import type { RankedFilters } from '../search/bm25-query.ts';
 import { DB_NAMES, type DailyValue, type LongTermValue } from '../store/recall-dbs.ts';
 import { EMBED_DB_NAMES, type ItemKey } from './embed-dbs.ts';
+import { openSearchDbs } from '../search/search-dbs.ts';
 import { vectorRanking, type VectorReader } from './vector-query.ts';
 
 /**
@@ -25,6 +26,7 @@ export function runVectorJob(env: RootDatabase, job: VectorJob): [number, number
     r = {
       vectors: env.openDB<Buffer, ItemKey>(EMBED_DB_NAMES.vectors, { encoding: 'binary' }),
       daily: env.openDB<DailyValue, [string, string, number]>(DB_NAMES.daily, { encoding: 'json' }),
+      sessionDocs: openSearchDbs(env).sessionDocs,
       longTerm: env.openDB<LongTermValue, [string, number]>(DB_NAMES.longTerm, { encoding: 'json' }),
     };
     readers.set(env, r);

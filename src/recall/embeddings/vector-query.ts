@@ -3,7 +3,8 @@ import { currentLongTerm, dayPasses, hasFilters, longTermPasses, rowPasses, type
 import { docRef, MAX_DOC } from '../search/search-dbs.ts';
 import { longTermLines } from '../search/search-index.ts';
 import { topK } from '../search/top-k.ts';
-import type { DailyValue, LongTermValue } from '../store/recall-dbs.ts';
+import type { LongTermValue } from '../store/recall-dbs.ts';
+import { docRow, type RowReader } from '../search/doc-rows.ts';
 import type { ItemKey } from './embed-dbs.ts';
 import { cosineWith, textHash, vectorHash } from './vector-codec.ts';
 import { matrixScores, type UserMatrix } from './vector-cache.ts';
@@ -17,9 +18,8 @@ import { matrixScores, type UserMatrix } from './vector-cache.ts';
  * workers run it on their own handles; the main thread passes its cached matrix of the
  * user's vectors (vector-cache.ts) instead of the range scan.
  */
-export interface VectorReader {
+export interface VectorReader extends RowReader {
   vectors: Database<Buffer, ItemKey>;
-  daily: Database<DailyValue, [string, string, number]>;
   longTerm: Database<LongTermValue, [string, number]>;
 }
 
@@ -59,9 +59,9 @@ export function vectorRanking(reader: VectorReader, userId: string, query: Float
         continue;
       }
       if (filtered) {
-        if (!dayPasses(filters, ref.day)) continue;
-        const value = reader.daily.get([userId, ref.day, ref.id]);
-        if (value === undefined || !rowPasses(filters, value)) continue;
+        if (ref.kind === 'daily' && !dayPasses(filters, ref.day)) continue;
+        const row = docRow(reader, userId, ref);
+        if (row === undefined || !dayPasses(filters, row.day) || !rowPasses(filters, row.value)) continue;
       }
       out.push([doc, score]);
     }

@@ -5,6 +5,7 @@ import { docRef, MAX_DOC, PENDING, type SearchDbs } from './search-dbs.ts';
 import { longTermLines, readStats } from './search-index.ts';
 import { bloomProbes, forEachMatch, mayHold, termNeedle } from './pending-log.ts';
 import { makeSnippet } from './snippet.ts';
+import { docRow, type DocRow } from './doc-rows.ts';
 import { tokenize } from './tokenizer.ts';
 import { topK } from './top-k.ts';
 
@@ -48,12 +49,13 @@ export interface SearchHit {
   day: string;
   score: number;
   snippet: string;
-  /** `session`: a session row (through its daily entry); `daily`: a daily row without a session; `long_term`: a line of long-term memory. */
+  /** `session`: a session row (through its daily entry, or its own document when it has none); `daily`: a daily row without a session; `long_term`: a line of long-term memory. */
   source: 'session' | 'daily' | 'long_term';
   /** The row's role; `memory` for long-term memory. */
   role: string;
   ts: string;
-  /** The row's anchor in its day (`dailyWindow`); absent for long-term memory. */
+  /** The row's anchor in its day (`dailyWindow`); absent for long-term memory, and for a
+   * session row no daily row holds (an imported session without its daily files). */
   dailyMessageId?: number;
 }
 
@@ -133,6 +135,7 @@ export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] 
   if (scores.size === 0) return [];
   const wanted = new Set(terms);
   const filtered = hasFilters(q);
+  const rowReader = { daily: reader.daily, sessionDocs: reader.search.sessionDocs };
   const hits: SearchHit[] = [];
   let longTerm: { content: string; day: string; ts: string } | undefined | null = null;
   // Unfiltered, the top `limit` suffice (a few spare for a document removed in between);
@@ -161,27 +164,32 @@ export function rankedSearch(reader: SearchReader, q: RankedQuery): SearchHit[] 
         });
         continue;
       }
-      const { day, id } = ref;
-      if (!dayPasses(q, day)) continue;
-      const value = reader.daily.get([q.userId, day, id]);
-      if (value === undefined || !rowPasses(q, value)) continue;
-      const inSession = value.session_id !== null && value.session_message_id !== null;
-      hits.push({
-        sessionId: value.session_id,
-        messageId: inSession ? value.session_message_id! : id,
-        day,
-        score: round(score),
-        snippet: snippetOf(value, wanted),
-        source: inSession ? 'session' : 'daily',
-        role: value.role,
-        ts: value.ts,
-        dailyMessageId: id,
-      });
+      if (ref.kind === 'daily' && !dayPasses(q, ref.day)) continue;
+      const row = docRow(rowReader, q.userId, ref);
+      if (row === undefined || !dayPasses(q, row.day) || !rowPasses(q, row.value)) continue;
+      hits.push(rowHit(row, round(score), snippetOf(row.value, wanted)));
     }
     if (hits.length >= q.limit || ranked.length < k || k >= scores.size) return hits;
     seen = ranked.length;
     k *= 4;
   }
+}
+
+/** The hit of a daily row or session document (doc-rows.ts). */
+export function rowHit(row: DocRow, score: number, snippet: string): SearchHit {
+  const { value, day, dailyId } = row;
+  const inSession = value.session_id !== null && value.session_message_id !== null;
+  return {
+    sessionId: value.session_id,
+    messageId: inSession ? value.session_message_id! : dailyId!,
+    day,
+    score,
+    snippet,
+    source: inSession ? 'session' : 'daily',
+    role: value.role,
+    ts: value.ts,
+    ...(dailyId === undefined ? {} : { dailyMessageId: dailyId }),
+  };
 }
 
 export function hasFilters(q: RankedFilters): boolean {

@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import type { DailyValue } from '../store/recall-dbs.ts';
 
 /**
  * The named LMDB databases of the ranked index, in the recall environment. Every key starts
@@ -11,6 +12,7 @@ import type { Database, RootDatabase } from 'lmdb';
  * |                         | [userId, PENDING, doc]           | a document not merged yet      |
  * | recall.search-meta      | [userId, 'stats']                | [docs, length, pending]        |
  * |                         | [userId, 'live']                 | number                         |
+ * |                         | [userId, SESSION_DOC, order, id] | DailyValue: a session document |
  *
  * A term's postings are its full chunks in doc order, then its tail chunk: appending a newer
  * document is one `get` and one `put` of the tail, no cursor; a full tail moves to its
@@ -20,6 +22,13 @@ import type { Database, RootDatabase } from 'lmdb';
  * A document's number IS its row's key, so the index stores no map from documents to rows:
  * a daily row `[day, id]` is `(days since 1900-01-01 + 1) × 2^22 + id`, a long-term line `n` is
  * `n` (below 2^22). Daily ids from 2^22 up (four million rows in one day) are not indexed.
+ * A session document (a session row no daily row holds: an imported session without its daily
+ * files, store/session-docs.ts) is `(SESSION_SLOT + order) × 2^22 + id`, `order` its session's
+ * creation order (sessions-index.ts, below 2^25) and `id` the row's anchor (below 2^22); its
+ * row, with its session and anchor, is kept under `[userId, SESSION_DOC, order, id]` in the meta
+ * db, since no other db holds it in a form the index can read (the pool's workers too).
+ * `SESSION_SLOT` (2^25) is past every calendar day's slot (year 9999 is ~2^21.5), and every
+ * number stays below 2^48, what a posting chunk holds (posting-list.ts).
  * `stats` holds BM25's N (`docs`) and total length, and the documents appended to the pending
  * log since its last merge (search-index.ts), in one entry: a write reads and writes it once.
  * `live` is `INDEX_FORMAT` when the user's writes index themselves (set for a user with no rows
@@ -55,13 +64,31 @@ export const DAY_SLOT = 2 ** 22;
 const DAY_MS = 86_400_000;
 const EPOCH = Date.UTC(1900, 0, 1);
 
-export type DocRef = { kind: 'daily'; day: string; id: number } | { kind: 'long_term'; line: number };
+/** The first slot of session documents; and how many orders they number. */
+export const SESSION_SLOT = 2 ** 25;
+const SESSION_ORDERS = 2 ** 25;
+
+/** The meta key part of a session document: `[userId, SESSION_DOC, order, id]`. */
+export const SESSION_DOC = 'session-doc';
+export type SessionDocKey = [string, typeof SESSION_DOC, number, number];
+
+export type DocRef =
+  | { kind: 'daily'; day: string; id: number }
+  | { kind: 'long_term'; line: number }
+  | { kind: 'session'; order: number; id: number };
 
 /** The document number of daily row `[day, id]`; `null` when it cannot have one. */
 export function dailyDoc(day: string, id: number): number | null {
   const t = Date.parse(`${day}T00:00:00Z`);
   if (!Number.isFinite(t) || t < EPOCH || !Number.isInteger(id) || id < 1 || id >= DAY_SLOT) return null;
-  return (Math.round((t - EPOCH) / DAY_MS) + 1) * DAY_SLOT + id;
+  const slot = Math.round((t - EPOCH) / DAY_MS) + 1;
+  return slot < SESSION_SLOT ? slot * DAY_SLOT + id : null;
+}
+
+/** The document number of row `id` of the session created `order`-th; `null` when it cannot have one. */
+export function sessionDoc(order: number, id: number): number | null {
+  if (!Number.isInteger(order) || order < 0 || order >= SESSION_ORDERS || !Number.isInteger(id) || id < 1 || id >= DAY_SLOT) return null;
+  return (SESSION_SLOT + order) * DAY_SLOT + id;
 }
 
 export function longTermDoc(line: number): number | null {
@@ -71,6 +98,7 @@ export function longTermDoc(line: number): number | null {
 export function docRef(doc: number): DocRef {
   const slot = Math.floor(doc / DAY_SLOT);
   if (slot === 0) return { kind: 'long_term', line: doc };
+  if (slot >= SESSION_SLOT) return { kind: 'session', order: slot - SESSION_SLOT, id: doc - slot * DAY_SLOT };
   const day = new Date(EPOCH + (slot - 1) * DAY_MS).toISOString().slice(0, 10);
   return { kind: 'daily', day, id: doc - slot * DAY_SLOT };
 }
@@ -79,6 +107,8 @@ export interface SearchDbs {
   postings: Database<Buffer, [string, string, number]>;
   /** `live` (a number) and `stats` (`IndexStats`). */
   meta: Database<number | IndexStats, [string, string]>;
+  /** The session documents' rows (in `meta`, under their own keys). */
+  sessionDocs: Database<DailyValue, SessionDocKey>;
   /** `postings` read as Latin-1 text, for the pending log's blocks (pending-log.ts `forEachMatch`). Read only. */
   pendingText: Database<string, [string, string, number]>;
 }
@@ -95,6 +125,7 @@ export function openSearchDbs(env: RootDatabase): SearchDbs {
   return {
     postings: env.openDB(SEARCH_DB_NAMES.postings, { encoding: 'binary' }),
     meta: env.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' }),
+    sessionDocs: env.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' }),
     pendingText: env.openDB<string, [string, string, number]>(SEARCH_DB_NAMES.postings, { encoding: 'binary', encoder: LATIN1 } as never),
   };
 }
