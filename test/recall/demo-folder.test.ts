@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pythonJsonDumps } from '../../src/recall/store/python-json.ts';
 import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
+import { SEARCH_DB_NAMES, SESSION_DOC } from '../../src/recall/search/search-dbs.ts';
+import { HIGH } from '../../src/recall/store/recall-dbs.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -602,5 +604,18 @@ describe('ranked search over an imported folder', () => {
     await r.deleteSession('u', 'bike');
     expect(await r.search({ userId: 'u', query: 'bicycle' })).toEqual([]);
     expect(brief(await r.search({ userId: 'u', query: 'oolong' })).length).toBe(2);
+  });
+
+  it('erasing the user erases their session documents', async () => {
+    const src = join(work, 'memory');
+    writeFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const meta = fx.env.root.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' });
+    const keys = () => [...meta.getKeys({ start: ['u'], end: ['u', HIGH] })].filter((k) => Array.isArray(k) && k[1] === SESSION_DOC);
+    expect(keys().length).toBe(3);
+    await fx.recall.eraseUser('u');
+    expect(keys()).toEqual([]);
+    expect(await fx.recall.search({ userId: 'u', query: 'bicycle' })).toEqual([]);
   });
 });
