@@ -16,6 +16,7 @@ import type { ChatStreamEvent } from './chat/chat-service.ts';
 import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './storage/lmdb/daily-mirror.ts';
 import { ForkError } from '../memory/contract/fork.ts';
 import { readDay, removeSessionDailyRows } from './storage/lmdb/daily-store.ts';
+import { removeSessionDocs } from './storage/lmdb/session-docs.ts';
 import { exportDemoFolder, type ExportOptions, type ExportReport } from './demo-folder/demo-export.ts';
 import { importDemoFolder, type ImportOptions, type ImportReport } from './demo-folder/demo-import.ts';
 import { readLog, removeSessionLog, toLogRow, type DialogueLogRow } from './storage/lmdb/dialogue-log.ts';
@@ -93,7 +94,8 @@ import {
  * keys: another user's session id finds nothing (fail closed: `[]`, `false`).
  *
  * Erasure: `eraseUser` removes everything of a user (store/user-erasure.ts); while it runs,
- * calls naming that user are refused with `user_erasing` (user-gate.ts).
+ * calls naming that user are refused with `user_erasing`, and the user's background jobs lose
+ * their leases: nothing they write after it began is kept (user-gate.ts).
  *
  * Storage: session transcripts are conversations `session/{userId}/{sessionId}` of `memory`;
  * the rest lives in named databases of `env` (see recall-dbs.ts). The service owns neither:
@@ -252,7 +254,7 @@ export interface Recall {
   embeddingsStatus(userId?: string): Promise<EmbeddingsStatus>;
   /** Resolves when the embedding queue is empty (at once without embeddings). */
   embeddingsIdle(): Promise<void>;
-  /** Rebuilds the user's ranked index from their rows; returns the daily rows indexed (search/rebuild.ts). */
+  /** Rebuilds the user's ranked index from their rows; returns the rows indexed (search/rebuild.ts). */
   rebuildSearchIndex(userId: string): Promise<number>;
   dailyWindow(query: DailyWindowQuery): Promise<DailyRow[]>;
   /** One day's rows (default today), chronological. */
@@ -297,6 +299,9 @@ export interface Recall {
    * long-term memory and its versions, the dialogue log, index and titles, and every other
    * db of recall's schema, in one LMDB transaction. Waits for the user's running calls; calls
    * naming the user meanwhile (and folder imports/exports) are refused with `user_erasing`.
+   * The user's queued fact extractions and embeddings are erased with the rest; a running
+   * extraction is aborted and an embedding batch in flight is not waited for: whenever either
+   * answers, it writes nothing of the user (user-gate.ts, embeddings/embed-drain.ts).
    */
   eraseUser(userId: string): Promise<ErasureReport>;
   close(): Promise<void>;
@@ -396,17 +401,18 @@ export function createRecall(options: RecallOptions): Recall {
       await mirrored;
       return work();
     });
+  // Every call naming a user runs under the gate, so an erasure can wait for them and refuse
+  // new ones; background jobs of a user hold its leases, which the erasure revokes.
+  const gate = new UserGate();
+
   // Fact extraction runs in the background; a previous process may have left turns queued.
   let extraction: ExtractionWorker | undefined;
   if (options.factsLlm !== undefined) {
-    const worker = createExtractionWorker(deps, options.factsLlm, guarded, retry);
+    const worker = createExtractionWorker(deps, options.factsLlm, guarded, gate, retry);
     extraction = worker;
     deps.kickExtraction = () => worker.kick();
     if (nextQueued(dbs) !== undefined) worker.kick();
   }
-
-  // Every call naming a user runs under the gate, so an erasure can wait for them and refuse new ones.
-  const gate = new UserGate();
   const user = <T>(userId: unknown, work: (u: string) => Promise<T>): Promise<T> =>
     guarded(async () => {
       const u = assertUserId(userId);
@@ -430,8 +436,7 @@ export function createRecall(options: RecallOptions): Recall {
       user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
 
     forkSession: (userId, sessionId, messageId, targetId) =>
-      guarded(async () => {
-        const u = assertUserId(userId);
+      user(userId, async (u) => {
         const s = assertSessionId(sessionId);
         const target = targetId === undefined ? newSessionId() : assertSessionId(targetId);
         if (sessionEntry(dbs, u, target) !== undefined) {
@@ -466,6 +471,8 @@ export function createRecall(options: RecallOptions): Recall {
         else if (!(await conditional.clearIfLastId(conversationId, ifLastId))) return false;
         await deps.memory.clear(summaryConversationId(conversationId));
         const removedRows = await commitRemoval(dbs, () => {
+          const entry = sessionEntry(dbs, u, s);
+          if (entry !== undefined) removeSessionDocs(dbs, u, entry.order);
           const n = removeSessionDailyRows(dbs, u, s);
           forgetMirror(dbs, u, s);
           removeSessionLog(dbs, u, s);
@@ -572,13 +579,19 @@ export function createRecall(options: RecallOptions): Recall {
         return Promise.reject(error);
       }
       if (closed) return Promise.reject(new RecallClosedError());
-      // Claimed now, synchronously: calls of the user made after this one are refused.
+      // Claimed now, synchronously: calls of the user made after this one are refused, and the
+      // user's running extraction job loses its lease (user-gate.ts).
       const erasure = gate.exclusive(u, async () => {
         // The start's repairs write the user's keys too: not after the erasure.
         await mirrored;
         await repaired;
         return eraseUserData(deps, u);
       });
+      // The drain skipped the user's jobs meanwhile: any left (a failed erasure) go on.
+      void erasure.then(
+        () => extraction?.kick(),
+        () => extraction?.kick(),
+      );
       return track(() => erasure);
     },
 

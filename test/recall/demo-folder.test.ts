@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pythonJsonDumps } from '../../src/recall/rows/python-json.ts';
 import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
+import { SEARCH_DB_NAMES, SESSION_DOC } from '../../src/recall/search/search-dbs.ts';
+import { HIGH } from '../../src/recall/store/recall-dbs.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -517,5 +519,103 @@ describe('ids as folder names', () => {
     expect(await fx.recall.getSessionMessages('a/b', 'c')).toHaveLength(2);
     expect((await fx.recall.getSessionMessages('a', 'b/c')).map((m) => m.content)[0]).toBe('from a');
     expect(await fx.recall.getSessionMessages('a', 'b/c')).toHaveLength(2);
+  });
+});
+
+describe('ranked search over an imported folder', () => {
+  /** Session `bike` has no daily file; session `tea`'s rows are in its day's daily file too (as the demo writes them). */
+  function writeFolder(root: string): void {
+    const u = join(root, 'u');
+    put(join(u, 'conversations.json'), pythonJsonDumps({ bike: { title: 'bike', updated_at: '2026-04-06T10:00:01' }, tea: { title: 'tea', updated_at: '2026-04-08T09:00:01' } }, 2));
+    put(
+      join(u, 'sessions', 'bike.jsonl'),
+      jsonl([
+        row('2026-04-06T10:00:00', 'user', 'I left the blue bicycle at the ferry terminal', 'session', { message_id: 1 }),
+        {
+          ts: '2026-04-06T10:00:01',
+          role: 'assistant',
+          content: 'Noted where the bicycle is',
+          tags: ['session'],
+          meta: { tool_calls: [{ name: 'remember_note', input: '{"note": "bicycle at the ferry"}', output: 'ok' }] },
+          message_id: 2,
+        },
+        row('t3', 'user', 'a pannier on the bicycle too', 'session', { message_id: 3 }),
+      ]),
+    );
+    put(
+      join(u, 'sessions', 'tea.jsonl'),
+      jsonl([
+        row('2026-04-08T09:00:00', 'user', 'oolong tea every morning', 'session', { message_id: 1 }),
+        row('2026-04-08T09:00:01', 'assistant', 'oolong noted', 'session', { message_id: 2 }),
+      ]),
+    );
+    put(
+      join(u, 'daily', '2026-04-08.jsonl'),
+      jsonl([
+        row('2026-04-08T09:00:00', 'user', 'oolong tea every morning', 'daily', { message_id: 1 }),
+        row('2026-04-08T09:00:01', 'assistant', 'oolong noted', 'daily', { message_id: 2 }),
+      ]),
+    );
+  }
+  const brief = (hits: { sessionId: string | null; messageId: number; source: string }[]) => hits.map((h) => [h.source, h.sessionId, h.messageId]);
+
+  it('finds the rows of a session imported without daily files, and a row held by both views once', async () => {
+    const src = join(work, 'memory');
+    writeFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const r = fx.recall;
+    const bike = await r.search({ userId: 'u', query: 'bicycle' });
+    expect(brief(bike).sort()).toEqual([
+      ['session', 'bike', 1],
+      ['session', 'bike', 2],
+      ['session', 'bike', 3],
+    ]);
+    expect(bike.find((h) => h.messageId === 1)).toMatchObject({ day: '2026-04-06', role: 'user', ts: '2026-04-06T10:00:00' });
+    expect(bike.find((h) => h.messageId === 1)!.dailyMessageId).toBeUndefined();
+    // The filters apply: session, day, role, tool.
+    expect(brief(await r.search({ userId: 'u', query: 'bicycle', day: '2026-04-06', roles: ['assistant'] }))).toEqual([['session', 'bike', 2]]);
+    expect(brief(await r.search({ userId: 'u', query: 'bicycle', tool: 'remember_note' }))).toEqual([['session', 'bike', 2]]);
+    expect(await r.search({ userId: 'u', query: 'bicycle', sessionId: 'tea' })).toEqual([]);
+    // The tea rows are in the daily view: found through it, not twice.
+    expect(brief(await r.search({ userId: 'u', query: 'oolong' })).sort()).toEqual([
+      ['daily', null, 1],
+      ['daily', null, 2],
+    ]);
+    // The index rebuilt from the rows finds them the same; the daily view and the export are the folder's.
+    const before = await r.search({ userId: 'u', query: 'bicycle ferry' });
+    await r.rebuildSearchIndex('u');
+    expect(await r.search({ userId: 'u', query: 'bicycle ferry' })).toEqual(before);
+    expect(await r.dailyMessages('u', '2026-04-06')).toEqual([]);
+    const out = join(work, 'out');
+    await r.exportDemoFolder(out);
+    expect(filesUnder(join(out, 'u'))).toEqual(filesUnder(join(src, 'u')));
+    // A pooled query reads the same documents.
+    const pool = createSearchPool({ maxThreads: 1 });
+    const pooled = openRecall({ dir: fx.dir, pool, rankPoolThreshold: 0 });
+    try {
+      expect(await pooled.recall.search({ userId: 'u', query: 'bicycle ferry' })).toEqual(before);
+    } finally {
+      await pooled.recall.close();
+      await pool.close();
+      await pooled.close();
+    }
+    // Deleting the session takes its documents along.
+    await r.deleteSession('u', 'bike');
+    expect(await r.search({ userId: 'u', query: 'bicycle' })).toEqual([]);
+    expect(brief(await r.search({ userId: 'u', query: 'oolong' })).length).toBe(2);
+  });
+
+  it('erasing the user erases their session documents', async () => {
+    const src = join(work, 'memory');
+    writeFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const meta = fx.env.root.openDB(SEARCH_DB_NAMES.meta, { encoding: 'json' });
+    const keys = () => [...meta.getKeys({ start: ['u'], end: ['u', HIGH] })].filter((k) => Array.isArray(k) && k[1] === SESSION_DOC);
+    expect(keys().length).toBe(3);
+    await fx.recall.eraseUser('u');
+    expect(keys()).toEqual([]);
+    expect(await fx.recall.search({ userId: 'u', query: 'bicycle' })).toEqual([]);
   });
 });

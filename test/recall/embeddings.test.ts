@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -189,6 +189,45 @@ describe('hybrid recall with embeddings', () => {
     expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
   });
 
+  it('a batch in flight when its user is erased stores nothing of theirs when it is answered; the other user’s rows are embedded', async () => {
+    stub = await startEmbeddingsStub();
+    fx = openRecall({ embeddings: embeddingsFor(stub) });
+    stub.hold();
+    await say('s1', 'I parked my car near the station');
+    // The drain's request holding the user's row is out, and answered only after the erasure.
+    await stub.waitForRequests(1);
+    await fx.recall.chat({ userId: 'u2', sessionId: 'x', message: 'another user entirely' });
+    await fx.recall.eraseUser(U);
+    stub.release();
+    await fx.recall.embeddingsIdle();
+    expect(stub.answered).toBeGreaterThan(0);
+    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect(counts(fx, 'u2')).toEqual({ vectors: 2, queue: 0, dead: 0 });
+  });
+
+  it('finds an imported session row that no daily file holds, by its words and by a paraphrase', async () => {
+    stub = await startEmbeddingsStub();
+    const src = keptDir();
+    mkdirSync(join(src, 'u', 'sessions'), { recursive: true });
+    writeFileSync(join(src, 'u', 'conversations.json'), JSON.stringify({ s: { title: 'car', updated_at: '2026-04-06T10:00:00' } }));
+    const rows = [
+      { ts: '2026-04-06T10:00:00', role: 'user', content: 'I parked my car near the station', tags: ['session'], meta: {}, message_id: 1 },
+      { ts: '2026-04-06T10:00:01', role: 'assistant', content: 'My dog loves the park', tags: ['session'], meta: {}, message_id: 2 },
+    ];
+    writeFileSync(join(src, 'u', 'sessions', 's.jsonl'), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    fx = openRecall({ embeddings: embeddingsFor(stub) });
+    await fx.recall.importDemoFolder(src);
+    const byWords = await fx.recall.search({ userId: 'u', query: 'car station' });
+    expect(byWords.ranking).toBe('hybrid');
+    expect(byWords[0]).toMatchObject({ sessionId: 's', messageId: 1, source: 'session' });
+    await fx.recall.embeddingsIdle();
+    expect(counts(fx, 'u')).toEqual({ vectors: 2, queue: 0, dead: 0 });
+    const byMeaning = await fx.recall.search({ userId: 'u', query: 'automobile terminal', roles: ['user'] });
+    expect(byMeaning.map((h) => [h.source, h.sessionId, h.messageId])).toEqual([['session', 's', 1]]);
+    await fx.recall.deleteSession('u', 's');
+    expect(counts(fx, 'u')).toEqual({ vectors: 0, queue: 0, dead: 0 });
+  });
+
   it('ranks long-term facts by their vectors too: a paraphrase finds its fact', async () => {
     stub = await startEmbeddingsStub();
     const dir = keptDir();
@@ -215,7 +254,7 @@ describe('the parts', () => {
     await fx.recall.embeddingsIdle();
     const dbs = openRecallDbs(fx.env);
     const query = unit(Float32Array.from(conceptVector('automobile terminal')));
-    const inline = vectorRanking({ vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm }, U, query, {}, 10);
+    const inline = vectorRanking({ vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm, sessionDocs: dbs.search.sessionDocs }, U, query, {}, 10);
     const pool = createSearchPool({ maxThreads: 1 });
     try {
       const pooled = await pool.run({ kind: 'vector', path: dbs.path, userId: U, query: [...query], filters: {}, n: 10 });

@@ -6,16 +6,16 @@ import type { Key, RootDatabase } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmResponse, LlmService } from '../../src/llm/llm-service.ts';
 import type { Message } from '../../src/message.ts';
-import { CONVERSATION_DBS, MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
+import { CONVERSATION_DBS, FORKS_DB, MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
 import { createSummarizer } from '../../src/provider/summarizer.ts';
 import { summaryConversationId } from '../../src/provider/summary-record.ts';
-import { sessionConversationId } from '../../src/recall/recall-ids.ts';
+import { sessionConversationId, sessionConversationPrefix } from '../../src/recall/recall-ids.ts';
 import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { EMBED_DB_NAMES } from '../../src/recall/storage/lmdb/embeddings/embed-dbs.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
-import { callsTools, says, toolCall } from '../support/scripted-llm.ts';
+import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 let runtime: Runtime | undefined;
@@ -95,6 +95,14 @@ function recallKeyUsers(root: RootDatabase): Map<string, Set<unknown>> {
     out.set(name, users);
   }
   return out;
+}
+
+/** The fork links (`forks` db: `['of', fork]`, `['by', source, fork]`) naming the user's conversations. */
+function forkLinksOf(root: RootDatabase, user: string): Key[] {
+  const prefix = sessionConversationPrefix(user);
+  return [...root.openDB(FORKS_DB, { encoding: 'json' }).getKeys()].filter(
+    (key) => Array.isArray(key) && key.slice(1).some((part) => typeof part === 'string' && part.startsWith(prefix)),
+  );
 }
 
 function conversationsOf(root: RootDatabase): Set<string> {
@@ -261,6 +269,74 @@ describe('recall.eraseUser', () => {
     expect(await fx.recall.listSessions('alice')).toEqual([]);
     expect(await fx.recall.getLongTerm('alice')).toBe('');
     expect((await fx.recall.listSessions('bob')).length).toBe(1);
+  });
+
+  it('a fact extraction running when the erasure starts is aborted and, finishing later, writes nothing; the other user’s is kept', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let entered: () => void = () => {};
+    const inCall = new Promise<void>((r) => (entered = r));
+    let aliceSignal: AbortSignal | undefined;
+    const factsLlm: LlmService = {
+      async chat(messages, options) {
+        const who = JSON.stringify(messages).includes('ALICE_') ? 'alice' : 'bob';
+        if (who === 'alice') {
+          aliceSignal = options?.signal;
+          entered();
+          // Answers after the erasure whatever the signal says (a model client that ignores it).
+          await held;
+        }
+        return says(JSON.stringify({ facts: [{ text: `${who.toUpperCase()}_FACT_MARKER drinks tea`, key: 'drink' }] }));
+      },
+    };
+    fx = openRecall({ llm: scriptedLlm([], says('ok')), factsLlm });
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'ALICE_MSG I drink tea' });
+    await inCall;
+    await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'BOB_MSG I drink tea' });
+    // A turn queued behind the running one: cancelled with the rest of the user's data.
+    await fx.recall.chat({ userId: 'alice', sessionId: 's2', message: 'ALICE_MSG again' });
+    await fx.recall.eraseUser('alice').finally(() => setImmediate(release));
+    const abortedByErasure = aliceSignal?.aborted;
+    await fx.recall.extractionIdle();
+    expect(abortedByErasure).toBe(true);
+    expect(await fx.recall.listMemory('alice')).toEqual([]);
+    expect(await fx.recall.memoryHistory('alice')).toEqual([]);
+    for (const [name, users] of recallKeyUsers(fx.env.root)) expect([...users].filter((u) => u !== 'bob'), name).toEqual([]);
+    expect((await fx.recall.listMemory('bob')).map((e) => e.text)).toEqual(['BOB_FACT_MARKER drinks tea']);
+    expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, dead: 0 });
+    // The user's next turn after the erasure is extracted as usual.
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'ALICE_MSG back' });
+    await fx.recall.extractionIdle();
+    expect((await fx.recall.listMemory('alice')).map((e) => e.text)).toEqual(['ALICE_FACT_MARKER drinks tea']);
+  });
+
+  it('a fork racing the erasure is refused or erased: no listed session, no transcript, no fork link is left', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
+    // Issued first, so it starts before the erasure claims the user.
+    const fork = fx.recall.forkSession('alice', 's', 1, 'branch');
+    const erasure = fx.recall.eraseUser('alice');
+    await Promise.allSettled([fork]);
+    await erasure;
+    await fork.catch((error: unknown) => expect(error).toMatchObject({ code: 'user_erasing' }));
+    expect(await fx.recall.listSessions('alice')).toEqual([]);
+    expect(await fx.recall.getSessionMessages('alice', 'branch')).toEqual([]);
+    expect(forkLinksOf(fx.env.root, 'alice')).toEqual([]);
+  });
+
+  it('erases the fork link of a fork with no rows of its own, made by forkSession or on the memory directly', async () => {
+    fx = openRecall();
+    await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
+    await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' });
+    await fx.recall.forkSession('alice', 's', 1, 'branch');
+    // A fork the sessions index never heard of (the registration after the fork failed, say).
+    await fx.memory.fork(sessionConversationId('alice', 's'), 1, sessionConversationId('alice', 'unlisted'));
+    await fx.recall.forkSession('bob', 's', 1, 'branch');
+    expect(forkLinksOf(fx.env.root, 'alice').length).toBe(4);
+    await fx.recall.eraseUser('alice');
+    expect(forkLinksOf(fx.env.root, 'alice')).toEqual([]);
+    expect(forkLinksOf(fx.env.root, 'bob').length).toBe(2);
+    expect((await fx.recall.getSessionMessages('bob', 'branch')).map((r) => r.content)).toEqual(['hi']);
   });
 
   it('refuses a bad user id with invalid_id and erases nothing', async () => {

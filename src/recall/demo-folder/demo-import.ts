@@ -12,6 +12,8 @@ import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from '../
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { isValidId, sessionConversationId } from '../recall-ids.ts';
 import { demoToolCalls } from '../rows/demo-tool-calls.ts';
+import { putSessionDoc, type SessionDocValue } from '../storage/lmdb/session-docs.ts';
+import { dayOfTs } from '../storage/lmdb/search/doc-rows.ts';
 
 /**
  * Import of the demo's folder layout (see demo-folder.ts for what is read and refused).
@@ -31,6 +33,10 @@ import { demoToolCalls } from '../rows/demo-tool-calls.ts';
  * - Each row keeps its original JSON (in `meta.import`), so an export writes it back as it was.
  * - Daily rows are linked to a session when their `meta.session_id` names one (the demo's later
  *   versions wrote it); older daily rows belong to no session and survive a session's deletion.
+ * - Everything imported is found by ranked recall (`recall.search`): daily rows and long-term
+ *   lines are indexed as they are written; a session row is found through its daily twin, and
+ *   one that no daily file holds (a folder without its daily files) gets a session document of
+ *   its own (store/session-docs.ts; `rowsWithoutDaily` below says which), shown in no view.
  * - Storage failures midway leave the users imported so far in place (the writes are durable
  *   step by step, not one transaction).
  */
@@ -115,8 +121,10 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
   });
   report.sessions += new Set([...user.conversations.map(([s]) => s), ...user.sessions.keys()]).size;
 
+  const sessionIds = new Map<string, number[]>();
   for (const [sessionId, rows] of user.sessions) {
     const ids = assignIds(report, `${u}/sessions/${sessionId}.jsonl`, rows);
+    sessionIds.set(sessionId, ids);
     const keepIds = !isOneToN(ids);
     const conversationId = sessionConversationId(u, sessionId);
     for (let i = 0; i < rows.length; i += BATCH) {
@@ -154,6 +162,15 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
     report.dailyRows += rows.length;
   }
 
+  // The session rows no daily file holds: documents of their own, so ranked recall finds them.
+  const docs = rowsWithoutDaily(user, sessionIds);
+  for (let i = 0; i < docs.length; i += BATCH) {
+    const chunk = docs.slice(i, i + BATCH);
+    await commit(dbs, () => {
+      for (const { sessionId, value } of chunk) putSessionDoc(dbs, u, dbs.sessions.get([u, sessionId])!.order, value);
+    });
+  }
+
   if (user.memoryMd !== undefined) {
     const text = user.memoryMd;
     // The document version (history, undo) and its lines as entries (an export renders them back exactly).
@@ -183,6 +200,59 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
     });
   }
   report.logRows += user.log.length;
+}
+
+/**
+ * The user's session rows that no daily row of the folder holds, as session documents. The
+ * demo writes every row to its session file and then to the daily file of that moment, so a
+ * session row's daily twin is a daily row with the same role and content on the day its `ts`
+ * names, or the next (a turn across midnight), naming the same session in `meta.session_id` or
+ * none; each daily row is the twin of one session row at most (a repeated "ok" is matched once
+ * per copy). A session row with no twin, or whose `ts` names no day, is returned.
+ */
+function rowsWithoutDaily(user: DemoUser, sessionIds: ReadonlyMap<string, number[]>): Array<{ sessionId: string; value: SessionDocValue }> {
+  const twins = new Map<string, number>();
+  const twinKey = (day: string, sessionId: string, role: string, content: string) => JSON.stringify([day, sessionId, role, content]);
+  for (const [day, rows] of user.daily) {
+    for (const row of rows) {
+      const meta = row.raw['meta'];
+      const sid = isObject(meta) && typeof meta['session_id'] === 'string' && isValidId(meta['session_id']) ? meta['session_id'] : '';
+      const key = twinKey(day, sid, row.role, row.content);
+      twins.set(key, (twins.get(key) ?? 0) + 1);
+    }
+  }
+  const claim = (key: string): boolean => {
+    const n = twins.get(key) ?? 0;
+    if (n > 0) twins.set(key, n - 1);
+    return n > 0;
+  };
+  const out: Array<{ sessionId: string; value: SessionDocValue }> = [];
+  for (const [sessionId, rows] of user.sessions) {
+    const ids = sessionIds.get(sessionId)!;
+    rows.forEach((row, i) => {
+      const day = dayOfTs(row.ts);
+      const days = day === '' ? [] : [day, nextDay(day)];
+      if (days.some((d) => claim(twinKey(d, sessionId, row.role, row.content)) || claim(twinKey(d, '', row.role, row.content)))) return;
+      const meta = row.raw['meta'];
+      const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
+      out.push({
+        sessionId,
+        value: {
+          ts: row.ts,
+          role: row.role,
+          content: row.content,
+          session_id: sessionId,
+          session_message_id: ids[i]!,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+      });
+    });
+  }
+  return out;
+}
+
+function nextDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
 /** The row without its content (stored once, as the message), keeping the key's place. */

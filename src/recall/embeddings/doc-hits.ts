@@ -1,4 +1,5 @@
-import { currentLongTerm, snippetOf, type SearchHit, type SearchReader } from '../storage/lmdb/search/bm25-query.ts';
+import { currentLongTerm, rowHit, snippetOf, type SearchHit, type SearchReader } from '../storage/lmdb/search/bm25-query.ts';
+import { docRow } from '../storage/lmdb/search/doc-rows.ts';
 import { docRef } from '../storage/lmdb/search/search-dbs.ts';
 import { longTermLines } from '../storage/lmdb/search/search-index.ts';
 import { makeSnippet } from '../search/snippet.ts';
@@ -16,18 +17,6 @@ export function hitOfDoc(reader: SearchReader, userId: string, doc: number, scor
     if (lt === undefined || line === undefined) return undefined;
     return { sessionId: null, messageId: ref.line, day: lt.day, score, snippet: makeSnippet(line.text, wanted), source: 'long_term', role: 'memory', ts: lt.ts };
   }
-  const value = reader.daily.get([userId, ref.day, ref.id]);
-  if (value === undefined) return undefined;
-  const inSession = value.session_id !== null && value.session_message_id !== null;
-  return {
-    sessionId: value.session_id,
-    messageId: inSession ? value.session_message_id! : ref.id,
-    day: ref.day,
-    score,
-    snippet: snippetOf(value, wanted),
-    source: inSession ? 'session' : 'daily',
-    role: value.role,
-    ts: value.ts,
-    dailyMessageId: ref.id,
-  };
+  const row = docRow({ daily: reader.daily, sessionDocs: reader.search.sessionDocs }, userId, ref);
+  return row === undefined ? undefined : rowHit(row, score, snippetOf(row.value, wanted));
 }

@@ -17,7 +17,11 @@ import { encodeVector, textHash } from './vector-codec.ts';
  * asked again, and the vector, keyed by its item, is stored once whatever happened.
  *
  * At commit, an item whose queue entry vanished meanwhile (its row deleted, its user erased) is
- * not stored, and one whose text changed stays queued for the new text.
+ * not stored, and one whose text changed stays queued for the new text. Both are checked inside
+ * the commit's transaction, which is what makes a user's erasure safe against a batch in flight
+ * (the drain knows nothing of the erasure): the erasure removes the user's queue entries in its
+ * own transaction, so a batch answered after it stores nothing of theirs; a row the user wrote
+ * after the erasure is stored only with the vector of the text it holds now.
  *
  * Failures: every failed request counts an attempt on each item of its batch; a retryable one
  * (429, 5xx, timeout, connection) waits `retryBaseMs × 2^(n−1)` (n failures in a row, at most

@@ -1,7 +1,8 @@
 import type { RecallDeps } from '../recall-deps.ts';
 import { queryTerms, type RankedFilters, type SearchHit } from '../storage/lmdb/search/bm25-query.ts';
 import { searchRanked, validateSearch, type SearchInput } from '../search/ranked-search.ts';
-import { dailyDoc, longTermDoc } from '../storage/lmdb/search/search-dbs.ts';
+import { dailyDoc, longTermDoc, sessionDoc } from '../storage/lmdb/search/search-dbs.ts';
+import { sessionEntry } from '../storage/lmdb/sessions-index.ts';
 import { backfillUser, isEmbedLive, pendingOf } from '../storage/lmdb/embeddings/embed-backfill.ts';
 import { hitOfDoc } from './doc-hits.ts';
 import { reciprocalRankFusion } from './rrf.ts';
@@ -44,7 +45,7 @@ export async function searchHybrid(deps: RecallDeps, input: SearchInput, rankPoo
   ]);
   if (!queried.ok) return withMeta(bm25.slice(0, q.limit), { ranking: 'bm25', pendingEmbeddings: pending, embeddingsError: queried.error });
   const filters: RankedFilters = { ...q };
-  const reader = { vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm };
+  const reader = { vectors: dbs.embed.vectors, daily: dbs.daily, longTerm: dbs.longTerm, sessionDocs: dbs.search.sessionDocs };
   const cached = embed.cache.matrix(dbs.embed.vectors, q.userId, dbs.counters.get([q.userId, 'embed-version']));
   const vectors =
     deps.pool && !deps.pool.closed && cached === undefined && vectorCount(dbs.embed.vectors, q.userId) > embed.options.poolThreshold
@@ -53,7 +54,7 @@ export async function searchHybrid(deps: RecallDeps, input: SearchInput, rankPoo
   const byDoc = new Map<number, SearchHit>();
   const bm25Docs: number[] = [];
   for (const hit of bm25) {
-    const doc = hit.source === 'long_term' ? longTermDoc(hit.messageId) : dailyDoc(hit.day, hit.dailyMessageId ?? -1);
+    const doc = docOfHit(deps, q.userId, hit);
     if (doc === null) continue;
     byDoc.set(doc, hit);
     bm25Docs.push(doc);
@@ -70,6 +71,14 @@ export async function searchHybrid(deps: RecallDeps, input: SearchInput, rankPoo
     if (hit !== undefined) hits.push(hit);
   }
   return withMeta(hits, { ranking: 'hybrid', pendingEmbeddings: pending });
+}
+
+/** The document a BM25 hit is (search-dbs.ts): a session document has no daily id, its session's order numbers it. */
+function docOfHit(deps: RecallDeps, userId: string, hit: SearchHit): number | null {
+  if (hit.source === 'long_term') return longTermDoc(hit.messageId);
+  if (hit.dailyMessageId !== undefined) return dailyDoc(hit.day, hit.dailyMessageId);
+  const entry = hit.sessionId === null ? undefined : sessionEntry(deps.dbs, userId, hit.sessionId);
+  return entry === undefined ? null : sessionDoc(entry.order, hit.messageId);
 }
 
 function pick(q: RankedFilters): RankedFilters {

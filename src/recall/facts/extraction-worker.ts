@@ -5,11 +5,19 @@ import { commit, commitRemoval, HIGH, type RecallDbs } from '../storage/lmdb/rec
 import type { ExtractionJob, FactSource } from './fact-entry.ts';
 import { deadJobs, extractFacts, queuedJobs, type JobKey } from './fact-extraction.ts';
 import { rememberFact } from './facts-service.ts';
+import type { UserGate, UserLease } from '../user-gate.ts';
 
 /**
  * The background drain of the extraction queue (fact-extraction.ts), one job at a time,
  * tracked by the service (its `close()` waits for it and aborts its model call: the job stays
  * queued, its attempt not counted).
+ *
+ * - Erasure (user-gate.ts): a job runs under a lease of its user, taken in the same event-loop
+ *   turn as the job is read from the queue. The user's erasure revokes it: the job's model
+ *   calls are aborted, and each of its commits (its facts, the removal of its queue entry, a
+ *   failure's record) checks the lease inside its transaction and writes nothing once it is
+ *   revoked, whenever the model answers. The erasure removes the user's queued jobs with the
+ *   rest of their keys; while it runs, the drain skips the user's jobs.
  *
  * - A job fails when the model throws, answers something other than the JSON asked for, or a
  *   fact cannot be written. A failed job stays queued with `attempts`, `last_error` and
@@ -81,6 +89,7 @@ export function createExtractionWorker(
   deps: RecallDeps,
   llm: LlmService,
   track: <T>(work: () => Promise<T>) => Promise<T>,
+  gate: Pick<UserGate, 'lease' | 'isErasing'>,
   retry: Required<ExtractionRetryOptions> = DEFAULT_EXTRACTION_RETRY,
 ): ExtractionWorker {
   const stop = new AbortController();
@@ -102,11 +111,12 @@ export function createExtractionWorker(
     timer.unref();
   };
 
-  /** The first job due now, else the earliest time one will be. */
+  /** The first job due now, else the earliest time one will be (a user being erased has none). */
   const nextDue = (): { key: JobKey; value: ExtractionJob } | number => {
     const now = deps.clock.now();
     let earliest = Infinity;
     for (const item of queuedJobs(deps.dbs)) {
+      if (gate.isErasing(item.key[0])) continue;
       const at = item.value.next_at === undefined ? 0 : Date.parse(item.value.next_at);
       if (!(at > now)) return item;
       earliest = Math.min(earliest, at);
@@ -114,28 +124,30 @@ export function createExtractionWorker(
     return earliest;
   };
 
-  const run = async (key: JobKey, job: ExtractionJob): Promise<void> => {
+  const run = async (key: JobKey, job: ExtractionJob, lease: Pick<UserLease, 'signal' | 'held'>): Promise<void> => {
     const [userId, sessionId] = key;
-    const facts = await extractFacts(llm, job, stop.signal, deps.language);
+    const facts = await extractFacts(llm, job, lease.signal, deps.language);
     const source: FactSource = { via: 'extraction', session_id: sessionId, message_ids: job.message_ids };
     for (const fact of facts) {
       try {
-        await rememberFact(deps, userId, { ...fact, source }, stop.signal);
+        await rememberFact(deps, userId, { ...fact, source }, lease);
       } catch (error) {
         // A fact the rules refuse is skipped; anything else fails the attempt.
         if (!(error instanceof InvalidInputError)) throw error;
       }
     }
-    await commitRemoval(deps.dbs, () => deps.dbs.factQueue.remove(key));
+    await commitRemoval(deps.dbs, () => {
+      if (lease.held) deps.dbs.factQueue.remove(key);
+    });
   };
 
-  const failed = async (key: JobKey, job: ExtractionJob, error: unknown): Promise<void> => {
+  const failed = async (key: JobKey, job: ExtractionJob, error: unknown, lease: Pick<UserLease, 'held'>): Promise<void> => {
     const attempts = (job.attempts ?? 0) + 1;
     const lastError = (error instanceof Error ? error.message : String(error)).slice(0, 500);
     const now = deps.clock.now();
     await commit(deps.dbs, () => {
-      // Erased meanwhile (user erasure): nothing to keep.
-      if (deps.dbs.factQueue.get(key) === undefined) return;
+      // The user's erasure began (the job is erased with the rest): nothing to keep.
+      if (!lease.held || deps.dbs.factQueue.get(key) === undefined) return;
       const { next_at: _next, ...rest } = job;
       if (attempts >= retry.maxAttempts) {
         deps.dbs.factQueue.remove(key);
@@ -156,12 +168,22 @@ export function createExtractionWorker(
         wakeUpAt(next);
         return;
       }
+      // In the turn that read the job: no erasure of its user can begin in between.
+      const userLease = gate.lease(next.key[0]);
+      const lease = {
+        signal: AbortSignal.any([stop.signal, userLease.signal]),
+        get held() {
+          return userLease.held;
+        },
+      };
       try {
-        await run(next.key, next.value);
+        await run(next.key, next.value, lease);
       } catch (error) {
-        // Stopping: the job stays as it was, for the next start.
+        // Stopping: the job stays as it was, for the next start. Erased: it is gone.
         if (stop.signal.aborted) return;
-        await failed(next.key, next.value, error);
+        await failed(next.key, next.value, error, lease);
+      } finally {
+        userLease.release();
       }
     }
   };

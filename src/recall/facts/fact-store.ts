@@ -4,6 +4,8 @@ import { factId, factSeq, type FactEntry, type FactSource, type FactVerdict, typ
 import { FactConflictError, FactNotFoundError } from './fact-errors.ts';
 import { isNearDuplicate, shapeOf, type FactShape } from './fact-text.ts';
 import { embedFactEnded, embedFactWritten } from '../storage/lmdb/embeddings/embed-hooks.ts';
+import { UserErasingError } from '../recall-errors.ts';
+import type { UserLease } from '../user-gate.ts';
 
 /**
  * The entries of long-term facts in LMDB (dbs `recall.facts`, `recall.fact-current`,
@@ -74,12 +76,15 @@ export function currentOf(store: FactStore, userId: string): Map<number, CachedF
  * writes). A refusal (`FactConflictError`, `FactNotFoundError`, `InvalidInputError`) thrown by
  * `work` is rethrown after the transaction, not inside it: an exception inside an lmdb-js
  * transaction callback fails the whole batch it commits with (other users' writes too).
- * Refusals are thrown before `work` writes anything.
+ * Refusals are thrown before `work` writes anything. With a `lease` (a background job's,
+ * user-gate.ts): checked first inside the transaction; revoked (the user's erasure began),
+ * `work` does not run and `UserErasingError` is thrown after it.
  */
-export async function factCommit<T>(store: FactStore, userId: string, work: () => T): Promise<T> {
+export async function factCommit<T>(store: FactStore, userId: string, work: () => T, lease?: Pick<UserLease, 'held'>): Promise<T> {
   let outcome: { ok: true; value: T } | { ok: false; refusal: Error };
   try {
     outcome = await commit(store.dbs, () => {
+      if (lease !== undefined && !lease.held) return { ok: false as const, refusal: new UserErasingError(userId) };
       try {
         return { ok: true as const, value: work() };
       } catch (error) {

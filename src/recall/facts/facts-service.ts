@@ -20,6 +20,7 @@ import {
 } from './fact-store.ts';
 import { shapeOf } from './fact-text.ts';
 import { rankFacts } from './rank-facts.ts';
+import type { UserLease } from '../user-gate.ts';
 
 /**
  * The facts operations of the recall service (recall.ts wires them to its API and tools):
@@ -38,16 +39,22 @@ export function nowIso(deps: RecallDeps): string {
 }
 
 /** Converts the user's legacy document into entries if it still needs it (one commit, once). */
-export async function ensureConverted(deps: RecallDeps, userId: string): Promise<void> {
+export async function ensureConverted(deps: RecallDeps, userId: string, lease?: Pick<UserLease, 'held'>): Promise<void> {
   if (!needsConversion(deps.facts, userId)) return;
-  await factCommit(deps.facts, userId, () => ensureConvertedTx(deps.facts, userId, nowIso(deps)));
+  await factCommit(deps.facts, userId, () => ensureConvertedTx(deps.facts, userId, nowIso(deps)), lease);
 }
 
-export async function rememberFact(deps: RecallDeps, userId: string, input: RememberInput, signal?: AbortSignal): Promise<FactWrite> {
+/**
+ * `lease`: a background job's (extraction-worker.ts): the judge's call stops on its signal, and
+ * every commit checks it (fact-store.ts `factCommit`), so a job the user's erasure outlived
+ * writes nothing (`UserErasingError`).
+ */
+export async function rememberFact(deps: RecallDeps, userId: string, input: RememberInput, lease?: Pick<UserLease, 'signal' | 'held'>): Promise<FactWrite> {
   const text = checkFactText(input?.text);
   const key = checkFactKey(input.key);
   const tags = checkTags(input.tags);
-  await ensureConverted(deps, userId);
+  const signal = lease?.signal;
+  await ensureConverted(deps, userId, lease);
   const store = deps.facts;
   let verdict: FactVerdict | undefined;
   // The judge only where the rules cannot decide: no key, no near-duplicate, similar entries exist.
@@ -60,7 +67,7 @@ export async function rememberFact(deps: RecallDeps, userId: string, input: Reme
     const now = nowIso(deps);
     ensureConvertedTx(store, userId, now);
     return addFactTx(store, userId, { text, ...(key === undefined ? {} : { key }), ...(tags ? { tags } : {}), source, ...(verdict ? { verdict } : {}) }, now);
-  });
+  }, lease);
 }
 
 export async function updateFact(

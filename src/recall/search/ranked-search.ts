@@ -6,6 +6,7 @@ import { assertSessionId, assertUserId } from '../recall-ids.ts';
 import { postingEstimate, queryTerms, rankedSearch, type RankedQuery, type SearchHit } from '../storage/lmdb/search/bm25-query.ts';
 import { rebuildUserIndex } from '../storage/lmdb/search/rebuild.ts';
 import { isLive } from '../storage/lmdb/search/search-index.ts';
+import { hasSessionDocs } from '../storage/lmdb/search/doc-rows.ts';
 
 /**
  * `recall.search`: ranked recall across all of a user's sessions, days and long-term memory.
@@ -82,7 +83,7 @@ export async function searchRanked(deps: RecallDeps, input: SearchInput, poolThr
 
 function hasRows(deps: RecallDeps, userId: string): boolean {
   const { dbs } = deps;
-  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0) return true;
+  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0 || hasSessionDocs(dbs, userId)) return true;
   for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return true;
   return false;
 }

@@ -225,8 +225,8 @@ export interface RankedDoc {
   /** The document number (search/doc-numbers.ts). */
   doc: number;
   score: number;
-  /** The daily row of a daily document. */
-  row?: DailyRecord;
+  /** The row of a daily document (with its day's `id`) or of a session document (without one). */
+  row?: NewDailyRecord;
 }
 
 export interface VectorWrite {

@@ -20,7 +20,8 @@ import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
  * conversations are found twice over, so none is missed: from the user's session ids in the
  * sessions index, the daily view and the log, AND by a range scan of the `messages` db over the
  * user's conversation prefix `session/{user}/` (and `mnemo.summary/session/{user}/`), which
- * finds a transcript whatever the index says.
+ * finds a transcript whatever the index says, and of the `forks` db's links over the same
+ * prefixes, which find a fork with no rows of its own (its link is all it has).
  *
  * ONE TRANSACTION, AND THE ACTORS. When the MessageLog is the LMDB store of the same
  * environment (`memoryInEnv`: always inside a runtime), the transcripts are removed by this
@@ -29,10 +30,12 @@ import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
  * actors keep a cached last id, though, which must not outlive the erasure (a next turn would
  * number from 57, not 1). So, in order: (a) the gate (user-gate.ts) refuses new calls of the
  * user and waits for running ones, and the summarizer's jobs on the user's sessions are waited
- * for, so nothing writes the user's conversations any more; (b) the one transaction; (c) each
- * erased conversation gets a `clear` through the MessageLog (the runtime's memory clear path:
- * the conversation's actor, or the standalone store's lane), which finds nothing left to
- * delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
+ * for, so nothing writes the user's conversations any more (background jobs that write recall's
+ * dbs are not waited for: a fact extraction loses its lease and checks it in its transactions,
+ * the embedding drain checks its queue entries in its own: neither keeps a write made after);
+ * (b) the one transaction; (c) each erased conversation gets a `clear` through the MessageLog
+ * (the runtime's memory clear path: the conversation's actor, or the standalone store's lane),
+ * which finds nothing left to delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
  * caches are in memory, and a new process reads last ids from storage.
  *
  * Another store (`memoryInEnv` false: PostgreSQL, in-memory, your own): the conversations are
@@ -84,12 +87,19 @@ export async function eraseUserData(deps: RecallDeps, userId: string): Promise<E
     for (const target of recallDbs) removed += removeUserKeys(target, userId);
     if (conversationDbs !== undefined) {
       const [messages] = conversationDbs;
-      for (const prefix of prefixes) for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
-      for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
       // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
-      // `['by', source, fork]`. An erased fork leaves its source's list; an erased source, its own.
+      // `['by', source, fork]`. A fork with no rows of its own is in no db but this one, so the
+      // user's forks are found by their links too.
       const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
       const forksErasable = erasable(dbs.env, FORKS_DB, forks as Database<unknown, Key>);
+      for (const prefix of prefixes) {
+        for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
+        for (const key of forks.getKeys({ start: ['of', prefix], end: ['of', prefix + HIGH] })) {
+          if (Array.isArray(key) && typeof key[1] === 'string' && key[1].startsWith(prefix)) erased.add(key[1]);
+        }
+      }
+      for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
+      // An erased fork leaves its source's list; an erased source, its own.
       for (const c of erased) {
         const link = forks.get(['of', c]);
         if (typeof link === 'object' && link !== null) {

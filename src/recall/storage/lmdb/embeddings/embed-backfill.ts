@@ -1,14 +1,15 @@
 import { commit, HIGH, type RecallDbs } from '../recall-dbs.ts';
 import { currentLongTerm } from '../long-term-store.ts';
-import { dailyDoc, longTermDoc } from '../../../search/doc-numbers.ts';
+import { SESSION_DOC } from '../search/search-dbs.ts';
+import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { longTermLines } from '../../../search/documents.ts';
 import type { ItemKey } from './embed-dbs.ts';
 
 /**
  * Queues what a user stored before their writes queued themselves (embeddings turned on over
- * existing data, or an older Mnemo): every daily row, long-term line and current fact without
- * a vector or a queue entry, in batches of `BACKFILL_BATCH` keys per transaction; the last one
- * marks the user live (embed-hooks.ts), so this runs once per user. Keys only are read; texts
+ * existing data, or an older Mnemo): every daily row, session document (store/session-docs.ts),
+ * long-term line and current fact without a vector or a queue entry, in batches of
+ * `BACKFILL_BATCH` keys per transaction; the last one marks the user live (embed-hooks.ts), so this runs once per user. Keys only are read; texts
  * are read by the drain. One backfill per user at a time in a process.
  */
 export const BACKFILL_BATCH = 5_000;
@@ -43,6 +44,14 @@ async function backfill(dbs: RecallDbs & { guard(): void }, userId: string): Pro
   let batch: ItemKey[] = [];
   for (const key of dbs.daily.getKeys({ start: [userId], end: [userId, HIGH] })) {
     const doc = dailyDoc(key[1], key[2]);
+    if (doc !== null) batch.push([userId, 'd', doc]);
+    if (batch.length >= BACKFILL_BATCH) {
+      queued += await put(batch);
+      batch = [];
+    }
+  }
+  for (const key of dbs.search.sessionDocs.getKeys({ start: [userId, SESSION_DOC, 0], end: [userId, SESSION_DOC, Infinity] })) {
+    const doc = sessionDoc(key[2], key[3]);
     if (doc !== null) batch.push([userId, 'd', doc]);
     if (batch.length >= BACKFILL_BATCH) {
       queued += await put(batch);

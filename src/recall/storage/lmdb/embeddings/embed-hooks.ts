@@ -1,5 +1,6 @@
 import { HIGH, type RecallDbs } from '../recall-dbs.ts';
-import { dailyDoc, longTermDoc } from '../../../search/doc-numbers.ts';
+import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
+import { hasSessionDocs } from '../search/doc-rows.ts';
 import { longTermLines } from '../../../search/documents.ts';
 import { vectorsChanged, type ItemKey, type ItemKind } from './embed-dbs.ts';
 
@@ -16,7 +17,7 @@ import { vectorsChanged, type ItemKey, type ItemKind } from './embed-dbs.ts';
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (dbs.counters.get([userId, 'embed-live']) === 1) return true;
-  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0) return false;
+  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0 || hasSessionDocs(dbs, userId)) return false;
   for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return false;
   for (const _ of dbs.facts.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return false;
   dbs.counters.put([userId, 'embed-live'], 1);
@@ -51,6 +52,15 @@ export function embedDailyRowPut(dbs: RecallDbs, userId: string, day: string, id
 
 export function embedDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id: number): void {
   const doc = dailyDoc(day, id);
+  if (doc !== null) dropItem(dbs, [userId, 'd', doc]);
+}
+
+export function embedSessionDocPut(dbs: RecallDbs, userId: string, order: number, id: number): void {
+  if (dbs.embed.enabled) queue(dbs, userId, 'd', sessionDoc(order, id));
+}
+
+export function embedSessionDocRemove(dbs: RecallDbs, userId: string, order: number, id: number): void {
+  const doc = sessionDoc(order, id);
   if (doc !== null) dropItem(dbs, [userId, 'd', doc]);
 }
 

@@ -3,9 +3,9 @@ import { currentLongTerm } from '../search/bm25-query.ts';
 import { docRef, MAX_DOC } from '../../../search/doc-numbers.ts';
 import { longTermLines } from '../../../search/documents.ts';
 import { dayPasses, hasFilters, longTermPasses, rowPasses, type RankedFilters } from '../../../search/rank-filters.ts';
-import { toDailyRecord } from '../record-codec.ts';
 import { topK } from '../../../search/top-k.ts';
-import type { DailyValue, LongTermValue } from '../recall-dbs.ts';
+import type { LongTermValue } from '../recall-dbs.ts';
+import { docRecord, docRow, type RowReader } from '../search/doc-rows.ts';
 import type { ItemKey } from './embed-dbs.ts';
 import { cosineWith, textHash, vectorHash } from '../../../embeddings/vector-codec.ts';
 import { matrixScores, type UserMatrix } from './vector-cache.ts';
@@ -19,9 +19,8 @@ import { matrixScores, type UserMatrix } from './vector-cache.ts';
  * workers run it on their own handles; the main thread passes its cached matrix of the
  * user's vectors (vector-cache.ts) instead of the range scan.
  */
-export interface VectorReader {
+export interface VectorReader extends RowReader {
   vectors: Database<Buffer, ItemKey>;
-  daily: Database<DailyValue, [string, string, number]>;
   longTerm: Database<LongTermValue, [string, number]>;
 }
 
@@ -61,9 +60,9 @@ export function vectorRanking(reader: VectorReader, userId: string, query: Float
         continue;
       }
       if (filtered) {
-        if (!dayPasses(filters, ref.day)) continue;
-        const value = reader.daily.get([userId, ref.day, ref.id]);
-        if (value === undefined || !rowPasses(filters, toDailyRecord(ref.day, ref.id, value))) continue;
+        if (ref.kind === 'daily' && !dayPasses(filters, ref.day)) continue;
+        const row = docRow(reader, userId, ref);
+        if (row === undefined || !dayPasses(filters, row.day) || !rowPasses(filters, docRecord(row))) continue;
       }
       out.push([doc, score]);
     }

@@ -10,7 +10,7 @@ import { longTermLines } from '../../../search/documents.ts';
 import { dayPasses, hasFilters, longTermPasses, rowPasses, type RankedFilters } from '../../../search/rank-filters.ts';
 import { topK } from '../../../search/top-k.ts';
 import type { RankedDoc } from '../../recall-store.ts';
-import { toDailyRecord } from '../record-codec.ts';
+import { docRecord, docRow } from './doc-rows.ts';
 
 /**
  * The read side of the ranked index in LMDB: BM25 as search/bm25.ts defines it, over the
@@ -95,6 +95,7 @@ export function rankedDocs(reader: SearchReader, q: RankedQuery): RankedDoc[] {
   const scores = scoreTerms(reader.search, q.userId, q.terms);
   if (scores.size === 0) return [];
   const filtered = hasFilters(q.filters);
+  const rowReader = { daily: reader.daily, sessionDocs: reader.search.sessionDocs };
   const out: RankedDoc[] = [];
   let longTerm: { content: string; day: string } | undefined | null = null;
   // Unfiltered, the top `limit` suffice (a few spare for a document removed in between);
@@ -113,10 +114,10 @@ export function rankedDocs(reader: SearchReader, q: RankedQuery): RankedDoc[] {
         out.push({ doc, score });
         continue;
       }
-      if (!dayPasses(q.filters, ref.day)) continue;
-      const value = reader.daily.get([q.userId, ref.day, ref.id]);
-      if (value === undefined) continue;
-      const row = toDailyRecord(ref.day, ref.id, value);
+      if (ref.kind === 'daily' && !dayPasses(q.filters, ref.day)) continue;
+      const found = docRow(rowReader, q.userId, ref);
+      if (found === undefined || !dayPasses(q.filters, found.day)) continue;
+      const row = docRecord(found);
       if (!rowPasses(q.filters, row)) continue;
       out.push({ doc, score, row });
     }

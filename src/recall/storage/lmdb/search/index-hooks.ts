@@ -1,6 +1,7 @@
 import { HIGH, type DailyValue, type RecallDbs } from '../recall-dbs.ts';
-import { indexDailyRow, isLive, reindexLongTerm, setLive, unindexDailyRow } from './search-index.ts';
-import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange } from '../embeddings/embed-hooks.ts';
+import { indexDailyRow, indexSessionDoc, isLive, reindexLongTerm, setLive, unindexDailyRow, unindexSessionDoc } from './search-index.ts';
+import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange, embedSessionDocPut, embedSessionDocRemove } from '../embeddings/embed-hooks.ts';
+import { hasSessionDocs, sessionDocKey } from './doc-rows.ts';
 
 /**
  * Where the stores call the index: each hook runs inside the store's own write transaction
@@ -12,11 +13,13 @@ import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange } from '../e
  * for a live user (removing a document that was never indexed is a no-op); a user not live
  * has their whole index dropped by that rebuild, and its postings are never read before.
  *
+ * Session documents (store/session-docs.ts) count as rows here and are hooked alike.
+ *
  * The same hooks queue the rows for embedding, when configured (embeddings/embed-hooks.ts).
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (isLive(dbs.search, userId)) return true;
-  const noRows = (dbs.counters.get([userId, 'daily-rows']) ?? 0) === 0;
+  const noRows = (dbs.counters.get([userId, 'daily-rows']) ?? 0) === 0 && !hasSessionDocs(dbs, userId);
   let noLongTerm = true;
   for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) noLongTerm = false;
   if (!(noRows && noLongTerm)) return false;
@@ -36,6 +39,19 @@ export function onDailyRowRemove(dbs: RecallDbs, userId: string, day: string, id
   const value = dbs.daily.get([userId, day, id]);
   if (value !== undefined) unindexDailyRow(dbs.search, userId, day, id, value);
   embedDailyRowRemove(dbs, userId, day, id);
+}
+
+/** Before the session document `[userId, order, id]` is put (store/session-docs.ts). */
+export function onSessionDocPut(dbs: RecallDbs, userId: string, order: number, id: number, value: DailyValue): void {
+  if (liveOrFresh(dbs, userId)) indexSessionDoc(dbs.search, userId, order, id, value);
+  embedSessionDocPut(dbs, userId, order, id);
+}
+
+/** Before the session document is removed. */
+export function onSessionDocRemove(dbs: RecallDbs, userId: string, order: number, id: number): void {
+  const value = isLive(dbs.search, userId) ? dbs.search.sessionDocs.get(sessionDocKey(userId, order, id)) : undefined;
+  if (value !== undefined) unindexSessionDoc(dbs.search, userId, order, id, value);
+  embedSessionDocRemove(dbs, userId, order, id);
 }
 
 /** Before the new version is put (`before`: the current document, `''` when none). */

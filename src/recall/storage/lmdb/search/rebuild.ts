@@ -2,9 +2,13 @@ import { commit, HIGH } from '../recall-dbs.ts';
 import type { RecallDeps } from '../../../recall-deps.ts';
 import type { RowTerms } from '../pool/rank-jobs.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
-import { dailyDoc } from '../../../search/doc-numbers.ts';
+import type { SessionDocKey } from './search-dbs.ts';
+import { dailyDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
-import { addDocuments, dropUserIndex, reindexLongTerm, setLive, type DocTerms } from './search-index.ts';
+import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } from './search-index.ts';
+import { docTerms, type DocTerms } from '../../../search/documents.ts';
+import { sessionDocKey } from './doc-rows.ts';
+import { sessionDocsAfter } from '../session-docs.ts';
 
 /**
  * Rebuilds one user's ranked index from their rows: for data written before the index
@@ -17,6 +21,8 @@ import { addDocuments, dropUserIndex, reindexLongTerm, setLive, type DocTerms } 
  *    transaction, grouped by term (one write per term per batch, search-index.ts
  *    `addDocuments`), skipping a row that a live write indexed meanwhile (rebuild-watch.ts) or that was deleted
  *    since it was read, so no row is indexed twice and no deleted row comes back.
+ * 3. The session documents (store/session-docs.ts) the same way, tokenized on the main thread
+ *    (an imported folder's rows that no daily file held: few next to the daily rows).
  *
  * A crash midway leaves a live user with part of the rows indexed; the next rebuild (asked
  * for, or the search that finds a user not live: never, once live) starts over, so call
@@ -56,7 +62,7 @@ async function rebuild(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): 
     const batch: RowTerms[] = deps.pool
       ? await deps.pool.run({ kind: 'terms', path: dbs.path, userId, after, limit: REBUILD_BATCH })
       : rowTerms(dbs, userId, after, REBUILD_BATCH);
-    if (batch.length === 0) return indexed;
+    if (batch.length === 0) break;
     indexed += await commit(dbs, () => {
       const docs: { doc: number; terms: DocTerms }[] = [];
       for (const [day, id, pairs, length] of batch) {
@@ -72,6 +78,24 @@ async function rebuild(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): 
     const last = batch[batch.length - 1]!;
     after = [last[0], last[1]];
     // Let the event loop breathe between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  // Then the session documents (few: imported rows without daily files), tokenized here.
+  for (let from: [number, number] | null = null; ; ) {
+    const batch = sessionDocsAfter(dbs, userId, from, REBUILD_BATCH);
+    if (batch.length === 0) return indexed;
+    const docs: { key: SessionDocKey; doc: number; terms: DocTerms }[] = [];
+    for (const { order, id, value } of batch) {
+      const doc = sessionDoc(order, id);
+      if (doc !== null) docs.push({ key: sessionDocKey(userId, order, id), doc, terms: docTerms(storedRowText(value)) });
+    }
+    indexed += await commit(dbs, () => {
+      const kept = docs.filter(({ key, doc, terms }) => terms.length > 0 && !live.has(doc) && dbs.search.sessionDocs.doesExist(key));
+      addDocuments(dbs.search, userId, kept);
+      return kept.length;
+    });
+    const last = batch[batch.length - 1]!;
+    from = [last.order, last.id];
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

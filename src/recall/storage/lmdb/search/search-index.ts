@@ -1,7 +1,7 @@
 import type { DailyValue } from '../recall-dbs.ts';
 import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
 import { INDEX_FORMAT, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
-import { dailyDoc, longTermDoc } from '../../../search/doc-numbers.ts';
+import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { dailyRowText, docTerms, longTermLines, type DocTerms } from '../../../search/documents.ts';
 import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
 import { noteLiveWrite } from './rebuild-watch.ts';
@@ -18,7 +18,9 @@ import { noteLiveWrite } from './rebuild-watch.ts';
  * committed earlier by its conversation actor, in the MessageLog; the daily mirror's watermark
  * (daily-mirror.ts) already guarantees every session row gets its daily row, after a crash too,
  * so it guarantees the row's postings as well. Deleting a session removes its daily rows in one
- * transaction, and their postings with them: a deleted memory never matches.
+ * transaction, and their postings with them: a deleted memory never matches. A session row no
+ * daily row holds (an imported session without its daily files) is a session document of its
+ * own (store/session-docs.ts), indexed in the import's transaction that stores it.
  *
  * Long-term memory is indexed one line per document (a line is one fact, and a hit names it),
  * reindexed whole in the transaction of every write or undo.
@@ -312,6 +314,19 @@ export function indexDailyRow(search: SearchDbs, userId: string, day: string, id
 
 export function unindexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
   const doc = dailyDoc(day, id);
+  if (doc !== null) removeDocument(search, userId, doc, storedRowText(value));
+}
+
+/** Inside a write transaction: a session document `[order, id]` (session-docs.ts) just stored. */
+export function indexSessionDoc(search: SearchDbs, userId: string, order: number, id: number, value: DailyValue): void {
+  const doc = sessionDoc(order, id);
+  if (doc === null) return;
+  addDocument(search, userId, doc, docTerms(storedRowText(value)));
+  noteLiveWrite(userId, doc);
+}
+
+export function unindexSessionDoc(search: SearchDbs, userId: string, order: number, id: number, value: DailyValue): void {
+  const doc = sessionDoc(order, id);
   if (doc !== null) removeDocument(search, userId, doc, storedRowText(value));
 }
 
