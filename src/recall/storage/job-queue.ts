@@ -110,6 +110,12 @@ export interface JobQueue {
   counts(kind: JobKind, userId?: string): Promise<JobCounts>;
   /** The first `limit` dead letters, by user then key. */
   dead<K extends JobKind>(kind: K, options: { limit: number; userId?: string }): Promise<DeadJob<K>[]>;
+  /**
+   * Calls `listener` after jobs of `kind` were queued (in this process; an engine shared by many
+   * processes may also tell of other processes' jobs, or not: workers poll as well). Returns the
+   * unsubscribe function.
+   */
+  subscribe(kind: JobKind, listener: () => void): () => void;
   /** Dead letters (of `userId`, else every user's) back in the queue, attempts reset; how many. */
   requeueDead(kind: JobKind, userId?: string): Promise<number>;
   /** Drops dead letters that died before `before` (ISO); how many. */

@@ -128,6 +128,8 @@ export interface RecallStore {
   longTermVersions(userId: string): Promise<LongTermRecord[]>;
   /** What a facts write is computed from; its `generation` guards that write. */
   factsState(userId: string): Promise<FactsState>;
+  /** The `generation` alone (one read): what a cached `FactsState` is checked against. */
+  factsGeneration(userId: string): Promise<string>;
   /** Entries by seq (current or not), in the order asked; `undefined` for a seq with none. */
   factEntries(userId: string, seqs: readonly number[]): Promise<(FactEntry | undefined)[]>;
   /** Every entry ever written, in creation order. */
@@ -137,7 +139,7 @@ export interface RecallStore {
    * `true`; else `false` and nothing written (the caller reads again and recomputes). At most
    * one current entry per key is enforced by the store, not by the caller's locks.
    */
-  commitFacts(userId: string, change: FactsChange, guard: WriteGuard & { generation: number }): Promise<boolean>;
+  commitFacts(userId: string, change: FactsChange, guard: WriteGuard & { generation: string }): Promise<boolean>;
 
   // ---- ranked recall ----
   /** The `limit` best documents for `terms` that pass `filters` (BM25, best first, ties by doc). */
@@ -145,7 +147,7 @@ export interface RecallStore {
   /** Rebuilds the user's index from their rows; the documents indexed. */
   rebuildIndex(userId: string): Promise<number>;
   /** With embeddings: the `limit` documents (`'d'`) or current facts (`'f'`) nearest to `vector`. */
-  nearest(userId: string, query: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<Array<{ id: number; similarity: number }>>;
+  nearest(userId: string, query: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<NearDoc[]>;
   /** Stores vectors for a job's items (skipping items whose text changed since: `hash`); how many. */
   putVectors(userId: string, vectors: readonly VectorWrite[], guard: WriteGuard): Promise<number>;
   /** Queues the user's items that have no vector (once: later writes queue themselves). */
@@ -202,7 +204,8 @@ export interface TurnAppended {
 }
 
 export interface FactsState {
-  generation: number;
+  /** Changed by every `commitFacts` (and by an erasure); `''` for a user never written. */
+  generation: string;
   /** Current entries, in creation order. */
   current: FactEntry[];
   /** The next entry's seq (1 for a user without entries). */
@@ -229,6 +232,15 @@ export interface RankedDoc {
   row?: NewDailyRecord;
 }
 
+export interface NearDoc {
+  /** The document number, or the fact's seq. */
+  id: number;
+  /** Cosine similarity with the query's vector. */
+  similarity: number;
+  /** As in `RankedDoc`, for a daily or session document. */
+  row?: NewDailyRecord;
+}
+
 export interface VectorWrite {
   item: 'd' | 'f';
   id: number;
@@ -238,11 +250,17 @@ export interface VectorWrite {
 }
 
 export interface ImportBatch {
+  /** Entries to store as they are given (their `order` included). */
   sessions?: readonly SessionEntry[];
   /** Appended to the session's transcript, in order. */
   transcript?: { sessionId: string; entries: readonly NewEntry[] };
   daily?: readonly NewDailyRecord[];
   log?: readonly NewLogRecord[];
+  /**
+   * Session rows no daily row holds (a folder without its daily files): indexed as documents of
+   * their own (search/doc-numbers.ts), shown in no view. Each names its session and anchor.
+   */
+  sessionDocs?: readonly (NewDailyRecord & { sessionId: string; sessionMessageId: number })[];
 }
 
 export interface ErasureReport {

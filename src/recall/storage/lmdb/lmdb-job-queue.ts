@@ -33,10 +33,23 @@ export interface LmdbJobQueue extends JobQueue {
   heldTx(lease: JobLease): boolean;
   /** Inside a write transaction: removes a leased job whose effects commit in it. */
   completeTx(lease: JobLease): void;
-  /** After a commit that removed jobs outside the queue's own calls (an erasure, a deleted row). */
+  /** Inside a write transaction that queued an embedding through its own table (embed-hooks.ts). */
+  notedTx(kind: JobKind, userId: string, key: string): void;
+  /**
+   * The jobs queued inside the transaction body that just ran (`enqueueTx`, `notedTx`); the
+   * caller hands them to `noteQueued` once that transaction committed.
+   */
+  takeNotes(): QueuedNote[];
+  /** After the commit that queued them: the jobs become visible to `lease`, and listeners are told. */
+  noteQueued(notes: readonly QueuedNote[]): void;
+  /** After an erasure: the user's leases and due entries go. */
   forgetUser(userId: string): void;
-  /** After a commit that queued jobs through `enqueueTx`: they become visible to `lease`. */
-  noteQueued(jobs: readonly { kind: JobKind; userId: string; key: string; due: number }[]): void;
+}
+
+export interface QueuedNote {
+  kind: JobKind;
+  userId: string;
+  key: string;
 }
 
 /** Stored in `recall.jobs` for the kinds without a db of their own. */
@@ -83,12 +96,23 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
     return index;
   };
   const now = () => clock.now();
+  let notes: QueuedNote[] = [];
+  const listeners: Record<JobKind, Set<() => void>> = { extract: new Set(), embed: new Set(), summarize: new Set() };
 
   const queue: LmdbJobQueue = {
     enqueueTx(job, at) {
       const key = jobKey(job);
       tables[job.kind].removeDead(job.userId, key);
       tables[job.kind].put({ kind: job.kind, userId: job.userId, key, payload: job.payload, queuedAt: at, attempts: 0 } as Job);
+      notes.push({ kind: job.kind, userId: job.userId, key });
+    },
+    notedTx(kind, userId, key) {
+      notes.push({ kind, userId, key });
+    },
+    takeNotes() {
+      const taken = notes;
+      notes = [];
+      return taken;
     },
     heldTx(lease) {
       const held = leases.get(id(lease.kind, lease.userId, lease.key));
@@ -102,15 +126,25 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
       for (const key of leases.keys()) if (key.split('\u0000')[1] === userId) leases.delete(key);
     },
     noteQueued(queued) {
-      for (const q of queued) due[q.kind]?.set(id(q.kind, q.userId, q.key), q.due, q.userId);
+      const told = new Set<JobKind>();
+      for (const q of queued) {
+        due[q.kind]?.set(id(q.kind, q.userId, q.key), 0, q.userId);
+        told.add(q.kind);
+      }
+      for (const kind of told) for (const listener of listeners[kind]) listener();
+    },
+    subscribe(kind, listener) {
+      listeners[kind].add(listener);
+      return () => listeners[kind].delete(listener);
     },
     async enqueue(newJobs) {
       if (newJobs.length === 0) return;
       const at = new Date(now()).toISOString();
-      await commit(dbs, () => {
+      const queued = await commit(dbs, () => {
         for (const job of newJobs) queue.enqueueTx(job, at);
+        return queue.takeNotes();
       });
-      queue.noteQueued(newJobs.map((job) => ({ kind: job.kind, userId: job.userId, key: jobKey(job), due: 0 })));
+      queue.noteQueued(queued);
     },
     async lease(kind, { limit, leaseMs }) {
       const index = indexOf(kind);

@@ -168,6 +168,8 @@ export interface RecallDbs {
   factDoc: Database<DocTemplate, [string]>;
   factQueue: Database<StoredExtractionJob, [string, string, number]>;
   factDead: Database<StoredDeadExtractionJob, [string, string, number]>;
+  /** Set by the adapter: what commits hand on after they commit (`CommitNotes`). */
+  notes?: CommitNotes;
   /** Every db of `DB_NAMES`, by name, for what works on all of them alike (erasure). */
   all: ReadonlyMap<string, Database<unknown, Key>>;
   turnKeys: Database<TurnKeyRecord, [string, string, string]>;
@@ -228,11 +230,34 @@ export function openRecallDbs(environment: RecallEnvironment): RecallDbs & { gua
  * nothing run. `commitRemoval` is the same for work that only removes: never refused.
  */
 export function commit<T>(dbs: CommitDbs, work: () => T): Promise<T> {
-  return durableTransaction({ root: dbs.env, path: dbs.path, room: dbs.room, guard: dbs.guard }, RECALL_COMMIT_BYTES, work);
+  return noted(dbs, RECALL_COMMIT_BYTES, work);
 }
 
 export function commitRemoval<T>(dbs: CommitDbs, work: () => T): Promise<T> {
-  return durableTransaction({ root: dbs.env, path: dbs.path, room: dbs.room, guard: dbs.guard }, 0, work);
+  return noted(dbs, 0, work);
+}
+
+/**
+ * What a transaction body noted for after its commit (the jobs it queued: lmdb-job-queue.ts),
+ * handed on only once the commit succeeded, so nothing learns of a write that did not happen.
+ */
+export interface CommitNotes {
+  take(): unknown;
+  committed(taken: unknown): void;
+}
+
+async function noted<T>(dbs: CommitDbs, bytes: number, work: () => T): Promise<T> {
+  const notes = dbs.notes;
+  let taken: unknown;
+  const result = await durableTransaction({ root: dbs.env, path: dbs.path, room: dbs.room, guard: dbs.guard }, bytes, () => {
+    try {
+      return work();
+    } finally {
+      if (notes !== undefined) taken = notes.take();
+    }
+  });
+  if (notes !== undefined) notes.committed(taken);
+  return result;
 }
 
 type CommitDbs = RecallDbs & { guard: () => void; room?: DiskRoom | undefined };

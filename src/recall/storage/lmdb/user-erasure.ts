@@ -1,10 +1,10 @@
 import type { Database, Key, RootDatabase } from 'lmdb';
-import { isErasable } from '../../../memory/contract/erasable-log.ts';
 import { CONVERSATION_DBS, FORKS_DB } from '../../../memory/lmdb/lmdb-table.ts';
 import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../../provider/summary-record.ts';
-import type { RecallDeps } from '../../recall-deps.ts';
+import type { ErasureReport } from '../recall-store.ts';
+import type { LmdbContext } from './lmdb-context.ts';
 import { sessionConversationId, sessionConversationPrefix } from '../../recall-ids.ts';
-import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
+import { commitRemoval, HIGH, MARKER_START, type RecallDbs } from './recall-dbs.ts';
 
 /**
  * `eraseUser(userId)`: everything of one user, gone in ONE LMDB transaction.
@@ -23,110 +23,76 @@ import { commit, commitRemoval, HIGH, MARKER_START } from './recall-dbs.ts';
  * finds a transcript whatever the index says, and of the `forks` db's links over the same
  * prefixes, which find a fork with no rows of its own (its link is all it has).
  *
- * ONE TRANSACTION, AND THE ACTORS. When the MessageLog is the LMDB store of the same
- * environment (`memoryInEnv`: always inside a runtime), the transcripts are removed by this
- * transaction directly, not through the conversation actors: an actor's writes are its own
- * transactions, and one transaction across many actors is not possible through them. The
- * actors keep a cached last id, though, which must not outlive the erasure (a next turn would
- * number from 57, not 1). So, in order: (a) the gate (user-gate.ts) refuses new calls of the
- * user and waits for running ones, and the summarizer's jobs on the user's sessions are waited
- * for, so nothing writes the user's conversations any more (background jobs that write recall's
- * dbs are not waited for: a fact extraction loses its lease and checks it in its transactions,
- * the embedding drain checks its queue entries in its own: neither keeps a write made after);
- * (b) the one transaction; (c) each erased conversation gets a `clear` through the MessageLog
- * (the runtime's memory clear path: the conversation's actor, or the standalone store's lane),
- * which finds nothing left to delete and resets the cached last id to 0. A crash between (b) and (c) loses nothing: the
- * caches are in memory, and a new process reads last ids from storage.
- *
- * Another store (`memoryInEnv` false: PostgreSQL, in-memory, your own): the conversations are
- * erased first, through the store (`eraseConversations` when it has it, PostgreSQL's being one
- * transaction over the ids and prefixes; else `clear` of each known conversation, and no
- * prefix scan), then the LMDB transaction. Not one transaction then: a failure in between
- * leaves the index, and erasing again finishes the job.
+ * ONE TRANSACTION, AND THE ACTORS. The transcripts live in the same environment (the LMDB
+ * store's `messages` db), so this transaction removes them directly, not through the
+ * conversation actors: an actor's writes are its own transactions, and one transaction across
+ * many actors is not possible through them. The actors keep a cached last id, though, which must
+ * not outlive the erasure (a next turn would number from 57, not 1). So, in order: (a) the caller
+ * (recall's user gate) holds the user: nothing of theirs runs, the summarizer's jobs on their
+ * sessions are settled; (b) the one transaction, which also removes the user's jobs, so a job
+ * still running loses its lease and its writes (which check it inside their transactions) store
+ * nothing; (c) each erased conversation gets a `clear` through the MessageLog (the
+ * conversation's actor, or the standalone store's lane), which finds nothing left to delete and
+ * resets the cached last id to 0. A crash between (b) and (c) loses nothing: the caches are in
+ * memory, and a new process reads last ids from storage.
  *
  * LMDB frees the erased pages; a compacted copy (`env.backup(path, true)`) holds no byte of
  * them (test/recall/user-erasure.test.ts checks the copy for every marker string and id of the
  * user), and `reseatAfter` files away the separators that kept erased keys (one level of them).
  */
-export interface ErasureReport {
-  /** Conversations erased (sessions and summary companions). */
-  conversations: number;
-  /** Keys removed from recall's dbs. */
-  keys: number;
-}
-
-/** Runs once the gate holds the user (no call of theirs is running or can start). */
-export async function eraseUserData(deps: RecallDeps, userId: string): Promise<ErasureReport> {
-  const { dbs } = deps;
-  const sessionIds = userSessionIds(deps, userId);
+/** Runs once the caller holds the user (no call of theirs is running or can start). */
+export async function eraseUserData(ctx: LmdbContext, userId: string): Promise<ErasureReport> {
+  const { dbs } = ctx;
   const prefixes = [sessionConversationPrefix(userId), `${SUMMARY_ID_PREFIX}/${sessionConversationPrefix(userId)}`];
-  const known = new Set<string>();
-  for (const s of sessionIds) {
+  const erased = new Set<string>();
+  for (const s of userSessionIds(dbs, userId)) {
     const c = sessionConversationId(userId, s);
-    known.add(c);
-    known.add(summaryConversationId(c));
+    erased.add(c);
+    erased.add(summaryConversationId(c));
   }
-  // Jobs started by the user's last turns (afterTurn) must not write after the erasure.
-  if (deps.summarizer !== undefined) {
-    const summarizer = deps.summarizer;
-    await Promise.all([...known].filter((c) => !c.startsWith(SUMMARY_ID_PREFIX)).map((c) => summarizer.settled(c)));
-  }
-
   // Appends acknowledged through the journal go to LMDB first, where the erasure removes them.
-  await deps.journal?.settle();
-  const conversationDbs = deps.sessionScan === undefined ? undefined : CONVERSATION_DBS.map((name) => erasable(dbs.env, name, dbs.env.openDB<unknown, Key>(name, {})));
-  if (conversationDbs === undefined) {
-    if (isErasable(deps.memory)) await deps.memory.eraseConversations({ ids: [...known], prefixes });
-    else for (const c of known) await deps.memory.clear(c);
-  }
-
-  const erased = new Set<string>(known);
+  await ctx.journal?.settle();
+  const conversationDbs = CONVERSATION_DBS.map((name) => erasable(dbs.env, name, dbs.env.openDB<unknown, Key>(name, {})));
   const keys = await commitRemoval(dbs, () => {
     let removed = 0;
     const recallDbs = [...dbs.all].map(([name, db]) => erasable(dbs.env, name, db));
     for (const target of recallDbs) removed += removeUserKeys(target, userId);
-    if (conversationDbs !== undefined) {
-      const [messages] = conversationDbs;
-      // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
-      // `['by', source, fork]`. A fork with no rows of its own is in no db but this one, so the
-      // user's forks are found by their links too.
-      const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
-      const forksErasable = erasable(dbs.env, FORKS_DB, forks as Database<unknown, Key>);
-      for (const prefix of prefixes) {
-        for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
-        for (const key of forks.getKeys({ start: ['of', prefix], end: ['of', prefix + HIGH] })) {
-          if (Array.isArray(key) && typeof key[1] === 'string' && key[1].startsWith(prefix)) erased.add(key[1]);
-        }
+    const [messages] = conversationDbs;
+    // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
+    // `['by', source, fork]`. A fork with no rows of its own is in no db but this one, so the
+    // user's forks are found by their links too.
+    const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
+    const forksErasable = erasable(dbs.env, FORKS_DB, forks as Database<unknown, Key>);
+    for (const prefix of prefixes) {
+      for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
+      for (const key of forks.getKeys({ start: ['of', prefix], end: ['of', prefix + HIGH] })) {
+        if (Array.isArray(key) && typeof key[1] === 'string' && key[1].startsWith(prefix)) erased.add(key[1]);
       }
-      for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
-      // An erased fork leaves its source's list; an erased source, its own.
-      for (const c of erased) {
-        const link = forks.get(['of', c]);
-        if (typeof link === 'object' && link !== null) {
-          forks.remove(['of', c]);
-          forks.remove(['by', link.source, c]);
-        }
-        removeRange(forksErasable, ['by', c], ['by', c, HIGH]);
-      }
-      for (const target of [...conversationDbs, forksErasable]) reseat(target);
     }
+    for (const c of erased) for (const db of conversationDbs) removeRange(db, [c], [c, HIGH]);
+    // An erased fork leaves its source's list; an erased source, its own.
+    for (const c of erased) {
+      const link = forks.get(['of', c]);
+      if (typeof link === 'object' && link !== null) {
+        forks.remove(['of', c]);
+        forks.remove(['by', link.source, c]);
+      }
+      removeRange(forksErasable, ['by', c], ['by', c, HIGH]);
+    }
+    for (const target of [...conversationDbs, forksErasable]) reseat(target);
     for (const target of recallDbs) reseat(target);
     return removed;
   });
+  ctx.queue.forgetUser(userId);
   // And the journal's copies of them (its records are in LMDB now): zeroed.
-  await deps.journal?.scrub();
-  // The facts' in-memory view of the user's current entries (fact-store.ts) goes with them.
-  deps.facts.cache.delete(userId);
-  if (conversationDbs !== undefined) {
-    // Reset the cached last ids (see ONE TRANSACTION above); nothing is left to delete.
-    for (const c of erased) await deps.memory.clear(c);
-  }
+  await ctx.journal?.scrub();
+  // Reset the conversation actors' cached last ids (see ONE TRANSACTION above); nothing is left to delete.
+  for (const c of erased) await ctx.memory.clear(c);
   return { conversations: erased.size, keys };
 }
 
 /** Every session id the user's recall keys name: the index, the daily view, the log. */
-function userSessionIds(deps: RecallDeps, userId: string): Set<string> {
-  const { dbs } = deps;
+function userSessionIds(dbs: RecallDbs, userId: string): Set<string> {
   const ids = new Set<string>();
   for (const key of dbs.sessions.getKeys({ start: [userId], end: [userId, HIGH] })) ids.add(key[1]);
   for (const key of dbs.dailyBySession.getKeys({ start: [userId], end: [userId, HIGH] })) ids.add(key[1]);

@@ -37,6 +37,7 @@ async function backfill(dbs: RecallDbs & { guard(): void }, userId: string): Pro
       let n = 0;
       for (const key of keys) if (wanted(key)) {
         dbs.embed.queue.put(key, { attempts: 0 });
+        dbs.embed.onQueued?.(key);
         n++;
       }
       return n;
@@ -67,12 +68,12 @@ async function backfill(dbs: RecallDbs & { guard(): void }, userId: string): Pro
     let n = 0;
     for (const key of batch) if (wanted(key)) {
       dbs.embed.queue.put(key, { attempts: 0 });
+      dbs.embed.onQueued?.(key);
       n++;
     }
     dbs.counters.put([userId, 'embed-live'], 1);
     return n;
   });
-  if (queued > 0) dbs.embed.onQueued?.();
   return queued;
 }
 

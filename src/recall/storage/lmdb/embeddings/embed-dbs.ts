@@ -51,8 +51,8 @@ export interface EmbedDbs {
   dead: Database<DeadEntry, ItemKey>;
   /** Set by recall when embeddings are configured: only then do writes queue themselves. */
   enabled: boolean;
-  /** Called after a write queued something (the drain wakes); set with `enabled`. */
-  onQueued: (() => void) | undefined;
+  /** Called inside the transaction that queued `key` (the job queue notes it for after the commit); set with `enabled`. */
+  onQueued: ((key: ItemKey) => void) | undefined;
 }
 
 export function openEmbedDbs(env: RootDatabase): EmbedDbs {

@@ -28,7 +28,7 @@ function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
 export function enqueueItem(dbs: RecallDbs, key: ItemKey): void {
   dbs.embed.queue.put(key, { attempts: 0 });
   dbs.embed.dead.remove(key);
-  dbs.embed.onQueued?.();
+  dbs.embed.onQueued?.(key);
 }
 
 /** Inside a write transaction: the item's vector, queue entry and dead letter go. */

@@ -1,0 +1,21 @@
+import { MnemoError } from '../../errors.ts';
+
+/**
+ * A write that was one step of a longer operation found its guard gone (recall-store.ts
+ * GUARDS): the user was erased since the operation began, or a job lost its lease (erased, or
+ * taken over after its lease expired). Nothing was written.
+ */
+export class StaleWriteError extends MnemoError {
+  readonly code = 'write_stale';
+
+  constructor(
+    readonly reason: 'erased' | 'lease_lost',
+    readonly userId: string,
+  ) {
+    super(
+      reason === 'erased'
+        ? `user ${JSON.stringify(userId)} was erased while this call ran; nothing was stored`
+        : `a job of user ${JSON.stringify(userId)} lost its lease; nothing was stored`,
+    );
+  }
+}
