@@ -72,6 +72,10 @@ export async function serve(
 
   // One registry for the server, the runtime's write path and the model calls.
   const metrics = createServerMetrics();
+  // The facts model's failures, whole (the provider's words included), go to the log only:
+  // a fact's judge_error and a job's last_error keep a code and Mnemo's own sentence.
+  let logFactsError = (error: unknown, task: 'judge' | 'extraction'): void =>
+    logLine('warn', `the facts model failed (${task})`, { err: error instanceof Error ? { type: error.name, message: error.message } : String(error) });
   // Offline (no key): neither; the facts model is the chat model unless configured otherwise.
   const models = modelServices(llm, (service) => metrics.observeLlm(service));
   const runtime = await startRuntime({
@@ -80,6 +84,7 @@ export async function serve(
     observer: metrics.writeObserver,
     recall: {
       language: options.language,
+      onFactsError: (error, task) => logFactsError(error, task),
       ...models,
       ...(embeddings === undefined ? {} : { embeddings }),
     },
@@ -106,6 +111,7 @@ export async function serve(
   }
 
   const logger = server.app.log;
+  logFactsError = (error, task) => logger.warn({ err: error, task }, 'the facts model failed');
   logger.info(
     {
       url: server.url,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import type { ExtractionRetryOptions, SupervisedRecall } from '../../src/recall/index.ts';
+import type { ExtractionRetryOptions, FactsErrorHandler, SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
@@ -46,6 +46,10 @@ export async function startTestServer(
     name?: string;
     /** Recall's embeddings (hybrid search); default none. */
     embeddings?: EmbeddingsOptions;
+    /** Recall's `onFactsError`; default its own (a console line). */
+    onFactsError?: FactsErrorHandler;
+    /** The server's log lines, each parsed, as written; default no log. */
+    logLines?: Record<string, unknown>[];
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
@@ -63,6 +67,7 @@ export async function startTestServer(
       ...(options.factsLlm === undefined ? {} : { factsLlm: metrics.observeLlm(options.factsLlm) }),
       ...(options.extraction === undefined ? {} : { extraction: options.extraction }),
       ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+      ...(options.onFactsError === undefined ? {} : { onFactsError: options.onFactsError }),
     },
   });
   const recall = runtime.recall;
@@ -76,6 +81,7 @@ export async function startTestServer(
     userTokens: new Map(Object.entries(options.userTokens ?? {})),
     trustUserHeader: options.trustUserHeader ?? null,
     metrics,
+    ...(options.logLines === undefined ? {} : { logger: { level: 'info', stream: { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) } } }),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
