@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
 import { launchChromium } from '../support/browser.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
@@ -48,9 +48,28 @@ afterAll(async () => {
   await stub?.close();
 });
 
+/** Every Content-Security-Policy violation any page logged during the current test. */
+const cspViolations: string[] = [];
+
+/** Records a page's CSP violations: Chromium's console report and the DOM's own event. */
+function watchCsp(context: BrowserContext): BrowserContext {
+  context.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  void context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) =>
+    console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sample || '')));`);
+  return context;
+}
+
+// No flow of the page may trip its own Content-Security-Policy.
+afterEach(() => {
+  const seen = cspViolations.splice(0);
+  expect(seen).toEqual([]);
+});
+
 /** A browser context with a Chinese browser language unless `options` say otherwise. */
-function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
-  return browser().newContext({ locale: 'zh-CN', ...options });
+async function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  return watchCsp(await browser().newContext({ locale: 'zh-CN', ...options }));
 }
 
 /** A fresh browser context whose page starts as `user` (the page remembers its user). */
@@ -463,7 +482,7 @@ describe('chat page with a user token', () => {
   });
 
   it('takes the token’s user from /api/whoami and locks the user switch', async () => {
-    const context = await browser().newContext();
+    const context = watchCsp(await browser().newContext());
     const page = await context.newPage();
     await page.goto(`${guarded.url}/#token=page-user-token-0123`);
     await page.locator('.conv').first().waitFor();
