@@ -12,7 +12,8 @@
  *   token, a user token (`userTokens`: acts for its own `user_id` only, else 403), the shared
  *   `token` (any user), a trusted proxy's user header (`trustUserHeader`), or anonymous (401
  *   wherever a token is needed);
- * - `GET /api/runtime` names conversations only for `Authorization: Bearer <adminToken>`;
+ * - `GET /api/runtime` is an operator route (never a user token) and names conversations only
+ *   for `Authorization: Bearer <adminToken>`;
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.

@@ -102,14 +102,14 @@ describe('who may do what', () => {
     expect(got).toEqual(want);
   });
 
-  it('declares the demo routes user, the runtime view and whoami authenticated, /metrics operator, the page and probes public', () => {
+  it('declares the demo routes user, whoami authenticated, the runtime view and /metrics operator, the page and probes public', () => {
     const access = (method: string, url: string) => routes.find((r) => r.method === method && r.url === url)?.access;
     expect(access('POST', '/api/chat')).toBe('user');
     expect(access('DELETE', '/api/conversations/:session_id')).toBe('user');
     expect(access('GET', '/api/daily/search')).toBe('user');
     expect(access('GET', '/api/daily')).toBe('user');
     expect(access('GET', '/api/tool-calls')).toBe('user');
-    expect(access('GET', '/api/runtime')).toBe('authenticated');
+    expect(access('GET', '/api/runtime')).toBe('operator');
     expect(access('GET', '/api/whoami')).toBe('authenticated');
     expect(access('GET', '/metrics')).toBe('operator');
     expect(access('GET', '/fact-extraction')).toBe('operator');
@@ -154,8 +154,10 @@ describe('who may do what', () => {
     expect((await t.request('GET', '/api/conversations?user_id=bob', { headers: admin })).status).toBe(200);
     const runtime = await t.request('GET', '/api/runtime', { headers: admin });
     expect((runtime.json as { names: string }).names).toBe('full');
+    // Inspection is the operator's: a user token learns nothing of other users' conversations.
     const asUser = await t.request('GET', '/api/runtime', { headers: CALLERS["the user's token"] });
-    expect((asUser.json as { names: string }).names).toBe('redacted');
+    expect(asUser.status).toBe(403);
+    expect(asUser.text).not.toMatch(/session\//);
   });
 });
 

@@ -481,13 +481,15 @@ describe('chat page with a user token', () => {
     await guarded?.close();
   });
 
-  it('takes the token’s user from /api/whoami and locks the user switch', async () => {
+  it('takes the token’s user from /api/whoami, locks the user switch and hides the operator’s runtime panel', async () => {
     const context = watchCsp(await browser().newContext());
     const page = await context.newPage();
     await page.goto(`${guarded.url}/#token=page-user-token-0123`);
     await page.locator('.conv').first().waitFor();
     expect(await page.inputValue('#user-id')).toBe('token-user');
     expect(await page.locator('#user-id').getAttribute('readonly')).not.toBeNull();
+    expect(await page.locator('#toggle-runtime').isHidden()).toBe(true);
+    expect(await page.locator('#tab-runtime').isHidden()).toBe(true);
     await send(page, 'hello as token-user');
     await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: '收到：hello as token-user。' }).waitFor();
     const listed = await guarded.request('GET', '/api/conversations?user_id=token-user', {

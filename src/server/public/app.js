@@ -695,12 +695,18 @@ function switchUser(next) {
   bootstrap();
 }
 
-/** A user token acts for one user only: the page takes that user and locks the user switch. */
+/**
+ * A user token acts for one user only: the page takes that user, locks the user switch and
+ * hides the runtime panel (the supervision tree is the operator's: GET /api/runtime refuses it).
+ */
 async function adoptPrincipal() {
   const me = await api('GET', '/api/whoami');
   const locked = me && typeof me.user_id === 'string';
   el.userId.readOnly = locked;
   el.userId.title = locked ? t('userLocked') : '';
+  $('toggle-runtime').hidden = locked;
+  $('tab-runtime').hidden = locked;
+  if (locked && state.panel === 'runtime') setPanel(null);
   if (locked && me.user_id !== state.userId) {
     state.userId = me.user_id;
     state.sessionId = null;
