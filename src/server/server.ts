@@ -14,6 +14,8 @@
  *   wherever a token is needed);
  * - `GET /api/runtime` is an operator route (never a user token) and names conversations only
  *   for `Authorization: Bearer <adminToken>`;
+ * - a POST, PUT, PATCH or DELETE needs `Content-Type: application/json` or `X-Mnemo-Request`,
+ *   else 403 `csrf_header_required` (cross-site-guard.ts: another site's page cannot send either);
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
@@ -38,6 +40,7 @@ import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerExtractionRoutes, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
 import { installAuthorization } from './authorization.ts';
+import { installCrossSiteGuard } from './cross-site-guard.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -156,6 +159,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const userTokens = options.userTokens ?? null;
   // Before any route: it gives each its access (undeclared: operator) and checks every request.
   installAuthorization(app, { token, adminToken, userTokens, trustUserHeader: options.trustUserHeader ?? null });
+  installCrossSiteGuard(app);
   registerStaticAssets(app, loadStaticAssets());
   const anyToken = token !== null || adminToken !== null || (userTokens !== null && userTokens.size > 0);
   // Before the routes: it collects them as they are added.

@@ -19,6 +19,7 @@ export interface TestServer {
   server: RunningServer;
   /** The server's metrics, wired to the runtime's write path and the model as `mnemo` does. */
   metrics: ServerMetrics;
+  /** One request, with `X-Mnemo-Request: 1` unless `options.headers` say otherwise. */
   request(method: string, path: string, options?: HttpOptions): Promise<HttpResponse>;
   /** Closes the server and the runtime; `keepData` leaves the dir for a restart. */
   close(options?: { keepData?: boolean }): Promise<void>;
@@ -93,7 +94,10 @@ export async function startTestServer(
     recall,
     server,
     metrics,
-    request: (method, path, requestOptions) => http(server.url, method, path, requestOptions),
+    // As a well-behaved client: X-Mnemo-Request on every request (cross-site-guard.ts); tests
+    // of the guard itself call `http` without it.
+    request: (method, path, requestOptions) =>
+      http(server.url, method, path, { ...requestOptions, headers: { 'x-mnemo-request': '1', ...requestOptions?.headers } }),
     async close({ keepData = false } = {}) {
       await server.close();
       await runtime.stop();

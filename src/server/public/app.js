@@ -85,8 +85,12 @@ function formatDetail(detail) {
   return typeof detail === 'string' ? detail : JSON.stringify(detail);
 }
 
+// Every request says it comes from this page: the server refuses a POST, PUT, PATCH or DELETE
+// with neither a JSON body nor this header (another site's page cannot send it).
+const SAME_SITE = { 'x-mnemo-request': '1' };
+
 async function api(method, path, body, { signal } = {}) {
-  const headers = { accept: 'application/json' };
+  const headers = { accept: 'application/json', ...SAME_SITE };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -117,7 +121,7 @@ const q = (params) => new URLSearchParams(params).toString();
  * (the stop button): the server then cancels the turn.
  */
 async function sendTurn({ userId, sessionId, message, signal, onDelta, onToolCall }) {
-  const headers = { accept: 'text/event-stream', 'content-type': 'application/json' };
+  const headers = { accept: 'text/event-stream', 'content-type': 'application/json', ...SAME_SITE };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch('/api/chat/stream', {
