@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
-import { launchChromium } from '../support/browser.ts';
+import { launchChromium, watchCsp } from '../support/browser.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -13,6 +13,11 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const CODE_ANSWER = 'Try this:\n\n```js\nconst answer = 42; // the answer\nconsole.log(answer);\n```';
+// What the page's CSP refuses, in a model's markdown: inline styles and outside resources.
+const OUTSIDE_ANSWER =
+  'A <span style="color:red">red</span> word<style>p { color: red }</style> and ![a cat](https://example.invalid/cat.png), ' +
+  '![the icon](/static/favicon.svg), <video src="https://example.invalid/v.mp4"></video>' +
+  '<table background="https://example.invalid/b.png"><tr><td>cell</td></tr></table> <svg><image href="https://example.invalid/s.png"/></svg> done';
 
 let launched: Browser | undefined;
 let launchError: unknown;
@@ -37,6 +42,8 @@ beforeAll(async () => {
         ? 'Here is **bold** and <img src="x" onerror="window.__pwned = true"> and <script>window.__pwned = true</script>'
         : user.includes('code')
           ? CODE_ANSWER
+          : user.includes('outside')
+            ? OUTSIDE_ANSWER
           : `stub answer to "${user}" (${results} tool results)`,
   });
   t = await startTestServer({ llm: openAICompatible({ apiKey: 'sk-test', baseURL: stub.baseURL, model: 'stub-model', maxRetries: 0 }) });
@@ -51,16 +58,6 @@ afterAll(async () => {
 /** Every Content-Security-Policy violation any page logged during the current test. */
 const cspViolations: string[] = [];
 
-/** Records a page's CSP violations: Chromium's console report and the DOM's own event. */
-function watchCsp(context: BrowserContext): BrowserContext {
-  context.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-  });
-  void context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) =>
-    console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sample || '')));`);
-  return context;
-}
-
 // No flow of the page may trip its own Content-Security-Policy.
 afterEach(() => {
   const seen = cspViolations.splice(0);
@@ -69,7 +66,7 @@ afterEach(() => {
 
 /** A browser context with a Chinese browser language unless `options` say otherwise. */
 async function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
-  return watchCsp(await browser().newContext({ locale: 'zh-CN', ...options }));
+  return watchCsp(await browser().newContext({ locale: 'zh-CN', ...options }), cspViolations);
 }
 
 /** A fresh browser context whose page starts as `user` (the page remembers its user). */
@@ -153,6 +150,21 @@ describe('chat page', () => {
     expect(html).not.toMatch(/onerror|<script/i);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     await page.context().close();
+  });
+
+  it('shows a reply naming inline styles and outside images without tripping the page’s CSP: the image becomes a link', async () => {
+    const page = await openPage('outside-user');
+    await send(page, 'outside things');
+    const reply = page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'done' });
+    await reply.waitFor();
+    expect(await reply.locator('span', { hasText: 'red' }).getAttribute('style')).toBeNull();
+    expect(await reply.locator('a', { hasText: 'a cat' }).getAttribute('href')).toBe('https://example.invalid/cat.png');
+    expect(await reply.locator('img').getAttribute('src')).toBe('/static/favicon.svg');
+    expect(await reply.locator('style, video, svg, [background]').count()).toBe(0);
+    await page.reload();
+    await reply.waitFor();
+    await page.context().close();
+    // The CSP check is the afterEach: no violation was logged, live or after the reload.
   });
 
   it('shows user text as plain text, never as HTML', async () => {
@@ -482,7 +494,7 @@ describe('chat page with a user token', () => {
   });
 
   it('takes the token’s user from /api/whoami, locks the user switch and hides the operator’s runtime panel', async () => {
-    const context = watchCsp(await browser().newContext());
+    const context = await watchCsp(await browser().newContext(), cspViolations);
     const page = await context.newPage();
     await page.goto(`${guarded.url}/#token=page-user-token-0123`);
     await page.locator('.conv').first().waitFor();

@@ -17,12 +17,51 @@ import hljs from '/static/vendor/highlight.min.js';
 import { initialLang, setLang, t, currentLang } from '/static/i18n.js';
 
 marked.setOptions({ gfm: true, breaks: true });
+// The page's Content-Security-Policy (security-headers.ts) takes styles and images from this
+// server only (images also as data: URLs) and media from nowhere else; markdown in a reply
+// naming an inline style or an outside image would only make the browser refuse it and log a
+// violation. So a reply keeps neither: no style attribute or element, no media, form or SVG
+// elements, and an image from elsewhere becomes a link to it.
+const PURIFY = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'select', 'textarea', 'audio', 'video', 'source', 'track', 'picture'],
+  FORBID_ATTR: ['style', 'srcset', 'background', 'poster'],
+};
+const fromHere = (url) => {
+  try {
+    const parsed = new URL(url, location.href);
+    return parsed.protocol === 'data:' || parsed.origin === location.origin;
+  } catch {
+    return false;
+  }
+};
+function outsideLink(doc, href, text) {
+  const link = doc.createElement('a');
+  link.href = href;
+  link.textContent = text || href;
+  link.setAttribute('target', '_blank');
+  link.setAttribute('rel', 'noopener noreferrer');
+  return link;
+}
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A') {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer');
+  } else if (node.tagName === 'IMG' && node.hasAttribute('src') && !fromHere(node.getAttribute('src'))) {
+    // Still inside DOMPurify's inert document: the image was never fetched.
+    node.replaceWith(outsideLink(node.ownerDocument, node.getAttribute('src'), node.getAttribute('alt')));
   }
 });
+// Chromium checks the CSP for an inline style as it parses HTML, even into DOMPurify's inert
+// document, so style elements and attributes leave the text before it is parsed at all (what
+// these patterns missed, DOMPurify still drops: a miss costs a logged violation, nothing more).
+const STYLE_ELEMENT = /<style\b[\s\S]*?(?:<\/style\s*>|$)/gi;
+// An unquoted value is taken whole (a lookahead and its backreference: no backtracking into it,
+// so a long unclosed tag costs linear time).
+const TAG = /<[a-z][^\s/>]*(?:[\s/]+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|(?=([^\s"'=<>`]+))\1))?)*[\s/]*>/gi;
+const STYLE_ATTR = /[\s/]+style(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?(?=[\s/>])/gi;
+const withoutInlineStyles = (html) => html.replace(STYLE_ELEMENT, '').replace(TAG, (tag) => tag.replace(STYLE_ATTR, ''));
+const renderMarkdown = (text) => DOMPurify.sanitize(withoutInlineStyles(marked.parse(String(text ?? ''))), PURIFY);
 hljs.configure({ ignoreUnescapedHTML: true });
 
 // The server's id rule (src/recall/recall-ids.ts), checked here to explain a refusal early.
@@ -336,7 +375,7 @@ function addAssistantMsg(text, toolCalls = [], messageId) {
   const { row, box } = bubble('assistant', messageId);
   if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), box);
   box.classList.add('markdown');
-  box.innerHTML = DOMPurify.sanitize(marked.parse(String(text ?? '')));
+  box.innerHTML = renderMarkdown(text);
   enhanceCode(box);
   actionBar(row, String(text ?? ''));
   el.messages.append(row);
@@ -599,7 +638,7 @@ async function runTurn(text) {
       live.row.classList.add('streaming');
       el.messages.append(live.row);
     }
-    live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
+    live.box.innerHTML = renderMarkdown(partial);
     scrollToEnd();
   };
   let answered = false;
