@@ -482,6 +482,33 @@ describe('chat page with a bearer token', () => {
     expect(page.url()).toBe(`${guarded.url}/`);
     await context.close();
   });
+
+  it('asks before a #token= link replaces the saved token, and keeps it when told no', async () => {
+    const context = await newContext();
+    const dialogs: string[] = [];
+    /** Opens `hash` in a fresh page of the context, answering its confirm with `accept`; the saved token after. */
+    const open = async (hash: string, accept: boolean): Promise<string | null> => {
+      const page = await context.newPage();
+      page.on('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void (accept ? dialog.accept() : dialog.dismiss());
+      });
+      await page.goto(`${guarded.url}/${hash}`);
+      await page.locator('#user-id').waitFor();
+      expect(page.url()).toBe(`${guarded.url}/`);
+      const saved = await page.evaluate(`localStorage.getItem('mnemo.token')`);
+      await page.close();
+      return saved as string | null;
+    };
+    expect(await open('#token=page-token', false)).toBe('page-token'); // nothing saved yet: no question
+    expect(await open('#token=page-token', false)).toBe('page-token'); // the same one: no question
+    expect(dialogs).toEqual([]);
+    expect(await open('#token=someone-elses', false)).toBe('page-token');
+    expect(dialogs).toEqual([expect.stringContaining('另一个访问令牌')]);
+    expect(await open('#token=someone-elses', true)).toBe('someone-elses');
+    expect(dialogs).toHaveLength(2);
+    await context.close();
+  });
 });
 
 describe('chat page with a user token', () => {

@@ -766,12 +766,24 @@ function askForToken() {
   el.token.focus();
 }
 
-/** `/#token=...` stores the token and removes it from the address bar (fragments never reach the server). */
+/**
+ * `/#token=...` stores the token and removes it from the address bar (fragments never reach the
+ * server). A link must not silently swap the token this browser has saved for another (someone
+ * else's link would then act as them): a different one is taken only once the user agrees.
+ */
 function takeTokenFromFragment() {
   const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (!m) return;
-  localStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
   history.replaceState(null, '', location.pathname + location.search);
+  let offered;
+  try {
+    offered = decodeURIComponent(m[1]);
+  } catch {
+    return;
+  }
+  const saved = localStorage.getItem(TOKEN_KEY);
+  if (saved && saved !== offered && !window.confirm(t('confirmReplaceToken'))) return;
+  localStorage.setItem(TOKEN_KEY, offered);
 }
 
 // ---------------------------------------------------------------------------------------------
