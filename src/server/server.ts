@@ -39,7 +39,7 @@ import { registerApiRoutes } from './api-routes.ts';
 import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerExtractionRoutes, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
-import { installAuthorization } from './authorization.ts';
+import { installAuthorization, replaceUserTokens } from './authorization.ts';
 import { installCrossSiteGuard } from './cross-site-guard.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
@@ -61,7 +61,8 @@ export interface ServerOptions {
   /** The operator's token: the operator routes (`/metrics`, `GET /api/runtime` with
    *  conversation names) and everything else, for any user. Default: none. */
   adminToken?: string | null;
-  /** Token → user id: each token acts for its own user only (another `user_id` is 403). Default: none. */
+  /** Token → user id: each token acts for its own user only (another `user_id` is 403); can be
+   *  replaced while running (`RunningServer.replaceUserTokens`) when given. Default: none. */
   userTokens?: ReadonlyMap<string, string> | null;
   /** Trusted-header mode (a reverse proxy; see authorization.ts): the request carrying `token`
    *  acts as the user named in this header. Default: off. */
@@ -198,6 +199,9 @@ export interface RunningServer {
   /** Stops accepting, waits for requests in flight (cancelling the turns still running after
    *  the stop timeout), then resolves. Idempotent. */
   close(): Promise<void>;
+  /** Puts new user tokens in place for every request from now on (authorization.ts's
+   *  `replaceUserTokens`: only for a server started with user tokens; throws otherwise). */
+  replaceUserTokens(tokens: ReadonlyMap<string, string>): void;
 }
 
 export async function startServer(
@@ -222,6 +226,7 @@ export async function startServer(
     host: address.address,
     port: address.port,
     loopbackOnly,
+    replaceUserTokens: (tokens) => replaceUserTokens(app, tokens),
     close: () =>
       (closing ??= (async () => {
         const deadline = setTimeout(() => stopping.abort(SERVER_STOPPING), options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
