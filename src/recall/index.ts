@@ -17,6 +17,7 @@ export type { SessionSummary } from './store/sessions-index.ts';
 export type { LongTermVersion } from './store/long-term-store.ts';
 export type { DialogueLogRow } from './store/dialogue-log.ts';
 export type { RecallEnvironment } from './store/recall-dbs.ts';
+export type { FactsErrorHandler } from './recall-deps.ts';
 export { DB_NAMES as RECALL_DB_NAMES } from './store/recall-dbs.ts';
 export { createSearchPool, type SearchPool, type SearchPoolOptions } from './search/search-pool.ts';
 export type { SearchJob } from './search/search-job.ts';

@@ -7,6 +7,7 @@
  * Times are ISO 8601 UTC instants with milliseconds (they sort as strings). Ids are `m{seq}`,
  * seq a per-user counter, so entries list in creation order.
  */
+import type { ErrorRecord } from '../../errors.ts';
 
 /** How an entry came to be written. */
 export type FactOrigin = 'api' | 'tool' | 'document' | 'import' | 'extraction';
@@ -28,8 +29,9 @@ export interface FactVerdict {
   target?: string;
   /** `key`: same key; `rules`: normalized text or lexical similarity; `model`: the judge. */
   by: 'key' | 'rules' | 'model';
-  /** Set when the judge was asked and failed: the rules decided instead. */
-  judgeError?: string;
+  /** Set when the judge was asked and failed: the rules decided instead. The code and Mnemo's
+   *  own sentence (a model's error text goes to recall's `onFactsError` only). */
+  judgeError?: ErrorRecord;
 }
 
 export interface FactEntry {
@@ -84,8 +86,8 @@ export interface ExtractionJob {
   queued_at: string;
   /** Failed attempts so far (absent: none). */
   attempts?: number;
-  /** Why the last attempt failed. */
-  last_error?: string;
+  /** Why the last attempt failed: the code and Mnemo's own sentence. */
+  last_error?: ErrorRecord;
   /** Not retried before this instant (ISO; absent: due now). Kept across restarts. */
   next_at?: string;
 }
@@ -93,7 +95,7 @@ export interface ExtractionJob {
 /** A job that failed every attempt: kept in `recall.fact-dead` (same key) for inspection. */
 export interface DeadExtractionJob extends ExtractionJob {
   attempts: number;
-  last_error: string;
+  last_error: ErrorRecord;
   dead_at: string;
 }
 
