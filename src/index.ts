@@ -5,7 +5,7 @@
  */
 
 // Errors: one hierarchy, stable codes.
-export { MnemoError, InvalidInputError, type InvalidInputCode } from './errors.ts';
+export { MnemoError, InvalidInputError, type InvalidInputCode, type ErrorRecord } from './errors.ts';
 export { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from './language.ts';
 
 // The runtime and its supervision tree.

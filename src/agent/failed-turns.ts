@@ -1,11 +1,12 @@
-import { MnemoError } from '../errors.ts';
+import { errorRecord, type ErrorRecord } from '../errors.ts';
 import type { AssistantMessage, Message } from '../message.ts';
 
 /**
  * THE FAILED-TURN RULE, shared by `agent.run` and `recall.chat` (README: "A failed turn"):
  * a turn that fails after its user message was stored keeps that message and stores, after
  * it, an assistant ERROR MARKER whose `error` is `{code, message}` (the error's stable `code`,
- * `agent_failed` for an error without one). A store only appends, so nothing is rolled back.
+ * `agent_failed` for an error without one; the message is Mnemo's own sentence for it, never a
+ * model provider's words: see `errorRecord`). A store only appends, so nothing is rolled back.
  * When history is sent to a model again, a failed turn (its marker, the user message it
  * answers, and everything between them) is left out, and so is a tool result whose call was
  * left out; so a later turn never sends "user, user, user".
@@ -14,18 +15,12 @@ import type { AssistantMessage, Message } from '../message.ts';
  * marker is the message `{role: 'assistant', content: '', error: {code, message}}`;
  * `recall.chat` stores it as an assistant row with content `''` and `meta.error`.
  */
-export interface TurnError {
-  code: string;
-  message: string;
-}
+export type TurnError = ErrorRecord;
 
 export type FailedTurnMarker = AssistantMessage & { error: TurnError };
 
 export function turnError(err: unknown): TurnError {
-  return {
-    code: err instanceof MnemoError ? err.code : 'agent_failed',
-    message: err instanceof Error ? err.message : String(err),
-  };
+  return errorRecord(err, 'agent_failed');
 }
 
 export function failedTurnMarker(err: unknown): FailedTurnMarker {

@@ -24,7 +24,7 @@
  *   (embeddings-config.ts reads the rest, and the key: MNEMO_EMBEDDINGS_API_KEY, else the chat's)
  *
  * Relative paths are resolved against the working directory. An empty environment variable
- * counts as unset. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
+ * counts as unset. The tokens are best given in the environment: a command line shows in `ps`. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
  */
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from '../server/server-defaults.ts';
 import { resolve } from 'node:path';
@@ -81,9 +81,12 @@ Options (flag, else environment variable, else default):
   --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
   --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
   --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: the operator routes (GET /metrics,
-                                                  conversation names in GET /api/runtime), any user  [none]
+                                                  GET /api/runtime, /fact-extraction), any user  [none]
+                                                  (give both tokens in the environment: a command
+                                                  line is visible to other users in ps)
   --user-tokens <path>     MNEMO_USER_TOKENS      JSON or YAML file of token: user id; each token acts
-                                                  for its own user_id only (another is 403)   [none]
+                                                  for its own user_id only (another is 403); keep it
+                                                  chmod 600; SIGHUP reloads it   [none]
   --trust-user-header <h>  MNEMO_TRUST_USER_HEADER  behind a reverse proxy that authenticates users:
                                                   a request with --token (the proxy's credential)
                                                   acts as the user named in header <h>   [off]

@@ -11,4 +11,4 @@ export {
 } from './llm-config.ts';
 export { parseCliOptions, checkExposure, HELP_TEXT, type CliOptions } from './cli-options.ts';
 export { modelServices, type ModelServices } from './model-services.ts';
-export { loadUserTokensFile, parseUserTokens, RECOMMENDED_TOKEN_CHARS, type UserTokens } from './user-tokens-file.ts';
+export { loadUserTokensFile, modeWarning, parseUserTokens, readUserTokensFile, RECOMMENDED_TOKEN_CHARS, type UserTokens } from './user-tokens-file.ts';

@@ -9,7 +9,7 @@
  */
 import { HELP_TEXT, checkExposure, parseCliOptions } from './cli-options.ts';
 import { ConfigError } from './cli-errors.ts';
-import { loadUserTokensFile } from './user-tokens-file.ts';
+import { readUserTokensFile } from './user-tokens-file.ts';
 import { isLoopbackHost } from '../server/loopback-host.ts';
 import { loadLlmSettings } from './llm-config.ts';
 import { loadEmbeddingsSettings } from './embeddings-config.ts';
@@ -32,11 +32,8 @@ async function main(): Promise<void> {
       return;
     }
     if (options.userTokensPath !== null) {
-      const loaded = loadUserTokensFile(options.userTokensPath);
+      const loaded = readUserTokensFile(options.userTokensPath, options);
       for (const warning of loaded.warnings) process.stderr.write(`mnemo: warning: ${warning}\n`);
-      for (const secret of loaded.tokens.keys()) {
-        if (secret === options.token || secret === options.adminToken) throw new ConfigError('a user token must differ from --token and --admin-token');
-      }
       userTokens = loaded.tokens;
     }
     checkExposure(options, userTokens.size, isLoopbackHost);

@@ -1,6 +1,7 @@
 /**
  * What `mnemo` runs once its options are read: the runtime (LMDB under the data dir), the
- * recall service and the HTTP server, then a graceful stop on SIGINT/SIGTERM/SIGHUP.
+ * recall service and the HTTP server, then a graceful stop on SIGINT/SIGTERM; SIGHUP reloads
+ * the user tokens file.
  *
  * - The first log line after startup says where it listens and what it uses (data dir,
  *   storage, LLM or offline fallback, auth, host check); the API key is never logged.
@@ -11,6 +12,11 @@
  *   same signal within a second of the first: a terminal's Ctrl-C reaches every process of
  *   `npm start` and npm forwards it again, which is one request to stop, not two. A signal
  *   that arrives while starting stops right after the start.
+ * - SIGHUP: the `--user-tokens` file is read again and its tokens replace those in use for
+ *   every request from then on, without a restart. A file that fails (unreadable, invalid, a
+ *   token equal to --token or --admin-token) changes nothing and is logged with why; a file
+ *   its group or others may read is logged as a warning, as at start. One that arrives while
+ *   starting reloads right after the start.
  */
 import { hostname } from 'node:os';
 import { startRuntime } from '../runtime.ts';
@@ -21,6 +27,7 @@ import { describeEmbeddings } from './embeddings-config.ts';
 import type { EmbeddingsOptions } from '../recall/embeddings/embeddings-options.ts';
 import { startServer, type RunningServer } from '../server/server.ts';
 import { createServerMetrics } from '../server/metrics.ts';
+import { readUserTokensFile } from './user-tokens-file.ts';
 
 type Level = 'info' | 'warn' | 'error';
 const LEVELS: Record<Level, number> = { info: 30, warn: 40, error: 50 };
@@ -31,7 +38,7 @@ export function logLine(level: Level, msg: string, fields: Record<string, unknow
   (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
 }
 
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 /** A repeat of the first stop signal within this is the same stop (see above). */
 const REPEAT_WINDOW_MS = 1_000;
 
@@ -69,9 +76,19 @@ export async function serve(
     pending ??= signal;
   };
   for (const signal of STOP_SIGNALS) process.on(signal, (s) => onSignal(s));
+  // Handled from the first moment: SIGHUP's default action would end the process.
+  let hangupWhileStarting = false;
+  let onHangup = (): void => {
+    hangupWhileStarting = true;
+  };
+  process.on('SIGHUP', () => onHangup());
 
   // One registry for the server, the runtime's write path and the model calls.
   const metrics = createServerMetrics();
+  // The facts model's failures, whole (the provider's words included), go to the log only:
+  // a fact's judge_error and a job's last_error keep a code and Mnemo's own sentence.
+  let logFactsError = (error: unknown, task: 'judge' | 'extraction'): void =>
+    logLine('warn', `the facts model failed (${task})`, { err: error instanceof Error ? { type: error.name, message: error.message } : String(error) });
   // Offline (no key): neither; the facts model is the chat model unless configured otherwise.
   const models = modelServices(llm, (service) => metrics.observeLlm(service));
   const runtime = await startRuntime({
@@ -80,6 +97,7 @@ export async function serve(
     observer: metrics.writeObserver,
     recall: {
       language: options.language,
+      onFactsError: (error, task) => logFactsError(error, task),
       ...models,
       ...(embeddings === undefined ? {} : { embeddings }),
     },
@@ -106,6 +124,7 @@ export async function serve(
   }
 
   const logger = server.app.log;
+  logFactsError = (error, task) => logger.warn({ err: error, task }, 'the facts model failed');
   logger.info(
     {
       url: server.url,
@@ -151,5 +170,22 @@ export async function serve(
     })();
   };
   onSignal = stop;
+  onHangup = () => {
+    if (stopping) return;
+    const path = options.userTokensPath;
+    if (path === null) {
+      logger.warn({ signal: 'SIGHUP' }, 'SIGHUP: there is no --user-tokens file to reload');
+      return;
+    }
+    try {
+      const loaded = readUserTokensFile(path, options);
+      server.replaceUserTokens(loaded.tokens);
+      for (const warning of loaded.warnings) logger.warn({ signal: 'SIGHUP' }, warning);
+      logger.info({ signal: 'SIGHUP', userTokens: loaded.tokens.size }, 'reloaded the user tokens file');
+    } catch (err) {
+      logger.error({ signal: 'SIGHUP', reason: err instanceof Error ? err.message : String(err) }, 'the user tokens file was not reloaded: the tokens in use stay');
+    }
+  };
   if (pending !== null) stop(pending);
+  else if (hangupWhileStarting) onHangup();
 }

@@ -1,5 +1,6 @@
 /**
- * The `--user-tokens` file: a JSON or YAML mapping of token → user id, read once at start.
+ * The `--user-tokens` file: a JSON or YAML mapping of token → user id, read at start and again
+ * on SIGHUP (serve.ts; a file that fails to read keeps the tokens already in use).
  *
  *   # tokens.yaml
  *   "3f0c9a1e6b2d4c8f9e7a": alice
@@ -8,10 +9,12 @@
  * Each token must be printable ASCII without spaces (it travels in an HTTP header) and appear
  * once (a repeated key is refused, in JSON too: the file is read with the YAML parser, and JSON
  * is YAML); each user id must be a valid id (recall-ids.ts). One user may have several tokens
- * (rotation). A YAML key that is not a string (`123:` unquoted) is refused. A token shorter than 16 characters is accepted with a warning. A bad file is a
- * `ConfigError` naming the problem (never a token's text): `mnemo` exits 2.
+ * (rotation). A YAML key that is not a string (`123:` unquoted) is refused. A token shorter
+ * than 16 characters is accepted with a warning, and so is a file its group or others may read
+ * or write (its tokens are secrets: `chmod 600`). A bad file is a `ConfigError` naming the
+ * problem (never a token's text): at start `mnemo` exits 2.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { idProblem } from '../recall/recall-ids.ts';
 import { ConfigError } from './cli-errors.ts';
@@ -34,6 +37,32 @@ export function loadUserTokensFile(path: string): UserTokens {
     throw new ConfigError(`cannot read the user tokens file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   return parseUserTokens(text, path);
+}
+
+/**
+ * What `mnemo` reads: the file (`loadUserTokensFile`), each token checked against the shared
+ * and the admin token, and a warning when the file's mode lets its group or others in.
+ */
+export function readUserTokensFile(path: string, others: { token: string | null; adminToken: string | null }): UserTokens {
+  const loaded = loadUserTokensFile(path);
+  for (const secret of loaded.tokens.keys()) {
+    if (secret === others.token || secret === others.adminToken) throw new ConfigError('a user token must differ from --token and --admin-token');
+  }
+  const exposed = modeWarning(path);
+  return exposed === null ? loaded : { tokens: loaded.tokens, warnings: [exposed, ...loaded.warnings] };
+}
+
+/** A warning when `path` may be read or written by its group or others (not on Windows, which has no such bits). */
+export function modeWarning(path: string): string | null {
+  if (process.platform === 'win32') return null;
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return null;
+  }
+  if ((mode & 0o066) === 0) return null;
+  return `the user tokens file ${path} can be read or written by its group or others (mode ${mode.toString(8).padStart(4, '0')}): its tokens are secrets, chmod 600 it`;
 }
 
 export function parseUserTokens(text: string, source: string): UserTokens {

@@ -1,5 +1,5 @@
 export type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent, ToolChoice, ToolSpec, Usage } from './llm-service.ts';
-export { LlmError, type LlmErrorCode } from './llm-errors.ts';
+export { LLM_ERROR_SENTENCES, LlmError, type LlmErrorCode } from './llm-errors.ts';
 export { fallbackChunks, fallbackLlm, fallbackReply, isFallbackLlm } from './fallback-llm.ts';
 export { openAICompatible, type OpenAICompatibleOptions } from './openai-compatible.ts';
 export { llmFromEnv } from './llm-from-env.ts';

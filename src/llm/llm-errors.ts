@@ -19,6 +19,21 @@ export type LlmErrorCode =
   | 'llm_aborted'
   | 'llm_error';
 
+/**
+ * Mnemo's own sentence for each code: what a failed turn's row, a fact's `judge_error`, an
+ * extraction's `last_error` and an HTTP error's `detail` say. The message of an `LlmError` from
+ * a provider is the provider's own text, for the log only.
+ */
+export const LLM_ERROR_SENTENCES: Readonly<Record<LlmErrorCode, string>> = {
+  llm_auth: 'the model provider refused the API key',
+  llm_rate_limited: 'the model provider is rate-limiting the calls; try again later',
+  llm_bad_request: 'the model provider rejected the request',
+  llm_unavailable: 'the model provider is unavailable; try again later',
+  llm_timeout: 'the model did not answer in time',
+  llm_aborted: 'the model call was cancelled',
+  llm_error: 'the model’s answer could not be used',
+};
+
 export class LlmError extends MnemoError {
   constructor(
     readonly code: LlmErrorCode,
@@ -31,4 +46,9 @@ export class LlmError extends MnemoError {
 
   /** The HTTP status behind the failure, when there was one. */
   readonly status: number | undefined;
+
+  /** The code's fixed sentence: the message is the provider's. */
+  override get sentence(): string {
+    return LLM_ERROR_SENTENCES[this.code] ?? LLM_ERROR_SENTENCES.llm_error;
+  }
 }

@@ -20,6 +20,7 @@ export type { RecallEnvironment } from './storage/lmdb/recall-dbs.ts';
 export { DB_NAMES as RECALL_DB_NAMES } from './storage/lmdb/recall-dbs.ts';
 export { createSearchPool, type SearchPool, type SearchPoolOptions } from './storage/lmdb/pool/search-pool.ts';
 export type { SearchJob } from './storage/lmdb/pool/search-job.ts';
+export type { FactsErrorHandler } from './recall-deps.ts';
 export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 export type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
 export { createMemoryTools, FACT_TOOL_NAMES, MEMORY_TOOL_NAMES, type FactTarget, type MemoryToolBackend } from './chat/memory-tools.ts';

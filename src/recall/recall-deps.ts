@@ -11,6 +11,9 @@ import type { RawSessionRecord, ScanSource } from './storage/lmdb/search/search-
 import type { FactStore } from './facts/fact-store.ts';
 import type { RecallEmbeddings } from './embeddings/recall-embeddings.ts';
 
+/** Told of a facts model failure: the error as thrown (a provider's own words included), and where. */
+export type FactsErrorHandler = (error: unknown, task: 'judge' | 'extraction') => void;
+
 /** What the parts of the layered memory share: its stores, its time, its helpers. */
 export interface RecallDeps {
   /** Session transcripts, one conversation per session. */
@@ -39,6 +42,8 @@ export interface RecallDeps {
   facts: FactStore;
   /** The model that judges and extracts facts; `undefined`: keys and duplicate rules only, no extraction. */
   factsLlm: LlmService | undefined;
+  /** Told of every judge and extraction failure, whole (recall's `onFactsError`). */
+  onFactsError: FactsErrorHandler;
   /** Token budget of a turn's `[LONG_TERM]` section. */
   longTermTokens: number;
   /** Starts the background extraction drain (set when `factsLlm` is). */

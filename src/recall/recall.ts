@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.ts';
+import { InvalidInputError, MnemoError } from '../errors.ts';
 import { assertLanguage, DEFAULT_LANGUAGE, type Language } from '../language.ts';
 import { RecallClosedError } from './recall-errors.ts';
 import type { Tool } from '../kernel/tool.ts';
@@ -50,7 +50,7 @@ import {
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 import type { DailyRow, MemoryRow } from './rows/row-types.ts';
 import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './storage/lmdb/recall-dbs.ts';
-import { localNow, type RecallDeps } from './recall-deps.ts';
+import { localNow, type FactsErrorHandler, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import { eraseUserData, type ErasureReport } from './storage/lmdb/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
@@ -134,6 +134,13 @@ export interface RecallOptions {
    * duplicate detection alone, no extraction.
    */
   factsLlm?: LlmService;
+  /**
+   * Told of every failure of the facts model, as thrown, with where (`judge` or `extraction`):
+   * the only place a model provider's own words go (a fact's `judgeError` and a job's
+   * `last_error` keep the code and Mnemo's own sentence). Default: one `console.warn` line.
+   * Whatever it throws is ignored.
+   */
+  onFactsError?: FactsErrorHandler;
   /**
    * Retries of a failed extraction job (facts/extraction-worker.ts): `maxAttempts` (default 5),
    * then it is dead-lettered; waits `backoffMs` (default 2000) doubling per failure, at most
@@ -352,6 +359,7 @@ export function createRecall(options: RecallOptions): Recall {
     maxToolIterations,
     facts: createFactStore(dbs0),
     factsLlm: options.factsLlm,
+    onFactsError: guardedHandler(options.onFactsError ?? warnFactsError),
     longTermTokens,
     kickExtraction: undefined,
     summarizer,
@@ -607,4 +615,20 @@ export function createRecall(options: RecallOptions): Recall {
 
 function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
+}
+
+function warnFactsError(error: unknown, task: 'judge' | 'extraction'): void {
+  const code = error instanceof MnemoError ? ` (${error.code})` : '';
+  console.warn(`mnemo: the facts model failed in ${task === 'judge' ? 'judging a fact' : 'an extraction'}${code}: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/** A handler whose own failure is swallowed: telling of an error must not fail the work. */
+function guardedHandler(handler: FactsErrorHandler): FactsErrorHandler {
+  return (error, task) => {
+    try {
+      handler(error, task);
+    } catch {
+      // Nothing to do: the failure it was told of is already recorded.
+    }
+  };
 }

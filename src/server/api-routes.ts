@@ -38,7 +38,8 @@
  *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}]}
  *            (every tool call of the user, newest turn first: tool-call-timeline.ts)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
- *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
+ *            (the operator's: never a user token; conversation names only with the admin
+ *            token: `names` is 'full', else 'redacted')
  *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
  *            role 'user' with its user_id, else 'admin', 'shared' or 'anonymous' with null
  *   DELETE /api/users/:user_id                     → {user_id, erased: true, conversations, keys}
@@ -53,7 +54,7 @@
  * with `requireIds` (the demo's 400).
  *
  * Who may call each route is its `config.access` (authorization.ts): the user routes admit a
- * user token only for its own `user_id`; `/api/runtime` and `/api/whoami` any caller.
+ * user token only for its own `user_id`; `/api/whoami` any caller; `/api/runtime` is an operator route.
  *
  * Every session-scoped route takes the session under the given user only, so one user can
  * never list, read, search or delete another's sessions: the same session id under another
@@ -373,7 +374,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { user_id, erased: true, conversations: report.conversations, keys: report.keys };
   });
 
-  api.get('/api/runtime', { config: AUTHENTICATED, schema: S.runtime }, async (request) => {
+  api.get('/api/runtime', { config: OPERATOR, schema: S.runtime }, async (request) => {
     const admin = isAdmin(request);
     const tree = runtime.inspect() as InspectedNode;
     return {

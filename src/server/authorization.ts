@@ -23,6 +23,11 @@
  *
  * A caller not admitted gets 401 (with a Bearer challenge) when anonymous, else 403. The token
  * is checked in `onRequest`, before the body is read; the `user_id` in `preValidation`, once it is.
+ *
+ * The user tokens can be replaced while the server runs (`replaceUserTokens`: the CLI does so
+ * on SIGHUP); requests from then on are checked against the new set. Whether the API is open
+ * is decided at start: only a server started with user tokens can have them replaced, and by a
+ * non-empty set, so a reload never opens it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { MnemoError } from '../errors.ts';
@@ -80,6 +85,19 @@ export interface RouteAccess {
 }
 
 const TABLES = new WeakMap<FastifyInstance, RouteAccess[]>();
+const USER_TOKEN_SETTERS = new WeakMap<FastifyInstance, (tokens: ReadonlyMap<string, string>) => void>();
+
+/**
+ * Puts `tokens` (token → user id) in place of the user tokens of `app` (a server made by
+ * `createServer` with user tokens), for every request from now on. Throws
+ * `AuthorizationConfigError`, changing nothing, for a server started without user tokens, an
+ * empty set, or a token that is also the shared or the admin token.
+ */
+export function replaceUserTokens(app: FastifyInstance, tokens: ReadonlyMap<string, string>): void {
+  const set = USER_TOKEN_SETTERS.get(app);
+  if (set === undefined) throw new AuthorizationConfigError('this server was started without user tokens: they cannot be replaced');
+  set(tokens);
+}
 
 /** Every route registered on `app` (a server made by `createServer`), with its access. */
 export function routeAccess(app: FastifyInstance): readonly RouteAccess[] {
@@ -102,9 +120,21 @@ export function installAuthorization(app: FastifyInstance, options: Authorizatio
   }
   const adminEntries = adminToken === null ? [] : [[tokenDigest(adminToken), true] as const];
   const sharedEntries = token === null ? [] : [[tokenDigest(token), true] as const];
-  const userEntries = [...userTokens].map(([secret, userId]) => [tokenDigest(secret), userId] as const);
+  const entriesOf = (tokens: ReadonlyMap<string, string>): (readonly [Buffer, string])[] => {
+    for (const secret of tokens.keys()) {
+      if (secret === token || secret === adminToken) throw new AuthorizationConfigError('a user token must differ from the shared and the admin token');
+    }
+    return [...tokens].map(([secret, userId]) => [tokenDigest(secret), userId] as const);
+  };
+  let userEntries = entriesOf(userTokens);
   /** No shared token and no user tokens: user routes admit anonymous callers (self-asserted ids). */
   const apiOpen = token === null && userEntries.length === 0;
+  if (userEntries.length > 0) {
+    USER_TOKEN_SETTERS.set(app, (tokens) => {
+      if (tokens.size === 0) throw new AuthorizationConfigError('the user tokens cannot be replaced by none: the API would stay closed to every user');
+      userEntries = entriesOf(tokens);
+    });
+  }
   /** No token of any kind: operator routes admit everyone too. */
   const allOpen = apiOpen && adminToken === null;
 

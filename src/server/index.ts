@@ -11,5 +11,5 @@ export type {
   ToolCallView,
 } from './services.ts';
 export { ID_RULE, isValidId } from '../recall/index.ts';
-export { routeAccess, DEFAULT_ACCESS, type Access, type Principal, type RouteAccess } from './authorization.ts';
+export { routeAccess, replaceUserTokens, AuthorizationConfigError, DEFAULT_ACCESS, type Access, type Principal, type RouteAccess } from './authorization.ts';
 export { HttpError, RequestValidationError, type ValidationIssue } from './server-errors.ts';

@@ -6,7 +6,9 @@
  *                        checks: {tree: running|stopped, storage: open|closed, writable}; public
  *   GET /metrics       → Prometheus text (metrics.ts); operator (authorization.ts)
  *   GET /fact-extraction → {pending, retrying, dead, dead_jobs}: background fact extraction's
- *                        queue and its dead-lettered jobs (recall's `extractionStatus`); operator
+ *                        queue and its dead-lettered jobs (recall's `extractionStatus`); operator;
+ *                        `dead_jobs` (user and session ids) only for the admin token, the
+ *                        counts alone for anyone else the route admits
  *   POST /fact-extraction/retry?user_id= → {requeued}: the dead-lettered jobs (of that user, else
  *                        all) back in the queue, attempts reset; operator
  *   GET /openapi.json  → the OpenAPI 3 document of every route (@fastify/swagger); public
@@ -43,9 +45,12 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: ServerMetric
 export function registerExtractionRoutes(app: FastifyInstance, recall: RecallApi): void {
   const { extractionStatus, retryDeadExtractions } = recall;
   if (extractionStatus !== undefined) {
-    app.get('/fact-extraction', { config: { access: 'operator' }, schema: probeSchema('Background fact extraction: jobs queued, retrying and dead-lettered') }, async () =>
-      extractionStatus.call(recall),
-    );
+    app.get('/fact-extraction', { config: { access: 'operator' }, schema: probeSchema('Background fact extraction: jobs queued, retrying and dead-lettered') }, async (request) => {
+      const status = await extractionStatus.call(recall);
+      if (request.principal.kind === 'admin') return status;
+      // The shared token (when no admin token is set) or an open server: no user is named.
+      return { pending: status.pending, retrying: status.retrying, dead: status.dead };
+    });
   }
   if (retryDeadExtractions !== undefined) {
     app.post<{ Querystring: { user_id?: string } }>(

@@ -14,9 +14,10 @@
  *   media type, header size;
  * - 409 `{detail, code: 'user_erasing'}` — the request names a user whose erasure is running;
  * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
- *   `LLM_FAILURES`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
- *   is a fixed, safe sentence: the provider's own words can carry a masked key, an account or
- *   an internal URL, so they go only to the log, with the whole error;
+ *   `LLM_STATUS`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
+ *   is the code's fixed sentence (`LLM_ERROR_SENTENCES`, the one the failed turn's row stores):
+ *   the provider's own words can carry a masked key, an account or an internal URL, so they go
+ *   only to the log, with the whole error;
  * - 500 `{detail: "server error: ..."}` — anything else (logged with its stack).
  *
  * A request Node's HTTP parser refuses before fastify sees it (raw non-ASCII bytes in the URL,
@@ -70,15 +71,15 @@ export interface ErrorBody {
   code?: string;
 }
 
-/** What the client is told when the model fails, by `LlmError` code. */
-export const LLM_FAILURES: Readonly<Record<LlmErrorCode, { status: number; detail: string }>> = {
-  llm_auth: { status: 502, detail: 'the model provider refused the server’s credentials' },
-  llm_rate_limited: { status: 429, detail: 'the model provider is rate-limiting this server; try again later' },
-  llm_bad_request: { status: 502, detail: 'the model provider rejected the request' },
-  llm_unavailable: { status: 503, detail: 'the model provider is unavailable; try again later' },
-  llm_timeout: { status: 504, detail: 'the model did not answer in time' },
-  llm_aborted: { status: 503, detail: 'the model call was cancelled' },
-  llm_error: { status: 502, detail: 'the model’s answer could not be used' },
+/** The status of a model failure, by `LlmError` code; the detail is the code's own sentence. */
+const LLM_STATUS: Readonly<Record<LlmErrorCode, number>> = {
+  llm_auth: 502,
+  llm_rate_limited: 429,
+  llm_bad_request: 502,
+  llm_unavailable: 503,
+  llm_timeout: 504,
+  llm_aborted: 503,
+  llm_error: 502,
 };
 
 /** The status and body for any thrown value; `logAsError` marks the ones a human should see. */
@@ -113,8 +114,7 @@ export function errorResponse(err: unknown, bodyLimit: number): {
     return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };
   }
   if (err instanceof LlmError) {
-    const { status, detail } = LLM_FAILURES[err.code] ?? LLM_FAILURES.llm_error;
-    return { status, body: { detail, code: err.code }, logAsError: true };
+    return { status: LLM_STATUS[err.code] ?? 502, body: { detail: err.sentence, code: err.code }, logAsError: true };
   }
   if (!(err instanceof MnemoError) && isFastifyError(err)) {
     switch (err.code) {

@@ -12,7 +12,10 @@
  *   token, a user token (`userTokens`: acts for its own `user_id` only, else 403), the shared
  *   `token` (any user), a trusted proxy's user header (`trustUserHeader`), or anonymous (401
  *   wherever a token is needed);
- * - `GET /api/runtime` names conversations only for `Authorization: Bearer <adminToken>`;
+ * - `GET /api/runtime` is an operator route (never a user token) and names conversations only
+ *   for `Authorization: Bearer <adminToken>`;
+ * - a POST, PUT, PATCH or DELETE needs `Content-Type: application/json` or `X-Mnemo-Request`,
+ *   else 403 `csrf_header_required` (cross-site-guard.ts: another site's page cannot send either);
  * - with `loopbackOnly`, a request whose `Host` is not a loopback name gets 403 (DNS rebinding);
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
@@ -36,7 +39,8 @@ import { registerApiRoutes } from './api-routes.ts';
 import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerExtractionRoutes, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
-import { installAuthorization } from './authorization.ts';
+import { installAuthorization, replaceUserTokens } from './authorization.ts';
+import { installCrossSiteGuard } from './cross-site-guard.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -57,7 +61,8 @@ export interface ServerOptions {
   /** The operator's token: the operator routes (`/metrics`, `GET /api/runtime` with
    *  conversation names) and everything else, for any user. Default: none. */
   adminToken?: string | null;
-  /** Token → user id: each token acts for its own user only (another `user_id` is 403). Default: none. */
+  /** Token → user id: each token acts for its own user only (another `user_id` is 403); can be
+   *  replaced while running (`RunningServer.replaceUserTokens`) when given. Default: none. */
   userTokens?: ReadonlyMap<string, string> | null;
   /** Trusted-header mode (a reverse proxy; see authorization.ts): the request carrying `token`
    *  acts as the user named in this header. Default: off. */
@@ -155,6 +160,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const userTokens = options.userTokens ?? null;
   // Before any route: it gives each its access (undeclared: operator) and checks every request.
   installAuthorization(app, { token, adminToken, userTokens, trustUserHeader: options.trustUserHeader ?? null });
+  installCrossSiteGuard(app);
   registerStaticAssets(app, loadStaticAssets());
   const anyToken = token !== null || adminToken !== null || (userTokens !== null && userTokens.size > 0);
   // Before the routes: it collects them as they are added.
@@ -193,6 +199,9 @@ export interface RunningServer {
   /** Stops accepting, waits for requests in flight (cancelling the turns still running after
    *  the stop timeout), then resolves. Idempotent. */
   close(): Promise<void>;
+  /** Puts new user tokens in place for every request from now on (authorization.ts's
+   *  `replaceUserTokens`: only for a server started with user tokens; throws otherwise). */
+  replaceUserTokens(tokens: ReadonlyMap<string, string>): void;
 }
 
 export async function startServer(
@@ -217,6 +226,7 @@ export async function startServer(
     host: address.address,
     port: address.port,
     loopbackOnly,
+    replaceUserTokens: (tokens) => replaceUserTokens(app, tokens),
     close: () =>
       (closing ??= (async () => {
         const deadline = setTimeout(() => stopping.abort(SERVER_STOPPING), options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);

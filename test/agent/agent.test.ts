@@ -202,11 +202,11 @@ describe('agent.run: tools', () => {
     expect(llm.calls).toHaveLength(2);
   });
 
-  it('aborts on an LLM error; the user message stays stored, an error marker after it', async () => {
+  it('aborts on an LLM error; the user message stays stored, an error marker after it (Mnemo’s sentence, not the provider’s)', async () => {
     const store = createInMemoryStore();
     const agent = createAgent({ llm: scriptedLlm([new LlmError('llm_unavailable', 'down')]), memory: { store }, conversationId: 'c' });
     await expect(agent.run('hi')).rejects.toMatchObject({ code: 'llm_unavailable' });
-    expect(await store.get('c')).toEqual([u('hi'), { role: 'assistant', content: '', error: { code: 'llm_unavailable', message: 'down' } }]);
+    expect(await store.get('c')).toEqual([u('hi'), { role: 'assistant', content: '', error: { code: 'llm_unavailable', message: 'the model provider is unavailable; try again later' } }]);
     expect(await agent.lastResponse()).toBeUndefined();
   });
 

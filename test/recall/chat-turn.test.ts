@@ -241,7 +241,8 @@ describe('a failing turn', () => {
         content: '',
         message_id: 2,
         tool_calls: [],
-        error: { code: 'llm_unavailable', message: 'upstream down' },
+        // The code's own sentence: the provider's words are not stored.
+        error: { code: 'llm_unavailable', message: 'the model provider is unavailable; try again later' },
       },
     ]);
     expect((await fx.recall.dailyMessages(U)).map((r) => [r.role, r.error?.code])).toEqual([

@@ -374,7 +374,7 @@ describe('with a facts model', () => {
     const status = await fx.recall.extractionStatus();
     expect(status).toMatchObject({ pending: 0, retrying: 0, dead: 1 });
     expect(status.dead_jobs).toEqual([
-      expect.objectContaining({ user_id: U, session_id: 's', reply_id: 2, message_ids: [1, 2], attempts: 3, last_error: 'the model did not answer the JSON object asked for' }),
+      expect.objectContaining({ user_id: U, session_id: 's', reply_id: 2, message_ids: [1, 2], attempts: 3, last_error: { code: 'invalid_extraction_answer', message: 'the model did not answer the JSON object asked for' } }),
     ]);
     // Dead is final: a later turn does not try it again.
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'I like tea a lot' });

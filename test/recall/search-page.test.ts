@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/browser.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, watchCsp } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The page's search box in headless Chromium against a real server and runtime (offline LLM):
@@ -29,10 +29,16 @@ afterAll(async () => {
   await t?.close();
 });
 
+// No flow of the page may trip its own Content-Security-Policy.
+const cspViolations: string[] = [];
+afterEach(() => {
+  expect(cspViolations.splice(0)).toEqual([]);
+});
+
 describe('the search box', () => {
   it('lists ranked hits, and a hit opens its session scrolled to the message', async () => {
     if (launched === undefined) throw launchError;
-    const context = await launched.newContext({ viewport: { width: 1200, height: 800 }, locale: 'zh-CN' });
+    const context = await watchCsp(await launched.newContext({ viewport: { width: 1200, height: 800 }, locale: 'zh-CN' }), cspViolations);
     await context.addInitScript(`localStorage.setItem('mnemo.user', 'page-u');`);
     const page = await context.newPage();
     await page.goto(t.url);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, routeAccess, type RouteAccess } from '../../src/server/index.ts';
+import { AuthorizationConfigError, createServer, routeAccess, type RouteAccess } from '../../src/server/index.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // Who may do what, over a real server: every route the server registers (read from fastify
@@ -102,14 +102,14 @@ describe('who may do what', () => {
     expect(got).toEqual(want);
   });
 
-  it('declares the demo routes user, the runtime view and whoami authenticated, /metrics operator, the page and probes public', () => {
+  it('declares the demo routes user, whoami authenticated, the runtime view and /metrics operator, the page and probes public', () => {
     const access = (method: string, url: string) => routes.find((r) => r.method === method && r.url === url)?.access;
     expect(access('POST', '/api/chat')).toBe('user');
     expect(access('DELETE', '/api/conversations/:session_id')).toBe('user');
     expect(access('GET', '/api/daily/search')).toBe('user');
     expect(access('GET', '/api/daily')).toBe('user');
     expect(access('GET', '/api/tool-calls')).toBe('user');
-    expect(access('GET', '/api/runtime')).toBe('authenticated');
+    expect(access('GET', '/api/runtime')).toBe('operator');
     expect(access('GET', '/api/whoami')).toBe('authenticated');
     expect(access('GET', '/metrics')).toBe('operator');
     expect(access('GET', '/fact-extraction')).toBe('operator');
@@ -154,8 +154,35 @@ describe('who may do what', () => {
     expect((await t.request('GET', '/api/conversations?user_id=bob', { headers: admin })).status).toBe(200);
     const runtime = await t.request('GET', '/api/runtime', { headers: admin });
     expect((runtime.json as { names: string }).names).toBe('full');
+    // Inspection is the operator's: a user token learns nothing of other users' conversations.
     const asUser = await t.request('GET', '/api/runtime', { headers: CALLERS["the user's token"] });
-    expect((asUser.json as { names: string }).names).toBe('redacted');
+    expect(asUser.status).toBe(403);
+    expect(asUser.text).not.toMatch(/session\//);
+  });
+});
+
+describe('replacing the user tokens of a running server', () => {
+  it('checks every request from then on against the new set; refuses an empty set, a clash, or a server started without any', async () => {
+    const t = await startTestServer({ token: SHARED, userTokens: { [ALICE]: 'alice' } });
+    const open = await startTestServer();
+    try {
+      const status = async (secret: string) =>
+        (await t.request('GET', '/api/conversations', { headers: { authorization: `Bearer ${secret}` } })).status;
+      expect(await status(ALICE)).toBe(200);
+      t.server.replaceUserTokens(new Map([[BOB, 'bob']]));
+      expect(await status(ALICE)).toBe(401);
+      expect(await status(BOB)).toBe(200);
+      expect((await t.request('GET', '/api/whoami', { headers: { authorization: `Bearer ${BOB}` } })).json).toEqual({ user_id: 'bob', role: 'user' });
+      expect(() => t.server.replaceUserTokens(new Map())).toThrow(AuthorizationConfigError);
+      expect(() => t.server.replaceUserTokens(new Map([[SHARED, 'carol']]))).toThrow(/must differ/);
+      expect(await status(BOB)).toBe(200); // nothing changed
+      expect(() => open.server.replaceUserTokens(new Map([[ALICE, 'alice']]))).toThrow(/started without user tokens/);
+      // The open server stays open, and no token was added to it.
+      expect((await open.request('GET', '/api/whoami', { headers: { authorization: `Bearer ${ALICE}` } })).json).toEqual({ user_id: null, role: 'anonymous' });
+    } finally {
+      await t.close();
+      await open.close();
+    }
   });
 });
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openAICompatible } from '../../src/llm/index.ts';
-import { launchChromium } from '../support/browser.ts';
+import { launchChromium, watchCsp } from '../support/browser.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -13,6 +13,11 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const CODE_ANSWER = 'Try this:\n\n```js\nconst answer = 42; // the answer\nconsole.log(answer);\n```';
+// What the page's CSP refuses, in a model's markdown: inline styles and outside resources.
+const OUTSIDE_ANSWER =
+  'A <span style="color:red">red</span> word<style>p { color: red }</style> and ![a cat](https://example.invalid/cat.png), ' +
+  '![the icon](/static/favicon.svg), <video src="https://example.invalid/v.mp4"></video>' +
+  '<table background="https://example.invalid/b.png"><tr><td>cell</td></tr></table> <svg><image href="https://example.invalid/s.png"/></svg> done';
 
 let launched: Browser | undefined;
 let launchError: unknown;
@@ -37,6 +42,8 @@ beforeAll(async () => {
         ? 'Here is **bold** and <img src="x" onerror="window.__pwned = true"> and <script>window.__pwned = true</script>'
         : user.includes('code')
           ? CODE_ANSWER
+          : user.includes('outside')
+            ? OUTSIDE_ANSWER
           : `stub answer to "${user}" (${results} tool results)`,
   });
   t = await startTestServer({ llm: openAICompatible({ apiKey: 'sk-test', baseURL: stub.baseURL, model: 'stub-model', maxRetries: 0 }) });
@@ -48,9 +55,18 @@ afterAll(async () => {
   await stub?.close();
 });
 
+/** Every Content-Security-Policy violation any page logged during the current test. */
+const cspViolations: string[] = [];
+
+// No flow of the page may trip its own Content-Security-Policy.
+afterEach(() => {
+  const seen = cspViolations.splice(0);
+  expect(seen).toEqual([]);
+});
+
 /** A browser context with a Chinese browser language unless `options` say otherwise. */
-function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
-  return browser().newContext({ locale: 'zh-CN', ...options });
+async function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  return watchCsp(await browser().newContext({ locale: 'zh-CN', ...options }), cspViolations);
 }
 
 /** A fresh browser context whose page starts as `user` (the page remembers its user). */
@@ -134,6 +150,21 @@ describe('chat page', () => {
     expect(html).not.toMatch(/onerror|<script/i);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     await page.context().close();
+  });
+
+  it('shows a reply naming inline styles and outside images without tripping the page’s CSP: the image becomes a link', async () => {
+    const page = await openPage('outside-user');
+    await send(page, 'outside things');
+    const reply = page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'done' });
+    await reply.waitFor();
+    expect(await reply.locator('span', { hasText: 'red' }).getAttribute('style')).toBeNull();
+    expect(await reply.locator('a', { hasText: 'a cat' }).getAttribute('href')).toBe('https://example.invalid/cat.png');
+    expect(await reply.locator('img').getAttribute('src')).toBe('/static/favicon.svg');
+    expect(await reply.locator('style, video, svg, [background]').count()).toBe(0);
+    await page.reload();
+    await reply.waitFor();
+    await page.context().close();
+    // The CSP check is the afterEach: no violation was logged, live or after the reload.
   });
 
   it('shows user text as plain text, never as HTML', async () => {
@@ -451,6 +482,33 @@ describe('chat page with a bearer token', () => {
     expect(page.url()).toBe(`${guarded.url}/`);
     await context.close();
   });
+
+  it('asks before a #token= link replaces the saved token, and keeps it when told no', async () => {
+    const context = await newContext();
+    const dialogs: string[] = [];
+    /** Opens `hash` in a fresh page of the context, answering its confirm with `accept`; the saved token after. */
+    const open = async (hash: string, accept: boolean): Promise<string | null> => {
+      const page = await context.newPage();
+      page.on('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void (accept ? dialog.accept() : dialog.dismiss());
+      });
+      await page.goto(`${guarded.url}/${hash}`);
+      await page.locator('#user-id').waitFor();
+      expect(page.url()).toBe(`${guarded.url}/`);
+      const saved = await page.evaluate(`localStorage.getItem('mnemo.token')`);
+      await page.close();
+      return saved as string | null;
+    };
+    expect(await open('#token=page-token', false)).toBe('page-token'); // nothing saved yet: no question
+    expect(await open('#token=page-token', false)).toBe('page-token'); // the same one: no question
+    expect(dialogs).toEqual([]);
+    expect(await open('#token=someone-elses', false)).toBe('page-token');
+    expect(dialogs).toEqual([expect.stringContaining('另一个访问令牌')]);
+    expect(await open('#token=someone-elses', true)).toBe('someone-elses');
+    expect(dialogs).toHaveLength(2);
+    await context.close();
+  });
 });
 
 describe('chat page with a user token', () => {
@@ -462,13 +520,15 @@ describe('chat page with a user token', () => {
     await guarded?.close();
   });
 
-  it('takes the token’s user from /api/whoami and locks the user switch', async () => {
-    const context = await browser().newContext();
+  it('takes the token’s user from /api/whoami, locks the user switch and hides the operator’s runtime panel', async () => {
+    const context = await watchCsp(await browser().newContext(), cspViolations);
     const page = await context.newPage();
     await page.goto(`${guarded.url}/#token=page-user-token-0123`);
     await page.locator('.conv').first().waitFor();
     expect(await page.inputValue('#user-id')).toBe('token-user');
     expect(await page.locator('#user-id').getAttribute('readonly')).not.toBeNull();
+    expect(await page.locator('#toggle-runtime').isHidden()).toBe(true);
+    expect(await page.locator('#tab-runtime').isHidden()).toBe(true);
     await send(page, 'hello as token-user');
     await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: '收到：hello as token-user。' }).waitFor();
     const listed = await guarded.request('GET', '/api/conversations?user_id=token-user', {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -257,6 +257,48 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     expect((await http(url, 'GET', '/api/conversations?user_id=alice')).status).toBe(401);
     expect((await http(url, 'GET', '/metrics', { headers: alice })).status).toBe(403);
     expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
+
+  it('reloads the --user-tokens file on SIGHUP without a restart; a bad file keeps the tokens in use; a readable file is warned of', async () => {
+    const file = join(dir, 'tokens.yaml');
+    writeFileSync(file, 'alice-cli-token-0123456789: alice\n', { mode: 0o600 });
+    const { p, url } = await start(['--user-tokens', file]);
+    expect(p.stderr()).not.toMatch(/group or others/);
+    const as = (secret: string) => ({ authorization: `Bearer ${secret}` });
+    const status = async (secret: string) => (await http(url, 'GET', '/api/conversations', { headers: as(secret) })).status;
+    expect(await status('alice-cli-token-0123456789')).toBe(200);
+    const logged = (msg: string) => (l: Record<string, unknown>) => l['msg'] === msg;
+    const count = (msg: string) => p.lines.filter(logged(msg)).length;
+
+    // Rotated: the old token is gone, the new one works, the process is the same.
+    writeFileSync(file, 'alice-rotated-0123456789: alice\n');
+    p.child.kill('SIGHUP');
+    await p.waitForLine(logged('reloaded the user tokens file'));
+    expect(await status('alice-cli-token-0123456789')).toBe(401);
+    expect(await status('alice-rotated-0123456789')).toBe(200);
+
+    // A broken file changes nothing, and says why (never a token).
+    writeFileSync(file, '{"alice-rotated-0123456789": " spaced"}');
+    p.child.kill('SIGHUP');
+    const refused = await p.waitForLine(logged('the user tokens file was not reloaded: the tokens in use stay'));
+    expect(refused['reason']).toMatch(/entry 1: the user id must not start or end with a space/);
+    expect(JSON.stringify(refused)).not.toContain('alice-rotated');
+    expect(await status('alice-rotated-0123456789')).toBe(200);
+
+    // Readable by others: reloaded, with a warning, as at start.
+    writeFileSync(file, 'bob-cli-token-0123456789: bob\n');
+    chmodSync(file, 0o644);
+    p.child.kill('SIGHUP');
+    await expect.poll(() => count('reloaded the user tokens file')).toBe(2);
+    expect(p.lines.some((l) => l['level'] === 40 && /group or others \(mode 0644\).*chmod 600/.test(String(l['msg'])))).toBe(true);
+    expect(await status('bob-cli-token-0123456789')).toBe(200);
+    expect(await status('alice-rotated-0123456789')).toBe(401);
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+
+    // At start too, on stderr.
+    const again = await start(['--user-tokens', file]);
+    expect(again.p.stderr()).toMatch(/warning: the user tokens file .*tokens\.yaml can be read or written by its group or others \(mode 0644\)/);
+    expect(await stop(again.p, 'SIGINT')).toBe(0);
   });
 
   it('exits 2 for a bad user tokens file and for a non-loopback host with the API open', async () => {

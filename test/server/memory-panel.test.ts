@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/browser.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, watchCsp } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 // The chat page's long-term memory panel in headless Chromium against a real server (offline):
@@ -17,13 +17,19 @@ afterAll(async () => {
   await t?.close();
 });
 
+// No flow of the page may trip its own Content-Security-Policy.
+const cspViolations: string[] = [];
+afterEach(() => {
+  expect(cspViolations.splice(0)).toEqual([]);
+});
+
 describe('the memory panel', () => {
   it('lists current facts with their history, edits one and forgets one', async () => {
     const user = 'panel-user';
     await t.request('POST', '/api/memory', { body: { user_id: user, text: 'favorite drink is tea', key: 'drink' } });
     await t.request('POST', '/api/memory', { body: { user_id: user, text: 'favorite drink is coffee', key: 'drink' } });
     await t.request('POST', '/api/memory', { body: { user_id: user, text: 'has a cat' } });
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, locale: 'zh-CN' });
+    const context = await watchCsp(await browser.newContext({ viewport: { width: 1200, height: 800 }, locale: 'zh-CN' }), cspViolations);
     await context.addInitScript(`localStorage.setItem('mnemo.user', ${JSON.stringify(user)});`);
     const page = await context.newPage();
     await page.goto(t.url);

@@ -137,7 +137,7 @@ describe('background fact extraction, for operators', () => {
             reply_id: 2,
             message_ids: [1, 2],
             attempts: 2,
-            last_error: 'the model did not answer the JSON object asked for',
+            last_error: { code: 'invalid_extraction_answer', message: 'the model did not answer the JSON object asked for' },
             queued_at: expect.any(String),
             dead_at: expect.any(String),
           },

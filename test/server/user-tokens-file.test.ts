@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadUserTokensFile, parseUserTokens } from '../../src/cli/index.ts';
+import { ConfigError, loadUserTokensFile, parseUserTokens, readUserTokensFile } from '../../src/cli/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-user-tokens-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,6 +57,27 @@ describe('the user tokens file', () => {
     expect(() => parseUserTokens('', 't')).toThrow(/must be a mapping/);
     expect(() => parseUserTokens('{}', 't')).toThrow(/holds no tokens/);
     expect(() => parseUserTokens('{"a": ', 't')).toThrow(/not valid JSON or YAML/);
+  });
+
+  it('warns, without a token, when its group or others may read or write it (not when 0600)', () => {
+    const path = join(dir, 'modes.yaml');
+    writeFileSync(path, 'mode-token-0123456789ab: erin\n');
+    const none = { token: null, adminToken: null };
+    for (const [mode, warned] of [[0o600, false], [0o400, false], [0o640, true], [0o604, true], [0o620, true]] as const) {
+      chmodSync(path, mode);
+      const { warnings } = readUserTokensFile(path, none);
+      expect(warnings.some((w) => /group or others/.test(w)), mode.toString(8)).toBe(warned);
+      expect(warnings.join(' ')).not.toContain('mode-token');
+    }
+    chmodSync(path, 0o644);
+    expect(readUserTokensFile(path, none).warnings).toEqual([expect.stringMatching(/modes\.yaml can be read or written by its group or others \(mode 0644\): .*chmod 600/)]);
+  });
+
+  it('refuses a user token that is also the shared or the admin token', () => {
+    const path = join(dir, 'same.yaml');
+    writeFileSync(path, 'same-token-0123456789ab: erin\n', { mode: 0o600 });
+    expect(() => readUserTokensFile(path, { token: 'same-token-0123456789ab', adminToken: null })).toThrow(/must differ from --token and --admin-token/);
+    expect(() => readUserTokensFile(path, { token: null, adminToken: 'same-token-0123456789ab' })).toThrow(ConfigError);
   });
 
   it('refuses a file that cannot be read, naming it', () => {

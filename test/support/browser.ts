@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 /** Debian's Chromium, used when it is installed. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -44,4 +44,18 @@ export async function launchChromium(): Promise<Browser> {
   // browser with its first context, --disable-web-security changes what the page may do):
   // the same flags as Debian's build instead, plus no zygote (it has no sandbox helper).
   return chromium.launch({ executablePath: await packaged.executablePath(), args: [...FLAGS, '--no-zygote'] });
+}
+
+/**
+ * Collects into `into` every Content-Security-Policy violation a page of `context` logs:
+ * Chromium's own console report and the DOM's `securitypolicyviolation` event. The page's
+ * tests expect none (no flow of the page may trip its own policy).
+ */
+export async function watchCsp(context: BrowserContext, into: string[]): Promise<BrowserContext> {
+  context.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) into.push(message.text());
+  });
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) =>
+    console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sample || '')));`);
+  return context;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import type { ExtractionRetryOptions, SupervisedRecall } from '../../src/recall/index.ts';
+import type { ExtractionRetryOptions, FactsErrorHandler, SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
@@ -19,6 +19,7 @@ export interface TestServer {
   server: RunningServer;
   /** The server's metrics, wired to the runtime's write path and the model as `mnemo` does. */
   metrics: ServerMetrics;
+  /** One request, with `X-Mnemo-Request: 1` unless `options.headers` say otherwise. */
   request(method: string, path: string, options?: HttpOptions): Promise<HttpResponse>;
   /** Closes the server and the runtime; `keepData` leaves the dir for a restart. */
   close(options?: { keepData?: boolean }): Promise<void>;
@@ -46,6 +47,10 @@ export async function startTestServer(
     name?: string;
     /** Recall's embeddings (hybrid search); default none. */
     embeddings?: EmbeddingsOptions;
+    /** Recall's `onFactsError`; default its own (a console line). */
+    onFactsError?: FactsErrorHandler;
+    /** The server's log lines, each parsed, as written; default no log. */
+    logLines?: Record<string, unknown>[];
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
@@ -63,6 +68,7 @@ export async function startTestServer(
       ...(options.factsLlm === undefined ? {} : { factsLlm: metrics.observeLlm(options.factsLlm) }),
       ...(options.extraction === undefined ? {} : { extraction: options.extraction }),
       ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+      ...(options.onFactsError === undefined ? {} : { onFactsError: options.onFactsError }),
     },
   });
   const recall = runtime.recall;
@@ -76,6 +82,7 @@ export async function startTestServer(
     userTokens: new Map(Object.entries(options.userTokens ?? {})),
     trustUserHeader: options.trustUserHeader ?? null,
     metrics,
+    ...(options.logLines === undefined ? {} : { logger: { level: 'info', stream: { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) } } }),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
@@ -87,7 +94,10 @@ export async function startTestServer(
     recall,
     server,
     metrics,
-    request: (method, path, requestOptions) => http(server.url, method, path, requestOptions),
+    // As a well-behaved client: X-Mnemo-Request on every request (cross-site-guard.ts); tests
+    // of the guard itself call `http` without it.
+    request: (method, path, requestOptions) =>
+      http(server.url, method, path, { ...requestOptions, headers: { 'x-mnemo-request': '1', ...requestOptions?.headers } }),
     async close({ keepData = false } = {}) {
       await server.close();
       await runtime.stop();

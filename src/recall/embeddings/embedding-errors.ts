@@ -15,4 +15,9 @@ export class EmbeddingsError extends MnemoError {
   ) {
     super(message, options);
   }
+
+  /** The message quotes the endpoint's own answer: only its status is kept. */
+  override get sentence(): string {
+    return this.status === undefined ? 'the embeddings endpoint could not be used' : `the embeddings endpoint answered ${this.status}`;
+  }
 }

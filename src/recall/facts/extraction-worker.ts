@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../../errors.ts';
+import { errorRecord, InvalidInputError, type ErrorRecord } from '../../errors.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { commit, commitRemoval, HIGH, type RecallDbs } from '../storage/lmdb/recall-dbs.ts';
@@ -20,7 +20,9 @@ import type { UserGate, UserLease } from '../user-gate.ts';
  *   rest of their keys; while it runs, the drain skips the user's jobs.
  *
  * - A job fails when the model throws, answers something other than the JSON asked for, or a
- *   fact cannot be written. A failed job stays queued with `attempts`, `last_error` and
+ *   fact cannot be written. The error goes whole to recall's `onFactsError`; the job keeps only
+ *   its `{code, message}` (`errorRecord`: Mnemo's own sentence, never a model provider's words).
+ *   A failed job stays queued with `attempts`, `last_error` and
  *   `next_at` (now + `backoffMs` · 2^(attempts−1), at most `maxBackoffMs`) and the drain goes
  *   on with the next due job: a failing job never holds back later ones, the same user's
  *   included. After `maxAttempts` failures it moves to `recall.fact-dead` (kept, listed by
@@ -48,7 +50,7 @@ export interface DeadExtraction {
   reply_id: number;
   message_ids: number[];
   attempts: number;
-  last_error: string;
+  last_error: ErrorRecord;
   queued_at: string;
   dead_at: string;
 }
@@ -143,7 +145,8 @@ export function createExtractionWorker(
 
   const failed = async (key: JobKey, job: ExtractionJob, error: unknown, lease: Pick<UserLease, 'held'>): Promise<void> => {
     const attempts = (job.attempts ?? 0) + 1;
-    const lastError = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+    deps.onFactsError(error, 'extraction');
+    const lastError = errorRecord(error, 'extraction_failed');
     const now = deps.clock.now();
     await commit(deps.dbs, () => {
       // The user's erasure began (the job is erased with the rest): nothing to keep.

@@ -7,6 +7,7 @@
  * Times are ISO 8601 UTC instants with milliseconds (they sort as strings). Ids are `m{seq}`,
  * seq a per-user counter, so entries list in creation order.
  */
+import type { ErrorRecord } from '../../errors.ts';
 
 /** How an entry came to be written. */
 export type FactOrigin = 'api' | 'tool' | 'document' | 'import' | 'extraction';
@@ -28,8 +29,9 @@ export interface FactVerdict {
   target?: string;
   /** `key`: same key; `rules`: normalized text or lexical similarity; `model`: the judge. */
   by: 'key' | 'rules' | 'model';
-  /** Set when the judge was asked and failed: the rules decided instead. */
-  judgeError?: string;
+  /** Set when the judge was asked and failed: the rules decided instead. The code and Mnemo's
+   *  own sentence (a model's error text goes to recall's `onFactsError` only). */
+  judgeError?: ErrorRecord;
 }
 
 export interface FactEntry {

@@ -1,3 +1,4 @@
+import { errorRecord } from '../../errors.ts';
 import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { FactEntry, FactVerdict, FactVerdictKind } from './fact-entry.ts';
@@ -7,7 +8,8 @@ import type { FactEntry, FactVerdict, FactVerdictKind } from './fact-entry.ts';
  * most similar current entries (by rankFacts) and the model says whether it is a `duplicate`
  * of one, an `update` of one (the same thing, changed), a `contradiction` of one (cannot both
  * be true: the new one wins), or `new`. It answers one JSON object; anything else (an error, no
- * JSON, an unknown verdict or id) falls back to `new` with `judgeError` recorded, and the
+ * JSON, an unknown verdict or id) falls back to `new` with `judgeError` recorded (`{code,
+ * message}`, the message Mnemo's own: a model error's text goes to `onError` only), and the
  * rules (keys, near-duplicates) still apply in the write. The verdict is kept on the entry.
  * The prompt is in the server's language (language.ts).
  */
@@ -43,6 +45,8 @@ export async function judgeFact(
   candidates: readonly FactEntry[],
   signal?: AbortSignal,
   language: Language = 'en',
+  /** Told of the model's error, whole (recall's `onFactsError`). */
+  onError: (error: unknown) => void = () => {},
 ): Promise<FactVerdict> {
   let content: string | null;
   try {
@@ -55,17 +59,18 @@ export async function judgeFact(
     );
     content = response.content;
   } catch (error) {
-    return { verdict: 'new', by: 'rules', judgeError: error instanceof Error ? error.message : String(error) };
+    onError(error);
+    return { verdict: 'new', by: 'rules', judgeError: errorRecord(error, 'judge_failed') };
   }
   const answer = jsonObjectIn(content);
   const verdict = answer?.['verdict'];
   const target = answer?.['target'];
   if (typeof verdict !== 'string' || !VERDICTS.includes(verdict as FactVerdictKind)) {
-    return { verdict: 'new', by: 'rules', judgeError: 'the judge gave no verdict' };
+    return { verdict: 'new', by: 'rules', judgeError: { code: 'judge_no_verdict', message: 'the judge gave no verdict' } };
   }
   if (verdict === 'new') return { verdict: 'new', by: 'model' };
   if (typeof target !== 'string' || !candidates.some((c) => c.id === target)) {
-    return { verdict: 'new', by: 'rules', judgeError: `the judge named no candidate (${JSON.stringify(target ?? null)})` };
+    return { verdict: 'new', by: 'rules', judgeError: { code: 'judge_unknown_target', message: 'the judge named none of the similar facts' } };
   }
   return { verdict: verdict as FactVerdictKind, target, by: 'model' };
 }

@@ -60,7 +60,7 @@ export async function rememberFact(deps: RecallDeps, userId: string, input: Reme
   // The judge only where the rules cannot decide: no key, no near-duplicate, similar entries exist.
   if (deps.factsLlm !== undefined && key === undefined && nearDuplicateOf(currentOf(store, userId), shapeOf(text)) === undefined) {
     const candidates = (await rankFacts(store, userId, text, { limit: 5, tokenBudget: 4_000 })).filter((r) => r.score > 0);
-    if (candidates.length > 0) verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), signal, deps.language);
+    if (candidates.length > 0) verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), signal, deps.language, (error) => deps.onFactsError(error, 'judge'));
   }
   const source = input.source ?? { via: 'api' };
   return factCommit(store, userId, () => {

@@ -17,12 +17,51 @@ import hljs from '/static/vendor/highlight.min.js';
 import { initialLang, setLang, t, currentLang } from '/static/i18n.js';
 
 marked.setOptions({ gfm: true, breaks: true });
+// The page's Content-Security-Policy (security-headers.ts) takes styles and images from this
+// server only (images also as data: URLs) and media from nowhere else; markdown in a reply
+// naming an inline style or an outside image would only make the browser refuse it and log a
+// violation. So a reply keeps neither: no style attribute or element, no media, form or SVG
+// elements, and an image from elsewhere becomes a link to it.
+const PURIFY = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'select', 'textarea', 'audio', 'video', 'source', 'track', 'picture'],
+  FORBID_ATTR: ['style', 'srcset', 'background', 'poster'],
+};
+const fromHere = (url) => {
+  try {
+    const parsed = new URL(url, location.href);
+    return parsed.protocol === 'data:' || parsed.origin === location.origin;
+  } catch {
+    return false;
+  }
+};
+function outsideLink(doc, href, text) {
+  const link = doc.createElement('a');
+  link.href = href;
+  link.textContent = text || href;
+  link.setAttribute('target', '_blank');
+  link.setAttribute('rel', 'noopener noreferrer');
+  return link;
+}
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A') {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer');
+  } else if (node.tagName === 'IMG' && node.hasAttribute('src') && !fromHere(node.getAttribute('src'))) {
+    // Still inside DOMPurify's inert document: the image was never fetched.
+    node.replaceWith(outsideLink(node.ownerDocument, node.getAttribute('src'), node.getAttribute('alt')));
   }
 });
+// Chromium checks the CSP for an inline style as it parses HTML, even into DOMPurify's inert
+// document, so style elements and attributes leave the text before it is parsed at all (what
+// these patterns missed, DOMPurify still drops: a miss costs a logged violation, nothing more).
+const STYLE_ELEMENT = /<style\b[\s\S]*?(?:<\/style\s*>|$)/gi;
+// An unquoted value is taken whole (a lookahead and its backreference: no backtracking into it,
+// so a long unclosed tag costs linear time).
+const TAG = /<[a-z][^\s/>]*(?:[\s/]+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|(?=([^\s"'=<>`]+))\1))?)*[\s/]*>/gi;
+const STYLE_ATTR = /[\s/]+style(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?(?=[\s/>])/gi;
+const withoutInlineStyles = (html) => html.replace(STYLE_ELEMENT, '').replace(TAG, (tag) => tag.replace(STYLE_ATTR, ''));
+const renderMarkdown = (text) => DOMPurify.sanitize(withoutInlineStyles(marked.parse(String(text ?? ''))), PURIFY);
 hljs.configure({ ignoreUnescapedHTML: true });
 
 // The server's id rule (src/recall/recall-ids.ts), checked here to explain a refusal early.
@@ -85,8 +124,12 @@ function formatDetail(detail) {
   return typeof detail === 'string' ? detail : JSON.stringify(detail);
 }
 
+// Every request says it comes from this page: the server refuses a POST, PUT, PATCH or DELETE
+// with neither a JSON body nor this header (another site's page cannot send it).
+const SAME_SITE = { 'x-mnemo-request': '1' };
+
 async function api(method, path, body, { signal } = {}) {
-  const headers = { accept: 'application/json' };
+  const headers = { accept: 'application/json', ...SAME_SITE };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -117,7 +160,7 @@ const q = (params) => new URLSearchParams(params).toString();
  * (the stop button): the server then cancels the turn.
  */
 async function sendTurn({ userId, sessionId, message, signal, onDelta, onToolCall }) {
-  const headers = { accept: 'text/event-stream', 'content-type': 'application/json' };
+  const headers = { accept: 'text/event-stream', 'content-type': 'application/json', ...SAME_SITE };
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch('/api/chat/stream', {
@@ -332,7 +375,7 @@ function addAssistantMsg(text, toolCalls = [], messageId) {
   const { row, box } = bubble('assistant', messageId);
   if (toolCalls.length > 0) row.insertBefore(toolPanel(toolCalls), box);
   box.classList.add('markdown');
-  box.innerHTML = DOMPurify.sanitize(marked.parse(String(text ?? '')));
+  box.innerHTML = renderMarkdown(text);
   enhanceCode(box);
   actionBar(row, String(text ?? ''));
   el.messages.append(row);
@@ -595,7 +638,7 @@ async function runTurn(text) {
       live.row.classList.add('streaming');
       el.messages.append(live.row);
     }
-    live.box.innerHTML = DOMPurify.sanitize(marked.parse(partial));
+    live.box.innerHTML = renderMarkdown(partial);
     scrollToEnd();
   };
   let answered = false;
@@ -695,12 +738,18 @@ function switchUser(next) {
   bootstrap();
 }
 
-/** A user token acts for one user only: the page takes that user and locks the user switch. */
+/**
+ * A user token acts for one user only: the page takes that user, locks the user switch and
+ * hides the runtime panel (the supervision tree is the operator's: GET /api/runtime refuses it).
+ */
 async function adoptPrincipal() {
   const me = await api('GET', '/api/whoami');
   const locked = me && typeof me.user_id === 'string';
   el.userId.readOnly = locked;
   el.userId.title = locked ? t('userLocked') : '';
+  $('toggle-runtime').hidden = locked;
+  $('tab-runtime').hidden = locked;
+  if (locked && state.panel === 'runtime') setPanel(null);
   if (locked && me.user_id !== state.userId) {
     state.userId = me.user_id;
     state.sessionId = null;
@@ -717,12 +766,24 @@ function askForToken() {
   el.token.focus();
 }
 
-/** `/#token=...` stores the token and removes it from the address bar (fragments never reach the server). */
+/**
+ * `/#token=...` stores the token and removes it from the address bar (fragments never reach the
+ * server). A link must not silently swap the token this browser has saved for another (someone
+ * else's link would then act as them): a different one is taken only once the user agrees.
+ */
 function takeTokenFromFragment() {
   const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (!m) return;
-  localStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
   history.replaceState(null, '', location.pathname + location.search);
+  let offered;
+  try {
+    offered = decodeURIComponent(m[1]);
+  } catch {
+    return;
+  }
+  const saved = localStorage.getItem(TOKEN_KEY);
+  if (saved && saved !== offered && !window.confirm(t('confirmReplaceToken'))) return;
+  localStorage.setItem(TOKEN_KEY, offered);
 }
 
 // ---------------------------------------------------------------------------------------------

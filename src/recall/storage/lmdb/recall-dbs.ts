@@ -2,6 +2,7 @@ import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import type { WriteAhead } from '../../../memory/lmdb/write-ahead.ts';
 import type { DiskRoom } from '../../../memory/lmdb/disk-room.ts';
 import { durableTransaction } from '../../../memory/lmdb/lmdb-environment.ts';
+import type { ErrorRecord } from '../../../errors.ts';
 import type { JsonObject } from '../../../message.ts';
 import type { RowError, ToolCallView, TurnKeyRecord } from '../records.ts';
 import { openSearchDbs, SEARCH_DB_NAMES, type SearchDbs } from './search/search-dbs.ts';
@@ -289,8 +290,8 @@ export interface StoredExtractionJob {
   queued_at: string;
   /** Failed attempts so far (absent: none). */
   attempts?: number;
-  /** Why the last attempt failed (a code). */
-  last_error?: string;
+  /** Why the last attempt failed: the code and Mnemo's own sentence. */
+  last_error?: ErrorRecord;
   /** Not retried before this instant (ISO; absent: due now). */
   next_at?: string;
 }
@@ -298,7 +299,7 @@ export interface StoredExtractionJob {
 /** A job that failed every attempt (`recall.fact-dead`, same key). */
 export interface StoredDeadExtractionJob extends StoredExtractionJob {
   attempts: number;
-  last_error: string;
+  last_error: ErrorRecord;
   dead_at: string;
 }
 
