@@ -1,3 +1,5 @@
+import type { ErrorRecord } from '../../errors.ts';
+
 /**
  * The one durable job queue of the layered memory: fact extraction, embeddings and session
  * summaries run through it on every storage engine, as OTP has one restart policy for every
@@ -60,14 +62,14 @@ export interface Job<K extends JobKind = JobKind> {
   queuedAt: string;
   /** Failed attempts so far. */
   attempts: number;
-  /** Code of the last failure (`llm_auth`, `embeddings_failed`, ...). */
-  lastError?: string;
+  /** The last failure: its code and Mnemo's own sentence. */
+  lastError?: ErrorRecord;
   /** Not due before this ISO instant; absent: due now. */
   nextAt?: string;
 }
 
 export interface DeadJob<K extends JobKind = JobKind> extends Job<K> {
-  lastError: string;
+  lastError: ErrorRecord;
   /** ISO instant it was given up. */
   deadAt: string;
 }
@@ -102,9 +104,9 @@ export interface JobQueue {
   complete(job: LeasedJob): Promise<void>;
   /**
    * One more failed attempt: due again at `retryAt` (ISO), or, with `retryAt` undefined, moved
-   * to the dead letters. `error` is a code.
+   * to the dead letters.
    */
-  fail(job: LeasedJob, error: string, retryAt: string | undefined): Promise<void>;
+  fail(job: LeasedJob, error: ErrorRecord, retryAt: string | undefined): Promise<void>;
   /** When the next job of `kind` becomes due (ISO; `undefined`: none queued), for a timer. */
   nextDue(kind: JobKind): Promise<string | undefined>;
   counts(kind: JobKind, userId?: string): Promise<JobCounts>;

@@ -148,8 +148,12 @@ export interface RecallStore {
   rebuildIndex(userId: string): Promise<number>;
   /** With embeddings: the `limit` documents (`'d'`) or current facts (`'f'`) nearest to `vector`. */
   nearest(userId: string, query: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<NearDoc[]>;
-  /** Stores vectors for a job's items (skipping items whose text changed since: `hash`); how many. */
-  putVectors(userId: string, vectors: readonly VectorWrite[], guard: WriteGuard): Promise<number>;
+  /**
+   * Stores each vector and completes its embedding job, in one step: skipped where the job is no
+   * longer held (erased, or queued again for newer text) or the item's text is not the one
+   * embedded (`hash`). How many were stored.
+   */
+  putVectors(userId: string, vectors: readonly VectorWrite[]): Promise<number>;
   /** Queues the user's items that have no vector (once: later writes queue themselves). */
   backfillEmbeddings(userId: string): Promise<void>;
   /** The text an embedding job embeds now (`undefined`: the item is gone). */
@@ -247,6 +251,8 @@ export interface VectorWrite {
   /** Of the text embedded (embeddings/vector-codec.ts `textHash`): stored only while still current. */
   hash: number;
   vector: Float32Array;
+  /** The embedding job this completes. */
+  job: JobLease;
 }
 
 export interface ImportBatch {

@@ -1,3 +1,4 @@
+import type { ErrorRecord } from '../../errors.ts';
 import type { JsonObject } from '../../message.ts';
 
 /**
@@ -17,10 +18,7 @@ export interface ToolCallView {
 }
 
 /** Why a turn failed, as stored with its error row: a stable code and Mnemo's own sentence. */
-export interface RowError {
-  code: string;
-  message: string;
-}
+export type RowError = ErrorRecord;
 
 /** One entry of a user's sessions index (the Demo's `conversations.json`). */
 export interface SessionEntry {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Key } from 'lmdb';
+import type { ErrorRecord } from '../../../errors.ts';
 import type { WallClock } from '../../../wall-clock.ts';
 import { jobKey, type DeadJob, type Job, type JobCounts, type JobKind, type JobLease, type JobQueue, type LeasedJob, type NewJob } from '../job-queue.ts';
 import type { DeadEntry, ItemKey, QueueEntry } from './embeddings/embed-dbs.ts';
@@ -57,7 +58,7 @@ interface StoredJob {
   payload: unknown;
   queued_at: string;
   attempts?: number;
-  last_error?: string;
+  last_error?: ErrorRecord;
   next_at?: string;
   dead_at?: string;
 }
@@ -102,11 +103,15 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
   const queue: LmdbJobQueue = {
     enqueueTx(job, at) {
       const key = jobKey(job);
+      // A job queued again (newer text to embed, say) is a new job: a worker holding the old
+      // one finds its lease gone, so it neither completes nor fails this one.
+      leases.delete(id(job.kind, job.userId, key));
       tables[job.kind].removeDead(job.userId, key);
       tables[job.kind].put({ kind: job.kind, userId: job.userId, key, payload: job.payload, queuedAt: at, attempts: 0 } as Job);
       notes.push({ kind: job.kind, userId: job.userId, key });
     },
     notedTx(kind, userId, key) {
+      leases.delete(id(kind, userId, key));
       notes.push({ kind, userId, key });
     },
     takeNotes() {
@@ -120,6 +125,7 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
     },
     completeTx(lease) {
       tables[lease.kind].remove(lease.userId, lease.key);
+      leases.delete(id(lease.kind, lease.userId, lease.key));
     },
     forgetUser(userId) {
       for (const index of Object.values(due)) index?.dropUser(userId);
@@ -341,7 +347,7 @@ function embedTable(dbs: RecallDbs, clock: WallClock): KindTable {
     payload: { item: key[1], id: key[2] },
     queuedAt: '',
     attempts: value.attempts,
-    ...(value.error === undefined ? {} : { lastError: value.error }),
+    ...(value.error === undefined ? {} : { lastError: errorOf(value.error) }),
     ...(value.next_at === undefined ? {} : { nextAt: value.next_at }),
   });
   return {
@@ -350,7 +356,7 @@ function embedTable(dbs: RecallDbs, clock: WallClock): KindTable {
     },
     *scanDead(userId) {
       for (const { key, value } of dbs.embed.dead.getRange(range(userId))) {
-        yield { ...toJob(key, { attempts: value.attempts }), lastError: value.error, deadAt: new Date(value.at).toISOString() };
+        yield { ...toJob(key, { attempts: value.attempts }), lastError: errorOf(value.error), deadAt: new Date(value.at).toISOString() };
       }
     },
     get(userId, key) {
@@ -374,6 +380,11 @@ function embedTable(dbs: RecallDbs, clock: WallClock): KindTable {
     },
     countDead: () => dbs.embed.dead.getCount(),
   };
+}
+
+/** An embedding failure as stored: older versions kept the endpoint's text, now shown by its code alone. */
+function errorOf(e: ErrorRecord | string): ErrorRecord {
+  return typeof e === 'string' ? { code: 'embeddings_failed', message: 'the embeddings endpoint failed' } : e;
 }
 
 function jobsTable(db: Database<StoredJob, Key>, kind: JobKind): KindTable {
@@ -415,7 +426,7 @@ function jobsTable(db: Database<StoredJob, Key>, kind: JobKind): KindTable {
       for (const { userId: u, key, value } of scanOf(kind, userId)) yield toJob(u, key, value);
     },
     *scanDead(userId) {
-      for (const { userId: u, key, value } of scanOf(dead, userId)) yield { ...toJob(u, key, value), lastError: value.last_error ?? '', deadAt: value.dead_at ?? '' };
+      for (const { userId: u, key, value } of scanOf(dead, userId)) yield { ...toJob(u, key, value), lastError: value.last_error ?? { code: 'job_failed', message: 'the job failed' }, deadAt: value.dead_at ?? '' };
     },
     get(userId, key) {
       const value = db.get([userId, kind, key]);

@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import type { ErrorRecord } from '../../../../errors.ts';
 
 /**
  * The named LMDB databases of the embeddings, in the recall environment. Every key starts with
@@ -32,15 +33,16 @@ export type ItemKey = [string, ItemKind, number];
 export interface QueueEntry {
   /** Failed attempts so far. */
   attempts: number;
-  /** The last failure's code, when there was one. */
-  error?: string;
+  /** The last failure (older versions stored the endpoint's message text). */
+  error?: ErrorRecord | string;
   /** Not retried before this ISO instant (absent: due now). */
   next_at?: string;
 }
 
 export interface DeadEntry {
   attempts: number;
-  error: string;
+  /** Why (older versions stored the endpoint's message text). */
+  error: ErrorRecord | string;
   /** Epoch ms when it was given up. */
   at: number;
 }

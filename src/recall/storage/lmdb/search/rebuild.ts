@@ -1,5 +1,5 @@
 import { commit, HIGH } from '../recall-dbs.ts';
-import type { RecallDeps } from '../../../recall-deps.ts';
+import type { LmdbContext } from '../lmdb-context.ts';
 import type { RowTerms } from '../pool/rank-jobs.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
 import type { SessionDocKey } from './search-dbs.ts';
@@ -33,7 +33,7 @@ export const REBUILD_BATCH = 2_000;
 
 const running = new Map<string, Promise<number>>();
 
-export function rebuildUserIndex(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): Promise<number> {
+export function rebuildUserIndex(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string): Promise<number> {
   let job = running.get(userId);
   if (!job) {
     job = rebuild(deps, userId).finally(() => {
@@ -45,7 +45,7 @@ export function rebuildUserIndex(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId:
   return job;
 }
 
-async function rebuild(deps: Pick<RecallDeps, 'dbs' | 'pool'>, userId: string): Promise<number> {
+async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string): Promise<number> {
   const { dbs } = deps;
   let live = new Set<number>();
   await commit(dbs, () => {
