@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from '../../message.ts';
 import { defineTool, type Tool } from '../../kernel/tool.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
-import type { DailyRow, MemoryRow } from '../rows/row-types.ts';
+import type { DailyRow, SessionRow } from '../rows/row-types.ts';
 import { formatDailyRow, formatRows } from './row-format.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import { TOOL_TEXTS } from './tool-texts.ts';
@@ -27,9 +27,9 @@ export interface MemoryToolBackend {
   remember(text: string, key: string | undefined): Promise<string>;
   updateMemory(target: FactTarget, text: string): Promise<string>;
   forget(target: FactTarget): Promise<string>;
-  recentSession(rounds: number): Promise<MemoryRow[]>;
-  searchSession(keyword: string, limit: number): Promise<MemoryRow[]>;
-  sessionWindow(messageId: JsonValue | undefined, before: number, after: number): Promise<MemoryRow[]>;
+  recentSession(rounds: number): Promise<SessionRow[]>;
+  searchSession(keyword: string, limit: number): Promise<SessionRow[]>;
+  sessionWindow(messageId: JsonValue | undefined, before: number, after: number): Promise<SessionRow[]>;
   searchDaily(keyword: string, day: string, limit: number): Promise<DailyRow[]>;
   dailyWindow(messageId: JsonValue | undefined, before: number, after: number, day: string): Promise<DailyRow[]>;
 }

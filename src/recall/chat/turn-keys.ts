@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_WINDOW_MS } from '../../memory/contract/idempotency.ts';
-import type { RecallDbs, TurnKeyValue } from '../storage/lmdb/recall-dbs.ts';
-import { HIGH } from '../storage/lmdb/recall-dbs.ts';
+import type { TurnAnswer, TurnKeyRecord } from '../storage/records.ts';
+
+export type { TurnAnswer };
 
 /**
  * Exactly-once chat turns: `chat({..., idempotencyKey})`. The key guards the whole turn:
  *
  * - while a turn with the key runs in this process, a retry awaits the same result (no second
  *   model call): `RunningTurns`, by `[user, session, key]`;
- * - once it answered, its result is kept under the key (`recall.turn-keys`, written in the
- *   commit of the turn's daily and log rows) and a retry gets it back, with the session's
+ * - once it answered, its result is kept under the key (the store's `turnKey`, written in the
+ *   commit of the turn's reply) and a retry gets it back, with the session's
  *   current title, for `IDEMPOTENCY_WINDOW_MS` (24 h); deleting the session forgets its keys;
  * - the turn's two session rows are appended with idempotency keys derived from it, so a retry
  *   after a crash mid-turn stores neither twice (a reply row stored before the crash is
@@ -37,24 +38,10 @@ export class RunningTurns<R> {
   }
 }
 
-export type TurnAnswer = Extract<TurnKeyValue, { result: unknown }>['result'];
-
-/** What is kept under `key` within the window: the turn's answer, or how many attempts failed (0: none kept). */
-export function storedTurn(dbs: RecallDbs, userId: string, sessionId: string, key: string, now: number): { answer: TurnAnswer } | { failedAttempts: number } {
-  const stored = dbs.turnKeys.get([userId, sessionId, key]);
+/** What is kept under a key within the window: the turn's answer, or how many attempts failed (0: none kept). */
+export function storedTurn(stored: TurnKeyRecord | undefined, now: number): { answer: TurnAnswer } | { failedAttempts: number } {
   if (stored === undefined || stored.at <= now - IDEMPOTENCY_WINDOW_MS) return { failedAttempts: 0 };
   return 'result' in stored ? { answer: stored.result } : { failedAttempts: stored.failedAttempts };
-}
-
-/** Inside a write transaction. */
-export function putTurnKey(dbs: RecallDbs, userId: string, sessionId: string, key: string, value: TurnKeyValue): void {
-  dbs.turnKeys.put([userId, sessionId, key], value);
-}
-
-/** Inside a write transaction: the session is deleted. */
-export function removeSessionTurnKeys(dbs: RecallDbs, userId: string, sessionId: string): void {
-  const keys = [...dbs.turnKeys.getKeys({ start: [userId, sessionId], end: [userId, sessionId, HIGH] })];
-  for (const key of keys) dbs.turnKeys.remove(key);
 }
 
 /** The MessageLog keys of the user and reply rows of a turn's attempt (bounded length, whatever the turn key). */

@@ -1,17 +1,14 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Database, Key } from 'lmdb';
 import { InvalidInputError } from '../../errors.ts';
 import type { JsonObject, JsonValue, StoredMessage } from '../../message.ts';
 import { UNTITLED } from '../rows/session-title.ts';
-import { listDays } from '../storage/lmdb/daily-store.ts';
-import { readLog } from '../storage/lmdb/dialogue-log.ts';
 import { checkNameLength, encodeFolderName } from './folder-name.ts';
 import { memoryFile } from '../facts/fact-document.ts';
-import { ensureConverted } from '../facts/facts-service.ts';
+import { ensureFactsConverted } from '../facts/facts-service.ts';
 import type { ToolCallView } from '../rows/row-types.ts';
 import { pythonJsonDumps } from '../rows/python-json.ts';
-import { HIGH, type DailyValue, type LogValue, type SessionEntry } from '../storage/lmdb/recall-dbs.ts';
+import type { DailyRecord, LogRecord, SessionEntry } from '../storage/records.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertId, sessionConversationId } from '../recall-ids.ts';
 import { toSessionRow } from '../rows/session-row.ts';
@@ -47,11 +44,9 @@ export interface ExportReport {
 }
 
 export async function exportDemoFolder(deps: RecallDeps, root: string, options: ExportOptions = {}): Promise<ExportReport> {
-  const users = options.users ? options.users.map((u) => assertId('user_id', u)) : knownUsers(deps);
+  const users = options.users ? options.users.map((u) => assertId('user_id', u)) : await deps.store.users();
   const dirs = new Map(users.map((u) => [u, join(root, checkNameLength(encodeFolderName(u), u))]));
-  for (const u of users) {
-    for (const { key } of deps.dbs.sessions.getRange({ start: [u], end: [u, HIGH] })) sessionFileName(key[1]);
-  }
+  for (const u of users) for (const entry of await deps.store.sessions(u)) sessionFileName(entry.sessionId);
   for (const dir of dirs.values()) await mustBeFresh(dir);
   let files = 0;
   for (const u of users) files += await exportUser(deps, u, dirs.get(u)!);
@@ -59,7 +54,7 @@ export async function exportDemoFolder(deps: RecallDeps, root: string, options: 
 }
 
 async function exportUser(deps: RecallDeps, userId: string, dir: string): Promise<number> {
-  const { dbs } = deps;
+  const { store } = deps;
   let files = 0;
   const write = async (path: string, text: string) => {
     await mkdir(join(path, '..'), { recursive: true });
@@ -69,33 +64,29 @@ async function exportUser(deps: RecallDeps, userId: string, dir: string): Promis
   await mkdir(dir, { recursive: true });
 
   // The document the facts render (an imported file and its lines: byte for byte).
-  await ensureConverted(deps, userId);
-  const memoryMd = memoryFile(deps.facts, userId);
+  const memoryMd = memoryFile(await ensureFactsConverted(deps, userId));
   if (memoryMd !== undefined) await write(join(dir, 'memory.md'), memoryMd);
 
-  const entries = [...dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })].sort(
-    (a, b) => a.value.order - b.value.order,
-  );
-  const listed = entries.filter((e) => e.value.listed);
+  const entries = await store.sessions(userId);
+  const listed = entries.filter((e) => e.listed);
   if (listed.length > 0) {
     const index: JsonObject = {};
-    for (const { key, value } of listed) index[key[1]] = indexEntry(value);
+    for (const entry of listed) index[entry.sessionId] = indexEntry(entry);
     await write(join(dir, 'conversations.json'), pythonJsonDumps(index, 2));
   }
 
-  for (const { key, value } of entries) {
-    const records = await deps.memory.range(sessionConversationId(userId, key[1]));
+  for (const entry of entries) {
+    const records = await deps.memory.range(sessionConversationId(userId, entry.sessionId));
     if (records.length === 0) continue;
-    const shift = value.demoIds?.shift ?? 0;
-    await write(join(dir, 'sessions', sessionFileName(key[1])), lines(records.map((r) => sessionLine(r, shift))));
+    const shift = entry.demoIds?.shift ?? 0;
+    await write(join(dir, 'sessions', sessionFileName(entry.sessionId)), lines(records.map((r) => sessionLine(r, shift))));
   }
 
-  for (const day of listDays(dbs, userId)) {
-    const rows = [...dbs.daily.getRange({ start: [userId, day], end: [userId, day, HIGH] })];
-    await write(join(dir, 'daily', `${day}.jsonl`), lines(rows.map(({ key, value }) => dailyLine(key[2], value))));
+  for (const day of await store.days(userId)) {
+    await write(join(dir, 'daily', `${day}.jsonl`), lines((await store.dailyDay(userId, day)).map(dailyLine)));
   }
 
-  const log = readLog(dbs, userId);
+  const log = await store.dialogueLog(userId);
   if (log.length > 0) await write(join(dir, 'logs', 'llm_dialogue.jsonl'), lines(log.map(logLine)));
   return files;
 }
@@ -106,11 +97,11 @@ function sessionFileName(sessionId: string): string {
 
 /** An imported entry is written back as it was, with only what changed since replaced. */
 function indexEntry(entry: SessionEntry): JsonObject {
-  const imported = entry.import;
-  if (!imported) return { title: entry.title || UNTITLED, updated_at: entry.updated_at };
+  const imported = entry.imported;
+  if (!imported) return { title: entry.title || UNTITLED, updated_at: entry.updatedAt };
   const out: JsonObject = { ...imported };
   if (entry.title !== stringOr(imported['title'])) out['title'] = entry.title;
-  if (entry.updated_at !== stringOr(imported['updated_at'])) out['updated_at'] = entry.updated_at;
+  if (entry.updatedAt !== stringOr(imported['updated_at'])) out['updated_at'] = entry.updatedAt;
   return out;
 }
 
@@ -122,25 +113,25 @@ function sessionLine(record: StoredMessage, shift: number): JsonObject {
   const imported = record.meta['import'];
   if (isObject(imported)) return restore(imported, record.message.content);
   const row = toSessionRow(record, shift);
-  return demoRow(row.ts, row.role, row.content, 'session', row.message_id, row.tool_calls, record.meta['error']);
+  return demoRow(row.ts, row.role, row.content, 'session', row.messageId, row.toolCalls, record.meta['error']);
 }
 
-function dailyLine(id: number, value: DailyValue): JsonObject {
-  if (value.import) return restore(value.import, value.content);
-  const meta = demoMeta(value.tool_calls ?? [], value.error ? { ...value.error } : undefined);
-  if (value.session_id !== null) meta['session_id'] = value.session_id;
-  return { ts: value.ts, role: value.role, content: value.content, tags: ['daily'], meta, message_id: id };
+function dailyLine(value: DailyRecord): JsonObject {
+  if (value.imported) return restore(value.imported, value.content);
+  const meta = demoMeta(value.toolCalls ?? [], value.error ? { ...value.error } : undefined);
+  if (value.sessionId !== null) meta['session_id'] = value.sessionId;
+  return { ts: value.ts, role: value.role, content: value.content, tags: ['daily'], meta, message_id: value.id };
 }
 
-function logLine(value: LogValue): JsonObject {
-  if (value.import) return value.import;
+function logLine(value: LogRecord): JsonObject {
+  if (value.imported) return value.imported;
   const row: JsonObject = {
     ts: value.ts,
-    session_id: value.session_id,
-    user_message: value.user_message,
-    assistant_reply: value.assistant_reply,
-    memory_context: value.memory_context,
-    tool_calls: value.tool_calls.map((c) => ({ ...c })),
+    session_id: value.sessionId,
+    user_message: value.userMessage,
+    assistant_reply: value.assistantReply,
+    memory_context: value.memoryContext,
+    tool_calls: value.toolCalls.map((c) => ({ ...c })),
   };
   if (value.error) row['error'] = { ...value.error };
   return row;
@@ -172,24 +163,6 @@ function restore(raw: JsonObject, content: JsonValue | undefined): JsonObject {
 
 function lines(rows: JsonObject[]): string {
   return rows.map((r) => `${pythonJsonDumps(r)}\n`).join('');
-}
-
-function knownUsers(deps: RecallDeps): string[] {
-  const { dbs } = deps;
-  const users = new Set<string>();
-  const dbsWithUsers = [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log, dbs.facts] as unknown as Database<unknown, Key[]>[];
-  for (const db of dbsWithUsers) {
-    let from: Key[] = [''];
-    for (;;) {
-      let next: string | undefined;
-      for (const key of db.getKeys({ start: from, limit: 1 })) next = key[0] as string;
-      if (next === undefined) break;
-      users.add(next);
-      // Past every key of this user, not past every id it prefixes (`alice` < `alice2`).
-      from = [next, HIGH];
-    }
-  }
-  return [...users].sort();
 }
 
 async function mustBeFresh(dir: string): Promise<void> {

@@ -1,19 +1,14 @@
 import { InvalidInputError } from '../../errors.ts';
 import type { NewEntry } from '../../memory/contract/message-log.ts';
 import type { JsonObject } from '../../message.ts';
-import { putDailyRow } from '../storage/lmdb/daily-store.ts';
 import { readDemoFolder, type DemoRow, type DemoUser } from './demo-folder.ts';
-import { putLogRow } from '../storage/lmdb/dialogue-log.ts';
 import { backfillMessageIds } from '../rows/legacy-message-id.ts';
-import { writeLongTerm } from '../storage/lmdb/long-term-store.ts';
-import { syncDocumentTx } from '../facts/fact-document.ts';
-import { factCommit } from '../facts/fact-store.ts';
-import { commit, HIGH, nextCounter, type LogValue, type SessionEntry } from '../storage/lmdb/recall-dbs.ts';
-import { localNow, type RecallDeps } from '../recall-deps.ts';
-import { isValidId, sessionConversationId } from '../recall-ids.ts';
+import { isCalendarDay } from '../rows/calendar-day.ts';
+import { importDocument } from '../facts/facts-service.ts';
+import type { NewDailyRecord, NewLogRecord, SessionEntry } from '../storage/records.ts';
+import type { RecallDeps } from '../recall-deps.ts';
+import { isValidId } from '../recall-ids.ts';
 import { demoToolCalls } from '../rows/demo-tool-calls.ts';
-import { putSessionDoc, type SessionDocValue } from '../storage/lmdb/session-docs.ts';
-import { dayOfTs } from '../storage/lmdb/search/doc-rows.ts';
 
 /**
  * Import of the demo's folder layout (see demo-folder.ts for what is read and refused).
@@ -36,7 +31,7 @@ import { dayOfTs } from '../storage/lmdb/search/doc-rows.ts';
  * - Everything imported is found by ranked recall (`recall.search`): daily rows and long-term
  *   lines are indexed as they are written; a session row is found through its daily twin, and
  *   one that no daily file holds (a folder without its daily files) gets a session document of
- *   its own (store/session-docs.ts; `rowsWithoutDaily` below says which), shown in no view.
+ *   its own (search/doc-numbers.ts; `rowsWithoutDaily` below says which), shown in no view.
  * - Storage failures midway leave the users imported so far in place (the writes are durable
  *   step by step, not one transaction).
  */
@@ -61,7 +56,7 @@ const BATCH = 1_000;
 export async function importDemoFolder(deps: RecallDeps, root: string, options: ImportOptions = {}): Promise<ImportReport> {
   const users = await readDemoFolder(root, options.users);
   for (const user of users) {
-    if (hasMemory(deps, user.userId)) {
+    if (await deps.store.hasData(user.userId)) {
       throw new InvalidInputError('invalid_option', `user ${user.userId} already has memory here; an import never merges`, {
         userId: user.userId,
       });
@@ -80,59 +75,39 @@ export async function importDemoFolder(deps: RecallDeps, root: string, options: 
   return report;
 }
 
-function hasMemory(deps: RecallDeps, userId: string): boolean {
-  const { dbs } = deps;
-  const range = { start: [userId], end: [userId, HIGH], limit: 1 };
-  return [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log, dbs.facts].some((db) => [...db.getKeys(range)].length > 0);
-}
-
 async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport): Promise<void> {
-  const { dbs } = deps;
+  const { store } = deps;
   const u = user.userId;
-  const now = localNow(deps).ts;
 
   // The index first, in conversations.json order, then the session files it did not name.
-  await commit(dbs, () => {
-    // High-water marks left by deleted sessions would shift the imported days' numbering.
-    const stale = [...dbs.counters.getKeys({ start: [u, 'daily-high'], end: [u, 'daily-high', HIGH] })];
-    for (const key of stale) dbs.counters.remove(key);
-    const named = new Set<string>();
-    for (const [sessionId, raw] of user.conversations) {
-      named.add(sessionId);
-      dbs.sessions.put([u, sessionId], {
-        title: typeof raw['title'] === 'string' ? raw['title'] : '',
-        updated_at: typeof raw['updated_at'] === 'string' ? raw['updated_at'] : '',
-        order: nextCounter(dbs, 'session-order', u),
-        listed: true,
-        import: raw,
-        ...demoIdsOf(user.sessions.get(sessionId)),
-      } satisfies SessionEntry);
-    }
-    for (const sessionId of user.sessions.keys()) {
-      if (named.has(sessionId)) continue;
-      dbs.sessions.put([u, sessionId], {
-        title: '',
-        updated_at: '',
-        order: nextCounter(dbs, 'session-order', u),
-        listed: false,
-        ...demoIdsOf(user.sessions.get(sessionId)),
-      } satisfies SessionEntry);
-    }
-  });
-  report.sessions += new Set([...user.conversations.map(([s]) => s), ...user.sessions.keys()]).size;
+  const named = new Set(user.conversations.map(([s]) => s));
+  const sessions: SessionEntry[] = [
+    ...user.conversations.map(([sessionId, raw]) => ({
+      sessionId,
+      title: typeof raw['title'] === 'string' ? raw['title'] : '',
+      updatedAt: typeof raw['updated_at'] === 'string' ? raw['updated_at'] : '',
+      listed: true,
+      imported: raw,
+      ...demoIdsOf(user.sessions.get(sessionId)),
+    })),
+    ...[...user.sessions.keys()]
+      .filter((sessionId) => !named.has(sessionId))
+      .map((sessionId) => ({ sessionId, title: '', updatedAt: '', listed: false, ...demoIdsOf(user.sessions.get(sessionId)) })),
+  ].map((entry, i) => ({ ...entry, order: i + 1 }));
+  await store.importBatch(u, { sessions });
+  report.sessions += sessions.length;
 
   const sessionIds = new Map<string, number[]>();
   for (const [sessionId, rows] of user.sessions) {
     const ids = assignIds(report, `${u}/sessions/${sessionId}.jsonl`, rows);
     sessionIds.set(sessionId, ids);
     const keepIds = !isOneToN(ids);
-    const conversationId = sessionConversationId(u, sessionId);
     for (let i = 0; i < rows.length; i += BATCH) {
       const entries: NewEntry[] = rows.slice(i, i + BATCH).map((row, j) => ({
         message: { role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content },
         meta: { ts: row.ts, ...(keepIds ? { message_id: ids[i + j]! } : {}), import: withoutContent(row.raw) },
       }));
-      await deps.memory.append(conversationId, entries);
+      await store.importBatch(u, { transcript: { sessionId, entries } });
     }
     report.sessionRows += rows.length;
   }
@@ -140,64 +115,47 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
   for (const [day, rows] of user.daily) {
     const ids = assignIds(report, `${u}/daily/${day}.jsonl`, rows);
     for (let i = 0; i < rows.length; i += BATCH) {
-      const chunk = rows.slice(i, i + BATCH);
-      await commit(dbs, () => {
-        for (const [j, row] of chunk.entries()) {
-          const meta = row.raw['meta'];
-          const sid = isObject(meta) && typeof meta['session_id'] === 'string' && isValidId(meta['session_id']) ? meta['session_id'] : null;
-          const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
-          putDailyRow(dbs, u, {
-            day,
-            ts: row.ts,
-            role: row.role,
-            content: row.content,
-            session_id: sid,
-            session_message_id: null,
-            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-            import: withoutContent(row.raw),
-          }, ids[i + j]!);
-        }
+      const daily = rows.slice(i, i + BATCH).map((row, j): NewDailyRecord => {
+        const meta = row.raw['meta'];
+        const sid = isObject(meta) && typeof meta['session_id'] === 'string' && isValidId(meta['session_id']) ? meta['session_id'] : null;
+        const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
+        return {
+          day,
+          id: ids[i + j]!,
+          ts: row.ts,
+          role: row.role,
+          content: row.content,
+          sessionId: sid,
+          sessionMessageId: null,
+          ...(toolCalls.length > 0 ? { toolCalls } : {}),
+          imported: withoutContent(row.raw),
+        };
       });
+      await store.importBatch(u, { daily });
     }
     report.dailyRows += rows.length;
   }
 
   // The session rows no daily file holds: documents of their own, so ranked recall finds them.
   const docs = rowsWithoutDaily(user, sessionIds);
-  for (let i = 0; i < docs.length; i += BATCH) {
-    const chunk = docs.slice(i, i + BATCH);
-    await commit(dbs, () => {
-      for (const { sessionId, value } of chunk) putSessionDoc(dbs, u, dbs.sessions.get([u, sessionId])!.order, value);
-    });
-  }
+  for (let i = 0; i < docs.length; i += BATCH) await store.importBatch(u, { sessionDocs: docs.slice(i, i + BATCH) });
 
   if (user.memoryMd !== undefined) {
-    const text = user.memoryMd;
-    // The document version (history, undo) and its lines as entries (an export renders them back exactly).
-    await factCommit(deps.facts, u, () => {
-      writeLongTerm(dbs, u, text, 'import', now, text);
-      syncDocumentTx(deps.facts, u, text, { raw: true, origin: 'import', now: new Date(deps.clock.now()).toISOString() });
-    });
+    await importDocument(deps, u, user.memoryMd);
     report.longTermDocuments += 1;
   }
 
   for (let i = 0; i < user.log.length; i += BATCH) {
-    const chunk = user.log.slice(i, i + BATCH);
-    await commit(dbs, () => {
-      for (const raw of chunk) {
-        const sessionId = typeof raw['session_id'] === 'string' ? raw['session_id'] : '';
-        const value: Omit<LogValue, 'seq'> = {
-          ts: text(raw['ts']),
-          session_id: sessionId,
-          user_message: text(raw['user_message']),
-          assistant_reply: text(raw['assistant_reply']),
-          memory_context: text(raw['memory_context']),
-          tool_calls: demoToolCalls(raw['tool_calls']),
-          import: raw,
-        };
-        putLogRow(dbs, u, isValidId(sessionId) ? sessionId : '', value);
-      }
-    });
+    const log = user.log.slice(i, i + BATCH).map((raw): NewLogRecord => ({
+      ts: text(raw['ts']),
+      sessionId: isValidId(raw['session_id']) ? raw['session_id'] : '',
+      userMessage: text(raw['user_message']),
+      assistantReply: text(raw['assistant_reply']),
+      memoryContext: text(raw['memory_context']),
+      toolCalls: demoToolCalls(raw['tool_calls']),
+      imported: raw,
+    }));
+    await store.importBatch(u, { log });
   }
   report.logRows += user.log.length;
 }
@@ -210,7 +168,7 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
  * none; each daily row is the twin of one session row at most (a repeated "ok" is matched once
  * per copy). A session row with no twin, or whose `ts` names no day, is returned.
  */
-function rowsWithoutDaily(user: DemoUser, sessionIds: ReadonlyMap<string, number[]>): Array<{ sessionId: string; value: SessionDocValue }> {
+function rowsWithoutDaily(user: DemoUser, sessionIds: ReadonlyMap<string, number[]>): Array<NewDailyRecord & { sessionId: string; sessionMessageId: number }> {
   const twins = new Map<string, number>();
   const twinKey = (day: string, sessionId: string, role: string, content: string) => JSON.stringify([day, sessionId, role, content]);
   for (const [day, rows] of user.daily) {
@@ -226,7 +184,7 @@ function rowsWithoutDaily(user: DemoUser, sessionIds: ReadonlyMap<string, number
     if (n > 0) twins.set(key, n - 1);
     return n > 0;
   };
-  const out: Array<{ sessionId: string; value: SessionDocValue }> = [];
+  const out: Array<NewDailyRecord & { sessionId: string; sessionMessageId: number }> = [];
   for (const [sessionId, rows] of user.sessions) {
     const ids = sessionIds.get(sessionId)!;
     rows.forEach((row, i) => {
@@ -236,15 +194,13 @@ function rowsWithoutDaily(user: DemoUser, sessionIds: ReadonlyMap<string, number
       const meta = row.raw['meta'];
       const toolCalls = isObject(meta) ? demoToolCalls(meta['tool_calls']) : [];
       out.push({
+        day,
+        ts: row.ts,
+        role: row.role,
+        content: row.content,
         sessionId,
-        value: {
-          ts: row.ts,
-          role: row.role,
-          content: row.content,
-          session_id: sessionId,
-          session_message_id: ids[i]!,
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        },
+        sessionMessageId: ids[i]!,
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
       });
     });
   }
@@ -285,6 +241,12 @@ function assignIds(report: ImportReport, file: string, rows: readonly DemoRow[])
 
 function isOneToN(ids: readonly number[]): boolean {
   return ids.every((id, i) => id === i + 1);
+}
+
+/** The calendar day a Demo `ts` (`YYYY-MM-DDTHH:MM:SS`) starts with, else `''`. */
+function dayOfTs(ts: string): string {
+  const day = ts.slice(0, 10);
+  return isCalendarDay(day) ? day : '';
 }
 
 /** The session entry's `demoIds` when its file's ids are not 1..n. */

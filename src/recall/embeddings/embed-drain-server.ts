@@ -3,10 +3,10 @@ import { createEmbeddingDrain, type EmbeddingDrain, type EmbeddingDrainOptions }
 
 /**
  * The embedding drain's process (supervisors/recall.ts): builds the drain at init over the
- * runtime's LMDB environment as it is now, publishes it in the slot (the recall service kicks
+ * runtime's recall store as it is now, publishes it in the slot (the recall service kicks
  * it and reads its counters through the slot), and closes it on a stop. An unexpected failure
  * of the drain (storage) stops the process with that crash, so its supervisor restarts it; the
- * queue lives in LMDB, so a restart, or a SIGKILL of the whole process, loses nothing. It
+ * queue lives in the store, so a restart, or a SIGKILL of the whole process, loses nothing. It
  * traps exits, so the supervisor's shutdown reaches `terminate`.
  */
 export function embedDrainServer(slot: ServiceSlot<EmbeddingDrain>, options: () => Omit<EmbeddingDrainOptions, 'onCrash'>) {

@@ -1,38 +1,35 @@
-import { commit, commitRemoval, openRecallDbs, type RecallDbs, type RecallEnvironment } from '../storage/lmdb/recall-dbs.ts';
+import { errorRecord, type ErrorRecord } from '../../errors.ts';
 import { systemWallClock, type WallClock } from '../../wall-clock.ts';
-import { vectorsChanged, type ItemKey, type QueueEntry } from '../storage/lmdb/embeddings/embed-dbs.ts';
-import { itemText } from '../storage/lmdb/embeddings/embed-source.ts';
+import { createJobWorker, type JobOutcome } from '../jobs/job-worker.ts';
+import type { LeasedJob } from '../storage/job-queue.ts';
+import type { RecallStore, VectorWrite } from '../storage/recall-store.ts';
 import { EmbeddingsError } from './embedding-errors.ts';
 import { createEmbeddingsClient, type EmbeddingsClient } from './embeddings-client.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings-options.ts';
 import { realTiming, tokenBucket, type Timing } from './rate-limiter.ts';
-import { encodeVector, textHash } from './vector-codec.ts';
+import { textHash } from './vector-codec.ts';
 
 /**
- * The background drain of the embedding queue (embed-dbs.ts): takes up to `batchSize` queued
- * items in key order, reads their text as it is now (embed-source.ts), waits for the rate
- * limiter, asks the endpoint, and in ONE transaction stores each vector and removes its queue
- * entry. What makes a crash harmless: the queue entry goes only with its vector, so a drain
- * killed anywhere resumes from the queue as committed; a batch embedded but not committed is
+ * The background drain of the `embed` jobs (the job worker, jobs/job-worker.ts): up to
+ * `batchSize` jobs a round, each item's text read as it is now, one request (after the rate
+ * limiter), and the vectors stored with their jobs completed in ONE step of the store
+ * (`putVectors`). What makes a crash harmless: a job goes only with its vector, so a drain
+ * killed anywhere resumes from the queue as committed; a batch embedded but not stored is
  * asked again, and the vector, keyed by its item, is stored once whatever happened.
  *
- * At commit, an item whose queue entry vanished meanwhile (its row deleted, its user erased) is
- * not stored, and one whose text changed stays queued for the new text. Both are checked inside
- * the commit's transaction, which is what makes a user's erasure safe against a batch in flight
- * (the drain knows nothing of the erasure): the erasure removes the user's queue entries in its
- * own transaction, so a batch answered after it stores nothing of theirs; a row the user wrote
- * after the erasure is stored only with the vector of the text it holds now.
+ * At that step, an item whose job is gone meanwhile (its row deleted, its user erased) is not
+ * stored, and one whose text changed stays queued for the new text: nothing of an erased user
+ * is written after the erasure, whenever the endpoint answers.
  *
- * Failures: every failed request counts an attempt on each item of its batch; a retryable one
- * (429, 5xx, timeout, connection) waits `retryBaseMs × 2^(n−1)` (n failures in a row, at most
- * 60 s) before the next request; an item failed `maxAttempts` times moves to the dead letters
- * (`recall.embed-dead`, counted in `status().dead`, queued again by a new write of its row). An
- * item that failed once is retried alone, so one bad input cannot sink a batch forever.
- *
- * Wakes on `kick()` (recall calls it when a write queued something) and every `pollMs`.
+ * Failures: every failed request counts an attempt on each item of its batch (their
+ * `lastError`: the code and Mnemo's sentence, never the endpoint's words); a retryable one
+ * (429, 5xx, timeout, connection) also waits `retryBaseMs × 2^(n−1)` (n failures in a row, at
+ * most 60 s) before the next request; an item failed `maxAttempts` times is dead-lettered
+ * (queued again by a new write of its row). An item that failed before is sent alone, so one bad
+ * input cannot sink a batch forever. An item with no text (gone) completes at once.
  */
 export interface EmbeddingDrainOptions {
-  env: RecallEnvironment;
+  store: RecallStore;
   embeddings: ResolvedEmbeddingsOptions;
   /** Default: the `openai` client on `embeddings`. */
   client?: EmbeddingsClient;
@@ -45,10 +42,6 @@ export interface EmbeddingDrainOptions {
 }
 
 export interface DrainStatus {
-  /** Items waiting in the queue (all users). */
-  pending: number;
-  /** Items given up after `maxAttempts` (all users). */
-  dead: number;
   /** Requests sent, failed requests among them, vectors stored, since this drain started. */
   requests: number;
   failures: number;
@@ -57,7 +50,7 @@ export interface DrainStatus {
 
 export interface EmbeddingDrain {
   kick(): void;
-  /** Resolves once the queue is empty (every item embedded, gone or dead). */
+  /** Resolves once nothing is due (every item embedded, gone, dead or waiting for a retry). */
   idle(): Promise<void>;
   status(): DrainStatus;
   /** Stops after the request in flight (its answer is not stored); resolves when stopped. */
@@ -67,151 +60,90 @@ export interface EmbeddingDrain {
 const MAX_BACKOFF_MS = 60_000;
 
 export function createEmbeddingDrain(options: EmbeddingDrainOptions): EmbeddingDrain {
-  const dbs = openRecallDbs(options.env);
+  const { store } = options;
   const cfg = options.embeddings;
   const client = options.client ?? createEmbeddingsClient(cfg);
   const timing = options.timing ?? realTiming;
   const clock = options.clock ?? systemWallClock;
-  const pollMs = options.pollMs ?? 1000;
   const limiter = tokenBucket(cfg.requestsPerMinute, cfg.burst, timing);
-  const abort = new AbortController();
-  const counts = { requests: 0, failures: 0, embedded: 0 };
-  let closed = false;
-  let wake: (() => void) | undefined;
-  let idleWaiters: Array<() => void> = [];
+  const counts: DrainStatus = { requests: 0, failures: 0, embedded: 0 };
   let failuresInARow = 0;
+  let closed = false;
+  const running = new Set<Promise<unknown>>();
 
-  const sleepOrKick = (ms: number) =>
-    new Promise<void>((resolve) => {
-      wake = resolve;
-      void timing.sleep(ms, abort.signal).then(resolve);
-    }).finally(() => {
-      wake = undefined;
-    });
-
-  async function step(): Promise<boolean> {
-    const batch = take(dbs, cfg.batchSize);
-    if (batch.length === 0) return false;
-    const live: { key: ItemKey; text: string }[] = [];
-    const gone: ItemKey[] = [];
-    for (const item of batch) {
-      const text = itemText(dbs, item.key[0], item.key[1], item.key[2]);
-      if (text === undefined) gone.push(item.key);
-      else live.push({ key: item.key, text });
-    }
-    if (live.length === 0) {
-      await commitRemoval(dbs, () => {
-        for (const key of gone) dbs.embed.queue.remove(key);
-      });
-      return true;
-    }
-    await limiter.take(abort.signal);
-    if (closed) return false;
+  /** One request for `jobs` (their texts known); the outcome of each. */
+  const embedBatch = async (userJobs: Array<{ job: LeasedJob<'embed'>; text: string }>, signal: AbortSignal): Promise<JobOutcome[]> => {
+    await limiter.take(signal);
     counts.requests++;
     let vectors: Float32Array[];
     try {
-      vectors = await client.embed(live.map((i) => i.text.slice(0, cfg.maxChars)), abort.signal);
+      vectors = await client.embed(userJobs.map((i) => i.text.slice(0, cfg.maxChars)), signal);
     } catch (error) {
-      if (closed) return false;
+      if (signal.aborted) throw error;
       counts.failures++;
       failuresInARow++;
       const failure = error instanceof EmbeddingsError ? error : new EmbeddingsError(String(error), true);
-      await commit(dbs, () => {
-        for (const key of gone) dbs.embed.queue.remove(key);
-        for (const { key } of live) recordFailure(dbs, key, failure, cfg.maxAttempts, clock.now());
-      });
-      if (failure.retryable) await timing.sleep(Math.min(MAX_BACKOFF_MS, cfg.retryBaseMs * 2 ** (failuresInARow - 1)), abort.signal);
-      return true;
+      if (failure.retryable) await timing.sleep(Math.min(MAX_BACKOFF_MS, cfg.retryBaseMs * 2 ** (failuresInARow - 1)), signal);
+      const record: ErrorRecord = errorRecord(failure, 'embeddings_failed');
+      return userJobs.map(() => record);
     }
     failuresInARow = 0;
-    if (closed) return false;
-    const stored = await commit(dbs, () => {
-      let n = 0;
-      const users = new Set<string>();
-      for (const key of gone) dbs.embed.queue.remove(key);
-      live.forEach(({ key, text }, i) => {
-        if (dbs.embed.queue.get(key) === undefined) return;
-        const now = itemText(dbs, key[0], key[1], key[2]);
-        if (now === undefined) {
-          dbs.embed.queue.remove(key);
-          return;
-        }
-        if (now !== text) return;
-        dbs.embed.vectors.put(key, encodeVector(textHash(text), vectors[i]!));
-        dbs.embed.queue.remove(key);
-        users.add(key[0]);
-        n++;
-      });
-      for (const u of users) vectorsChanged(dbs.counters, u);
-      return n;
+    const byUser = new Map<string, VectorWrite[]>();
+    userJobs.forEach(({ job, text }, i) => {
+      const list = byUser.get(job.userId) ?? [];
+      list.push({ item: job.payload.item, id: job.payload.id, hash: textHash(text), vector: vectors[i]!, job });
+      byUser.set(job.userId, list);
     });
-    counts.embedded += stored;
-    return true;
-  }
+    for (const [userId, writes] of byUser) counts.embedded += await store.putVectors(userId, writes);
+    // Stored ones were completed with their vectors; the others are queued again for newer text, or gone.
+    return userJobs.map((): JobOutcome => 'gone');
+  };
 
-  const done = (async () => {
-    while (!closed) {
-      let worked: boolean;
-      try {
-        worked = await step();
-      } catch (error) {
-        if (closed) break;
-        if (options.onCrash) {
-          options.onCrash(error);
-          return;
-        }
-        await timing.sleep(pollMs, abort.signal);
-        continue;
-      }
-      if (!worked && !closed) {
-        for (const resolve of idleWaiters.splice(0)) resolve();
-        await sleepOrKick(pollMs);
-      }
-    }
-    for (const resolve of idleWaiters.splice(0)) resolve();
-  })();
-
-  return {
-    kick() {
-      // Called inside the writer's transaction: look once it has had time to commit.
-      if (wake) setTimeout(() => wake?.(), 5);
-    },
-    idle() {
-      if (closed) return Promise.resolve();
-      const p = new Promise<void>((resolve) => idleWaiters.push(resolve));
-      wake?.();
+  const worker = createJobWorker({
+    queue: store.jobs,
+    kind: 'embed',
+    clock,
+    batch: cfg.batchSize,
+    retry: { maxAttempts: cfg.maxAttempts, backoffMs: 0, maxBackoffMs: 0 },
+    pollMs: options.pollMs ?? 1_000,
+    track: (work) => {
+      const p = work();
+      running.add(p);
+      void p.finally(() => running.delete(p)).catch(() => undefined);
       return p;
     },
-    status() {
-      return { pending: dbs.embed.queue.getCount(), dead: dbs.embed.dead.getCount(), ...counts };
+    errorOf: (error) => {
+      // Not the endpoint (that is an outcome): the store failed. The drain has crashed.
+      if (options.onCrash !== undefined && !closed) options.onCrash(error);
+      return errorRecord(error, 'embeddings_failed');
     },
+    async run(jobs, signal) {
+      const outcomes = new Map<LeasedJob<'embed'>, JobOutcome>();
+      const fresh: Array<{ job: LeasedJob<'embed'>; text: string }> = [];
+      const retried: Array<{ job: LeasedJob<'embed'>; text: string }> = [];
+      for (const job of jobs) {
+        const text = await store.itemText(job.userId, job.payload.item, job.payload.id);
+        if (text === undefined) outcomes.set(job, 'done');
+        else (job.attempts > 0 ? retried : fresh).push({ job, text });
+      }
+      const groups = [...(fresh.length > 0 ? [fresh] : []), ...retried.map((r) => [r])];
+      for (const group of groups) {
+        if (closed) throw new Error('closed');
+        const results = await embedBatch(group, signal);
+        group.forEach(({ job }, i) => outcomes.set(job, results[i]!));
+      }
+      return jobs.map((job) => outcomes.get(job) ?? 'gone');
+    },
+  });
+
+  return {
+    kick: () => worker.kick(),
+    idle: () => worker.idle(),
+    status: () => ({ ...counts }),
     async close() {
       closed = true;
-      abort.abort();
-      wake?.();
-      await done;
+      worker.close();
+      await Promise.allSettled([...running]);
     },
   };
-}
-
-function take(dbs: RecallDbs, batchSize: number): { key: ItemKey; entry: QueueEntry }[] {
-  const out: { key: ItemKey; entry: QueueEntry }[] = [];
-  for (const { key, value } of dbs.embed.queue.getRange({ limit: batchSize })) {
-    // An item that failed before goes alone (one bad input must not fail its neighbours).
-    if (value.attempts > 0) return out.length === 0 ? [{ key, entry: value }] : out;
-    out.push({ key, entry: value });
-  }
-  return out;
-}
-
-function recordFailure(dbs: RecallDbs, key: ItemKey, error: EmbeddingsError, maxAttempts: number, now: number): void {
-  const entry = dbs.embed.queue.get(key);
-  if (entry === undefined) return;
-  const attempts = entry.attempts + 1;
-  if (attempts >= maxAttempts) {
-    dbs.embed.queue.remove(key);
-    dbs.embed.dead.put(key, { attempts, error: error.message, at: now });
-  } else {
-    dbs.embed.queue.put(key, { attempts, error: error.message });
-  }
 }

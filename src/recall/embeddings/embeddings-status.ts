@@ -1,5 +1,4 @@
 import type { RecallDeps } from '../recall-deps.ts';
-import { pendingOf } from '../storage/lmdb/embeddings/embed-backfill.ts';
 
 /**
  * `recall.embeddingsStatus()`: whether embeddings are configured, the queue (all users, and
@@ -25,18 +24,18 @@ export type EmbeddingsStatus =
       draining: boolean;
     };
 
-export function embeddingsStatus(deps: RecallDeps, userId?: string): EmbeddingsStatus {
+export async function embeddingsStatus(deps: RecallDeps, userId?: string): Promise<EmbeddingsStatus> {
   const embed = deps.embeddings;
   if (embed === undefined) return { configured: false };
-  const { dbs } = deps;
   const drain = embed.drain();
   const counts = drain?.status() ?? { requests: 0, failures: 0, embedded: 0 };
+  const all = await deps.store.jobs.counts('embed');
   return {
     configured: true,
     model: embed.options.model,
-    pending: dbs.embed.queue.getCount(),
-    ...(userId === undefined ? {} : { userPending: pendingOf(dbs, userId) }),
-    dead: dbs.embed.dead.getCount(),
+    pending: all.pending,
+    ...(userId === undefined ? {} : { userPending: (await deps.store.jobs.counts('embed', userId)).pending }),
+    dead: all.dead,
     requests: counts.requests,
     failures: counts.failures,
     embedded: counts.embedded,

@@ -1,7 +1,6 @@
 import type { EmbeddingDrain } from './embed-drain.ts';
 import type { EmbeddingsClient } from './embeddings-client.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings-options.ts';
-import type { VectorCache } from '../storage/lmdb/embeddings/vector-cache.ts';
 
 /** What the recall service holds of its embeddings (RecallDeps.embeddings): absent when not configured. */
 export interface RecallEmbeddings {
@@ -10,6 +9,4 @@ export interface RecallEmbeddings {
   client: EmbeddingsClient;
   /** The drain running now, if any (the runtime's supervised one, or the service's own). */
   drain(): EmbeddingDrain | undefined;
-  /** The users' vectors in memory for hybrid queries. */
-  cache: VectorCache;
 }

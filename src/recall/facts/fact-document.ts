@@ -1,15 +1,15 @@
-import { currentLongTermValue } from '../storage/lmdb/long-term-store.ts';
 import type { DocLine, DocTemplate, FactEntry } from './fact-entry.ts';
 import { factSeq } from './fact-entry.ts';
-import { currentOf, endEntry, hasFacts, nearDuplicateOf, writeEntry, type CachedFact, type FactStore } from './fact-store.ts';
+import { endEntry, nearDuplicateOf, writeEntry } from './fact-rules.ts';
 import { factTokens, shapeOf } from './fact-text.ts';
+import { hasFacts, type CachedFact, type FactsView, type FactsWork } from './facts-view.ts';
 
 /**
  * The Demo's long-term document as a view of the facts.
  *
  * A document write (`setLongTerm`, `remember_note`, an imported `memory.md`) still makes a
- * document version (long-term-store.ts: history and undo work as before), and in the same
- * transaction `syncDocumentTx` makes the current entries say what the document says:
+ * document version (history and undo work as before), and in the same write `syncDocument`
+ * makes the current entries say what the document says:
  * - each fact line (not blank, not a `#` heading, with a word in it; a leading `- `, `* `, `+ `
  *   or `1. ` bullet is kept around the text, not in it) becomes an entry, or refers to the
  *   current entry with exactly its text;
@@ -22,8 +22,9 @@ import { factTokens, shapeOf } from './fact-text.ts';
  *   text, a forgotten line is dropped, and new entries are appended, one per line.
  *
  * MIGRATION: a user whose long-term memory predates facts has document versions and no
- * entries. `ensureConvertedTx` (run first by every read and write of facts) syncs the newest
- * version into entries once; the versions stay readable through `longTermHistory`.
+ * entries. `ensureConverted` (run first by every write of facts, and by a read that finds a
+ * user to convert) syncs the newest version into entries once; the versions stay readable
+ * through `longTermHistory`.
  */
 const BULLET = /^(\s*(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?)(.*?)(\s*)$/su;
 
@@ -40,14 +41,13 @@ function parseLine(line: string): ParsedLine | string {
   return { pre: m[1]!, body, post: m[3]! };
 }
 
-/** Inside a write transaction: the entries now say what `text` says; returns the ended ones. */
-export function syncDocumentTx(
-  store: FactStore,
-  userId: string,
+/** The entries now say what `text` says; returns the ended ones. */
+export function syncDocument(
+  work: FactsWork,
   text: string,
-  options: { raw: boolean; origin: 'document' | 'import'; now: string; keep?: ReadonlySet<number> },
+  options: { raw: boolean; origin: 'document' | 'import'; keep?: ReadonlySet<number> },
 ): FactEntry[] {
-  const current = currentOf(store, userId);
+  const current = work.current;
   const before = new Map<number, CachedFact>(current);
   const exact = new Map<string, number>();
   for (const [seq, c] of before) if (!exact.has(c.entry.text)) exact.set(c.entry.text, seq);
@@ -68,8 +68,8 @@ export function syncDocumentTx(
       // Only entries current before this document, not yet claimed by one of its lines.
       const near = nearDuplicateOf(current, shapeOf(parsed.body), (s) => !before.has(s) || kept.has(s));
       const write = near
-        ? writeEntry(store, userId, { text: parsed.body, source }, options.now, near, [], { verdict: 'update', target: near.entry.id, by: 'rules' })
-        : writeEntry(store, userId, { text: parsed.body, source }, options.now, undefined, [], undefined);
+        ? writeEntry(work, { text: parsed.body, source }, near, [], { verdict: 'update', target: near.entry.id, by: 'rules' })
+        : writeEntry(work, { text: parsed.body, source }, undefined, [], undefined);
       ended.push(...write.ended);
       seq = factSeq(write.entry.id)!;
       exact.set(parsed.body, seq);
@@ -79,23 +79,22 @@ export function syncDocumentTx(
   }
   for (const [seq, c] of before) {
     if (kept.has(seq) || !current.has(seq) || options.keep?.has(seq)) continue;
-    ended.push(endEntry(store, userId, c, options.now, undefined));
+    ended.push(endEntry(work, c, undefined));
   }
-  const template: DocTemplate = { lines, raw: options.raw };
-  store.dbs.factDoc.put([userId], template);
+  work.setDoc({ lines, raw: options.raw });
   return ended;
 }
 
 /** The document the current entries make (see above); `''` when there is none. */
-export function renderDocument(store: FactStore, userId: string): string {
-  const current = currentOf(store, userId);
-  const template = store.dbs.factDoc.get([userId]);
+export function renderDocument(view: FactsView | FactsWork): string {
+  const current = view.current;
+  const successorOf = (seq: number) => ('successorOf' in view ? view.successorOf(seq) : view.successors.get(seq));
   const shown = new Set<number>();
   const out: string[] = [];
   let lastPre = '';
   // New entries go right after the document's last fact line (before trailing blanks).
   let insertAt = -1;
-  for (const line of template?.lines ?? []) {
+  for (const line of view.doc?.lines ?? []) {
     if (typeof line === 'string') {
       out.push(line);
       continue;
@@ -108,8 +107,8 @@ export function renderDocument(store: FactStore, userId: string): string {
       shown.add(line.ref);
       continue;
     }
-    const successor = successorOf(store, userId, line.ref);
-    if (successor !== undefined && !shown.has(successor)) {
+    const successor = successorOf(line.ref);
+    if (successor !== undefined && !shown.has(successor) && current.has(successor)) {
       out.push(line.pre + current.get(successor)!.entry.text + line.post);
       shown.add(successor);
     } else {
@@ -122,46 +121,30 @@ export function renderDocument(store: FactStore, userId: string): string {
 }
 
 /** What `getLongTerm` answers: the rendering, trimmed (as the Demo read `memory.md` back). */
-export function longTermDocument(store: FactStore, userId: string): string {
-  return renderDocument(store, userId).trim();
+export function longTermDocument(view: FactsView | FactsWork): string {
+  return renderDocument(view).trim();
 }
 
 /** The `memory.md` an export writes: an imported file byte for byte, else `{text}\n`; `undefined`: no file. */
-export function memoryFile(store: FactStore, userId: string): string | undefined {
-  const template = store.dbs.factDoc.get([userId]);
-  if (template === undefined && !hasFacts(store, userId)) {
-    const legacy = currentLongTermValue(store.dbs, userId);
+export function memoryFile(view: FactsView): string | undefined {
+  if (view.doc === undefined && !hasFacts(view)) {
+    const legacy = view.longTerm;
     return legacy === undefined ? undefined : (legacy.raw ?? (legacy.content === '' ? '' : `${legacy.content}\n`));
   }
-  const rendered = renderDocument(store, userId);
-  if (template?.raw) return rendered;
+  const rendered = renderDocument(view);
+  if (view.doc?.raw) return rendered;
   const text = rendered.trim();
   return text === '' ? '' : `${text}\n`;
 }
 
-function successorOf(store: FactStore, userId: string, seq: number): number | undefined {
-  const current = currentOf(store, userId);
-  let at: number | undefined = seq;
-  for (let hops = 0; at !== undefined && hops < 10_000; hops++) {
-    if (current.has(at)) return at;
-    const entry = store.dbs.facts.get([userId, at]);
-    at = entry?.supersededBy === undefined ? undefined : factSeq(entry.supersededBy);
-  }
-  return undefined;
+/** Whether the user's legacy document still needs converting. */
+export function needsConversion(view: FactsView | FactsWork): boolean {
+  return view.doc === undefined && view.longTerm !== undefined && !hasFacts(view);
 }
 
-/** Whether the user's legacy document still needs converting (cheap: two reads). */
-export function needsConversion(store: FactStore, userId: string): boolean {
-  return store.dbs.factDoc.get([userId]) === undefined && currentLongTermValue(store.dbs, userId) !== undefined && !hasFacts(store, userId);
-}
-
-/** Inside a write transaction: converts a pre-facts document into entries, once. */
-export function ensureConvertedTx(store: FactStore, userId: string, now: string): void {
-  if (!needsConversion(store, userId)) return;
-  const legacy = currentLongTermValue(store.dbs, userId)!;
-  syncDocumentTx(store, userId, legacy.raw ?? legacy.content, {
-    raw: legacy.raw !== undefined,
-    origin: legacy.source === 'import' ? 'import' : 'document',
-    now,
-  });
+/** Converts a pre-facts document into entries, once. */
+export function ensureConverted(work: FactsWork): void {
+  if (!needsConversion(work)) return;
+  const legacy = work.longTerm!;
+  syncDocument(work, legacy.raw ?? legacy.content, { raw: legacy.raw !== undefined, origin: legacy.source === 'import' ? 'import' : 'document' });
 }

@@ -1,18 +1,17 @@
 import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
-import { HIGH, type RecallDbs } from '../storage/lmdb/recall-dbs.ts';
-import type { DeadExtractionJob, ExtractionJob } from './fact-entry.ts';
+import type { ExtractPayload } from '../storage/job-queue.ts';
 import { ExtractionAnswerError } from './fact-errors.ts';
 import { jsonObjectIn } from './fact-judge.ts';
 
 /**
- * Background fact extraction: with a facts model configured, every finished turn is queued
- * (`recall.fact-queue`, key `[userId, sessionId, replyId]`) in the same commit as its reply's
- * daily and log rows, so a turn that answered is never lost to extraction, and the reply never
- * waits for it. The worker (extraction-worker.ts) asks the model for the turn's durable facts,
- * writes each through the normal fact rules (keys, duplicates, judge) with the turn as source,
- * and drops the job; a job that fails (a model error, or an answer that is not the JSON asked
- * for) is retried with backoff a bounded number of times, then moved to `recall.fact-dead`.
+ * Background fact extraction: with a facts model configured, every finished turn is queued (an
+ * `extract` job of the job queue) in the same commit as its reply's daily and log rows, so a
+ * turn that answered is never lost to extraction, and the reply never waits for it. The worker
+ * (extraction-worker.ts) asks the model for the turn's durable facts, writes each through the
+ * normal fact rules (keys, duplicates, judge) with the turn as source, and completes the job; a
+ * job that fails (a model error, or an answer that is not the JSON asked for) is retried with
+ * backoff a bounded number of times, then dead-lettered.
  *
  * The prompt is in the server's language (language.ts); the facts keep the user's language.
  */
@@ -45,40 +44,17 @@ export interface ExtractedFact {
   key?: string;
 }
 
-export type JobKey = [userId: string, sessionId: string, replyId: number];
-
-/** Inside the turn's write transaction. */
-export function queueExtractionTx(dbs: RecallDbs, userId: string, sessionId: string, replyId: number, job: ExtractionJob): void {
-  dbs.factQueue.put([userId, sessionId, replyId], job);
-}
-
-/** The oldest queued job (any user, due or not), or `undefined`. */
-export function nextQueued(dbs: RecallDbs): { key: JobKey; value: ExtractionJob } | undefined {
-  for (const item of dbs.factQueue.getRange({ start: [''], end: [HIGH], limit: 1 })) return item;
-  return undefined;
-}
-
-/** Every queued job, in key order. */
-export function queuedJobs(dbs: RecallDbs): Iterable<{ key: JobKey; value: ExtractionJob }> {
-  return dbs.factQueue.getRange({ start: [''], end: [HIGH] });
-}
-
-/** Dead-lettered jobs, in key order, at most `limit`. */
-export function deadJobs(dbs: RecallDbs, limit: number): Array<{ key: JobKey; value: DeadExtractionJob }> {
-  return [...dbs.factDead.getRange({ start: [''], end: [HIGH], limit })];
-}
-
 /** The facts of one turn. Throws what the model throws, or `ExtractionAnswerError`. */
 export async function extractFacts(
   llm: LlmService,
-  job: ExtractionJob,
+  job: Pick<ExtractPayload, 'userMessage' | 'assistantReply'>,
   signal?: AbortSignal,
   language: Language = 'en',
 ): Promise<ExtractedFact[]> {
   const response = await llm.chat(
     [
       { role: 'system', content: extractionPrompt(language) },
-      { role: 'user', content: JSON.stringify({ user: job.user_message, assistant: job.assistant_reply }) },
+      { role: 'user', content: JSON.stringify({ user: job.userMessage, assistant: job.assistantReply }) },
     ],
     signal ? { signal } : {},
   );

@@ -1,31 +1,28 @@
 import { InvalidInputError } from '../../errors.ts';
+import { StorageError } from '../../memory/contract/memory-errors.ts';
 import type { RecallDeps } from '../recall-deps.ts';
-import { currentLongTermValue, undoLongTerm, writeLongTerm, type LongTermVersion } from '../storage/lmdb/long-term-store.ts';
-import type { LongTermValue } from '../storage/lmdb/recall-dbs.ts';
-import type { FactEntry, FactSource, FactVerdict, FactWrite } from './fact-entry.ts';
-import { ensureConvertedTx, longTermDocument, needsConversion, syncDocumentTx } from './fact-document.ts';
+import type { WriteGuard } from '../storage/recall-store.ts';
+import type { LongTermRecord } from '../storage/records.ts';
+import { factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from './fact-entry.ts';
+import { checkFactId, checkFactKey, checkFactText, checkTags, checkVersion } from './fact-input.ts';
+import { ensureConverted, longTermDocument, needsConversion, syncDocument } from './fact-document.ts';
 import { judgeFact } from './fact-judge.ts';
-import {
-  addFactTx,
-  checkFactKey,
-  checkFactText,
-  currentFacts,
-  currentOf,
-  factCommit,
-  factHistory,
-  factsAsOf,
-  forgetFactTx,
-  nearDuplicateOf,
-  updateFactTx,
-} from './fact-store.ts';
+import { addFact, currentFacts, factsAsOf, forgetFact as forgetRule, nearDuplicateOf, updateFact as updateRule, type ResolvedTarget } from './fact-rules.ts';
 import { shapeOf } from './fact-text.ts';
+import { followChain, FactsWork, loadFacts, type FactsView } from './facts-view.ts';
 import { rankFacts } from './rank-facts.ts';
-import type { UserLease } from '../user-gate.ts';
 
 /**
- * The facts operations of the recall service (recall.ts wires them to its API and tools):
- * every one converts a pre-facts document first (fact-document.ts), reads and writes one
- * user's keys only, and writes in one LMDB transaction.
+ * The facts operations of the recall service (recall.ts wires them to its API and tools). Each
+ * write reads the user's view (facts-view.ts), converts a pre-facts document first
+ * (fact-document.ts), applies the rules (fact-rules.ts) and hands the change to the store,
+ * guarded by the view's generation: a write that lost the race to another (another call,
+ * another process) is computed again from a fresh view, up to `WRITE_ATTEMPTS` times, so of
+ * two concurrent updates from one version exactly one wins and the other gets
+ * `FactConflictError`. A refusal of the rules leaves nothing written.
+ *
+ * `guard`: a longer operation's (a background job's lease: extraction-worker.ts): the store
+ * writes nothing once it no longer holds (`StaleWriteError`).
  */
 export interface RememberInput {
   text: string;
@@ -34,92 +31,109 @@ export interface RememberInput {
   source?: FactSource;
 }
 
+export interface FactWriteOptions {
+  signal?: AbortSignal;
+  guard?: WriteGuard;
+}
+
+const WRITE_ATTEMPTS = 8;
+
 export function nowIso(deps: RecallDeps): string {
   return new Date(deps.clock.now()).toISOString();
 }
 
-/** Converts the user's legacy document into entries if it still needs it (one commit, once). */
-export async function ensureConverted(deps: RecallDeps, userId: string, lease?: Pick<UserLease, 'held'>): Promise<void> {
-  if (!needsConversion(deps.facts, userId)) return;
-  await factCommit(deps.facts, userId, () => ensureConvertedTx(deps.facts, userId, nowIso(deps)), lease);
+/** Runs `compute` on a fresh view and commits what it changed; again while the view was stale. */
+async function factWrite<T>(deps: RecallDeps, userId: string, compute: (work: FactsWork) => T, guard?: WriteGuard): Promise<T> {
+  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    const view = await loadFacts(deps.store, deps.facts, userId);
+    const work = new FactsWork(view, nowIso(deps));
+    ensureConverted(work);
+    const result = compute(work);
+    if (!work.changes) return result;
+    const change = work.change();
+    if (await deps.store.commitFacts(userId, change, { ...guard, generation: view.generation })) {
+      deps.facts.set(work.committed(change.generation));
+      return result;
+    }
+  }
+  throw new StorageError('storage_failed', `the facts of user ${JSON.stringify(userId)} changed under ${WRITE_ATTEMPTS} attempts in a row; retry`);
 }
 
-/**
- * `lease`: a background job's (extraction-worker.ts): the judge's call stops on its signal, and
- * every commit checks it (fact-store.ts `factCommit`), so a job the user's erasure outlived
- * writes nothing (`UserErasingError`).
- */
-export async function rememberFact(deps: RecallDeps, userId: string, input: RememberInput, lease?: Pick<UserLease, 'signal' | 'held'>): Promise<FactWrite> {
+/** The view, converted: a read that finds a pre-facts document converts it first (one write, once). */
+async function readView(deps: RecallDeps, userId: string): Promise<FactsView> {
+  const view = await loadFacts(deps.store, deps.facts, userId);
+  if (!needsConversion(view)) return view;
+  await factWrite(deps, userId, () => undefined);
+  return loadFacts(deps.store, deps.facts, userId);
+}
+
+/** Converts the user's legacy document into entries if it still needs it. */
+export async function ensureFactsConverted(deps: RecallDeps, userId: string): Promise<FactsView> {
+  return readView(deps, userId);
+}
+
+export async function rememberFact(deps: RecallDeps, userId: string, input: RememberInput, options: FactWriteOptions = {}): Promise<FactWrite> {
   const text = checkFactText(input?.text);
   const key = checkFactKey(input.key);
   const tags = checkTags(input.tags);
-  const signal = lease?.signal;
-  await ensureConverted(deps, userId, lease);
-  const store = deps.facts;
+  const view = await readView(deps, userId);
   let verdict: FactVerdict | undefined;
   // The judge only where the rules cannot decide: no key, no near-duplicate, similar entries exist.
-  if (deps.factsLlm !== undefined && key === undefined && nearDuplicateOf(currentOf(store, userId), shapeOf(text)) === undefined) {
-    const candidates = (await rankFacts(store, userId, text, { limit: 5, tokenBudget: 4_000 })).filter((r) => r.score > 0);
-    if (candidates.length > 0) verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), signal, deps.language, (error) => deps.onFactsError(error, 'judge'));
+  if (deps.factsLlm !== undefined && key === undefined && nearDuplicateOf(view.current, shapeOf(text)) === undefined) {
+    const candidates = (await rankFacts(deps, view, text, { limit: 5, tokenBudget: 4_000 })).filter((r) => r.score > 0);
+    if (candidates.length > 0) {
+      verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), options.signal, deps.language, (error) => deps.onFactsError(error, 'judge'));
+    }
   }
   const source = input.source ?? { via: 'api' };
-  return factCommit(store, userId, () => {
-    const now = nowIso(deps);
-    ensureConvertedTx(store, userId, now);
-    return addFactTx(store, userId, { text, ...(key === undefined ? {} : { key }), ...(tags ? { tags } : {}), source, ...(verdict ? { verdict } : {}) }, now);
-  }, lease);
+  const fact = { text, ...(key === undefined ? {} : { key }), ...(tags ? { tags } : {}), source, ...(verdict ? { verdict } : {}) };
+  return factWrite(deps, userId, (work) => addFact(work, fact), options.guard);
 }
 
-export async function updateFact(
-  deps: RecallDeps,
-  userId: string,
-  id: string,
-  change: { text: string; version: number; source?: FactSource },
-): Promise<FactWrite> {
+export async function updateFact(deps: RecallDeps, userId: string, id: string, change: { text: string; version: number; source?: FactSource }): Promise<FactWrite> {
   const text = checkFactText(change?.text);
-  if (!Number.isSafeInteger(change.version) || change.version < 1) {
-    throw new InvalidInputError('invalid_message', 'version must be an integer >= 1', { field: 'version' });
-  }
-  await ensureConverted(deps, userId);
-  return factCommit(deps.facts, userId, () => {
-    const now = nowIso(deps);
-    ensureConvertedTx(deps.facts, userId, now);
-    return updateFactTx(deps.facts, userId, checkId(id), text, change.version, now, change.source ?? { via: 'api' });
-  });
+  const version = checkVersion(change.version);
+  const factId = checkFactId(id);
+  const target = await resolveTarget(deps, userId, factId);
+  return factWrite(deps, userId, (work) => updateRule(work, factId, target, text, version, change.source ?? { via: 'api' }));
 }
 
 export async function forgetFact(deps: RecallDeps, userId: string, id: string, version?: number): Promise<FactEntry> {
-  if (version !== undefined && (!Number.isSafeInteger(version) || version < 1)) {
-    throw new InvalidInputError('invalid_message', 'version must be an integer >= 1', { field: 'version' });
-  }
-  await ensureConverted(deps, userId);
-  return factCommit(deps.facts, userId, () => {
-    const now = nowIso(deps);
-    ensureConvertedTx(deps.facts, userId, now);
-    return forgetFactTx(deps.facts, userId, checkId(id), version, now);
-  });
+  const expected = version === undefined ? undefined : checkVersion(version);
+  const factId = checkFactId(id);
+  const target = await resolveTarget(deps, userId, factId);
+  return factWrite(deps, userId, (work) => forgetRule(work, factId, target, expected));
+}
+
+/** The entry an update or a forget names, and its current successor (followed in the store). */
+async function resolveTarget(deps: RecallDeps, userId: string, id: string): Promise<ResolvedTarget> {
+  const seq = factSeq(id);
+  if (seq === undefined) return { stored: undefined, current: undefined };
+  const view = await readView(deps, userId);
+  const [stored] = await deps.store.factEntries(userId, [seq]);
+  const at = stored === undefined ? undefined : await followChain(deps.store, userId, seq, view.current);
+  return { stored, current: at === undefined ? undefined : view.current.get(at)?.entry };
 }
 
 /** Current entries, or those valid at `asOf` (an ISO 8601 instant or anything `Date.parse` reads). */
 export async function listFacts(deps: RecallDeps, userId: string, asOf?: string): Promise<FactEntry[]> {
-  await ensureConverted(deps, userId);
-  if (asOf === undefined || asOf === '') return currentFacts(deps.facts, userId);
+  const view = await readView(deps, userId);
+  if (asOf === undefined || asOf === '') return currentFacts(view.current);
   const t = Date.parse(asOf);
   if (!Number.isFinite(t)) {
     throw new InvalidInputError('invalid_message', `as_of must be an ISO 8601 time, got ${JSON.stringify(asOf.slice(0, 40))}`, { field: 'as_of' });
   }
-  return factsAsOf(deps.facts, userId, new Date(t).toISOString());
+  return factsAsOf(await deps.store.factHistory(userId), new Date(t).toISOString());
 }
 
 export async function listFactHistory(deps: RecallDeps, userId: string): Promise<FactEntry[]> {
-  await ensureConverted(deps, userId);
-  return factHistory(deps.facts, userId);
+  await readView(deps, userId);
+  return deps.store.factHistory(userId);
 }
 
 /** The rendered long-term document (what `getLongTerm` answers). */
 export async function readLongTerm(deps: RecallDeps, userId: string): Promise<string> {
-  await ensureConverted(deps, userId);
-  return longTermDocument(deps.facts, userId);
+  return longTermDocument(await readView(deps, userId));
 }
 
 /**
@@ -131,43 +145,38 @@ export async function writeDocument(
   deps: RecallDeps,
   userId: string,
   document: string,
-  source: LongTermValue['source'],
+  source: LongTermRecord['source'],
   keep?: ReadonlySet<number>,
-): Promise<LongTermVersion | null> {
-  await ensureConverted(deps, userId);
-  return factCommit(deps.facts, userId, () => {
-    const now = nowIso(deps);
-    ensureConvertedTx(deps.facts, userId, now);
+): Promise<LongTermRecord | null> {
+  return factWrite(deps, userId, (work) => {
     const content = document.trim();
-    if (content === '' || content === longTermDocument(deps.facts, userId)) return null;
-    const version = writeLongTerm(deps.dbs, userId, content, source, deps.localTime(deps.clock.now()).ts, undefined, true);
-    syncDocumentTx(deps.facts, userId, content, { raw: false, origin: 'document', now, ...(keep ? { keep } : {}) });
-    return version;
+    if (content === '' || content === longTermDocument(work)) return null;
+    work.writeLongTerm({ content, ts: deps.localTime(deps.clock.now()).ts, source });
+    syncDocument(work, content, { raw: false, origin: 'document', ...(keep ? { keep } : {}) });
+    return work.longTerm!;
+  });
+}
+
+/** An imported `memory.md`: a version keeping the file's text, its lines as entries (an export renders them back exactly). */
+export async function importDocument(deps: RecallDeps, userId: string, text: string): Promise<void> {
+  await factWrite(deps, userId, (work) => {
+    work.writeLongTerm({ content: text.trim(), ts: deps.localTime(deps.clock.now()).ts, source: 'import', raw: text });
+    syncDocument(work, text, { raw: true, origin: 'import' });
   });
 }
 
 /** Drops the newest document version; the entries follow the version now current. */
 export async function undoDocument(deps: RecallDeps, userId: string): Promise<string | null> {
-  await ensureConverted(deps, userId);
-  return factCommit(deps.facts, userId, () => {
-    const now = nowIso(deps);
-    ensureConvertedTx(deps.facts, userId, now);
-    if (undoLongTerm(deps.dbs, userId) === null) return null;
-    const value = currentLongTermValue(deps.dbs, userId);
-    syncDocumentTx(deps.facts, userId, value?.raw ?? value?.content ?? '', { raw: value?.raw !== undefined, origin: 'document', now });
-    return longTermDocument(deps.facts, userId);
+  await readView(deps, userId);
+  const versions = await deps.store.longTermVersions(userId);
+  if (versions.length === 0) return null;
+  const previous = versions[versions.length - 2];
+  const newest = versions[versions.length - 1]!;
+  return factWrite(deps, userId, (work) => {
+    // Another write made a version since the versions were read: this undo is of that one's predecessor no more.
+    if (work.longTerm?.version !== newest.version) return longTermDocument(work);
+    work.undoLongTerm(previous);
+    syncDocument(work, previous?.raw ?? previous?.content ?? '', { raw: previous?.raw !== undefined, origin: 'document' });
+    return longTermDocument(work);
   });
-}
-
-function checkId(id: unknown): string {
-  if (typeof id !== 'string' || id === '') throw new InvalidInputError('invalid_id', 'a memory id is a string like m12', { field: 'id' });
-  return id;
-}
-
-function checkTags(tags: unknown): string[] | undefined {
-  if (tags === undefined) return undefined;
-  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string' || t.length > 100) || tags.length > 50) {
-    throw new InvalidInputError('invalid_message', 'tags must be at most 50 strings of at most 100 characters', { field: 'tags' });
-  }
-  return [...new Set(tags.map((t: string) => t.trim()).filter((t) => t !== ''))];
 }

@@ -1,10 +1,15 @@
 import { o200kTokenCounter } from '../../provider/token-counter.ts';
 import type { FactEntry } from './fact-entry.ts';
 import { factSeq } from './fact-entry.ts';
-import { currentOf, type FactStore } from './fact-store.ts';
 import { factTokens } from './fact-text.ts';
 import { renderDocument } from './fact-document.ts';
+import type { FactsView } from './facts-view.ts';
 import { reciprocalRankFusion } from '../embeddings/rrf.ts';
+import { bm25Idf, bm25Term } from '../search/bm25.ts';
+
+/** With embeddings: the user's current entries by vector similarity to `query` (seqs, best
+ * first), `undefined` when the query cannot be embedded (embeddings/fact-semantic.ts). */
+export type FactSemantic = (userId: string, query: string) => Promise<number[] | undefined>;
 
 /**
  * Ranked injection of long-term facts: what a turn's `[LONG_TERM]` section carries.
@@ -13,12 +18,12 @@ import { reciprocalRankFusion } from '../embeddings/rrf.ts';
  * entries, tokenized by the facts' own rules (fact-text.ts: words, CJK bigrams), ties and
  * zero scores in newest-first order, then filled greedily into the token budget (an entry
  * that does not fit is skipped, a smaller one after it may still go in). Entries are short and
- * their token shapes are cached (fact-store.ts), so a pass over 10 000 of them is a few
+ * their token shapes are cached (facts-view.ts), so a pass over 10 000 of them is a few
  * milliseconds. To rank with the shared full-text index instead (src/recall/search/), replace
  * the scoring loop of this one function with a query of that index restricted to the user's
  * current entry ids; its callers only see the ordered, budgeted list.
  *
- * With embeddings configured (`store.semantic`, embeddings/fact-semantic.ts), the BM25 order
+ * With embeddings configured (`semantic`, embeddings/fact-semantic.ts), the BM25 order
  * (entries scoring above 0) and the vector order (cosine of the query's embedding with each
  * current entry's) are fused by reciprocal rank fusion (k = 60), `score` is the fused score, and
  * the entries neither ranking holds follow newest first; when the query cannot be embedded the
@@ -45,14 +50,12 @@ export interface RankedFact {
   tokens: number;
 }
 
-const K1 = 1.2;
-const B = 0.75;
 
-export async function rankFacts(store: FactStore, userId: string, query: string, options: RankOptions = {}): Promise<RankedFact[]> {
+export async function rankFacts(deps: { semantic?: FactSemantic | undefined }, view: FactsView, query: string, options: RankOptions = {}): Promise<RankedFact[]> {
   const limit = options.limit ?? DEFAULT_RANK_LIMIT;
   const budget = options.tokenBudget ?? DEFAULT_LONG_TERM_TOKENS;
   const count = await textTokens();
-  const docs = [...currentOf(store, userId).values()];
+  const docs = [...view.current.values()];
   const queryTerms = new Set(factTokens(query));
   const scored: { i: number; score: number }[] = [];
   if (queryTerms.size > 0 && docs.length > 0) {
@@ -65,8 +68,7 @@ export async function rankFacts(store: FactStore, userId: string, query: string,
       for (const t of d.shape.terms) if (queryTerms.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
       for (const [t, f] of tf) {
         const n = df.get(t)!;
-        const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
-        score += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.shape.terms.length) / avgdl));
+        score += bm25Term(bm25Idf(docs.length, n), f, d.shape.terms.length, avgdl);
       }
       scored.push({ i, score });
     });
@@ -75,7 +77,7 @@ export async function rankFacts(store: FactStore, userId: string, query: string,
   }
   // Best first; equal scores newest first (docs are in creation order).
   scored.sort((a, b) => b.score - a.score || b.i - a.i);
-  const semantic = store.semantic && queryTerms.size > 0 && docs.length > 0 ? await store.semantic(userId, query) : undefined;
+  const semantic = deps.semantic && queryTerms.size > 0 && docs.length > 0 ? await deps.semantic(view.userId, query) : undefined;
   if (semantic !== undefined) {
     const at = new Map(docs.map((d, i) => [factSeq(d.entry.id)!, i]));
     const lexical = scored.filter((s) => s.score > 0).map((s) => s.i);
@@ -106,16 +108,16 @@ export interface LongTermContext {
   shown: ReadonlySet<number> | 'all';
 }
 
-export async function longTermContext(store: FactStore, userId: string, query: string, options: RankOptions = {}): Promise<LongTermContext> {
+export async function longTermContext(deps: { semantic?: FactSemantic | undefined }, view: FactsView, query: string, options: RankOptions = {}): Promise<LongTermContext> {
   const budget = options.tokenBudget ?? DEFAULT_LONG_TERM_TOKENS;
   const count = await textTokens();
   // Every entry costs at least one token: past `budget` entries the document cannot fit.
-  if (currentOf(store, userId).size <= budget) {
-    const document = renderDocument(store, userId).trim();
+  if (view.current.size <= budget) {
+    const document = renderDocument(view).trim();
     const tokens = count(document);
     if (tokens <= budget) return { text: document, tokens, shown: 'all' };
   }
-  const ranked = await rankFacts(store, userId, query, options);
+  const ranked = await rankFacts(deps, view, query, options);
   const text = ranked.map((r) => r.entry.text).join('\n');
   return { text, tokens: count(text), shown: new Set(ranked.map((r) => factSeq(r.entry.id)!)) };
 }

@@ -1,12 +1,11 @@
 import { InvalidInputError } from '../../errors.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
-import { HIGH } from '../storage/lmdb/recall-dbs.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertSessionId, assertUserId } from '../recall-ids.ts';
-import { postingEstimate, queryTerms, rankedSearch, type RankedQuery, type SearchHit } from '../storage/lmdb/search/bm25-query.ts';
-import { rebuildUserIndex } from '../storage/lmdb/search/rebuild.ts';
-import { isLive } from '../storage/lmdb/search/search-index.ts';
-import { hasSessionDocs } from '../storage/lmdb/search/doc-rows.ts';
+import { loadFacts } from '../facts/facts-view.ts';
+import type { RankedFilters } from './rank-filters.ts';
+import { hitOf, type SearchHit } from './search-hit.ts';
+import { tokenize } from './tokenizer.ts';
 
 /**
  * `recall.search`: ranked recall across all of a user's sessions, days and long-term memory.
@@ -17,9 +16,8 @@ import { hasSessionDocs } from '../storage/lmdb/search/doc-rows.ts';
  * `tool` a string (`invalid_filter`); `limit` an integer, default 10, clamped to 1..100.
  * A query with no terms (blank, or only stop words) finds nothing.
  *
- * A user whose rows predate the index is rebuilt first (rebuild.ts). A query whose terms hold
- * more than `rankPoolThreshold` postings (estimated from the chunk keys) runs on the search
- * pool; smaller ones inline (a worker round trip costs more than they do).
+ * Scoring is BM25 over the query's distinct terms (search/bm25.ts), in the store (`rank`); the
+ * hits are built here, with their snippets and scores rounded to 4 decimals.
  */
 export interface SearchInput {
   userId: string;
@@ -69,21 +67,35 @@ export function validateSearch(input: SearchInput): RankedQuery {
   return q;
 }
 
-export async function searchRanked(deps: RecallDeps, input: SearchInput, poolThreshold = DEFAULT_RANK_POOL_THRESHOLD): Promise<SearchHit[]> {
+/** A validated query: the user, the filters, the limit. */
+export interface RankedQuery extends RankedFilters {
+  userId: string;
+  query: string;
+  limit: number;
+}
+
+/** The distinct terms of a query, in order. */
+export function queryTerms(query: string): string[] {
+  return [...new Set(tokenize(query))];
+}
+
+export function filtersOf(q: RankedFilters): RankedFilters {
+  const out: RankedFilters = {};
+  for (const k of ['sessionId', 'day', 'from', 'to', 'roles', 'tool'] as const) if (q[k] !== undefined) (out as Record<string, unknown>)[k] = q[k];
+  return out;
+}
+
+export async function searchRanked(deps: RecallDeps, input: SearchInput): Promise<SearchHit[]> {
   const q = validateSearch(input);
   const terms = queryTerms(q.query);
   if (terms.length === 0) return [];
-  const { dbs } = deps;
-  if (!isLive(dbs.search, q.userId) && hasRows(deps, q.userId)) await rebuildUserIndex(deps, q.userId);
-  if (deps.pool && !deps.pool.closed && postingEstimate(dbs.search, q.userId, terms) > poolThreshold) {
-    return deps.pool.run({ kind: 'rank', path: dbs.path, query: q });
+  const ranked = await deps.store.rank(q.userId, { terms, filters: filtersOf(q), limit: q.limit });
+  const longTerm = ranked.some((r) => r.row === undefined) ? (await loadFacts(deps.store, deps.facts, q.userId)).longTerm : undefined;
+  const wanted = new Set(terms);
+  const hits: SearchHit[] = [];
+  for (const r of ranked) {
+    const hit = hitOf(r.doc, Math.round(r.score * 10_000) / 10_000, r.row, longTerm, wanted);
+    if (hit !== undefined) hits.push(hit);
   }
-  return rankedSearch(dbs, q);
-}
-
-function hasRows(deps: RecallDeps, userId: string): boolean {
-  const { dbs } = deps;
-  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0 || hasSessionDocs(dbs, userId)) return true;
-  for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return true;
-  return false;
+  return hits;
 }

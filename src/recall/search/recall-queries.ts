@@ -1,91 +1,45 @@
 import type { JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
-import { dailyRowBound, dailyWindow } from '../storage/lmdb/daily-store.ts';
-import { clampLimit, normalizeKeyword } from './keyword-search.ts';
-import type { DailyRow, MemoryRow } from '../rows/row-types.ts';
+import type { DailyRow, SessionRow } from '../rows/row-types.ts';
+import { windowSpec } from '../rows/row-window.ts';
+import { toDailyRow } from '../rows/daily-row.ts';
+import { toSessionRow } from '../rows/session-row.ts';
 import { localNow, type RecallDeps } from '../recall-deps.ts';
 import { sessionConversationId } from '../recall-ids.ts';
-import { windowSpec } from '../rows/row-window.ts';
-import type { Key } from 'lmdb';
-import { HIGH } from '../storage/lmdb/recall-dbs.ts';
-import type { DailyKey } from '../storage/lmdb/pool/search-job.ts';
-import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from '../storage/lmdb/search/search-scan.ts';
-import { textContent, toSessionRow } from '../rows/session-row.ts';
-import { sessionEntry, sessionIdShift } from '../storage/lmdb/sessions-index.ts';
 
 /**
- * The read side of the layered memory: session rows, recall by keyword, windows around an
- * anchor. Ids are validated by the caller. Every read is confined to one user's keys (and the
- * session reads to one `session/{user}/{session}` conversation), so no call reaches another
- * user's rows.
+ * The read side of the layered memory: session rows, recall by keyword (the Demo's rule:
+ * search/keyword-search.ts; the store scans, newest first), windows around an anchor. Ids are
+ * validated by the caller. Every read is confined to one user's keys (and the session reads to
+ * one `session/{user}/{session}` conversation), so no call reaches another user's rows.
  *
- * Keyword scans over more than `poolThreshold` rows run on the search pool when there is one;
- * smaller ones run inline (a worker round trip costs more than scanning a few thousand rows).
- * An inline scan of a large history without a pool yields the event loop every few thousand
- * rows. Session scans go to the pool only when the session transcripts live in the same LMDB
- * environment (the runtime's LMDB store), since workers read them straight from LMDB.
+ * An imported session whose Demo ids were not 1..n (`demoIds` of its entry) keeps them: its
+ * first rows carry their Demo id, later rows are numbered `record id + shift`.
  */
-export async function sessionRows(deps: RecallDeps, userId: string, sessionId: string): Promise<MemoryRow[]> {
-  const shift = sessionIdShift(deps.dbs, userId, sessionId);
+async function shiftOf(deps: RecallDeps, userId: string, sessionId: string): Promise<number> {
+  return (await deps.store.session(userId, sessionId))?.demoIds?.shift ?? 0;
+}
+
+export async function sessionRows(deps: RecallDeps, userId: string, sessionId: string): Promise<SessionRow[]> {
+  const shift = await shiftOf(deps, userId, sessionId);
   return (await deps.memory.range(sessionConversationId(userId, sessionId))).map((r) => toSessionRow(r, shift));
 }
 
 /** The last `max(1, rounds) * 2` rows (a round is about one user message and its reply). */
-export async function recentSessionRows(deps: RecallDeps, userId: string, sessionId: string, rounds: number): Promise<MemoryRow[]> {
+export async function recentSessionRows(deps: RecallDeps, userId: string, sessionId: string, rounds: number): Promise<SessionRow[]> {
   const n = Math.max(1, Math.trunc(Number.isFinite(rounds) ? rounds : 3)) * 2;
-  const shift = sessionIdShift(deps.dbs, userId, sessionId);
+  const shift = await shiftOf(deps, userId, sessionId);
   return (await deps.memory.tail(sessionConversationId(userId, sessionId), n)).map((r) => toSessionRow(r, shift));
 }
 
-export async function searchSessionRows(
-  deps: RecallDeps,
-  userId: string,
-  sessionId: string,
-  keyword: string,
-  limit: number,
-): Promise<MemoryRow[]> {
-  const conversationId = sessionConversationId(userId, sessionId);
-  const last = await deps.memory.lastId(conversationId);
-  if (last === 0) return [];
-  const shift = sessionIdShift(deps.dbs, userId, sessionId);
-  const { sessionScan: source, pool } = deps;
-  // A branched session's prefix lives in its source's rows: only the MessageLog stitches them.
-  if (source !== undefined && deps.dbs.sessions.get([userId, sessionId])?.fork === undefined) {
-    await deps.journal?.settle(); // appends acknowledged but not yet in LMDB
-    const position: ScanPosition<Key> = { key: [conversationId, Infinity], exclusive: true };
-    const job = scanSession(source, conversationId, keyword, limit, Infinity, position, undefined, shift);
-    return runScan(job, last, pool !== undefined && last > deps.poolThreshold, (wanted) =>
-      pool!.run({ kind: 'session', path: deps.dbs.path, conversationId, keyword, limit: wanted, before: (position.key as [string, number])[1], shift }),
-      limit,
-    );
-  }
-  // Another store: newest chunk first through the MessageLog (ids are contiguous: a chunk is an
-  // id range). A range read materializes its rows, so chunks start small (a common keyword is
-  // answered by the newest rows) and double up to SCAN_CHUNK; the event loop turns between them.
-  const key = normalizeKeyword(keyword);
-  const want = clampLimit(limit);
-  const found: MemoryRow[] = [];
-  let size = Math.min(SCAN_CHUNK, want * 4);
-  let unyielded = 0;
-  for (let to = last; to >= 1 && found.length < want; to -= size, size = Math.min(SCAN_CHUNK, size * 2)) {
-    if (unyielded >= SCAN_CHUNK) {
-      // A store's reads may resolve without a macrotask in between: yield so timers and I/O run.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      unyielded = 0;
-    }
-    const chunk = await deps.memory.range(conversationId, { from: Math.max(1, to - size + 1), to });
-    unyielded += chunk.length;
-    for (let i = chunk.length - 1; i >= 0 && found.length < want; i--) {
-      const record = chunk[i]!;
-      if (key === null || textContent(record.message).toLowerCase().includes(key)) found.push(toSessionRow(record, shift));
-    }
-  }
-  return found.reverse();
+export async function searchSessionRows(deps: RecallDeps, userId: string, sessionId: string, keyword: string, limit: number): Promise<SessionRow[]> {
+  const shift = await shiftOf(deps, userId, sessionId);
+  return (await deps.store.scanSession(userId, sessionId, { keyword, limit })).map((r) => toSessionRow(r, shift));
 }
 
 /**
  * Rows around an anchor; record ids are contiguous and one per row, so the window is one
- * record-id range. In an imported session that kept its demo ids (`demoIds`), an anchor up to
+ * record-id range. In an imported session that kept its Demo ids (`demoIds`), an anchor up to
  * the highest imported id is looked up among the imported rows (the first row with that id);
  * a later one is `record id + shift`.
  */
@@ -96,11 +50,11 @@ export async function sessionWindowRows(
   messageId: JsonValue | undefined,
   before: number,
   after: number,
-): Promise<MemoryRow[]> {
+): Promise<SessionRow[]> {
   const spec = windowSpec(messageId, before, after);
   if (spec === null) return [];
   const conversationId = sessionConversationId(userId, sessionId);
-  const demoIds = sessionEntry(deps.dbs, userId, sessionId)?.demoIds;
+  const demoIds = (await deps.store.session(userId, sessionId))?.demoIds;
   const shift = demoIds?.shift ?? 0;
   let at = spec.anchor - shift;
   if (demoIds !== undefined && spec.anchor <= demoIds.rows + shift) {
@@ -108,10 +62,7 @@ export async function sessionWindowRows(
     at = imported.find((r) => r.meta['message_id'] === spec.anchor)?.message_id ?? 0;
   }
   if (at < 1 || at > (await deps.memory.lastId(conversationId))) return [];
-  const records = await deps.memory.range(conversationId, {
-    from: Math.max(1, at - spec.before),
-    to: at + spec.after,
-  });
+  const records = await deps.memory.range(conversationId, { from: Math.max(1, at - spec.before), to: at + spec.after });
   return records.map((r) => toSessionRow(r, shift));
 }
 
@@ -119,25 +70,10 @@ export async function sessionWindowRows(
  * A `YYYY-MM-DD` that names a real date searches that day only (nothing when it has no rows);
  * an empty or invalid day searches every day. Hits say which day they are from.
  */
-export async function searchDailyRows(
-  deps: RecallDeps,
-  userId: string,
-  keyword: string,
-  limit: number,
-  day: string,
-): Promise<DailyRow[]> {
+export async function searchDailyRows(deps: RecallDeps, userId: string, keyword: string, limit: number, day: string): Promise<DailyRow[]> {
   const trimmed = day.trim();
   const only = isCalendarDay(trimmed) ? trimmed : null;
-  const bound = dailyRowBound(deps.dbs, userId, only);
-  if (bound === 0) return [];
-  const position: ScanPosition<Key> = { key: only === null ? [userId, HIGH] : [userId, only, HIGH], exclusive: false };
-  const job = scanDaily({ json: deps.dbs.daily, text: deps.dbs.dailyText }, userId, only, keyword, limit, position);
-  const { pool } = deps;
-  return runScan(job, bound, pool !== undefined && bound > deps.poolThreshold, (wanted) =>
-    // A chunk was seen before the pool is asked: the position is a row's key.
-    pool!.run({ kind: 'daily', path: deps.dbs.path, userId, day: only, keyword, limit: wanted, after: position.key as DailyKey }),
-    limit,
-  );
+  return (await deps.store.scanDaily(userId, { day: only, keyword, limit })).map(toDailyRow);
 }
 
 /** Rows around an anchor of one day; an empty day means today, an invalid one matches nothing. */
@@ -154,5 +90,5 @@ export async function dailyWindowRows(
   const trimmed = day.trim();
   const target = trimmed === '' ? localNow(deps).day : trimmed;
   if (!isCalendarDay(target)) return [];
-  return dailyWindow(deps.dbs, userId, target, spec);
+  return (await deps.store.dailyWindow(userId, target, spec.anchor, spec.before, spec.after)).map(toDailyRow);
 }

@@ -1,10 +1,10 @@
 import { defineTool, type Tool } from '../../kernel/tool.ts';
 import type { JsonObject, JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
-import type { SearchHit } from '../storage/lmdb/search/bm25-query.ts';
+import type { SearchHit } from './search-hit.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import { TOOL_TEXTS } from '../chat/tool-texts.ts';
-import type { SearchMeta } from '../embeddings/search-result.ts';
+import type { SearchResult } from '../embeddings/search-result.ts';
 
 /**
  * `search_memory`, the model's ranked recall (beside the demo's six tools, which keep their
@@ -32,7 +32,7 @@ export interface SearchMemoryArgs {
 }
 
 export function createSearchMemoryTool(
-  search: (args: SearchMemoryArgs) => Promise<SearchHit[] & Partial<SearchMeta>>,
+  search: (args: SearchMemoryArgs) => Promise<SearchResult>,
   language: Language = DEFAULT_LANGUAGE,
 ): Tool {
   return defineTool({
@@ -58,16 +58,17 @@ export function createSearchMemoryTool(
         const d = day(args[f]);
         if (d !== undefined) request[f] = d;
       }
-      const hits = await search(request);
+      const result = await search(request);
+      const hits = result.items;
       const body = hits.length > 0 ? hits.map((hit) => formatHit(hit, language)).join('\n') : TOOL_TEXTS[language].noMatchedMemory;
-      return hits.ranking === 'hybrid' || hits.embeddingsError !== undefined ? `${body}\n${rankingNote(hits)}` : body;
+      return result.ranking === 'hybrid' || result.embeddingsError !== undefined ? `${body}\n${rankingNote(result)}` : body;
     },
   });
 }
 
-function rankingNote(meta: Partial<SearchMeta>): string {
+function rankingNote(meta: SearchResult): string {
   if (meta.embeddingsError !== undefined) return '(ranking: bm25; embeddings unavailable)';
-  const pending = meta.pendingEmbeddings ?? 0;
+  const pending = meta.pendingEmbeddings;
   return pending > 0 ? `(ranking: hybrid; ${pending} rows not yet embedded)` : '(ranking: hybrid)';
 }
 

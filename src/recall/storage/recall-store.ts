@@ -61,6 +61,8 @@ export interface RecallStore {
   readonly embeddings: boolean;
 
   // ---- users ----
+  /** Every user with anything stored, sorted (a folder export of all users). */
+  users(): Promise<string[]>;
   /** Whether the user has anything stored (sessions, daily rows, long-term memory, log, facts). */
   hasData(userId: string): Promise<boolean>;
   /**
@@ -221,6 +223,8 @@ export interface FactsState {
 }
 
 export interface FactsChange {
+  /** The generation the store holds once this change is applied (the caller's fresh value). */
+  generation: string;
   /** New entries and changed ones (an ended entry with its `validTo`), by seq. */
   entries: readonly FactEntry[];
   doc?: DocTemplate;

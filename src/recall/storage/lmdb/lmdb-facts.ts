@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { factSeq, type FactEntry } from '../../facts/fact-entry.ts';
 import type { FactsChange, FactsState, WriteGuard } from '../recall-store.ts';
 import type { LongTermRecord } from '../records.ts';
@@ -80,7 +79,7 @@ export async function commitFacts(ctx: LmdbContext, userId: string, change: Fact
     if (guard.job !== undefined && !ctx.queue.heldTx(guard.job)) return 'lease_lost';
     incarnationTx(dbs, userId);
     applyChange(dbs, userId, change);
-    (dbs.counters as unknown as { put(k: string[], v: string): void }).put([userId, GENERATION], randomUUID());
+    (dbs.counters as unknown as { put(k: string[], v: string): void }).put([userId, GENERATION], change.generation);
     return 'applied';
   });
   if (outcome === 'erased' || outcome === 'lease_lost') throw new StaleWriteError(outcome, userId);
