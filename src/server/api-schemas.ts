@@ -192,7 +192,7 @@ export const API_SCHEMAS = {
       type: 'object',
       properties: {
         user_id: idField,
-        q: { ...str, default: '' },
+        q: { ...str, description: 'the query (required: missing is 422); empty: no items' },
         session_id: { ...str, default: '' },
         day: { ...str, default: '', description: 'YYYY-MM-DD' },
         from: { ...str, default: '', description: 'YYYY-MM-DD, inclusive' },
@@ -201,7 +201,7 @@ export const API_SCHEMAS = {
         tool: { ...str, default: '' },
         limit: { ...int, default: 10 },
       },
-      required: ['user_id'],
+      required: ['user_id', 'q'],
     },
     response: {
       200: {
