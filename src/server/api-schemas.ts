@@ -10,12 +10,13 @@
  */
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { fieldValidatorCompiler } from './request-validation.ts';
+import { ID_MAX_CHARS, ID_RULE } from '../recall/recall-ids.ts';
 
 type Schema = Record<string, unknown>;
 
 const str = { type: 'string' } as const;
 const int = { type: 'integer' } as const;
-const idField = { type: 'string', minLength: 1, maxLength: 128, description: '1-128 characters, no control characters, no leading or trailing space' } as const;
+const idField = { type: 'string', minLength: 1, maxLength: ID_MAX_CHARS, description: ID_RULE } as const;
 
 const errorBody: Schema = {
   type: 'object',

@@ -41,6 +41,7 @@ import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } 
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './server-defaults.ts';
+import { ID_MAX_CHARS } from '../recall/recall-ids.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
@@ -79,6 +80,13 @@ export interface ServerOptions {
   metrics?: ServerMetrics;
 }
 
+/**
+ * The longest path parameter routed (longer: 414). The router measures a segment with the
+ * characters it keeps percent-encoded (`/`, `%`, `?`, `#`, ...) still three characters each, so
+ * an id of `ID_MAX_CHARS` such characters must fit.
+ */
+const MAX_PARAM_LENGTH = ID_MAX_CHARS * 3;
+
 /** A client's own `x-request-id` is kept only when it is this plain (it goes into logs). */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -90,6 +98,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
+    maxParamLength: MAX_PARAM_LENGTH,
     // Node's requestTimeout covers receiving the request only, never the time to answer it,
     // so a long turn is not cut short. Node checks it every connectionsCheckingInterval
     // (30 s by default, which would stretch a short timeout), hence the finer interval.
@@ -105,7 +114,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     },
     // One line per request from our own hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    // Errors found while routing (a malformed URL, a path parameter over 100 characters)
+    // Errors found while routing (a malformed URL, a path parameter over MAX_PARAM_LENGTH)
     // get the same `{detail}` bodies as everything else.
     frameworkErrors: (err, _request, reply) => {
       const { status, body } = errorResponse(err, bodyLimit);

@@ -187,7 +187,7 @@ describe('request limits', () => {
     const bad = await t.request('GET', '/api/conversations/%E0%A4%A/messages?user_id=u');
     expect(bad.status).toBe(400);
     expect(bad.json).toEqual({ detail: expect.stringContaining('not a valid url component') });
-    const long = await t.request('GET', `/api/conversations/${'a'.repeat(200)}/messages?user_id=u`);
+    const long = await t.request('GET', `/api/conversations/${'a'.repeat(400)}/messages?user_id=u`);
     expect(long.status).toBe(414);
     expect(long.json).toEqual({ detail: expect.stringContaining('max param length') });
   });
