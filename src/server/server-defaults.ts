@@ -7,3 +7,5 @@
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long a stop waits for turns in flight before it cancels them. */
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+/** After the stop deadline, how long cancelled turns have to send their 503 before every socket is closed. */
+export const STOP_ANSWER_GRACE_MS = 1_000;

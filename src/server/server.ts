@@ -26,7 +26,8 @@
  * `startServer` listens and returns a handle whose `close()` stops accepting and waits for the
  * requests in flight (a chat turn finishes and is stored) before it resolves; a turn still
  * running `stopTimeoutMs` (10 s) after `close()` began is cancelled (stored as interrupted,
- * answered 503 `turn_interrupted`).
+ * answered 503 `turn_interrupted`), a request still arriving then (a trickled upload) is cut,
+ * and one second later every socket left is closed, so no client can hold a stop.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -40,7 +41,7 @@ import { installAuthorization } from './authorization.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './server-defaults.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS, STOP_ANSWER_GRACE_MS } from './server-defaults.ts';
 import { ID_MAX_CHARS } from '../recall/recall-ids.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
@@ -72,7 +73,8 @@ export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Time to receive a whole request, headers and body; then 408. Default 30 000 ms. */
   requestTimeoutMs?: number;
-  /** When it fires, chat turns still running are cancelled. Default: never. */
+  /** The stop deadline: when it fires, chat turns still running are cancelled, requests still
+   *  arriving are cut, and every socket is closed a second later. Default: never. */
   stopSignal?: AbortSignal;
   /** What `/metrics` shows. Default: a fresh registry of this server's own (turns, errors,
    *  live conversations, restarts); share one with the runtime (`writeObserver`) and the
@@ -142,6 +144,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // dropped it.
   const idleSockets = trackIdleSockets(app.server);
   app.addHook('preClose', async () => idleSockets.closeAll());
+  // The stop deadline: an upload still arriving is cut now, every other socket once the
+  // cancelled turns have had STOP_ANSWER_GRACE_MS to answer (idle-sockets.ts).
+  options.stopSignal?.addEventListener('abort', () => idleSockets.deadline(STOP_ANSWER_GRACE_MS), { once: true });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
     reply.header('x-request-id', request.id);
