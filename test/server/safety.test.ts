@@ -170,8 +170,9 @@ describe('request limits', () => {
   });
 
   it('accepts a body just under the limit', async () => {
-    const message = 'y'.repeat(1000 * 1000);
-    const res = await t.request('POST', '/api/chat', { body: { user_id: 'big-u', session_id: 's', message } });
+    // The message has a length limit of its own (limits.test.ts): the bulk is a field no route reads.
+    const padding = 'y'.repeat(1000 * 1000);
+    const res = await t.request('POST', '/api/chat', { body: { user_id: 'big-u', session_id: 's', message: 'm', padding } });
     expect(res.status).toBe(200);
   });
 
