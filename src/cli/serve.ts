@@ -82,6 +82,7 @@ export async function serve(
       language: options.language,
       ...models,
       ...(embeddings === undefined ? {} : { embeddings }),
+      limits: options.recallLimits,
     },
   });
   let server: RunningServer;
@@ -97,6 +98,8 @@ export async function serve(
       port: options.port,
       requestTimeoutMs: options.requestTimeoutMs,
       stopTimeoutMs: options.stopTimeoutMs,
+      rateLimitPerMinute: options.rateLimitPerMinute,
+      maxConcurrentTurns: options.maxConcurrentTurns,
       logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
       metrics,
     });

@@ -33,7 +33,8 @@ export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
-export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError, UserErasingError } from './recall-errors.ts';
+export { RecallClosedError, RecallLimitError, RecallUnavailableError, SearchPoolClosedError, UserErasingError, type RecallLimitCode } from './recall-errors.ts';
+export { DEFAULT_RECALL_LIMITS, type RecallLimits } from './recall-limits.ts';
 export type { ErasureReport } from './store/user-erasure.ts';
 export type { SearchHit } from './search/bm25-query.ts';
 export type { SearchInput } from './search/ranked-search.ts';

@@ -51,6 +51,7 @@ import type { DailyRow, MemoryRow } from './store/memory-row.ts';
 import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
+import { assertRoomForFork, assertRoomForSession, assertSearchTerms, resolveRecallLimits, type RecallLimits } from './recall-limits.ts';
 import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
 import {
@@ -165,6 +166,13 @@ export interface RecallOptions {
    * stopped by `close`). The runtime passes its supervised drain (supervisors/recall.ts).
    */
   embeddingsDrain?: () => EmbeddingDrain | undefined;
+  /**
+   * What one user can make it hold or do (recall-limits.ts): `sessionsPerUser` (default
+   * 10,000), `forksPerSession` (1,000), `searchTerms` (distinct terms of a `search` query,
+   * 128). Past one: `RecallLimitError` (`session_limit`, `fork_limit`, `search_terms_limit`),
+   * nothing written.
+   */
+  limits?: RecallLimits;
 }
 
 export interface RecallSummaryOptions {
@@ -330,6 +338,7 @@ export function createRecall(options: RecallOptions): Recall {
           language,
         });
   const retry = checkRetryOptions(options.extraction);
+  const limits = resolveRecallLimits(options.limits);
   const embeddingsOptions = options.embeddings === undefined ? undefined : resolveEmbeddingsOptions(options.embeddings);
   const deps: RecallDeps = {
     memory: options.memory,
@@ -352,6 +361,7 @@ export function createRecall(options: RecallOptions): Recall {
     summarizer,
     language,
     embeddings: undefined,
+    limits,
   };
   const { dbs } = deps;
   // Embeddings: writes queue themselves from now on; the drain is the runtime's or our own.
@@ -437,6 +447,8 @@ export function createRecall(options: RecallOptions): Recall {
         if (sessionEntry(dbs, u, target) !== undefined) {
           throw new ForkError('fork_target_exists', `session ${target} already exists`, { sessionId: target });
         }
+        assertRoomForSession(dbs, u, limits.sessionsPerUser);
+        assertRoomForFork(dbs, u, s, limits.forksPerSession);
         await deps.memory.fork(sessionConversationId(u, s), messageId, sessionConversationId(u, target));
         const now = localNow(deps).ts;
         await commit(dbs, () => {
@@ -485,7 +497,11 @@ export function createRecall(options: RecallOptions): Recall {
     sessionWindow: (q) =>
       user(q?.userId, (u) => sessionWindowRows(deps, u, assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0)),
 
-    search: (q) => user(q?.userId, () => searchHybrid(deps, q, rankPoolThreshold)),
+    search: (q) =>
+      user(q?.userId, async () => {
+        assertSearchTerms(q.query, limits.searchTerms);
+        return searchHybrid(deps, q, rankPoolThreshold);
+      }),
 
     embeddingsStatus: (userId) =>
       userId === undefined ? guarded(async () => embeddingsStatus(deps)) : user(userId, async (u) => embeddingsStatus(deps, u)),

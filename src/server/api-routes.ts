@@ -69,6 +69,7 @@ import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from '.
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
 import { streamChat } from './chat-stream-route.ts';
+import type { TurnSlots } from './turn-slots.ts';
 import { validateIdempotencyKey } from '../memory/contract/idempotency.ts';
 
 export interface ApiServices {
@@ -78,6 +79,8 @@ export interface ApiServices {
   stopSignal?: AbortSignal;
   /** Told of every chat turn: its seconds and outcome (`ok`, else the error's code). */
   onTurn?: (seconds: number, outcome: string) => void;
+  /** Chat turns running at once, per user (turn-slots.ts). */
+  turns: TurnSlots;
 }
 
 // What the routes' schemas (api-schemas.ts) let through, typed: fastify has validated and
@@ -149,7 +152,7 @@ function turnKeyOf(request: FastifyRequest): string | undefined {
 /** Whether the caller holds the admin token. */
 const isAdmin = (request: FastifyRequest): boolean => request.principal.kind === 'admin';
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, onTurn }: ApiServices): void {
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, onTurn, turns }: ApiServices): void {
   api.get('/api/whoami', { config: AUTHENTICATED, schema: S.whoami }, async (request) => {
     const principal = request.principal;
     return { user_id: principal.kind === 'user' ? principal.userId : null, role: principal.kind };
@@ -159,6 +162,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     const key = turnKeyOf(request);
+    const giveBack = turns.take(body.user_id);
     // A keyed turn may have a retry waiting for it: only the stop deadline cancels it.
     const turn = turnSignal(reply, stopSignal, { followClient: key === undefined });
     const started = performance.now();
@@ -176,6 +180,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
         throw error;
       })
       .finally(() => {
+        giveBack();
         turn.dispose();
         onTurn?.((performance.now() - started) / 1000, outcome);
       });
@@ -192,7 +197,13 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     // Checked here: a bad key is a 400 JSON answer before any event.
     const key = turnKeyOf(request);
-    await streamChat(reply, recall, body, stopSignal, key === undefined ? undefined : validateIdempotencyKey(key));
+    const checked = key === undefined ? undefined : validateIdempotencyKey(key);
+    const giveBack = turns.take(body.user_id);
+    try {
+      await streamChat(reply, recall, body, stopSignal, checked);
+    } finally {
+      giveBack();
+    }
   });
 
   api.post<{ Body: UserQuery }>('/api/conversations', { config: USER, schema: S.createSession }, async (request) => {

@@ -30,6 +30,7 @@
  * and one second later every socket left is closed, so no client can hold a stop.
  */
 import { randomUUID } from 'node:crypto';
+import { InvalidInputError } from '../errors.ts';
 import type { AddressInfo } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -41,7 +42,15 @@ import { installAuthorization } from './authorization.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS, STOP_ANSWER_GRACE_MS } from './server-defaults.ts';
+import {
+  DEFAULT_MAX_CONCURRENT_TURNS,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_STOP_TIMEOUT_MS,
+  STOP_ANSWER_GRACE_MS,
+} from './server-defaults.ts';
+import { installRateLimit } from './rate-limit.ts';
+import { turnSlots } from './turn-slots.ts';
 import { ID_MAX_CHARS } from '../recall/recall-ids.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
@@ -71,6 +80,12 @@ export interface ServerOptions {
   loopbackOnly?: boolean;
   /** fastify's logger option: `false` for none, `true` for JSON lines on stdout. Default false. */
   logger?: FastifyServerOptions['logger'];
+  /** Requests a minute to `/api/*` per user (rate-limit.ts), then 429 `rate_limited`; 0: no
+   *  limit. Default 600. */
+  rateLimitPerMinute?: number;
+  /** Chat turns (streamed or not) running at once per user (turn-slots.ts), then 429
+   *  `too_many_turns`. Default 4. */
+  maxConcurrentTurns?: number;
   /** Time to receive a whole request, headers and body; then 408. Default 30 000 ms. */
   requestTimeoutMs?: number;
   /** The stop deadline: when it fires, chat turns still running are cancelled, requests still
@@ -184,11 +199,19 @@ export function createServer(options: ServerOptions): FastifyInstance {
     registerMetricsRoute(ops, metrics);
     registerExtractionRoutes(ops, options.recall);
   });
+  const rate = options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  const concurrentTurns = options.maxConcurrentTurns ?? DEFAULT_MAX_CONCURRENT_TURNS;
+  for (const [name, value, least] of [['rateLimitPerMinute', rate, 0], ['maxConcurrentTurns', concurrentTurns, 1]] as const) {
+    if (!Number.isSafeInteger(value) || value < least) throw new InvalidInputError('invalid_option', `${name} must be an integer >= ${least}, got ${value}`, { option: name });
+  }
   void app.register(async (api) => {
     validated(api);
+    // Before the routes: it adds its hook to each as it is added.
+    await installRateLimit(api, rate);
     registerApiRoutes(api, {
       recall: options.recall,
       runtime: options.runtime,
+      turns: turnSlots(concurrentTurns),
       onTurn: (seconds, outcome) => metrics.turn(seconds, outcome),
       ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });

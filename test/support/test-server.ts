@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import type { ExtractionRetryOptions, SupervisedRecall } from '../../src/recall/index.ts';
+import type { ExtractionRetryOptions, RecallLimits, SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
@@ -46,6 +46,10 @@ export async function startTestServer(
     name?: string;
     /** Recall's embeddings (hybrid search); default none. */
     embeddings?: EmbeddingsOptions;
+    /** Recall's per-user limits; default recall's. */
+    recallLimits?: RecallLimits;
+    rateLimitPerMinute?: number;
+    maxConcurrentTurns?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
@@ -63,6 +67,7 @@ export async function startTestServer(
       ...(options.factsLlm === undefined ? {} : { factsLlm: metrics.observeLlm(options.factsLlm) }),
       ...(options.extraction === undefined ? {} : { extraction: options.extraction }),
       ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+      ...(options.recallLimits === undefined ? {} : { limits: options.recallLimits }),
     },
   });
   const recall = runtime.recall;
@@ -79,6 +84,8 @@ export async function startTestServer(
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
+    ...(options.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: options.rateLimitPerMinute }),
+    ...(options.maxConcurrentTurns === undefined ? {} : { maxConcurrentTurns: options.maxConcurrentTurns }),
   });
   return {
     url: server.url,
