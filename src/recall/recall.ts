@@ -57,8 +57,12 @@ import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
   searchDailyRows,
+  pageLimit,
   searchSessionRows,
   sessionRows,
+  sessionRowsPage,
+  type SessionRowsPage,
+  type SessionRowsQuery,
   sessionWindowRows,
 } from './search/recall-queries.ts';
 import type { SearchPool } from './search/search-pool.ts';
@@ -77,7 +81,9 @@ import {
   cutShortSessions,
   listCutShortSessions,
   listSessions,
+  listSessionsPage,
   registerSession,
+  type SessionsPage,
   removeSession,
   sessionEntry,
   touchSession,
@@ -230,6 +236,17 @@ export interface Recall {
   createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
+  /**
+   * `listSessions` a page at a time: at most `limit` (default 100, 1..500) after `cursor` (a
+   * previous page's `nextCursor`, opaque; another string: `invalid_cursor`).
+   */
+  listSessionsPage(userId: string, page?: { limit?: number; cursor?: string }): Promise<SessionsPage>;
+  /**
+   * `getSessionMessages` a page at a time, by record id (recall-queries.ts): the rows after
+   * `after`, or the last ones before `before` (neither: the newest), at most `limit` (default
+   * 100, 1..500), chronological, with the first one's record id and whether more remain.
+   */
+  sessionRowsPage(userId: string, sessionId: string, query?: SessionRowsQuery): Promise<SessionRowsPage>;
   /**
    * Branches a session at one of its rows ("edit and resend"): the new session (`newSessionId`,
    * default a fresh id) sees the source's rows up to and including `messageId`, then its own;
@@ -438,6 +455,17 @@ export function createRecall(options: RecallOptions): Recall {
 
     getSessionMessages: (userId, sessionId) =>
       user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
+
+    listSessionsPage: (userId, page = {}) =>
+      user(userId, async (u) => {
+        await repaired;
+        if (page.cursor !== undefined && typeof page.cursor !== 'string') {
+          throw new InvalidInputError('invalid_cursor', 'cursor must be a string', { field: 'cursor' });
+        }
+        return listSessionsPage(dbs, u, localNow(deps).ts, deps.language, pageLimit(page.limit), page.cursor);
+      }),
+
+    sessionRowsPage: (userId, sessionId, query = {}) => user(userId, (u) => sessionRowsPage(deps, u, assertSessionId(sessionId), query)),
 
     forkSession: (userId, sessionId, messageId, targetId) =>
       guarded(async () => {

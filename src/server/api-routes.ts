@@ -12,6 +12,7 @@
  *   GET    /api/conversations?user_id=             → {items:[{session_id, title, updated_at}]}
  *   GET    /api/conversations/:sid/messages?user_id=
  *            → {items:[{ts, role, content, message_id, tool_calls}]}  (unknown session: [])
+ *            (both take `limit` and `cursor` too, Mnemo's own: then a page and `next_cursor`)
  *
  * and the rest are Mnemo's own:
  *
@@ -65,7 +66,8 @@ import { HttpError } from './server-errors.ts';
 import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
-import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from './services.ts';
+import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView, SessionView } from './services.ts';
+import { decodeCursor, encodeCursor } from './page-cursor.ts';
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
 import { streamChat } from './chat-stream-route.ts';
@@ -91,6 +93,15 @@ interface SessionParams {
 interface UserQuery {
   user_id: string;
 }
+interface PageQuery extends UserQuery {
+  /** 0: not asked for. */
+  limit: number;
+  /** '': not given. */
+  cursor: string;
+}
+
+/** A page was asked for (else the Demo's whole list, in its shape). */
+const isPaged = (q: PageQuery): boolean => q.limit !== 0 || q.cursor !== '';
 interface SearchQuery extends UserQuery {
   keyword: string;
   limit: number;
@@ -212,18 +223,25 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { session_id: await recall.createSession(user_id) };
   });
 
-  api.get<{ Querystring: UserQuery }>('/api/conversations', { config: USER, schema: S.listSessions }, async (request) => {
-    const { user_id } = request.query;
+  api.get<{ Querystring: PageQuery }>('/api/conversations', { config: USER, schema: S.listSessions }, async (request) => {
+    const { user_id, limit, cursor } = request.query;
     requireIds({ user_id });
-    const items = await recall.listSessions(user_id);
-    return { items: items.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at })) };
+    const view = ({ session_id, title, updated_at }: SessionView) => ({ session_id, title, updated_at });
+    if (!isPaged(request.query)) return { items: (await recall.listSessions(user_id)).map(view) };
+    const page = await recall.listSessionsPage(user_id, { ...(limit !== 0 ? { limit } : {}), ...(cursor === '' ? {} : { cursor }) });
+    return { items: page.items.map(view), next_cursor: page.nextCursor };
   });
 
-  api.get<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id/messages', { config: USER, schema: S.messages }, async (request) => {
-    const { user_id } = request.query;
+  api.get<{ Params: SessionParams; Querystring: PageQuery }>('/api/conversations/:session_id/messages', { config: USER, schema: S.messages }, async (request) => {
+    const { user_id, limit, cursor } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
-    return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
+    if (!isPaged(request.query)) return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
+    // Forward from the oldest: the cursor is the last record id shown.
+    const [after] = cursor === '' ? [0] : decodeCursor('m', cursor, ['number']);
+    const page = await recall.sessionRowsPage(user_id, session_id, { after, ...(limit !== 0 ? { limit } : {}) });
+    const last = page.firstId + page.rows.length - 1;
+    return { items: page.rows.map(rowView), next_cursor: page.more ? encodeCursor('m', [last]) : null };
   });
 
   api.delete<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id', { config: USER, schema: S.deleteSession }, async (request) => {

@@ -70,6 +70,25 @@ const row: Schema = {
 const dailyRow: Schema = { ...row, properties: { ...(row['properties'] as Schema), day: str, session_id: str } };
 const items = (of: Schema): Schema => ({ type: 'object', properties: { items: { type: 'array', items: of } }, required: ['items'] });
 
+/** `limit` or `cursor` asks for a page: then the answer has `next_cursor`; neither: the Demo's whole list. */
+const pageQuery: Schema = {
+  type: 'object',
+  properties: {
+    user_id: idField,
+    limit: { ...int, default: 0, description: 'items per page, 1..500; 0 (default): every item, unless a cursor is given (then 100)' },
+    cursor: bounded('cursor', { default: '', description: "a previous page's next_cursor; '': the first page" }),
+  },
+  required: ['user_id'],
+};
+const paged = (of: Schema): Schema => ({
+  type: 'object',
+  properties: {
+    items: { type: 'array', items: of },
+    next_cursor: { type: ['string', 'null'], description: 'only when paged: the next page’s cursor, null after the last' },
+  },
+  required: ['items'],
+});
+
 const errors = { 400: errorBody, 401: errorBody, 403: errorBody, 422: errorBody, 503: errorBody };
 const sessionParams: Schema = { type: 'object', properties: { session_id: idField }, required: ['session_id'] };
 const userQuery: Schema = { type: 'object', properties: { user_id: idField }, required: ['user_id'] };
@@ -161,20 +180,20 @@ export const API_SCHEMAS = {
     response: { 200: { type: 'object', properties: { session_id: str }, required: ['session_id'] }, ...errors },
   },
   listSessions: {
-    summary: "A user's sessions, most recent first",
+    summary: "A user's sessions, most recent first (paged with limit or cursor)",
     tags: ['demo'],
-    querystring: userQuery,
+    querystring: pageQuery,
     response: {
-      200: items({ type: 'object', properties: { session_id: str, title: str, updated_at: str }, required: ['session_id', 'title', 'updated_at'] }),
+      200: paged({ type: 'object', properties: { session_id: str, title: str, updated_at: str }, required: ['session_id', 'title', 'updated_at'] }),
       ...errors,
     },
   },
   messages: {
-    summary: "A session's messages (unknown session: no items)",
+    summary: "A session's messages, chronological (unknown session: no items; paged with limit or cursor)",
     tags: ['demo'],
     params: sessionParams,
-    querystring: userQuery,
-    response: { 200: items(row), ...errors },
+    querystring: pageQuery,
+    response: { 200: paged(row), ...errors },
   },
   deleteSession: {
     summary: 'Delete a session',
