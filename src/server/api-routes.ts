@@ -35,9 +35,9 @@
  *            (an item: {id, text, key, tags, source, created_at, valid_from, valid_to,
  *            superseded_by, supersedes, version, verdict}, absent fields null)
  *   GET    /api/daily?user_id=&day=                → {items}  (one day, chronological; default today)
- *   GET    /api/tool-calls?user_id=&tool=&keyword=&limit=100
- *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}]}
- *            (every tool call of the user, newest turn first: tool-call-timeline.ts)
+ *   GET    /api/tool-calls?user_id=&tool=&keyword=&limit=100&cursor=
+ *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}], next_cursor}
+ *            (every tool call of the user, newest turn first, a bounded scan: tool-call-timeline.ts)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (conversation names only with the admin token: `names` is 'full', else 'redacted')
  *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
@@ -315,13 +315,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: (await recall.dailyMessages(q.user_id, q.day)).map(dailyRowView) };
   });
 
-  api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number } }>(
+  api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number; cursor: string } }>(
     '/api/tool-calls',
     { config: USER, schema: S.toolCalls },
     async (request) => {
       const q = request.query;
       requireIds({ user_id: q.user_id });
-      return { items: await toolCallTimeline(recall, { userId: q.user_id, tool: q.tool, keyword: q.keyword, limit: q.limit }) };
+      const page = await toolCallTimeline(recall, { userId: q.user_id, tool: q.tool, keyword: q.keyword, limit: q.limit, cursor: q.cursor });
+      return { items: page.items, next_cursor: page.nextCursor };
     },
   );
 

@@ -84,7 +84,7 @@ const paged = (of: Schema): Schema => ({
   type: 'object',
   properties: {
     items: { type: 'array', items: of },
-    next_cursor: { type: ['string', 'null'], description: 'only when paged: the next page’s cursor, null after the last' },
+    next_cursor: { type: ['string', 'null'], description: 'the next page’s cursor, null after the last (the conversation and message lists: only when paged)' },
   },
   required: ['items'],
 });
@@ -321,11 +321,12 @@ export const API_SCHEMAS = {
         tool: bounded('name', { default: '', description: 'exact tool name; empty: any' }),
         keyword: bounded('query', { default: '', description: 'case-insensitive, in the name, arguments, output or user message' }),
         limit: { ...int, default: 100, description: '1..500' },
+        cursor: bounded('cursor', { default: '', description: "a previous answer's next_cursor; '': from the newest" }),
       },
       required: ['user_id'],
     },
     response: {
-      200: items({
+      200: paged({
         type: 'object',
         properties: {
           session_id: str,
