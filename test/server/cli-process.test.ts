@@ -139,6 +139,16 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     expect(await stop(second.p, 'SIGINT')).toBe(0);
   });
 
+  it('takes the per-user limits from its flags (--rate-limit, --max-sessions)', async () => {
+    const { p, url } = await start(['--rate-limit', '3', '--max-sessions', '1']);
+    const chat = (session_id: string) => http(url, 'POST', '/api/chat', { body: { user_id: 'lim', session_id, message: 'hi' } });
+    expect((await chat('one')).status).toBe(200);
+    expect((await chat('two')).json).toMatchObject({ code: 'session_limit' });
+    expect((await chat('one')).status).toBe(200);
+    expect((await chat('one')).json).toMatchObject({ code: 'rate_limited' });
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
+
   it('stops at the stop deadline while an upload trickles in a byte a second (its socket is closed)', async () => {
     // The request timeout is an hour: only the stop deadline can end this upload.
     const { p, url } = await start(['--stop-timeout', '300', '--request-timeout', '3600000']);
