@@ -10,6 +10,7 @@ import type { SearchPool } from './search/search-pool.ts';
 import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
 import type { FactStore } from './facts/fact-store.ts';
 import type { RecallEmbeddings } from './embeddings/recall-embeddings.ts';
+import type { RecallLimits } from './recall-limits.ts';
 
 /** Told of a facts model failure: the error as thrown (a provider's own words included), and where. */
 export type FactsErrorHandler = (error: unknown, task: 'judge' | 'extraction') => void;
@@ -54,6 +55,8 @@ export interface RecallDeps {
   language: Language;
   /** Embeddings (recall's `embeddings` option); undefined: BM25 alone. */
   embeddings: RecallEmbeddings | undefined;
+  /** What one user can make it hold (recall-limits.ts). */
+  limits: Readonly<Required<RecallLimits>>;
 }
 
 export function localNow(deps: RecallDeps): LocalTime {

@@ -41,6 +41,7 @@ import { pythonJsonDumps } from '../store/python-json.ts';
 import { putTurnKey, rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
 import { validateIdempotencyKey } from '../../memory/contract/idempotency.ts';
 import { registerSession, sessionEntry, touchSession } from '../store/sessions-index.ts';
+import { assertRoomForSession } from '../recall-limits.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from '../store/tool-call-projection.ts';
 
@@ -199,6 +200,7 @@ async function runTurn(
   const asked = localNow(deps);
   // A session row a crash left out of the daily view is mirrored first (no commit when none).
   if (sessionEntry(dbs, userId, sessionId)) await catchUpDaily(deps, userId, sessionId);
+  else assertRoomForSession(dbs, userId, deps.limits.sessionsPerUser);
   // Marked in flight (a start after a kill mirrors what the turn left), registered if new and
   // mirrored: with a shared commit, in the user row's own commit; else the mark first.
   const opening = () => {

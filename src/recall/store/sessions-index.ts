@@ -1,3 +1,4 @@
+import { InvalidInputError } from '../../errors.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import { offlineTitle, untitled } from './session-title.ts';
 import { commit, HIGH, nextCounter, type RecallDbs, type SessionEntry } from './recall-dbs.ts';
@@ -109,12 +110,62 @@ export function sessionIdShift(dbs: RecallDbs, userId: string, sessionId: string
  * language's untitled title (`新对话` in Chinese, the Demo's) for a missing title.
  */
 export function listSessions(dbs: RecallDbs, userId: string, now: string, language: Language = DEFAULT_LANGUAGE): SessionSummary[] {
+  return sortedSessions(dbs, userId, now, language).map(summary);
+}
+
+/** One page of `listSessions`: the next `limit` after `cursor` (`listSessionsPage`'s, opaque). */
+export interface SessionsPage {
+  items: SessionSummary[];
+  /** Where the next page starts; `null` after the last. */
+  nextCursor: string | null;
+}
+
+/**
+ * The sessions in `listSessions`' order, `limit` at a time (keyset paging on `updated_at` and
+ * creation order): a session that gets a turn between two pages moves to the front, so a walk
+ * through the pages does not show it again (nor, if it was not shown yet, at all). A cursor that
+ * is not one of ours is `InvalidInputError('invalid_cursor')`.
+ */
+export function listSessionsPage(dbs: RecallDbs, userId: string, now: string, language: Language, limit: number, cursor?: string): SessionsPage {
+  const after = cursor === undefined ? undefined : decodeSessionCursor(cursor);
+  const rows = sortedSessions(dbs, userId, now, language);
+  const start = after === undefined ? 0 : rows.findIndex((r) => r.updated_at < after[0] || (r.updated_at === after[0] && r.order > after[1]));
+  const page = start < 0 ? [] : rows.slice(start, start + limit);
+  const last = page[page.length - 1];
+  const more = start >= 0 && start + limit < rows.length;
+  return { items: page.map(summary), nextCursor: more && last !== undefined ? encodeSessionCursor(last.updated_at, last.order) : null };
+}
+
+interface SortedSession extends SessionSummary {
+  order: number;
+}
+
+function sortedSessions(dbs: RecallDbs, userId: string, now: string, language: Language): SortedSession[] {
   const none = untitled(language);
-  const rows: (SessionSummary & { order: number })[] = [];
+  const rows: SortedSession[] = [];
   for (const { key, value } of dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })) {
     if (!value.listed) continue;
     rows.push({ session_id: key[1], title: value.title || none, updated_at: value.updated_at || now, order: value.order });
   }
   rows.sort((a, b) => (a.updated_at === b.updated_at ? a.order - b.order : a.updated_at < b.updated_at ? 1 : -1));
-  return rows.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at }));
+  return rows;
+}
+
+const summary = ({ session_id, title, updated_at }: SortedSession): SessionSummary => ({ session_id, title, updated_at });
+
+function encodeSessionCursor(updatedAt: string, order: number): string {
+  return Buffer.from(JSON.stringify(['s', updatedAt, order])).toString('base64url');
+}
+
+function decodeSessionCursor(cursor: string): [string, number] {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 3 || value[0] !== 's' || typeof value[1] !== 'string' || !Number.isSafeInteger(value[2])) {
+    throw new InvalidInputError('invalid_cursor', 'cursor is not one this list gave out', { field: 'cursor' });
+  }
+  return [value[1], value[2] as number];
 }
