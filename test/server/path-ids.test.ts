@@ -18,7 +18,7 @@ const e = encodeURIComponent;
 const call = async (method: string, path: string, body?: unknown) => {
   const res = await fetch(`${t.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${ADMIN}`, 'x-mnemo-request': '1', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
