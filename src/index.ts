@@ -51,6 +51,8 @@ export {
   TurnInterruptedError,
   SearchPoolClosedError,
   UserErasingError,
+  RecallLimitError,
+  DEFAULT_RECALL_LIMITS,
   sessionConversationId,
   MEMORY_TOOL_NAMES,
   SEARCH_MEMORY_TOOL,
@@ -98,6 +100,8 @@ export type {
   ImportReport,
   RecallSummaryOptions,
   ErasureReport,
+  RecallLimits,
+  RecallLimitCode,
 } from './recall/index.ts';
 
 // HTTP API and chat page.

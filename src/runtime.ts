@@ -115,7 +115,7 @@ export interface RuntimeOptions {
 }
 
 export interface RuntimeRecallOptions
-  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'onFactsError' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings'> {
+  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'onFactsError' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings' | 'limits'> {
   pool?: SearchPoolOptions | false;
 }
 

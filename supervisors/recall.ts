@@ -33,7 +33,7 @@ export interface RecallChildrenOptions {
   memory: MessageLog;
   /** The runtime's LMDB environment, read when the service starts (it may have restarted). */
   environment: () => RecallEnvironment;
-  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'onFactsError' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings'>;
+  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'onFactsError' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings' | 'limits'>;
   /** `false`: no pool, every scan runs inline (yielding to the event loop). */
   pool: SearchPoolOptions | false;
   recallSlot: ServiceSlot<Recall>;

@@ -17,6 +17,11 @@
  *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
  *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
  *   --language <zh|en>        MNEMO_LANGUAGE         zh     (system prompt, titles, offline reply)
+ *   --rate-limit <n>          MNEMO_RATE_LIMIT       600    (/api requests a minute per user; 0: none)
+ *   --max-turns <n>           MNEMO_MAX_TURNS        4      (chat turns at once per user)
+ *   --max-sessions <n>        MNEMO_MAX_SESSIONS     10000  (sessions per user)
+ *   --max-forks <n>           MNEMO_MAX_FORKS        1000   (forks per session)
+ *   --max-search-terms <n>    MNEMO_MAX_SEARCH_TERMS 128    (distinct terms of a search query)
  *   --embeddings-model <m>    MNEMO_EMBEDDINGS_MODEL     embeddings.model, else none (BM25 alone)
  *   --embeddings-base-url <u> MNEMO_EMBEDDINGS_BASE_URL  embeddings.base_url, else the chat's
  *   --embeddings-dimensions <n> MNEMO_EMBEDDINGS_DIMENSIONS  embeddings.dimensions, else the model's
@@ -26,7 +31,13 @@
  * Relative paths are resolved against the working directory. An empty environment variable
  * counts as unset. The tokens are best given in the environment: a command line shows in `ps`. `MNEMO_LOG_LEVEL` (default info) has no flag; `serve.ts` reads it.
  */
-import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from '../server/server-defaults.ts';
+import {
+  DEFAULT_MAX_CONCURRENT_TURNS,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_STOP_TIMEOUT_MS,
+} from '../server/server-defaults.ts';
+import type { RecallLimits } from '../recall/recall-limits.ts';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
@@ -63,6 +74,12 @@ export interface CliOptions {
   language: Language;
   /** Over the config file's `embeddings` section (embeddings-config.ts). */
   embeddings: EmbeddingsOverrides;
+  /** `/api` requests a minute per user; 0: no limit. */
+  rateLimitPerMinute: number;
+  /** Chat turns running at once per user. */
+  maxConcurrentTurns: number;
+  /** Recall's per-user limits that were set (the rest: recall's defaults). */
+  recallLimits: RecallLimits;
   help: boolean;
   version: boolean;
 }
@@ -110,6 +127,11 @@ Options (flag, else environment variable, else default):
                                                   [embeddings.base_url, else the chat's base URL]
   --embeddings-dimensions <n> MNEMO_EMBEDDINGS_DIMENSIONS  vector size asked for  [the model's]
   --embeddings-rpm <n>     MNEMO_EMBEDDINGS_RPM   embedding requests per minute at most  [60]
+  --rate-limit <n>         MNEMO_RATE_LIMIT       /api requests a minute per user, then 429; 0: none  [600]
+  --max-turns <n>          MNEMO_MAX_TURNS        chat turns running at once per user, then 429  [4]
+  --max-sessions <n>       MNEMO_MAX_SESSIONS     sessions per user, then 429  [10000]
+  --max-forks <n>          MNEMO_MAX_FORKS        forks of one session, then 429  [1000]
+  --max-search-terms <n>   MNEMO_MAX_SEARCH_TERMS distinct terms of a search query, then 422  [128]
   -h, --help                                      print this help and exit
   -v, --version                                   print Mnemo's version and exit
 
@@ -157,6 +179,11 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'embeddings-base-url': { type: 'string' },
         'embeddings-dimensions': { type: 'string' },
         'embeddings-rpm': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        'max-turns': { type: 'string' },
+        'max-sessions': { type: 'string' },
+        'max-forks': { type: 'string' },
+        'max-search-terms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -209,6 +236,13 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   if (!isLanguage(language)) {
     throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGES.join(', ')}`);
   }
+  const recallLimits: RecallLimits = {};
+  const sessionsPerUser = whole('max-sessions', pick(values['max-sessions'], 'MNEMO_MAX_SESSIONS'), 1);
+  const forksPerSession = whole('max-forks', pick(values['max-forks'], 'MNEMO_MAX_FORKS'), 1);
+  const searchTerms = whole('max-search-terms', pick(values['max-search-terms'], 'MNEMO_MAX_SEARCH_TERMS'), 1);
+  if (sessionsPerUser !== undefined) recallLimits.sessionsPerUser = sessionsPerUser;
+  if (forksPerSession !== undefined) recallLimits.forksPerSession = forksPerSession;
+  if (searchTerms !== undefined) recallLimits.searchTerms = searchTerms;
   return {
     host,
     port,
@@ -233,6 +267,9 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
       dimensions: whole('embeddings-dimensions', pick(values['embeddings-dimensions'], 'MNEMO_EMBEDDINGS_DIMENSIONS'), 1),
       requestsPerMinute: whole('embeddings-rpm', pick(values['embeddings-rpm'], 'MNEMO_EMBEDDINGS_RPM'), 1),
     },
+    rateLimitPerMinute: whole('rate-limit', pick(values['rate-limit'], 'MNEMO_RATE_LIMIT'), 0) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    maxConcurrentTurns: whole('max-turns', pick(values['max-turns'], 'MNEMO_MAX_TURNS'), 1) ?? DEFAULT_MAX_CONCURRENT_TURNS,
+    recallLimits,
     help: values.help === true,
     version: values.version === true,
   };

@@ -100,6 +100,7 @@ export async function serve(
       onFactsError: (error, task) => logFactsError(error, task),
       ...models,
       ...(embeddings === undefined ? {} : { embeddings }),
+      limits: options.recallLimits,
     },
   });
   let server: RunningServer;
@@ -115,6 +116,8 @@ export async function serve(
       port: options.port,
       requestTimeoutMs: options.requestTimeoutMs,
       stopTimeoutMs: options.stopTimeoutMs,
+      rateLimitPerMinute: options.rateLimitPerMinute,
+      maxConcurrentTurns: options.maxConcurrentTurns,
       logger: { level: process.env['MNEMO_LOG_LEVEL'] || 'info' },
       metrics,
     });

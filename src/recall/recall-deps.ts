@@ -8,6 +8,7 @@ import type { RecallStore } from './storage/recall-store.ts';
 import type { FactsCache } from './facts/facts-view.ts';
 import type { FactSemantic } from './facts/rank-facts.ts';
 import type { RecallEmbeddings } from './embeddings/recall-embeddings.ts';
+import type { RecallLimits } from './recall-limits.ts';
 
 /** Told of a facts model failure: the error as thrown (a provider's own words included), and where. */
 export type FactsErrorHandler = (error: unknown, task: 'judge' | 'extraction') => void;
@@ -41,6 +42,8 @@ export interface RecallDeps {
   language: Language;
   /** Embeddings (recall's `embeddings` option); undefined: BM25 alone. */
   embeddings: RecallEmbeddings | undefined;
+  /** What one user can make it hold (recall-limits.ts). */
+  limits: Readonly<Required<RecallLimits>>;
 }
 
 export function localNow(deps: Pick<RecallDeps, 'clock' | 'localTime'>): LocalTime {

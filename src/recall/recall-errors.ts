@@ -33,3 +33,18 @@ export class UserErasingError extends MnemoError {
     super(`user ${JSON.stringify(userId.slice(0, 80))} is being erased; retry when the erasure has finished`);
   }
 }
+
+/** What a `RecallLimitError` says was exceeded (recall-limits.ts). */
+export type RecallLimitCode = 'session_limit' | 'fork_limit' | 'search_terms_limit';
+
+/** A call that would take a user past one of recall's limits (recall-limits.ts); nothing was written. */
+export class RecallLimitError extends MnemoError {
+  constructor(
+    readonly code: RecallLimitCode,
+    /** The limit in force. */
+    readonly limit: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -8,8 +8,9 @@ import { MAX_CONVERSATION_ID_BYTES } from '../memory/contract/validate-input.ts'
  * An id is 1 to 128 Unicode characters (code points), with no control character (`\p{Cc}`),
  * no leading or trailing whitespace, well-formed (no lone surrogate) and no Unicode
  * noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF: reserved for internal use; Mnemo closes key
- * ranges with U+10FFFF, so no id may contain it). So emails, `alice.smith`, `张三`, `a b` and
- * `a/b` are ids. A bad id is refused with `InvalidInputError('invalid_id')` before anything is
+ * ranges with U+10FFFF, so no id may contain it), and not `.` or `..`: URL parsers (browsers,
+ * `fetch`) remove such a path segment, even percent-encoded, so no route could reach that id.
+ * So emails, `alice.smith`, `...`, `张三`, `a b` and `a/b` are ids. A bad id is refused with `InvalidInputError('invalid_id')` before anything is
  * read or written; surrounding whitespace is not trimmed (`' a'` is refused, not renamed).
  *
  * Ids are never paths. In LMDB they are whole components of array keys, which lmdb-js
@@ -19,7 +20,7 @@ import { MAX_CONVERSATION_ID_BYTES } from '../memory/contract/validate-input.ts'
  * (`folder-name.ts`).
  */
 export const ID_MAX_CHARS = 128;
-export const ID_RULE = `1-${ID_MAX_CHARS} characters, no control characters, no leading or trailing space`;
+export const ID_RULE = `1-${ID_MAX_CHARS} characters, no control characters, no leading or trailing space, not . or ..`;
 
 const CONTROL = /\p{Cc}/u;
 const EDGE_SPACE = /^\s|\s$/u;
@@ -30,6 +31,7 @@ const NONCHARACTER = /[\uFDD0-\uFDEF]|[\uFFFE\uFFFF\u{1FFFE}\u{1FFFF}\u{2FFFE}\u
 export function idProblem(value: unknown): string | null {
   if (typeof value !== 'string') return `must be a string, got ${typeof value}`;
   if (value === '') return 'must not be empty';
+  if (value === '.' || value === '..') return 'must not be . or .. (URLs drop such a path segment)';
   if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode';
   if ([...value].length > ID_MAX_CHARS) return `must be at most ${ID_MAX_CHARS} characters`;
   if (CONTROL.test(value)) return 'must not contain control characters';

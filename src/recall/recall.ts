@@ -52,13 +52,18 @@ import type { DailyRow, MemoryRow } from './rows/row-types.ts';
 import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './storage/lmdb/recall-dbs.ts';
 import { localNow, type FactsErrorHandler, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
+import { assertRoomForFork, assertRoomForSession, assertSearchTerms, resolveRecallLimits, type RecallLimits } from './recall-limits.ts';
 import { eraseUserData, type ErasureReport } from './storage/lmdb/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
   searchDailyRows,
+  pageLimit,
   searchSessionRows,
   sessionRows,
+  sessionRowsPage,
+  type SessionRowsPage,
+  type SessionRowsQuery,
   sessionWindowRows,
 } from './search/recall-queries.ts';
 import type { SearchPool } from './storage/lmdb/pool/search-pool.ts';
@@ -77,7 +82,9 @@ import {
   cutShortSessions,
   listCutShortSessions,
   listSessions,
+  listSessionsPage,
   registerSession,
+  type SessionsPage,
   removeSession,
   sessionEntry,
   touchSession,
@@ -174,6 +181,13 @@ export interface RecallOptions {
    * stopped by `close`). The runtime passes its supervised drain (supervisors/recall.ts).
    */
   embeddingsDrain?: () => EmbeddingDrain | undefined;
+  /**
+   * What one user can make it hold or do (recall-limits.ts): `sessionsPerUser` (default
+   * 10,000), `forksPerSession` (1,000), `searchTerms` (distinct terms of a `search` query,
+   * 128). Past one: `RecallLimitError` (`session_limit`, `fork_limit`, `search_terms_limit`),
+   * nothing written.
+   */
+  limits?: RecallLimits;
 }
 
 export interface RecallSummaryOptions {
@@ -231,6 +245,17 @@ export interface Recall {
   createSession(userId: string): Promise<string>;
   /** The session's rows, chronological; `[]` when unknown. */
   getSessionMessages(userId: string, sessionId: string): Promise<MemoryRow[]>;
+  /**
+   * `listSessions` a page at a time: at most `limit` (default 100, 1..500) after `cursor` (a
+   * previous page's `nextCursor`, opaque; another string: `invalid_cursor`).
+   */
+  listSessionsPage(userId: string, page?: { limit?: number; cursor?: string }): Promise<SessionsPage>;
+  /**
+   * `getSessionMessages` a page at a time, by record id (recall-queries.ts): the rows after
+   * `after`, or the last ones before `before` (neither: the newest), at most `limit` (default
+   * 100, 1..500), chronological, with the first one's record id and whether more remain.
+   */
+  sessionRowsPage(userId: string, sessionId: string, query?: SessionRowsQuery): Promise<SessionRowsPage>;
   /**
    * Branches a session at one of its rows ("edit and resend"): the new session (`newSessionId`,
    * default a fresh id) sees the source's rows up to and including `messageId`, then its own;
@@ -342,6 +367,7 @@ export function createRecall(options: RecallOptions): Recall {
           language,
         });
   const retry = checkRetryOptions(options.extraction);
+  const limits = resolveRecallLimits(options.limits);
   const embeddingsOptions = options.embeddings === undefined ? undefined : resolveEmbeddingsOptions(options.embeddings);
   const deps: RecallDeps = {
     memory: options.memory,
@@ -365,6 +391,7 @@ export function createRecall(options: RecallOptions): Recall {
     summarizer,
     language,
     embeddings: undefined,
+    limits,
   };
   const { dbs } = deps;
   // Embeddings: writes queue themselves from now on; the drain is the runtime's or our own.
@@ -443,6 +470,17 @@ export function createRecall(options: RecallOptions): Recall {
     getSessionMessages: (userId, sessionId) =>
       user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId))),
 
+    listSessionsPage: (userId, page = {}) =>
+      user(userId, async (u) => {
+        await repaired;
+        if (page.cursor !== undefined && typeof page.cursor !== 'string') {
+          throw new InvalidInputError('invalid_cursor', 'cursor must be a string', { field: 'cursor' });
+        }
+        return listSessionsPage(dbs, u, localNow(deps).ts, deps.language, pageLimit(page.limit), page.cursor);
+      }),
+
+    sessionRowsPage: (userId, sessionId, query = {}) => user(userId, (u) => sessionRowsPage(deps, u, assertSessionId(sessionId), query)),
+
     forkSession: (userId, sessionId, messageId, targetId) =>
       user(userId, async (u) => {
         const s = assertSessionId(sessionId);
@@ -450,6 +488,8 @@ export function createRecall(options: RecallOptions): Recall {
         if (sessionEntry(dbs, u, target) !== undefined) {
           throw new ForkError('fork_target_exists', `session ${target} already exists`, { sessionId: target });
         }
+        assertRoomForSession(dbs, u, limits.sessionsPerUser);
+        assertRoomForFork(dbs, u, s, limits.forksPerSession);
         await deps.memory.fork(sessionConversationId(u, s), messageId, sessionConversationId(u, target));
         const now = localNow(deps).ts;
         await commit(dbs, () => {
@@ -500,7 +540,11 @@ export function createRecall(options: RecallOptions): Recall {
     sessionWindow: (q) =>
       user(q?.userId, (u) => sessionWindowRows(deps, u, assertSessionId(q.sessionId), q.messageId, q.before ?? 0, q.after ?? 0)),
 
-    search: (q) => user(q?.userId, () => searchHybrid(deps, q, rankPoolThreshold)),
+    search: (q) =>
+      user(q?.userId, async () => {
+        assertSearchTerms(q.query, limits.searchTerms);
+        return searchHybrid(deps, q, rankPoolThreshold);
+      }),
 
     embeddingsStatus: (userId) =>
       userId === undefined ? guarded(async () => embeddingsStatus(deps)) : user(userId, async (u) => embeddingsStatus(deps, u)),

@@ -27,6 +27,8 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     listSessions: forward('listSessions'),
     createSession: forward('createSession'),
     getSessionMessages: forward('getSessionMessages'),
+    listSessionsPage: forward('listSessionsPage'),
+    sessionRowsPage: forward('sessionRowsPage'),
     forkSession: forward('forkSession'),
     deleteSession: forward('deleteSession'),
     searchSession: forward('searchSession'),

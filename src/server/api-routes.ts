@@ -12,6 +12,7 @@
  *   GET    /api/conversations?user_id=             → {items:[{session_id, title, updated_at}]}
  *   GET    /api/conversations/:sid/messages?user_id=
  *            → {items:[{ts, role, content, message_id, tool_calls}]}  (unknown session: [])
+ *            (both take `limit` and `cursor` too, Mnemo's own: then a page and `next_cursor`)
  *
  * and the rest are Mnemo's own:
  *
@@ -34,9 +35,9 @@
  *            (an item: {id, text, key, tags, source, created_at, valid_from, valid_to,
  *            superseded_by, supersedes, version, verdict}, absent fields null)
  *   GET    /api/daily?user_id=&day=                → {items}  (one day, chronological; default today)
- *   GET    /api/tool-calls?user_id=&tool=&keyword=&limit=100
- *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}]}
- *            (every tool call of the user, newest turn first: tool-call-timeline.ts)
+ *   GET    /api/tool-calls?user_id=&tool=&keyword=&limit=100&cursor=
+ *            → {items:[{session_id, title, message_id, ts, user_message, index, name, input, output}], next_cursor}
+ *            (every tool call of the user, newest turn first, a bounded scan: tool-call-timeline.ts)
  *   GET    /api/runtime                            → {tree, pid, uptime_s, names}
  *            (the operator's: never a user token; conversation names only with the admin
  *            token: `names` is 'full', else 'redacted')
@@ -66,10 +67,12 @@ import { HttpError } from './server-errors.ts';
 import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
-import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView } from './services.ts';
+import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView, SessionView } from './services.ts';
+import { decodeCursor, encodeCursor } from './page-cursor.ts';
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
 import { streamChat } from './chat-stream-route.ts';
+import type { TurnSlots } from './turn-slots.ts';
 import { validateIdempotencyKey } from '../memory/contract/idempotency.ts';
 
 export interface ApiServices {
@@ -79,6 +82,8 @@ export interface ApiServices {
   stopSignal?: AbortSignal;
   /** Told of every chat turn: its seconds and outcome (`ok`, else the error's code). */
   onTurn?: (seconds: number, outcome: string) => void;
+  /** Chat turns running at once, per user (turn-slots.ts). */
+  turns: TurnSlots;
 }
 
 // What the routes' schemas (api-schemas.ts) let through, typed: fastify has validated and
@@ -89,6 +94,15 @@ interface SessionParams {
 interface UserQuery {
   user_id: string;
 }
+interface PageQuery extends UserQuery {
+  /** 0: not asked for. */
+  limit: number;
+  /** '': not given. */
+  cursor: string;
+}
+
+/** A page was asked for (else the Demo's whole list, in its shape). */
+const isPaged = (q: PageQuery): boolean => q.limit !== 0 || q.cursor !== '';
 interface SearchQuery extends UserQuery {
   keyword: string;
   limit: number;
@@ -150,7 +164,7 @@ function turnKeyOf(request: FastifyRequest): string | undefined {
 /** Whether the caller holds the admin token. */
 const isAdmin = (request: FastifyRequest): boolean => request.principal.kind === 'admin';
 
-export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, onTurn }: ApiServices): void {
+export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopSignal, onTurn, turns }: ApiServices): void {
   api.get('/api/whoami', { config: AUTHENTICATED, schema: S.whoami }, async (request) => {
     const principal = request.principal;
     return { user_id: principal.kind === 'user' ? principal.userId : null, role: principal.kind };
@@ -160,6 +174,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     const body = request.body;
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     const key = turnKeyOf(request);
+    const giveBack = turns.take(body.user_id);
     // A keyed turn may have a retry waiting for it: only the stop deadline cancels it.
     const turn = turnSignal(reply, stopSignal, { followClient: key === undefined });
     const started = performance.now();
@@ -177,6 +192,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
         throw error;
       })
       .finally(() => {
+        giveBack();
         turn.dispose();
         onTurn?.((performance.now() - started) / 1000, outcome);
       });
@@ -193,7 +209,13 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     requireIds({ user_id: body.user_id, session_id: body.session_id });
     // Checked here: a bad key is a 400 JSON answer before any event.
     const key = turnKeyOf(request);
-    await streamChat(reply, recall, body, stopSignal, key === undefined ? undefined : validateIdempotencyKey(key));
+    const checked = key === undefined ? undefined : validateIdempotencyKey(key);
+    const giveBack = turns.take(body.user_id);
+    try {
+      await streamChat(reply, recall, body, stopSignal, checked);
+    } finally {
+      giveBack();
+    }
   });
 
   api.post<{ Body: UserQuery }>('/api/conversations', { config: USER, schema: S.createSession }, async (request) => {
@@ -202,18 +224,25 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { session_id: await recall.createSession(user_id) };
   });
 
-  api.get<{ Querystring: UserQuery }>('/api/conversations', { config: USER, schema: S.listSessions }, async (request) => {
-    const { user_id } = request.query;
+  api.get<{ Querystring: PageQuery }>('/api/conversations', { config: USER, schema: S.listSessions }, async (request) => {
+    const { user_id, limit, cursor } = request.query;
     requireIds({ user_id });
-    const items = await recall.listSessions(user_id);
-    return { items: items.map(({ session_id, title, updated_at }) => ({ session_id, title, updated_at })) };
+    const view = ({ session_id, title, updated_at }: SessionView) => ({ session_id, title, updated_at });
+    if (!isPaged(request.query)) return { items: (await recall.listSessions(user_id)).map(view) };
+    const page = await recall.listSessionsPage(user_id, { ...(limit !== 0 ? { limit } : {}), ...(cursor === '' ? {} : { cursor }) });
+    return { items: page.items.map(view), next_cursor: page.nextCursor };
   });
 
-  api.get<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id/messages', { config: USER, schema: S.messages }, async (request) => {
-    const { user_id } = request.query;
+  api.get<{ Params: SessionParams; Querystring: PageQuery }>('/api/conversations/:session_id/messages', { config: USER, schema: S.messages }, async (request) => {
+    const { user_id, limit, cursor } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
-    return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
+    if (!isPaged(request.query)) return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
+    // Forward from the oldest: the cursor is the last record id shown.
+    const [after] = cursor === '' ? [0] : decodeCursor('m', cursor, ['number']);
+    const page = await recall.sessionRowsPage(user_id, session_id, { after, ...(limit !== 0 ? { limit } : {}) });
+    const last = page.firstId + page.rows.length - 1;
+    return { items: page.rows.map(rowView), next_cursor: page.more ? encodeCursor('m', [last]) : null };
   });
 
   api.delete<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id', { config: USER, schema: S.deleteSession }, async (request) => {
@@ -287,13 +316,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { items: (await recall.dailyMessages(q.user_id, q.day)).map(dailyRowView) };
   });
 
-  api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number } }>(
+  api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number; cursor: string } }>(
     '/api/tool-calls',
     { config: USER, schema: S.toolCalls },
     async (request) => {
       const q = request.query;
       requireIds({ user_id: q.user_id });
-      return { items: await toolCallTimeline(recall, { userId: q.user_id, tool: q.tool, keyword: q.keyword, limit: q.limit }) };
+      const page = await toolCallTimeline(recall, { userId: q.user_id, tool: q.tool, keyword: q.keyword, limit: q.limit, cursor: q.cursor });
+      return { items: page.items, next_cursor: page.nextCursor };
     },
   );
 

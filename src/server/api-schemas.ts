@@ -10,12 +10,38 @@
  */
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { fieldValidatorCompiler } from './request-validation.ts';
+import { ID_MAX_CHARS, ID_RULE } from '../recall/recall-ids.ts';
 
 type Schema = Record<string, unknown>;
 
 const str = { type: 'string' } as const;
 const int = { type: 'integer' } as const;
-const idField = { type: 'string', minLength: 1, maxLength: 128, description: '1-128 characters, no control characters, no leading or trailing space' } as const;
+/** An id (recall-ids.ts): its length and characters are the id rule's, a 400 like the Demo's. */
+const idField = { type: 'string', minLength: 1, maxLength: ID_MAX_CHARS, description: ID_RULE, 'x-mnemo-id': true } as const;
+/** An id that may be left out (`''`). */
+const optionalId = (description: string) => ({ ...idField, minLength: 0, default: '', description: `${description}; ${ID_RULE}` }) as const;
+
+/**
+ * The longest value of each kind of field, in Unicode characters; longer is a 422
+ * `string_too_long` (pydantic's issue, with `ctx.max_length`). Bounds a real user does not
+ * reach, so that no field is bounded only by the 1 MiB body.
+ */
+export const FIELD_MAX_CHARS = {
+  /** A chat message. */
+  message: 100_000,
+  /** A long-term fact's text. */
+  fact: 10_000,
+  /** A search query or keyword. */
+  query: 1_000,
+  /** A fact key, a tool name, a role list. */
+  name: 200,
+  /** A day or a time. */
+  day: 64,
+  /** A page cursor. */
+  cursor: 200,
+} as const;
+const bounded = (kind: keyof typeof FIELD_MAX_CHARS, extra: Schema = {}) => ({ ...str, maxLength: FIELD_MAX_CHARS[kind], ...extra });
+const dayField = (description: string) => bounded('day', { default: '', description });
 
 const errorBody: Schema = {
   type: 'object',
@@ -44,6 +70,25 @@ const row: Schema = {
 const dailyRow: Schema = { ...row, properties: { ...(row['properties'] as Schema), day: str, session_id: str } };
 const items = (of: Schema): Schema => ({ type: 'object', properties: { items: { type: 'array', items: of } }, required: ['items'] });
 
+/** `limit` or `cursor` asks for a page: then the answer has `next_cursor`; neither: the Demo's whole list. */
+const pageQuery: Schema = {
+  type: 'object',
+  properties: {
+    user_id: idField,
+    limit: { ...int, default: 0, description: 'items per page, 1..500; 0 (default): every item, unless a cursor is given (then 100)' },
+    cursor: bounded('cursor', { default: '', description: "a previous page's next_cursor; '': the first page" }),
+  },
+  required: ['user_id'],
+};
+const paged = (of: Schema): Schema => ({
+  type: 'object',
+  properties: {
+    items: { type: 'array', items: of },
+    next_cursor: { type: ['string', 'null'], description: 'the next page’s cursor, null after the last (the conversation and message lists: only when paged)' },
+  },
+  required: ['items'],
+});
+
 const errors = { 400: errorBody, 401: errorBody, 403: errorBody, 422: errorBody, 503: errorBody };
 const sessionParams: Schema = { type: 'object', properties: { session_id: idField }, required: ['session_id'] };
 const userQuery: Schema = { type: 'object', properties: { user_id: idField }, required: ['user_id'] };
@@ -54,7 +99,7 @@ const windowQuery = (withDay: boolean): Schema => ({
     message_id: int,
     before: { ...int, default: 0 },
     after: { ...int, default: 0 },
-    ...(withDay ? { day: { ...str, default: '', description: 'YYYY-MM-DD' } } : {}),
+    ...(withDay ? { day: dayField('YYYY-MM-DD') } : {}),
   },
   required: ['user_id', 'message_id'],
 });
@@ -62,8 +107,8 @@ const searchQuery = (withDay: boolean): Schema => ({
   type: 'object',
   properties: {
     user_id: idField,
-    keyword: { ...str, default: '' },
-    ...(withDay ? { day: { ...str, default: '', description: 'YYYY-MM-DD' } } : {}),
+    keyword: bounded('query', { default: '' }),
+    ...(withDay ? { day: dayField('YYYY-MM-DD') } : {}),
     limit: { ...int, default: 20 },
   },
   required: ['user_id'],
@@ -102,7 +147,7 @@ export const API_SCHEMAS = {
     headers: turnKeyHeader,
     body: {
       type: 'object',
-      properties: { user_id: idField, session_id: idField, message: str },
+      properties: { user_id: idField, session_id: idField, message: bounded('message') },
       required: ['user_id', 'session_id', 'message'],
     },
     response: {
@@ -123,7 +168,7 @@ export const API_SCHEMAS = {
     headers: turnKeyHeader,
     body: {
       type: 'object',
-      properties: { user_id: idField, session_id: idField, message: str },
+      properties: { user_id: idField, session_id: idField, message: bounded('message') },
       required: ['user_id', 'session_id', 'message'],
     },
     response: { 200: { description: 'text/event-stream', type: 'string' }, ...errors },
@@ -135,20 +180,20 @@ export const API_SCHEMAS = {
     response: { 200: { type: 'object', properties: { session_id: str }, required: ['session_id'] }, ...errors },
   },
   listSessions: {
-    summary: "A user's sessions, most recent first",
+    summary: "A user's sessions, most recent first (paged with limit or cursor)",
     tags: ['demo'],
-    querystring: userQuery,
+    querystring: pageQuery,
     response: {
-      200: items({ type: 'object', properties: { session_id: str, title: str, updated_at: str }, required: ['session_id', 'title', 'updated_at'] }),
+      200: paged({ type: 'object', properties: { session_id: str, title: str, updated_at: str }, required: ['session_id', 'title', 'updated_at'] }),
       ...errors,
     },
   },
   messages: {
-    summary: "A session's messages (unknown session: no items)",
+    summary: "A session's messages, chronological (unknown session: no items; paged with limit or cursor)",
     tags: ['demo'],
     params: sessionParams,
-    querystring: userQuery,
-    response: { 200: items(row), ...errors },
+    querystring: pageQuery,
+    response: { 200: paged(row), ...errors },
   },
   deleteSession: {
     summary: 'Delete a session',
@@ -170,7 +215,7 @@ export const API_SCHEMAS = {
       properties: {
         user_id: idField,
         message_id: { ...int, description: 'the last row the new session keeps' },
-        new_session_id: { ...str, default: '', description: "the new session's id; '' (default): a fresh one" },
+        new_session_id: optionalId("the new session's id; '' (default): a fresh one"),
       },
       required: ['user_id', 'message_id'],
     },
@@ -192,16 +237,16 @@ export const API_SCHEMAS = {
       type: 'object',
       properties: {
         user_id: idField,
-        q: { ...str, default: '' },
-        session_id: { ...str, default: '' },
-        day: { ...str, default: '', description: 'YYYY-MM-DD' },
-        from: { ...str, default: '', description: 'YYYY-MM-DD, inclusive' },
-        to: { ...str, default: '', description: 'YYYY-MM-DD, inclusive' },
-        roles: { ...str, default: '', description: 'comma-separated roles' },
-        tool: { ...str, default: '' },
+        q: bounded('query', { description: 'the query (required: missing is 422); empty: no items' }),
+        session_id: optionalId("one session's rows only; '': every session"),
+        day: dayField('YYYY-MM-DD'),
+        from: dayField('YYYY-MM-DD, inclusive'),
+        to: dayField('YYYY-MM-DD, inclusive'),
+        roles: bounded('name', { default: '', description: 'comma-separated roles' }),
+        tool: bounded('name', { default: '' }),
         limit: { ...int, default: 10 },
       },
-      required: ['user_id'],
+      required: ['user_id', 'q'],
     },
     response: {
       200: {
@@ -227,7 +272,7 @@ export const API_SCHEMAS = {
   listMemory: {
     summary: "A user's long-term facts: current, or as believed at `as_of`",
     tags: ['mnemo'],
-    querystring: { type: 'object', properties: { user_id: idField, as_of: { ...str, default: '', description: 'ISO 8601 time' } }, required: ['user_id'] },
+    querystring: { type: 'object', properties: { user_id: idField, as_of: dayField('ISO 8601 time') }, required: ['user_id'] },
     response: { 200: items(factItem), ...errors },
   },
   memoryHistory: {
@@ -239,14 +284,14 @@ export const API_SCHEMAS = {
   remember: {
     summary: 'Remember a fact (a key supersedes the current fact with that key; a duplicate is not stored twice)',
     tags: ['mnemo'],
-    body: { type: 'object', properties: { user_id: idField, text: str, key: { ...str, default: '' } }, required: ['user_id', 'text'] },
+    body: { type: 'object', properties: { user_id: idField, text: bounded('fact'), key: bounded('name', { default: '' }) }, required: ['user_id', 'text'] },
     response: { 200: writeAnswer, ...errors },
   },
   updateMemory: {
     summary: 'Change a fact, compare-and-set on its version (409 memory_conflict when stale)',
     tags: ['mnemo'],
     params: memoryParams,
-    body: { type: 'object', properties: { user_id: idField, text: str, version: int }, required: ['user_id', 'text', 'version'] },
+    body: { type: 'object', properties: { user_id: idField, text: bounded('fact'), version: int }, required: ['user_id', 'text', 'version'] },
     response: { 200: writeAnswer, 404: errorBody, 409: errorBody, ...errors },
   },
   forgetMemory: {
@@ -273,14 +318,15 @@ export const API_SCHEMAS = {
       type: 'object',
       properties: {
         user_id: idField,
-        tool: { ...str, default: '', description: 'exact tool name; empty: any' },
-        keyword: { ...str, default: '', description: 'case-insensitive, in the name, arguments, output or user message' },
+        tool: bounded('name', { default: '', description: 'exact tool name; empty: any' }),
+        keyword: bounded('query', { default: '', description: 'case-insensitive, in the name, arguments, output or user message' }),
         limit: { ...int, default: 100, description: '1..500' },
+        cursor: bounded('cursor', { default: '', description: "a previous answer's next_cursor; '': from the newest" }),
       },
       required: ['user_id'],
     },
     response: {
-      200: items({
+      200: paged({
         type: 'object',
         properties: {
           session_id: str,
@@ -304,7 +350,7 @@ export const API_SCHEMAS = {
     tags: ['mnemo'],
     querystring: {
       type: 'object',
-      properties: { user_id: idField, day: { ...str, default: '', description: 'YYYY-MM-DD; empty: today' } },
+      properties: { user_id: idField, day: dayField('YYYY-MM-DD; empty: today') },
       required: ['user_id'],
     },
     response: { 200: items(dailyRow), ...errors },

@@ -1,14 +1,16 @@
 /**
  * Reading a request's fields the way the demo's FastAPI app did, so the same clients keep
- * working: every missing or mistyped field is reported at once as a 422 issue list
- * (`missing`, `string_type`, `int_parsing`, `model_attributes_type`), and ids that are present
- * but blank or malformed are a 400 with a plain `detail`.
+ * working: every missing, mistyped or overlong field is reported at once as a 422 issue list
+ * (`missing`, `string_type`, `string_too_long`, `int_parsing`, `model_attributes_type`), and ids
+ * that are present but blank or malformed (too long included: the id rule answers for ids) are a
+ * 400 with a plain `detail`.
  *
  * The fields come from the routes' JSON schemas (api-schemas.ts): `fieldValidatorCompiler` is
  * fastify's validator compiler for the API, so fastify validates every body and query string in
  * its validation phase, from the same schemas `/openapi.json` shows, and hands the handler the
  * typed fields (defaults filled in, integers parsed). It reads the schemas' `properties`
- * (`type: string | integer`, `default`) and `required` itself rather than with ajv, whose
+ * (`type: string | integer`, `default`, `maxLength` in Unicode characters as pydantic counts
+ * them; a field marked `x-mnemo-id` is an id, whose length the id rule checks) and `required` itself rather than with ajv, whose
  * errors cannot all be mapped onto these issues (`int_parsing` of "12abc", the last value of a
  * repeated query key, every issue at once in field order).
  *
@@ -23,7 +25,7 @@ type Where = 'body' | 'query';
 
 /** What a field must be; a field with a `default` is optional. */
 export type FieldSpec =
-  | { type: 'string'; default?: string }
+  | { type: 'string'; default?: string; maxLength?: number }
   | { type: 'int'; default?: number };
 
 type FieldValue<S extends FieldSpec> = S extends { type: 'int' } ? number : string;
@@ -77,8 +79,20 @@ function readFields<T extends Record<string, FieldSpec>>(
       continue;
     }
     if (field.type === 'string') {
-      if (typeof raw === 'string') out[name] = raw;
-      else issues.push({ type: 'string_type', loc: [where, name], msg: 'Input should be a valid string', input: raw });
+      if (typeof raw !== 'string') {
+        issues.push({ type: 'string_type', loc: [where, name], msg: 'Input should be a valid string', input: raw });
+      } else if (field.maxLength !== undefined && tooLong(raw, field.maxLength)) {
+        const max = field.maxLength;
+        issues.push({
+          type: 'string_too_long',
+          loc: [where, name],
+          msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`,
+          input: raw,
+          ctx: { max_length: max },
+        });
+      } else {
+        out[name] = raw;
+      }
       continue;
     }
     const parsed = parseInteger(raw);
@@ -95,6 +109,15 @@ function readFields<T extends Record<string, FieldSpec>>(
   }
   if (issues.length > 0) throw new RequestValidationError(issues);
   return out as Fields<T>;
+}
+
+/** Longer than `max` code points (pydantic's `len`), counted without copying the string. */
+function tooLong(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  if (text.length > max * 2) return true;
+  let points = 0;
+  for (const _ of text) if (++points > max) return true;
+  return false;
 }
 
 function parseInteger(raw: unknown): number | null {
@@ -120,7 +143,7 @@ export function requireIds(ids: Readonly<Record<string, string>>): void {
 
 /** A route schema's part as this reader needs it (a JSON schema of an object of fields). */
 interface ObjectSchema {
-  properties?: Record<string, { type?: unknown; default?: unknown }>;
+  properties?: Record<string, { type?: unknown; default?: unknown; maxLength?: unknown; 'x-mnemo-id'?: unknown }>;
   required?: readonly string[];
 }
 
@@ -133,7 +156,13 @@ export function fieldSpecOf(schema: ObjectSchema, where: string): Record<string,
     if (!required.has(name) && fallback === undefined) throw new TypeError(`${where}.${name}: an optional field needs a default`);
     if (property.type === 'string') {
       if (fallback !== undefined && typeof fallback !== 'string') throw new TypeError(`${where}.${name}: the default must be a string`);
-      spec[name] = fallback === undefined ? { type: 'string' } : { type: 'string', default: fallback };
+      const max = property['x-mnemo-id'] === true ? undefined : property.maxLength;
+      if (max !== undefined && !(Number.isSafeInteger(max) && (max as number) > 0)) throw new TypeError(`${where}.${name}: maxLength must be an integer > 0`);
+      spec[name] = {
+        type: 'string',
+        ...(fallback === undefined ? {} : { default: fallback }),
+        ...(max === undefined ? {} : { maxLength: max as number }),
+      };
     } else if (property.type === 'integer') {
       if (fallback !== undefined && !Number.isSafeInteger(fallback)) throw new TypeError(`${where}.${name}: the default must be an integer`);
       spec[name] = fallback === undefined ? { type: 'int' } : { type: 'int', default: fallback as number };

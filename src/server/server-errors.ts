@@ -13,6 +13,8 @@
  * - 401 / 403 / 404 / 408 / 413 / 415 / 431 `{detail: "..."}` — auth, host, route, time, size,
  *   media type, header size;
  * - 409 `{detail, code: 'user_erasing'}` — the request names a user whose erasure is running;
+ * - 429 / 422 `{detail, code}` — a limit (see the README's Limits): `rate_limited`,
+ *   `too_many_turns`, `session_limit`, `fork_limit` (429), `search_terms_limit` (422);
  * - 502 / 503 / 504 / 429 `{detail, code}` — the model failed (an `LlmError`, see
  *   `LLM_STATUS`) or the turn was cut short by a stop (`turn_interrupted`, 503). The detail
  *   is the code's fixed sentence (`LLM_ERROR_SENTENCES`, the one the failed turn's row stores):
@@ -32,7 +34,7 @@ import { ForkError } from '../memory/contract/fork.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
 import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
 import { FactConflictError, FactNotFoundError } from '../recall/facts/fact-errors.ts';
-import { UserErasingError } from '../recall/recall-errors.ts';
+import { RecallLimitError, UserErasingError } from '../recall/recall-errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
 /** One FastAPI/pydantic validation issue. */
@@ -105,6 +107,10 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof UserErasingError) {
     return { status: 409, body: { detail: 'this user is being erased; retry when the erasure has finished', code: err.code }, logAsError: false };
+  }
+  if (err instanceof RecallLimitError) {
+    // Too many terms is a request too big to run (422); too many sessions or forks, a quota (429).
+    return { status: err.code === 'search_terms_limit' ? 422 : 429, body: { detail: err.message, code: err.code }, logAsError: false };
   }
   if (err instanceof ForkError) {
     // The new session id is taken (409), or the row to branch at does not exist (404).

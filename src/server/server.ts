@@ -29,9 +29,11 @@
  * `startServer` listens and returns a handle whose `close()` stops accepting and waits for the
  * requests in flight (a chat turn finishes and is stored) before it resolves; a turn still
  * running `stopTimeoutMs` (10 s) after `close()` began is cancelled (stored as interrupted,
- * answered 503 `turn_interrupted`).
+ * answered 503 `turn_interrupted`), a request still arriving then (a trickled upload) is cut,
+ * and one second later every socket left is closed, so no client can hold a stop.
  */
 import { randomUUID } from 'node:crypto';
+import { InvalidInputError } from '../errors.ts';
 import type { AddressInfo } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -44,7 +46,16 @@ import { installCrossSiteGuard } from './cross-site-guard.ts';
 import { clientErrorHandler, errorCodeOf, errorResponse, installErrorHandlers } from './server-errors.ts';
 import { trackIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS } from './server-defaults.ts';
+import {
+  DEFAULT_MAX_CONCURRENT_TURNS,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_STOP_TIMEOUT_MS,
+  STOP_ANSWER_GRACE_MS,
+} from './server-defaults.ts';
+import { installRateLimit } from './rate-limit.ts';
+import { turnSlots } from './turn-slots.ts';
+import { ID_MAX_CHARS } from '../recall/recall-ids.ts';
 import { SERVER_STOPPING } from './turn-signal.ts';
 import { installLoopbackHostGuard, isLoopbackHost } from './loopback-host.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
@@ -74,15 +85,29 @@ export interface ServerOptions {
   loopbackOnly?: boolean;
   /** fastify's logger option: `false` for none, `true` for JSON lines on stdout. Default false. */
   logger?: FastifyServerOptions['logger'];
+  /** Requests a minute to `/api/*` per user (rate-limit.ts), then 429 `rate_limited`; 0: no
+   *  limit. Default 600. */
+  rateLimitPerMinute?: number;
+  /** Chat turns (streamed or not) running at once per user (turn-slots.ts), then 429
+   *  `too_many_turns`. Default 4. */
+  maxConcurrentTurns?: number;
   /** Time to receive a whole request, headers and body; then 408. Default 30 000 ms. */
   requestTimeoutMs?: number;
-  /** When it fires, chat turns still running are cancelled. Default: never. */
+  /** The stop deadline: when it fires, chat turns still running are cancelled, requests still
+   *  arriving are cut, and every socket is closed a second later. Default: never. */
   stopSignal?: AbortSignal;
   /** What `/metrics` shows. Default: a fresh registry of this server's own (turns, errors,
    *  live conversations, restarts); share one with the runtime (`writeObserver`) and the
    *  model (`observeLlm`) to count appends, commits and model calls too. */
   metrics?: ServerMetrics;
 }
+
+/**
+ * The longest path parameter routed (longer: 414). The router measures a segment with the
+ * characters it keeps percent-encoded (`/`, `%`, `?`, `#`, ...) still three characters each, so
+ * an id of `ID_MAX_CHARS` such characters must fit.
+ */
+const MAX_PARAM_LENGTH = ID_MAX_CHARS * 3;
 
 /** A client's own `x-request-id` is kept only when it is this plain (it goes into logs). */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -95,6 +120,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
+    maxParamLength: MAX_PARAM_LENGTH,
     // Node's requestTimeout covers receiving the request only, never the time to answer it,
     // so a long turn is not cut short. Node checks it every connectionsCheckingInterval
     // (30 s by default, which would stretch a short timeout), hence the finer interval.
@@ -110,7 +136,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     },
     // One line per request from our own hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    // Errors found while routing (a malformed URL, a path parameter over 100 characters)
+    // Errors found while routing (a malformed URL, a path parameter over MAX_PARAM_LENGTH)
     // get the same `{detail}` bodies as everything else.
     frameworkErrors: (err, _request, reply) => {
       const { status, body } = errorResponse(err, bodyLimit);
@@ -138,6 +164,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // dropped it.
   const idleSockets = trackIdleSockets(app.server);
   app.addHook('preClose', async () => idleSockets.closeAll());
+  // The stop deadline: an upload still arriving is cut now, every other socket once the
+  // cancelled turns have had STOP_ANSWER_GRACE_MS to answer (idle-sockets.ts).
+  options.stopSignal?.addEventListener('abort', () => idleSockets.deadline(STOP_ANSWER_GRACE_MS), { once: true });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
     reply.header('x-request-id', request.id);
@@ -176,11 +205,19 @@ export function createServer(options: ServerOptions): FastifyInstance {
     registerMetricsRoute(ops, metrics);
     registerExtractionRoutes(ops, options.recall);
   });
+  const rate = options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  const concurrentTurns = options.maxConcurrentTurns ?? DEFAULT_MAX_CONCURRENT_TURNS;
+  for (const [name, value, least] of [['rateLimitPerMinute', rate, 0], ['maxConcurrentTurns', concurrentTurns, 1]] as const) {
+    if (!Number.isSafeInteger(value) || value < least) throw new InvalidInputError('invalid_option', `${name} must be an integer >= ${least}, got ${value}`, { option: name });
+  }
   void app.register(async (api) => {
     validated(api);
+    // Before the routes: it adds its hook to each as it is added.
+    await installRateLimit(api, rate);
     registerApiRoutes(api, {
       recall: options.recall,
       runtime: options.runtime,
+      turns: turnSlots(concurrentTurns),
       onTurn: (seconds, outcome) => metrics.turn(seconds, outcome),
       ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });

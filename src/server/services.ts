@@ -18,6 +18,8 @@ export type RecallApi = Pick<
   | 'createSession'
   | 'listSessions'
   | 'getSessionMessages'
+  | 'listSessionsPage'
+  | 'sessionRowsPage'
   | 'deleteSession'
   | 'forkSession'
   | 'searchSession'

@@ -484,12 +484,13 @@ describe('ids as folder names', () => {
 
   it('ids with .., / and \\ are encoded on export, never reach the file system as such, and import back', async () => {
     fx = openRecall();
-    const pairs: [string, string][] = [['..', '../../escape'], ['a/b', 'c\\d'], ['.hidden', '50%']];
+    // `..` itself is no id (URLs drop it): `...` is.
+    const pairs: [string, string][] = [['...', '../../escape'], ['a/b', 'c\\d'], ['.hidden', '50%']];
     for (const [u, s] of pairs) await fx.recall.chat({ userId: u, sessionId: s, message: `${u} ${s}` });
     const out = join(work, 'exported');
     await fx.recall.exportDemoFolder(out);
-    expect(readdirSync(out).sort()).toEqual(['%2E.', '%2Ehidden', 'a%2Fb']);
-    expect(readdirSync(join(out, '%2E.', 'sessions'))).toEqual(['%2E.%2F..%2Fescape.jsonl']);
+    expect(readdirSync(out).sort()).toEqual(['%2E..', '%2Ehidden', 'a%2Fb']);
+    expect(readdirSync(join(out, '%2E..', 'sessions'))).toEqual(['%2E.%2F..%2Fescape.jsonl']);
     expect(readdirSync(join(out, 'a%2Fb', 'sessions'))).toEqual(['c%5Cd.jsonl']);
     expect(readdirSync(work).sort()).toEqual(['exported']);
     const again = openRecall();

@@ -17,7 +17,7 @@ import { fallbackLlm } from '../../src/llm/fallback-llm.ts';
 import { scriptedLlm, says, toolCall } from '../support/scripted-llm.ts';
 
 describe('ids', () => {
-  it.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe'])('%j is refused with invalid_id', (bad) => {
+  it.each(['a\u0000b', 'a\nb', 'a\u007fb', '', 'x'.repeat(129), '张'.repeat(129), ' a', 'a ', '\u3000a', 'a\ud800', '\u{10FFFF}', 'a\ufffe', '.', '..'])('%j is refused with invalid_id', (bad) => {
     expect(() => assertUserId(bad)).toThrow(InvalidInputError);
     try {
       assertSessionId(bad);
@@ -30,7 +30,7 @@ describe('ids', () => {
     expect(() => assertUserId(42)).toThrow(expect.objectContaining({ code: 'invalid_id' }));
   });
 
-  it.each(['demo-user_1', 'alice.smith', 'alice@example.com', '张三', 'a b', 'a/b', '..', '../x', 'a\\b', 'é', '🙂', 'x'.repeat(128), '𠀀'.repeat(128)])(
+  it.each(['demo-user_1', 'alice.smith', 'alice@example.com', '张三', 'a b', 'a/b', '...', '.a', '../x', 'a\\b', 'é', '🙂', 'x'.repeat(128), '𠀀'.repeat(128)])(
     '%j is an id (1-128 characters, no control character, no edge space)',
     (good) => {
       expect(assertUserId(good)).toBe(good);

@@ -62,6 +62,15 @@ describe('GET /api/search', () => {
     expect(badDay.json.detail).toBe('day must be a day YYYY-MM-DD');
     expect((await search('q=ferry')).status).toBe(422);
   });
+
+  it('refuses a missing q with FastAPI’s 422 `missing` issue; an empty q finds nothing', async () => {
+    const missing = await search('user_id=route-u');
+    expect(missing.status).toBe(422);
+    expect(missing.json.detail).toEqual([{ type: 'missing', loc: ['query', 'q'], msg: 'Field required', input: null }]);
+    const empty = await search('user_id=route-u&q=');
+    expect(empty.status).toBe(200);
+    expect(empty.json.items).toEqual([]);
+  });
 });
 
 describe('GET /api/search with embeddings', () => {

@@ -27,9 +27,24 @@ describe('command-line options', () => {
       stopTimeoutMs: 10_000,
       language: 'zh',
       embeddings: {},
+      rateLimitPerMinute: 600,
+      maxConcurrentTurns: 4,
+      recallLimits: {},
       help: false,
       version: false,
     });
+  });
+
+  it('reads the per-user limits from flags or MNEMO_* (0 turns the rate limit off)', () => {
+    const argv = ['--rate-limit', '0', '--max-turns', '2', '--max-sessions', '50', '--max-forks', '5', '--max-search-terms', '16'];
+    const o = parseCliOptions(argv, {}, cwd);
+    expect([o.rateLimitPerMinute, o.maxConcurrentTurns, o.recallLimits]).toEqual([0, 2, { sessionsPerUser: 50, forksPerSession: 5, searchTerms: 16 }]);
+    const e = parseCliOptions([], { MNEMO_RATE_LIMIT: '60', MNEMO_MAX_TURNS: '1', MNEMO_MAX_SESSIONS: '9' }, cwd);
+    expect([e.rateLimitPerMinute, e.maxConcurrentTurns, e.recallLimits]).toEqual([60, 1, { sessionsPerUser: 9 }]);
+    for (const bad of [['--max-turns', '0'], ['--max-sessions', '0'], ['--rate-limit', '-1'], ['--max-forks', 'many']]) {
+      expect(() => parseCliOptions(bad, {}, cwd)).toThrow(ConfigError);
+    }
+    expect(HELP_TEXT).toContain('--max-search-terms');
   });
 
   it('reads the embeddings model, endpoint, dimensions and rate from flags or MNEMO_EMBEDDINGS_*', () => {

@@ -1,5 +1,6 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -136,6 +137,36 @@ describe('mnemo command', { timeout: 120_000 }, () => {
       '收到：remember the lighthouse。我已经记录到记忆中。',
     ]);
     expect(await stop(second.p, 'SIGINT')).toBe(0);
+  });
+
+  it('takes the per-user limits from its flags (--rate-limit, --max-sessions)', async () => {
+    const { p, url } = await start(['--rate-limit', '3', '--max-sessions', '1']);
+    const chat = (session_id: string) => http(url, 'POST', '/api/chat', { body: { user_id: 'lim', session_id, message: 'hi' } });
+    expect((await chat('one')).status).toBe(200);
+    expect((await chat('two')).json).toMatchObject({ code: 'session_limit' });
+    expect((await chat('one')).status).toBe(200);
+    expect((await chat('one')).json).toMatchObject({ code: 'rate_limited' });
+    expect(await stop(p, 'SIGTERM')).toBe(0);
+  });
+
+  it('stops at the stop deadline while an upload trickles in a byte a second (its socket is closed)', async () => {
+    // The request timeout is an hour: only the stop deadline can end this upload.
+    const { p, url } = await start(['--stop-timeout', '300', '--request-timeout', '3600000']);
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.on('error', () => {}); // a reset is as good as a close here
+    const closed = once(socket, 'close');
+    socket.write('POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
+    const trickle = setInterval(() => socket.writable && socket.write(' '), 1000);
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // the request has reached the server
+      expect(await stop(p, 'SIGTERM')).toBe(0);
+      await closed;
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+    expect(p.lines.some((l) => l['msg'] === 'stopped cleanly')).toBe(true);
   });
 
   it('npm start stops every process it started when npm itself gets SIGTERM', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import type { ExtractionRetryOptions, FactsErrorHandler, SupervisedRecall } from '../../src/recall/index.ts';
+import type { ExtractionRetryOptions, FactsErrorHandler, RecallLimits, SupervisedRecall } from '../../src/recall/index.ts';
 import type { WallClock } from '../../src/wall-clock.ts';
 import { startServer, type RunningServer } from '../../src/server/index.ts';
 import { createServerMetrics, type ServerMetrics } from '../../src/server/metrics.ts';
@@ -51,6 +51,10 @@ export async function startTestServer(
     onFactsError?: FactsErrorHandler;
     /** The server's log lines, each parsed, as written; default no log. */
     logLines?: Record<string, unknown>[];
+    /** Recall's per-user limits; default recall's. */
+    recallLimits?: RecallLimits;
+    rateLimitPerMinute?: number;
+    maxConcurrentTurns?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mnemo-server-'));
@@ -69,6 +73,7 @@ export async function startTestServer(
       ...(options.extraction === undefined ? {} : { extraction: options.extraction }),
       ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
       ...(options.onFactsError === undefined ? {} : { onFactsError: options.onFactsError }),
+      ...(options.recallLimits === undefined ? {} : { limits: options.recallLimits }),
     },
   });
   const recall = runtime.recall;
@@ -86,6 +91,8 @@ export async function startTestServer(
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: options.stopTimeoutMs }),
+    ...(options.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: options.rateLimitPerMinute }),
+    ...(options.maxConcurrentTurns === undefined ? {} : { maxConcurrentTurns: options.maxConcurrentTurns }),
   });
   return {
     url: server.url,

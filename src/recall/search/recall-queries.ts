@@ -1,3 +1,4 @@
+import { InvalidInputError } from '../../errors.ts';
 import type { JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
 import type { DailyRow, SessionRow } from '../rows/row-types.ts';
@@ -23,6 +24,56 @@ async function shiftOf(deps: RecallDeps, userId: string, sessionId: string): Pro
 export async function sessionRows(deps: RecallDeps, userId: string, sessionId: string): Promise<SessionRow[]> {
   const shift = await shiftOf(deps, userId, sessionId);
   return (await deps.memory.range(sessionConversationId(userId, sessionId))).map((r) => toSessionRow(r, shift));
+}
+
+/** Which rows `sessionRowsPage` reads: after a record id going up, else before one going down. */
+export type SessionRowsQuery = { after: number; limit?: number } | { before?: number; limit?: number };
+
+export interface SessionRowsPage {
+  /** Chronological. */
+  rows: MemoryRow[];
+  /** The record id of `rows[0]` (ids are contiguous: `rows[i]` is `firstId + i`). */
+  firstId: number;
+  /** Whether rows remain beyond these, in the direction read. */
+  more: boolean;
+}
+
+export const MAX_PAGE_ROWS = 500;
+export const DEFAULT_PAGE_ROWS = 100;
+
+/**
+ * At most `limit` (default 100, 1..500) of the session's rows by record id (1-based,
+ * contiguous, the MessageLog's ids): those after `after`, or the last ones before `before`
+ * (none: the newest), in chronological order. A range read: costs what it returns.
+ */
+export async function sessionRowsPage(deps: RecallDeps, userId: string, sessionId: string, query: SessionRowsQuery): Promise<SessionRowsPage> {
+  const limit = pageLimit(query.limit);
+  const bound = 'after' in query ? query.after : query.before;
+  if (bound !== undefined && (!Number.isSafeInteger(bound) || bound < 0)) {
+    throw new InvalidInputError('invalid_cursor', 'a row position must be an integer >= 0', { field: 'after' in query ? 'after' : 'before' });
+  }
+  const conversationId = sessionConversationId(userId, sessionId);
+  const last = await deps.memory.lastId(conversationId);
+  let from: number;
+  let to: number;
+  if ('after' in query) {
+    from = query.after + 1;
+    to = Math.min(last, query.after + limit);
+  } else {
+    to = Math.min(last, (query.before ?? last + 1) - 1);
+    from = Math.max(1, to - limit + 1);
+  }
+  if (from > to) return { rows: [], firstId: from, more: false };
+  const shift = sessionIdShift(deps.dbs, userId, sessionId);
+  const rows = (await deps.memory.range(conversationId, { from, to })).map((r) => toSessionRow(r, shift));
+  return { rows, firstId: from, more: 'after' in query ? to < last : from > 1 };
+}
+
+/** A page size: default 100, clamped to 1..500; not an integer: `invalid_option`. */
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE_ROWS;
+  if (!Number.isSafeInteger(limit)) throw new InvalidInputError('invalid_option', 'limit must be an integer', { field: 'limit' });
+  return Math.max(1, Math.min(limit, MAX_PAGE_ROWS));
 }
 
 /** The last `max(1, rounds) * 2` rows (a round is about one user message and its reply). */
