@@ -71,7 +71,7 @@ export type {
   ChatInput,
   ChatResult,
   ChatStreamEvent,
-  MemoryRow,
+  SessionRow,
   DailyRow,
   ToolCallView,
   SessionSummary,

@@ -51,7 +51,10 @@ import { recallChildren } from '../supervisors/recall.ts';
 import { retentionChildren, retentionSweeperName } from '../supervisors/retention-sup.ts';
 import { conversationTtls } from './memory/lmdb/conversation-ttl.ts';
 import { checkRetentionOptions, createRetentionSweep, type RetentionOptions, type SweepReport } from './retention-sweep.ts';
-import type { Recall, RecallOptions, SearchPoolOptions } from './recall/index.ts';
+import type { Recall, RecallOptions } from './recall/recall-api.ts';
+import type { SearchPoolOptions } from './recall/storage/lmdb/pool/search-pool.ts';
+import { createLmdbRecallStore } from './recall/storage/lmdb/lmdb-recall-store.ts';
+import { resolveEmbeddingsOptions } from './recall/embeddings/embeddings-options.ts';
 import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
 import { RecallUnavailableError } from './recall/recall-errors.ts';
 
@@ -114,9 +117,11 @@ export interface RuntimeOptions {
   children?: (runtime: RuntimeParts) => readonly ChildSpec[];
 }
 
-export interface RuntimeRecallOptions
-  extends Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'onFactsError' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings' | 'limits'> {
+export interface RuntimeRecallOptions extends Omit<RecallOptions, 'store' | 'embeddingsDrain'> {
+  /** A search pool of worker threads for large scans (LMDB); `false`: every scan inline. Default: half the cores. */
   pool?: SearchPoolOptions | false;
+  /** Rows in scope above which a keyword scan goes to the pool. Default 20 000. */
+  poolThreshold?: number;
 }
 
 /** What extra children may use. */
@@ -236,9 +241,17 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
     storage.kind === 'lmdb' && recallOptions !== false
       ? recallChildren({
           runtime: name,
-          memory,
-          environment: () => ({ root: storage.root, path: storage.path, ahead: slot.lease?.ahead, room: slot.lease?.room }),
-          service: recallOptions,
+          openStore: (pool) =>
+            createLmdbRecallStore({
+              env: { root: storage.root, path: storage.path, ahead: slot.lease?.ahead, room: slot.lease?.room },
+              transcripts: memory,
+              pool,
+              ...(recallOptions.poolThreshold === undefined ? {} : { poolThreshold: recallOptions.poolThreshold }),
+              ...(recallOptions.embeddings === undefined ? {} : { embeddings: true, vectorPoolThreshold: resolveEmbeddingsOptions(recallOptions.embeddings).poolThreshold }),
+              ...(recallOptions.clock === undefined ? {} : { clock: recallOptions.clock }),
+              ...(recallOptions.language === undefined ? {} : { language: recallOptions.language }),
+            }),
+          service: withoutStoreOptions(recallOptions),
           pool: recallOptions.pool ?? {},
           recallSlot,
         })
@@ -373,6 +386,12 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         }
       })()),
   };
+}
+
+/** The service's own options, without those of the store (the pool and its threshold). */
+function withoutStoreOptions(options: RuntimeRecallOptions): Omit<RecallOptions, 'store' | 'embeddingsDrain'> {
+  const { pool: _pool, poolThreshold: _threshold, ...service } = options;
+  return service;
 }
 
 function lmdbOnly(storage: RuntimeStorage): Extract<RuntimeStorage, { kind: 'lmdb' }> {

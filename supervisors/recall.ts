@@ -3,15 +3,17 @@
  *
  *   ├── search_pool   piscina workers for large keyword scans (permanent; shutdown lets
  *   │                 running scans finish, then stops the threads)
- *   ├── recall        the recall service over the runtime's memory and LMDB environment
- *   │                 (permanent; shutdown refuses new calls and waits for running ones)
+ *   ├── recall        the recall service over its store (LMDB: the runtime's environment and
+ *   │                 memory; PostgreSQL: the runtime's database), which it opens at start
+ *   │                 (permanent; shutdown refuses new calls, waits for running ones, closes
+ *   │                 the store)
  *   └── embeddings_sup  (only with `embeddings`; one_for_one, 5 restarts in 10 s)
- *       └── embed_drain   drains the embedding queue in the background (permanent; a crash
- *                         restarts it from the queue in LMDB; shutdown lets the request in
- *                         flight end unstored)
+ *       └── embed_drain   drains the embedding jobs in the background (permanent; a crash
+ *                         restarts it from the queue in the store; shutdown lets the request
+ *                         in flight end unstored)
  *
- * Both hold no state of their own (everything lives in LMDB), so a restart is cheap and loses
- * nothing. They come after the memory under the root's rest_for_one, so a restarted LMDB
+ * They hold no state of their own (everything lives in the store), so a restart is cheap and
+ * loses nothing. The drain shares the recall service's store (published by its process). They come after the memory under the root's rest_for_one, so a restarted LMDB
  * environment or store restarts them too, and the service never holds a closed environment.
  * The recall service starts after the pool and is stopped before it (reverse order), so no
  * scan is sent to a closed pool. The drain sits under its own supervisor so that its restarts
@@ -23,18 +25,18 @@ import { ServiceSlot, start, startSupervisor } from '../src/otp/index.ts';
 import { embedDrainServer } from '../src/recall/embeddings/embed-drain-server.ts';
 import type { EmbeddingDrain } from '../src/recall/embeddings/embed-drain.ts';
 import { resolveEmbeddingsOptions } from '../src/recall/embeddings/embeddings-options.ts';
-import type { Recall, RecallEnvironment, RecallOptions, SearchPool, SearchPoolOptions } from '../src/recall/index.ts';
+import type { Recall, RecallOptions } from '../src/recall/recall-api.ts';
 import { recallServer } from '../src/recall/recall-server.ts';
+import type { RecallStore } from '../src/recall/storage/recall-store.ts';
+import type { SearchPool, SearchPoolOptions } from '../src/recall/storage/lmdb/pool/search-pool.ts';
 import { searchPoolServer } from '../src/recall/storage/lmdb/pool/search-pool-server.ts';
-import type { MessageLog } from '../src/memory/contract/message-log.ts';
 
 export interface RecallChildrenOptions {
   runtime: string;
-  memory: MessageLog;
-  /** The runtime's LMDB environment, read when the service starts (it may have restarted). */
-  environment: () => RecallEnvironment;
-  service: Pick<RecallOptions, 'llm' | 'clock' | 'timeZone' | 'poolThreshold' | 'maxToolIterations' | 'factsLlm' | 'onFactsError' | 'extraction' | 'longTermTokens' | 'summary' | 'language' | 'embeddings' | 'limits'>;
-  /** `false`: no pool, every scan runs inline (yielding to the event loop). */
+  /** Opens the service's store when its process starts (it may be a restart); `pool`: the search pool published now (LMDB). */
+  openStore: (pool: SearchPool | undefined) => RecallStore;
+  service: Omit<RecallOptions, 'store' | 'embeddingsDrain'>;
+  /** A search pool for the store (LMDB), or `false`: every scan inline. */
   pool: SearchPoolOptions | false;
   recallSlot: ServiceSlot<Recall>;
 }
@@ -45,6 +47,7 @@ export const embedDrainName = (runtime: string) => `${runtime}_embed_drain`;
 
 export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
   const poolSlot = options.pool === false ? undefined : new ServiceSlot<SearchPool>();
+  const storeSlot = new ServiceSlot<RecallStore>();
 
   const searchPool = (slot: ServiceSlot<SearchPool>, pool: SearchPoolOptions): ChildSpec => ({
     id: 'search_pool',
@@ -72,7 +75,15 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
               id: 'embed_drain',
               restart: 'permanent',
               shutdown: 30_000,
-              start: () => start(embedDrainServer(slot, () => ({ env: options.environment(), embeddings: resolved })), { name: embedDrainName(options.runtime), trapExit: true }),
+              start: () =>
+                start(
+                  embedDrainServer(slot, () => {
+                    const store = storeSlot.current();
+                    if (store === undefined) throw new Error('the recall store is not open');
+                    return { store, embeddings: resolved };
+                  }),
+                  { name: embedDrainName(options.runtime), trapExit: true },
+                ),
             },
           ],
         },
@@ -86,13 +97,10 @@ export function recallChildren(options: RecallChildrenOptions): ChildSpec[] {
     shutdown: 30_000,
     start: () =>
       start(
-        recallServer(options.recallSlot, poolSlot, () => ({
-          ...options.service,
-          memory: options.memory,
-          env: options.environment(),
-          memoryInEnv: true,
-          ...(drainSlot === undefined ? {} : { embeddingsDrain: () => drainSlot.current() }),
-        })),
+        recallServer(options.recallSlot, storeSlot, {
+          openStore: () => options.openStore(poolSlot?.current()),
+          service: () => ({ ...options.service, ...(drainSlot === undefined ? {} : { embeddingsDrain: () => drainSlot.current() }) }),
+        }),
         // Traps exits so the supervisor's shutdown runs terminate (closes the service).
         { name: recallName(options.runtime), trapExit: true },
       ),

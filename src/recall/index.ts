@@ -1,25 +1,24 @@
+/**
+ * The layered memory's public face (the root entry and `mnemo/testing` pick from here).
+ */
+export { createRecall } from './recall.ts';
 export {
-  createRecall,
-  DEFAULT_POOL_THRESHOLD,
+  DEPRECATED_RECALL_METHODS,
   type DailyWindowQuery,
+  type DialogueLogRow,
+  type LongTermVersion,
   type Recall,
   type RecallOptions,
   type RecallSummaryOptions,
   type SearchDailyQuery,
   type SearchSessionQuery,
   type SessionWindowQuery,
-} from './recall.ts';
-export type { ChatInput, ChatResult } from './chat/chat-service.ts';
-export type { ChatStreamEvent } from './chat/chat-service.ts';
+} from './recall-api.ts';
+export type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
 export { TurnInterruptedError } from './chat/turn-interrupted.ts';
-export type { DailyRow, MemoryRow, RowError, ToolCallView } from './rows/row-types.ts';
-export type { SessionSummary } from './storage/lmdb/sessions-index.ts';
-export type { LongTermVersion } from './storage/lmdb/long-term-store.ts';
-export type { DialogueLogRow } from './storage/lmdb/dialogue-log.ts';
-export type { RecallEnvironment } from './storage/lmdb/recall-dbs.ts';
-export { DB_NAMES as RECALL_DB_NAMES } from './storage/lmdb/recall-dbs.ts';
-export { createSearchPool, type SearchPool, type SearchPoolOptions } from './storage/lmdb/pool/search-pool.ts';
-export type { SearchJob } from './storage/lmdb/pool/search-job.ts';
+export type { DailyRow, RowError, SessionRow, ToolCallView } from './rows/row-types.ts';
+export type { SessionsPage, SessionSummary } from './rows/session-list.ts';
+export type { SessionRowsPage, SessionRowsQuery } from './search/recall-queries.ts';
 export type { FactsErrorHandler } from './recall-deps.ts';
 export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 export type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
@@ -28,14 +27,28 @@ export type { FactEntry, FactOrigin, FactSource, FactVerdict, FactVerdictKind, F
 export { FactConflictError, FactNotFoundError } from './facts/fact-errors.ts';
 export { DEFAULT_LONG_TERM_TOKENS, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 export type { RememberInput } from './facts/facts-service.ts';
-export { DEFAULT_EXTRACTION_RETRY, type DeadExtraction, type ExtractionRetryOptions, type ExtractionStatus } from './facts/extraction-worker.ts';
+export type { DeadExtraction, ExtractionRetryOptions, ExtractionStatus } from './facts/extraction-worker.ts';
+export { DEFAULT_RETRY as DEFAULT_EXTRACTION_RETRY } from './jobs/job-worker.ts';
 export { buildSystemPrompt } from './chat/system-prompt.ts';
 export { buildPromptContext, type MemoryContext } from './chat/prompt-context.ts';
 export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessionId, sessionConversationId } from './recall-ids.ts';
 export { UNTITLED } from './rows/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
-export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError, UserErasingError } from './recall-errors.ts';
-export type { ErasureReport } from './storage/lmdb/user-erasure.ts';
-export type { SearchHit } from './storage/lmdb/search/bm25-query.ts';
+export { RecallClosedError, RecallLimitError, RecallUnavailableError, SearchPoolClosedError, UserErasingError, type RecallLimitCode } from './recall-errors.ts';
+export { DEFAULT_RECALL_LIMITS, type RecallLimits } from './recall-limits.ts';
+export type { SearchHit } from './search/search-hit.ts';
 export type { SearchInput } from './search/ranked-search.ts';
+export type { Ranking, SearchResult } from './embeddings/search-result.ts';
+export type { EmbeddingsOptions } from './embeddings/embeddings-options.ts';
+export type { EmbeddingsStatus } from './embeddings/embeddings-status.ts';
 export { SEARCH_MEMORY_TOOL } from './search/search-memory-tool.ts';
+export { StaleWriteError } from './storage/stale-write-error.ts';
+export type * from './storage/recall-store.ts';
+export type * from './storage/records.ts';
+export type * from './storage/job-queue.ts';
+export { jobKey } from './storage/job-queue.ts';
+export { createLmdbRecallStore, type LmdbRecallStoreOptions } from './storage/lmdb/lmdb-recall-store.ts';
+export type { RecallEnvironment } from './storage/lmdb/recall-dbs.ts';
+export { DB_NAMES as RECALL_DB_NAMES } from './storage/lmdb/recall-dbs.ts';
+export { createSearchPool, type SearchPool, type SearchPoolOptions } from './storage/lmdb/pool/search-pool.ts';
+export type { SearchJob } from './storage/lmdb/pool/search-job.ts';

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.ts';
 import { RecallLimitError } from './recall-errors.ts';
-import { queryTerms } from './search/bm25-query.ts';
-import { HIGH, type RecallDbs } from './store/recall-dbs.ts';
+import { queryTerms } from './search/ranked-search.ts';
+import type { SessionEntry } from './storage/records.ts';
 
 /**
  * What one user can make the layered memory hold or do, so that no user (a script, a runaway
@@ -40,25 +40,17 @@ export function resolveRecallLimits(limits: RecallLimits | undefined): Readonly<
   return out;
 }
 
-/** The user's sessions, listed or not (a key count: no value is read). */
-function sessionCount(dbs: RecallDbs, userId: string): number {
-  return dbs.sessions.getKeysCount({ start: [userId], end: [userId, HIGH] });
-}
-
-/** Refuses a new session of `userId` when the user has `max` already. */
-export function assertRoomForSession(dbs: RecallDbs, userId: string, max: number): void {
-  if (sessionCount(dbs, userId) >= max) {
+/** Refuses a new session of a user who has `max` already (`sessions`: all of theirs, listed or not). */
+export function assertRoomForSession(sessions: readonly SessionEntry[], max: number): void {
+  if (sessions.length >= max) {
     throw new RecallLimitError('session_limit', max, `this user already has ${max} sessions, the most allowed; delete some first`);
   }
 }
 
 /** Refuses a fork of `sessionId` when it has `max` direct forks already. */
-export function assertRoomForFork(dbs: RecallDbs, userId: string, sessionId: string, max: number): void {
-  let forks = 0;
-  for (const { value } of dbs.sessions.getRange({ start: [userId], end: [userId, HIGH] })) {
-    if (value.fork?.session_id === sessionId && ++forks >= max) {
-      throw new RecallLimitError('fork_limit', max, `this session already has ${max} forks, the most allowed`);
-    }
+export function assertRoomForFork(sessions: readonly SessionEntry[], sessionId: string, max: number): void {
+  if (sessions.filter((e) => e.fork?.sessionId === sessionId).length >= max) {
+    throw new RecallLimitError('fork_limit', max, `this session already has ${max} forks, the most allowed`);
   }
 }
 

@@ -1,62 +1,40 @@
 import type { ServiceSlot } from '../otp/index.ts';
-import type { Recall } from './recall.ts';
-import { RecallClosedError, RecallUnavailableError } from './recall-errors.ts';
+import type { Recall } from './recall-api.ts';
+import { RecallClosedError } from './recall-errors.ts';
 
 /** The runtime's layered memory, minus `close`: the runtime closes it on `stop()`. */
 export type SupervisedRecall = Omit<Recall, 'close'>;
 
-type Forwarded = Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>;
+/** Every call of `Recall` that returns a promise: forwarded as is. */
+const FORWARDED = [
+  'chat', 'listSessions', 'listSessionsPage', 'createSession', 'sessionMessages', 'sessionMessagesPage', 'forkSession', 'deleteSession',
+  'searchSession', 'searchDaily', 'sessionWindow', 'search', 'embeddingsStatus', 'embeddingsIdle', 'rebuildSearchIndex', 'dailyWindow',
+  'dailyMessages', 'getLongTerm', 'setLongTerm', 'undoLongTerm', 'longTermHistory', 'listFacts', 'factHistory', 'remember', 'updateFact',
+  'forgetFact', 'rankFacts', 'extractionIdle', 'extractionStatus', 'retryDeadExtractions', 'dialogueLog', 'importDemoFolder',
+  'exportDemoFolder', 'eraseUser', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
+] as const satisfies ReadonlyArray<Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>>;
 
 /**
  * The runtime's `recall`: every call goes to the service that the supervised `recall` process
  * currently publishes, waiting while it restarts, so a caller never holds a dead incarnation.
  */
 export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
-  const forward = <K extends Forwarded>(key: K): Recall[K] =>
-    (async (...args: unknown[]) => {
-      const service = await slot.get();
-      return (service[key] as (...a: unknown[]) => Promise<unknown>)(...args);
-    }) as Recall[K];
+  const forwarded = Object.fromEntries(
+    FORWARDED.map((key) => [
+      key,
+      async (...args: unknown[]) => {
+        const service = await slot.get();
+        return (service[key] as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    ]),
+  ) as Pick<Recall, (typeof FORWARDED)[number]>;
   return {
-    chat: forward('chat'),
+    ...forwarded,
     // The stream is read from the incarnation current when it starts; `yield*` hands a cut on.
     chatStream: async function* (input) {
       const service = await slot.get();
       yield* service.chatStream(input);
     },
-    listSessions: forward('listSessions'),
-    createSession: forward('createSession'),
-    getSessionMessages: forward('getSessionMessages'),
-    listSessionsPage: forward('listSessionsPage'),
-    sessionRowsPage: forward('sessionRowsPage'),
-    forkSession: forward('forkSession'),
-    deleteSession: forward('deleteSession'),
-    searchSession: forward('searchSession'),
-    searchDaily: forward('searchDaily'),
-    sessionWindow: forward('sessionWindow'),
-    search: forward('search'),
-    embeddingsStatus: forward('embeddingsStatus'),
-    embeddingsIdle: forward('embeddingsIdle'),
-    rebuildSearchIndex: forward('rebuildSearchIndex'),
-    dailyWindow: forward('dailyWindow'),
-    dailyMessages: forward('dailyMessages'),
-    getLongTerm: forward('getLongTerm'),
-    setLongTerm: forward('setLongTerm'),
-    undoLongTerm: forward('undoLongTerm'),
-    longTermHistory: forward('longTermHistory'),
-    listMemory: forward('listMemory'),
-    memoryHistory: forward('memoryHistory'),
-    remember: forward('remember'),
-    updateMemory: forward('updateMemory'),
-    forgetMemory: forward('forgetMemory'),
-    rankMemory: forward('rankMemory'),
-    extractionIdle: forward('extractionIdle'),
-    extractionStatus: forward('extractionStatus'),
-    retryDeadExtractions: forward('retryDeadExtractions'),
-    dialogueLog: forward('dialogueLog'),
-    importDemoFolder: forward('importDemoFolder'),
-    exportDemoFolder: forward('exportDemoFolder'),
-    eraseUser: forward('eraseUser'),
     memoryTools: (userId, sessionId) => {
       const service = slot.current();
       if (service === undefined) throw new RecallClosedError();

@@ -67,7 +67,8 @@ import { HttpError } from './server-errors.ts';
 import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
-import type { DailyRowView, FactEntry, RecallApi, RowView, RuntimeView, SessionView } from './services.ts';
+import type { RecallApi, RuntimeView } from './services.ts';
+import { dailyRowBody, factBody, rowBody, searchBody, sessionBody } from './demo-shapes.ts';
 import { decodeCursor, encodeCursor } from './page-cursor.ts';
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
@@ -227,22 +228,21 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
   api.get<{ Querystring: PageQuery }>('/api/conversations', { config: USER, schema: S.listSessions }, async (request) => {
     const { user_id, limit, cursor } = request.query;
     requireIds({ user_id });
-    const view = ({ session_id, title, updated_at }: SessionView) => ({ session_id, title, updated_at });
-    if (!isPaged(request.query)) return { items: (await recall.listSessions(user_id)).map(view) };
+    if (!isPaged(request.query)) return { items: (await recall.listSessions(user_id)).map(sessionBody) };
     const page = await recall.listSessionsPage(user_id, { ...(limit !== 0 ? { limit } : {}), ...(cursor === '' ? {} : { cursor }) });
-    return { items: page.items.map(view), next_cursor: page.nextCursor };
+    return { items: page.items.map(sessionBody), next_cursor: page.nextCursor };
   });
 
   api.get<{ Params: SessionParams; Querystring: PageQuery }>('/api/conversations/:session_id/messages', { config: USER, schema: S.messages }, async (request) => {
     const { user_id, limit, cursor } = request.query;
     const { session_id } = request.params;
     requireIds({ user_id, session_id });
-    if (!isPaged(request.query)) return { items: (await recall.getSessionMessages(user_id, session_id)).map(rowView) };
+    if (!isPaged(request.query)) return { items: (await recall.sessionMessages(user_id, session_id)).map(rowBody) };
     // Forward from the oldest: the cursor is the last record id shown.
     const [after] = cursor === '' ? [0] : decodeCursor('m', cursor, ['number']);
-    const page = await recall.sessionRowsPage(user_id, session_id, { after, ...(limit !== 0 ? { limit } : {}) });
+    const page = await recall.sessionMessagesPage(user_id, session_id, { after, ...(limit !== 0 ? { limit } : {}) });
     const last = page.firstId + page.rows.length - 1;
-    return { items: page.rows.map(rowView), next_cursor: page.more ? encodeCursor('m', [last]) : null };
+    return { items: page.rows.map(rowBody), next_cursor: page.more ? encodeCursor('m', [last]) : null };
   });
 
   api.delete<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id', { config: USER, schema: S.deleteSession }, async (request) => {
@@ -273,7 +273,7 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       keyword: q.keyword,
       limit: q.limit,
     });
-    return { items: rows.map(rowView) };
+    return { items: rows.map(rowBody) };
   });
 
   api.get<{ Params: SessionParams; Querystring: WindowQuery }>('/api/conversations/:session_id/window', { config: USER, schema: S.sessionWindow }, async (request) => {
@@ -287,14 +287,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       before: q.before,
       after: q.after,
     });
-    return { items: rows.map(rowView) };
+    return { items: rows.map(rowBody) };
   });
 
   api.get<{ Querystring: SearchQuery & Day }>('/api/daily/search', { config: USER, schema: S.searchDaily }, async (request) => {
     const q = request.query;
     requireIds({ user_id: q.user_id });
     const rows = await recall.searchDaily({ userId: q.user_id, keyword: q.keyword, day: q.day, limit: q.limit });
-    return { items: rows.map(dailyRowView) };
+    return { items: rows.map(dailyRowBody) };
   });
 
   api.get<{ Querystring: WindowQuery & Day }>('/api/daily/window', { config: USER, schema: S.dailyWindow }, async (request) => {
@@ -307,13 +307,13 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       after: q.after,
       day: q.day,
     });
-    return { items: rows.map(dailyRowView) };
+    return { items: rows.map(dailyRowBody) };
   });
 
   api.get<{ Querystring: UserQuery & Day }>('/api/daily', { config: USER, schema: S.daily }, async (request) => {
     const q = request.query;
     requireIds({ user_id: q.user_id });
-    return { items: (await recall.dailyMessages(q.user_id, q.day)).map(dailyRowView) };
+    return { items: (await recall.dailyMessages(q.user_id, q.day)).map(dailyRowBody) };
   });
 
   api.get<{ Querystring: UserQuery & { tool: string; keyword: string; limit: number; cursor: string } }>(
@@ -342,56 +342,40 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
       ...(q.roles === '' ? {} : { roles: q.roles.split(',').map((r) => r.trim()).filter((r) => r !== '') }),
       ...(q.tool === '' ? {} : { tool: q.tool }),
     });
-    return {
-      // A RecallApi of one's own may answer a plain array: BM25 then.
-      ranking: hits.ranking ?? 'bm25',
-      pending_embeddings: hits.pendingEmbeddings ?? 0,
-      ...(hits.embeddingsError === undefined ? {} : { embeddings_error: hits.embeddingsError }),
-      items: hits.map((h) => ({
-        session_id: h.sessionId,
-        message_id: h.messageId,
-        day: h.day,
-        score: h.score,
-        snippet: h.snippet,
-        source: h.source,
-        role: h.role,
-        ts: h.ts,
-        ...(h.dailyMessageId === undefined ? {} : { daily_message_id: h.dailyMessageId }),
-      })),
-    };
+    return searchBody(hits);
   });
 
   api.get<{ Querystring: MemoryQuery }>('/api/memory', { config: USER, schema: S.listMemory }, async (request) => {
     const q = request.query;
     requireIds({ user_id: q.user_id });
-    const items = await recall.listMemory(q.user_id, q.as_of === '' ? {} : { asOf: q.as_of });
-    return { items: items.map(factView) };
+    const items = await recall.listFacts(q.user_id, q.as_of === '' ? {} : { asOf: q.as_of });
+    return { items: items.map(factBody) };
   });
 
   api.get<{ Querystring: UserQuery }>('/api/memory/history', { config: USER, schema: S.memoryHistory }, async (request) => {
     const { user_id } = request.query;
     requireIds({ user_id });
-    return { items: (await recall.memoryHistory(user_id)).map(factView) };
+    return { items: (await recall.factHistory(user_id)).map(factBody) };
   });
 
   api.post<{ Body: RememberBody }>('/api/memory', { config: USER, schema: S.remember }, async (request) => {
     const body = request.body;
     requireIds({ user_id: body.user_id });
     const w = await recall.remember(body.user_id, { text: body.text, ...(body.key === '' ? {} : { key: body.key }) });
-    return { status: w.status, item: factView(w.entry) };
+    return { status: w.status, item: factBody(w.entry) };
   });
 
   api.patch<{ Params: MemoryParams; Body: UpdateMemoryBody }>('/api/memory/:id', { config: USER, schema: S.updateMemory }, async (request) => {
     const body = request.body;
     requireIds({ user_id: body.user_id });
-    const w = await recall.updateMemory(body.user_id, request.params.id, { text: body.text, version: body.version });
-    return { status: w.status, item: factView(w.entry) };
+    const w = await recall.updateFact(body.user_id, request.params.id, { text: body.text, version: body.version });
+    return { status: w.status, item: factBody(w.entry) };
   });
 
   api.delete<{ Params: MemoryParams; Querystring: UserQuery }>('/api/memory/:id', { config: USER, schema: S.forgetMemory }, async (request) => {
     const { user_id } = request.query;
     requireIds({ user_id });
-    return { item: factView(await recall.forgetMemory(user_id, request.params.id)) };
+    return { item: factBody(await recall.forgetFact(user_id, request.params.id)) };
   });
 
   api.delete<{ Params: { user_id: string } }>('/api/users/:user_id', { config: OPERATOR, schema: S.eraseUser }, async (request) => {
@@ -416,39 +400,3 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
   });
 }
 
-/** Exactly the demo's row fields (plus `error` on a failed turn's row), nothing internal. */
-function rowView(row: RowView): RowView {
-  const view: RowView = {
-    ts: row.ts,
-    role: row.role,
-    content: row.content,
-    message_id: row.message_id,
-    tool_calls: row.tool_calls.map(({ name, input, output }) => ({ name, input, output })),
-  };
-  if (row.error) view.error = { code: row.error.code, message: row.error.message };
-  return view;
-}
-
-function dailyRowView(row: DailyRowView): DailyRowView {
-  return { ...rowView(row), day: row.day, session_id: row.session_id };
-}
-
-/** A fact in the API's snake_case, every field present (absent ones `null`). */
-function factView(e: FactEntry) {
-  return {
-    id: e.id,
-    text: e.text,
-    key: e.key ?? null,
-    tags: [...e.tags],
-    source: { via: e.source.via, session_id: e.source.session_id ?? null, message_ids: e.source.message_ids ?? [] },
-    created_at: e.createdAt,
-    valid_from: e.validFrom,
-    valid_to: e.validTo ?? null,
-    superseded_by: e.supersededBy ?? null,
-    supersedes: e.supersedes ?? null,
-    version: e.version,
-    verdict: e.verdict
-      ? { verdict: e.verdict.verdict, target: e.verdict.target ?? null, by: e.verdict.by, judge_error: e.verdict.judgeError ?? null }
-      : null,
-  };
-}

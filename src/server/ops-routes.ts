@@ -15,6 +15,7 @@
  *
  * The probes say only what an orchestrator needs: no path, no id, no error text beyond a code.
  */
+import { extractionBody } from './demo-shapes.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ServerMetrics } from './metrics.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
@@ -46,10 +47,9 @@ export function registerExtractionRoutes(app: FastifyInstance, recall: RecallApi
   const { extractionStatus, retryDeadExtractions } = recall;
   if (extractionStatus !== undefined) {
     app.get('/fact-extraction', { config: { access: 'operator' }, schema: probeSchema('Background fact extraction: jobs queued, retrying and dead-lettered') }, async (request) => {
-      const status = await extractionStatus.call(recall);
-      if (request.principal.kind === 'admin') return status;
-      // The shared token (when no admin token is set) or an open server: no user is named.
-      return { pending: status.pending, retrying: status.retrying, dead: status.dead };
+      // Only the admin token sees which users' jobs died; others (the shared token when no admin
+      // token is set, an open server) get the counts.
+      return extractionBody(await extractionStatus.call(recall), request.principal.kind === 'admin');
     });
   }
   if (retryDeadExtractions !== undefined) {

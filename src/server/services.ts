@@ -17,9 +17,9 @@ export type RecallApi = Pick<
   | 'chatStream'
   | 'createSession'
   | 'listSessions'
-  | 'getSessionMessages'
+  | 'sessionMessages'
   | 'listSessionsPage'
-  | 'sessionRowsPage'
+  | 'sessionMessagesPage'
   | 'deleteSession'
   | 'forkSession'
   | 'searchSession'
@@ -27,11 +27,11 @@ export type RecallApi = Pick<
   | 'searchDaily'
   | 'dailyWindow'
   | 'search'
-  | 'listMemory'
-  | 'memoryHistory'
+  | 'listFacts'
+  | 'factHistory'
   | 'remember'
-  | 'updateMemory'
-  | 'forgetMemory'
+  | 'updateFact'
+  | 'forgetFact'
   | 'eraseUser'
   | 'dailyMessages'
 > &
@@ -52,11 +52,4 @@ export interface RuntimeView {
   readonly events?: EventStream<TreeEvent>;
 }
 
-export type {
-  ChatResult,
-  SessionSummary as SessionView,
-  DailyRow as DailyRowView,
-  MemoryRow as RowView,
-  ToolCallView,
-  FactEntry,
-} from '../recall/index.ts';
+export type { ChatResult, ToolCallView } from '../recall/index.ts';

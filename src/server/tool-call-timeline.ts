@@ -20,7 +20,8 @@
  * scan finds each session's place by a binary search on `ts` (rows are stored in time order).
  */
 import { decodeCursor, encodeCursor } from './page-cursor.ts';
-import type { RecallApi, RowView, SessionView, ToolCallView } from './services.ts';
+import type { SessionRow, SessionSummary, ToolCallView } from '../recall/index.ts';
+import type { RecallApi } from './services.ts';
 
 export interface ToolCallTimelineQuery {
   userId: string;
@@ -71,12 +72,12 @@ function compare(a: Key, b: Key): number {
   return a[3] - b[3];
 }
 
-export type TimelineReader = Pick<RecallApi, 'listSessions' | 'sessionRowsPage'>;
+export type TimelineReader = Pick<RecallApi, 'listSessions' | 'sessionMessagesPage'>;
 type Reader = TimelineReader;
 
 /** One session being read backwards. */
 interface Stream {
-  session: SessionView;
+  session: SessionSummary;
   /** Its next calls, in the timeline's order. */
   pending: ToolCallTimelineItem[];
   /** Where the next chunk ends (exclusive record id); `null`: not opened yet. */
@@ -105,7 +106,7 @@ export async function toolCallTimeline(recall: Reader, query: ToolCallTimelineQu
 
   const heap = new StreamHeap();
   for (const session of await recall.listSessions(userId)) {
-    const bound: Key = [session.updated_at, session.session_id, TOP, 0];
+    const bound: Key = [session.updatedAt, session.sessionId, TOP, 0];
     heap.push({ session, pending: [], before: null, more: true, key: bound, floor: bound });
   }
   let budget = scanRows;
@@ -114,16 +115,16 @@ export async function toolCallTimeline(recall: Reader, query: ToolCallTimelineQu
   /** Reads the stream's next chunk into `pending`; false when the budget is spent. */
   const readChunk = async (stream: Stream): Promise<boolean> => {
     if (budget <= 0) return false;
-    const sid = stream.session.session_id;
+    const sid = stream.session.sessionId;
     if (stream.before === null) stream.before = await startOf(recall, userId, sid, from?.key[0]);
-    const page = await recall.sessionRowsPage(userId, sid, { before: stream.before, limit: CHUNK + 1 });
+    const page = await recall.sessionMessagesPage(userId, sid, { before: stream.before, limit: CHUNK + 1 });
     budget -= page.rows.length;
     // With more before it, the chunk's first row is only the context of the second.
     const skip = page.more ? 1 : 0;
     const found: ToolCallTimelineItem[] = [];
     for (let i = page.rows.length - 1; i >= skip; i--) {
       const row = page.rows[i]!;
-      if (row.role !== 'assistant' || row.tool_calls.length === 0) continue;
+      if (row.role !== 'assistant' || row.toolCalls.length === 0) continue;
       found.push(...callsOf(stream.session, row, page.rows[i - 1]).filter((item) => wanted(keyOf(item)) && passes(item, query.tool, keyword)));
     }
     stream.pending.push(...found);
@@ -131,7 +132,7 @@ export async function toolCallTimeline(recall: Reader, query: ToolCallTimelineQu
     stream.before = page.firstId + skip;
     // What is left of the session comes after every row of this chunk.
     const oldest = page.rows[skip];
-    if (oldest !== undefined) stream.floor = [oldest.ts, sid, oldest.message_id, TOP];
+    if (oldest !== undefined) stream.floor = [oldest.ts, sid, oldest.messageId, TOP];
     return true;
   };
 
@@ -173,7 +174,7 @@ function keyOf(item: ToolCallTimelineItem): Key {
  * its last row not newer than `ts` (a binary search by record id; rows are in time order).
  */
 async function startOf(recall: Reader, userId: string, sessionId: string, ts: string | undefined): Promise<number> {
-  const newest = await recall.sessionRowsPage(userId, sessionId, { limit: 1 });
+  const newest = await recall.sessionMessagesPage(userId, sessionId, { limit: 1 });
   const last = newest.rows.length === 0 ? 0 : newest.firstId;
   if (ts === undefined || last === 0 || newest.rows[0]!.ts <= ts) return last + 1;
   // The first record id whose row is newer than `ts`, in [1, last].
@@ -181,19 +182,19 @@ async function startOf(recall: Reader, userId: string, sessionId: string, ts: st
   let hi = last;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    const [row] = (await recall.sessionRowsPage(userId, sessionId, { after: mid - 1, limit: 1 })).rows;
+    const [row] = (await recall.sessionMessagesPage(userId, sessionId, { after: mid - 1, limit: 1 })).rows;
     if (row !== undefined && row.ts > ts) hi = mid;
     else lo = mid + 1;
   }
   return lo;
 }
 
-function callsOf(session: SessionView, row: RowView, before: RowView | undefined): ToolCallTimelineItem[] {
+function callsOf(session: SessionSummary, row: SessionRow, before: SessionRow | undefined): ToolCallTimelineItem[] {
   const userMessage = before?.role === 'user' ? before.content : '';
-  return row.tool_calls.map((call, index) => ({
-    session_id: session.session_id,
+  return row.toolCalls.map((call, index) => ({
+    session_id: session.sessionId,
     title: session.title,
-    message_id: row.message_id,
+    message_id: row.messageId,
     ts: row.ts,
     user_message: userMessage,
     index,

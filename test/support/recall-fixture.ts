@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/llm-service.ts';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { createLmdbStore } from '../../src/memory/lmdb/lmdb-store.ts';
-import { createRecall, type Recall, type RecallOptions } from '../../src/recall/index.ts';
+import { createLmdbRecallStore, createRecall, type Recall, type RecallOptions, type RecallStore, type SearchPool } from '../../src/recall/index.ts';
 
 /** A manual wall clock: starts at `start` (an ISO instant) and moves only when told. */
 export interface ManualClock {
@@ -34,6 +34,7 @@ export interface RecallFixture {
   clock: ManualClock;
   memory: ReturnType<typeof createLmdbStore>;
   env: ReturnType<typeof acquireEnvironment>;
+  store: RecallStore;
   /** Closes recall, store and environment, and deletes the directory. */
   close(): Promise<void>;
 }
@@ -44,14 +45,35 @@ export interface RecallFixture {
  * fsync (`noSync`): these suites test behaviour, not durability (the memory layer's suites
  * kill processes for that), and a turn's four flushes would dominate their run time.
  */
-export function openRecall(
-  options: Partial<Omit<RecallOptions, 'memory' | 'env'>> & { llm?: LlmService; dir?: string } = {},
-): RecallFixture {
+export interface RecallFixtureOptions extends Partial<Omit<RecallOptions, 'store'>> {
+  llm?: LlmService;
+  dir?: string;
+  /** The LMDB store's search pool and its thresholds. */
+  pool?: SearchPool;
+  poolThreshold?: number;
+  rankPoolThreshold?: number;
+  /** False: session rows are read through the MessageLog, not straight from LMDB. Default true. */
+  directReads?: boolean;
+}
+
+export function openRecall(options: RecallFixtureOptions = {}): RecallFixture {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'mnemo-recall-'));
   const clock = (options.clock as ManualClock | undefined) ?? manualClock();
   const env = acquireEnvironment(dir, { noSync: true });
   const memory = createLmdbStore({ path: dir, clock });
-  const recall = createRecall({ timeZone: ZONE, memoryInEnv: true, ...options, clock, memory, env });
+  const { pool, poolThreshold, rankPoolThreshold, directReads, dir: _dir, ...service } = options;
+  const store = createLmdbRecallStore({
+    env,
+    transcripts: memory,
+    clock,
+    ...(pool === undefined ? {} : { pool }),
+    ...(poolThreshold === undefined ? {} : { poolThreshold }),
+    ...(rankPoolThreshold === undefined ? {} : { rankPoolThreshold }),
+    ...(directReads === undefined ? {} : { directReads }),
+    ...(options.embeddings === undefined ? {} : { embeddings: true }),
+    ...(options.language === undefined ? {} : { language: options.language }),
+  });
+  const recall = createRecall({ timeZone: ZONE, ...service, clock, store });
   let closed = false;
   return {
     dir,
@@ -59,10 +81,12 @@ export function openRecall(
     clock,
     memory,
     env,
+    store,
     async close() {
       if (closed) return;
       closed = true;
       await recall.close();
+      await store.close();
       await memory.close();
       await new Promise((r) => setTimeout(r, 0));
       await env.release();

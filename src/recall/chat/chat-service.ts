@@ -24,6 +24,7 @@ import { buildSystemPrompt } from './system-prompt.ts';
 import { turnTools } from './turn-tools.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
 import { rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
+import { assertRoomForSession } from '../recall-limits.ts';
 
 /**
  * One chat turn of the Agent Memory Demo, `chat({userId, sessionId, message})`, in the Demo's
@@ -200,6 +201,9 @@ async function runTurn(deps: RecallDeps, turn: Turn): Promise<ChatResult> {
 
 /** Step 2: the user row and its daily mirror; the session registered if new. Its record id. */
 async function storeUserRow(deps: RecallDeps, turn: Turn): Promise<number> {
+  if ((await deps.store.session(turn.userId, turn.sessionId)) === undefined) {
+    assertRoomForSession(await deps.store.sessions(turn.userId), deps.limits.sessionsPerUser);
+  }
   const asked = localNow(deps);
   const { records, guard } = await deps.store.appendTurn({
     userId: turn.userId,

@@ -8,5 +8,5 @@ export interface RecallEmbeddings {
   /** Embeds queries (the same endpoint and model as the drain). */
   client: EmbeddingsClient;
   /** The drain running now, if any (the runtime's supervised one, or the service's own). */
-  drain(): EmbeddingDrain | undefined;
+  drain: () => EmbeddingDrain | undefined;
 }

@@ -31,7 +31,7 @@ export type SessionRowsQuery = { after: number; limit?: number } | { before?: nu
 
 export interface SessionRowsPage {
   /** Chronological. */
-  rows: MemoryRow[];
+  rows: SessionRow[];
   /** The record id of `rows[0]` (ids are contiguous: `rows[i]` is `firstId + i`). */
   firstId: number;
   /** Whether rows remain beyond these, in the direction read. */
@@ -64,7 +64,7 @@ export async function sessionRowsPage(deps: RecallDeps, userId: string, sessionI
     from = Math.max(1, to - limit + 1);
   }
   if (from > to) return { rows: [], firstId: from, more: false };
-  const shift = sessionIdShift(deps.dbs, userId, sessionId);
+  const shift = await shiftOf(deps, userId, sessionId);
   const rows = (await deps.memory.range(conversationId, { from, to })).map((r) => toSessionRow(r, shift));
   return { rows, firstId: from, more: 'after' in query ? to < last : from > 1 };
 }

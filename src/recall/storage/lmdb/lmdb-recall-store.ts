@@ -34,6 +34,8 @@ import { cosineWith, encodeVector, textHash } from '../../embeddings/vector-code
 import { docRef } from '../../search/doc-numbers.ts';
 import type { RankedFilters } from '../../search/rank-filters.ts';
 import type { Key } from 'lmdb';
+import { DEFAULT_LANGUAGE, type Language } from '../../../language.ts';
+import { offlineTitle } from '../../rows/session-title.ts';
 
 /**
  * The LMDB adapter of the storage port (recall-store.ts): the layered memory in named
@@ -69,8 +71,8 @@ export interface LmdbRecallStoreOptions {
   /** Stored items queue embedding jobs. Default false. */
   embeddings?: boolean;
   clock?: WallClock;
-  /** The title of a session whose first turn a killed process cut short. */
-  titleOf(firstMessage: string): string;
+  /** Of the offline title a session gets when a killed process cut its first turn short. Default `'zh'`. */
+  language?: Language;
 }
 
 export const DEFAULT_POOL_THRESHOLD = 20_000;
@@ -100,7 +102,7 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
     queue,
     clock,
     vectors: new VectorCache(),
-    titleOf: options.titleOf,
+    titleOf: (first) => offlineTitle(first, options.language ?? DEFAULT_LANGUAGE),
   };
   const vectorPoolThreshold = options.vectorPoolThreshold ?? DEFAULT_POOL_THRESHOLD;
   const locks = new SessionLocks();
@@ -115,6 +117,7 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
     transcripts: options.transcripts,
     jobs: queue,
     embeddings,
+    users: ready(async () => knownUsers(ctx)),
     hasData: ready(async (userId) => {
       const range = { start: [userId], end: [userId, HIGH], limit: 1 };
       return [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log, dbs.facts].some((db) => [...db.getKeys(range as never)].length > 0);
@@ -179,6 +182,24 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
       await repaired;
     },
   };
+}
+
+/** Every user with keys in the dbs that hold a user's data: one seek per user, not per key. */
+function knownUsers(ctx: LmdbContext): string[] {
+  const { dbs } = ctx;
+  const users = new Set<string>();
+  for (const db of [dbs.sessions, dbs.daily, dbs.longTerm, dbs.log, dbs.facts] as unknown as Array<{ getKeys(o: object): Iterable<Key[]> }>) {
+    let from: Key[] = [''];
+    for (;;) {
+      let next: string | undefined;
+      for (const key of db.getKeys({ start: from, limit: 1 })) next = key[0] as string;
+      if (next === undefined) break;
+      users.add(next);
+      // Past every key of this user, not past every id it prefixes (`alice` < `alice2`).
+      from = [next, HIGH];
+    }
+  }
+  return [...users].sort();
 }
 
 async function repairAtOpen(ctx: LmdbContext): Promise<void> {

@@ -1,0 +1,291 @@
+import type { Language } from '../language.ts';
+import type { Tool } from '../kernel/tool.ts';
+import type { LlmService } from '../llm/llm-service.ts';
+import type { JsonValue } from '../message.ts';
+import type { WallClock } from '../wall-clock.ts';
+import type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
+import type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
+import type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
+import type { EmbeddingDrain } from './embeddings/embed-drain.ts';
+import type { EmbeddingsOptions } from './embeddings/embeddings-options.ts';
+import type { EmbeddingsStatus } from './embeddings/embeddings-status.ts';
+import type { SearchResult } from './embeddings/search-result.ts';
+import type { ExtractionRetryOptions, ExtractionStatus } from './facts/extraction-worker.ts';
+import type { FactEntry, FactWrite } from './facts/fact-entry.ts';
+import type { RememberInput } from './facts/facts-service.ts';
+import type { RankedFact, RankOptions } from './facts/rank-facts.ts';
+import type { FactsErrorHandler } from './recall-deps.ts';
+import type { RecallLimits } from './recall-limits.ts';
+import type { DailyRow, RowError, SessionRow, ToolCallView } from './rows/row-types.ts';
+import type { SessionsPage, SessionSummary } from './rows/session-list.ts';
+import type { SessionRowsPage, SessionRowsQuery } from './search/recall-queries.ts';
+import type { SearchInput } from './search/ranked-search.ts';
+import type { ErasureReport, RecallStore } from './storage/recall-store.ts';
+
+/**
+ * The layered memory of the Agent Memory Demo (`createRecall`, `runtime.recall`): per-user
+ * sessions (titles, `updatedAt`), a daily view with per-day anchors, long-term memory as facts
+ * with a rendered document and its versions, a dialogue log, keyword recall and anchor windows,
+ * ranked (and hybrid) recall, the memory tools, and the chat turn (chat/chat-service.ts).
+ *
+ * Every call names its user; ids follow recall-ids.ts (else `InvalidInputError` `invalid_id`,
+ * nothing read or written), and every read and write is confined to that user's data: another
+ * user's session id finds nothing (fail closed: `[]`, `false`).
+ *
+ * Erasure: `eraseUser` removes everything of a user in one step of the store; while it runs,
+ * calls naming that user are refused with `user_erasing` (user-gate.ts), and the user's
+ * background jobs write nothing after it (their leases are gone).
+ *
+ * Storage: everything lives in the `store` (storage/recall-store.ts: LMDB or PostgreSQL). The
+ * service does not own it: `close()` refuses new calls and waits for the running ones; then
+ * close the store (and what it was opened over).
+ */
+export interface RecallOptions {
+  /** Where everything lives: `createLmdbRecallStore`, `createPostgresRecallStore`, or yours. */
+  store: RecallStore;
+  /** The model. Absent: offline, with the Demo's fallback replies and titles. */
+  llm?: LlmService;
+  /** Wall clock, epoch ms. Default `Date.now`. */
+  clock?: WallClock;
+  /** IANA zone of the daily view and of row `ts`. Default: the system's. */
+  timeZone?: string;
+  /** LLM calls allowed per turn. Default 10. */
+  maxToolIterations?: number;
+  /**
+   * The model that judges new facts against similar ones and extracts facts from finished
+   * turns in the background (often the same service as `llm`). Default: none: keys and
+   * duplicate detection alone, no extraction.
+   */
+  factsLlm?: LlmService;
+  /**
+   * Told of every failure of the facts model, as thrown, with where (`judge` or `extraction`):
+   * the only place a model provider's own words go (a fact's `judgeError` and a job's
+   * `lastError` keep the code and Mnemo's own sentence). Default: one `console.warn` line.
+   * Whatever it throws is ignored.
+   */
+  onFactsError?: FactsErrorHandler;
+  /**
+   * Retries of a failed extraction job (jobs/job-worker.ts): `maxAttempts` (default 5), then it
+   * is dead-lettered; waits `backoffMs` (default 2000) doubling per failure, at most
+   * `maxBackoffMs` (default 300 000).
+   */
+  extraction?: ExtractionRetryOptions;
+  /** o200k tokens at most in a turn's `[LONG_TERM]` section. Default 300. */
+  longTermTokens?: number;
+  /**
+   * Rolling summaries of the sessions (provider/summarizer.ts). Default off (the Demo's
+   * context, unchanged). On: after each turn's reply is stored, a background check summarizes
+   * the session's older part once it passes `maxTokens`, and each turn's context starts with
+   * the latest summary as `[SUMMARY]` (before `[SESSION]`).
+   */
+  summary?: RecallSummaryOptions | false;
+  /**
+   * The language of the system prompt, the title prompt, offline titles and the offline
+   * fallback's reply (language.ts). Default `'zh'`: the Agent Memory Demo's texts.
+   */
+  language?: Language;
+  /**
+   * Embeddings for hybrid recall (embeddings/embeddings-options.ts has every field and its
+   * default). Needs a store opened with embeddings. Default: none: `search` and the ranking of
+   * facts are BM25 alone (and say so), nothing is queued.
+   */
+  embeddings?: EmbeddingsOptions;
+  /**
+   * Who drains the embedding queue. Default: the service itself (a drain started with it,
+   * stopped by `close`). The runtime passes its supervised drain (supervisors/recall.ts).
+   */
+  embeddingsDrain?: () => EmbeddingDrain | undefined;
+  /**
+   * What one user can make it hold or do (recall-limits.ts): `sessionsPerUser` (default
+   * 10,000), `forksPerSession` (1,000), `searchTerms` (distinct terms of a `search` query,
+   * 128). Past one: `RecallLimitError` (`session_limit`, `fork_limit`, `search_terms_limit`),
+   * nothing written.
+   */
+  limits?: RecallLimits;
+}
+
+export interface RecallSummaryOptions {
+  /** Whole turns never summarized; default 4. */
+  keepLast?: number;
+  /** Budget of the summarized part and the longest summary; default 2000. */
+  maxTokens?: number;
+  /** The model that writes summaries. Default: recall's `llm` (none: extractive). */
+  llm?: LlmService;
+}
+
+export interface SearchSessionQuery {
+  userId: string;
+  sessionId: string;
+  keyword: string;
+  /** Default 20, clamped to 1..200. */
+  limit?: number;
+}
+
+export interface SearchDailyQuery {
+  userId: string;
+  keyword: string;
+  /** Default 20, clamped to 1..200. */
+  limit?: number;
+  /** `YYYY-MM-DD` to search one day; `''` (default) or an invalid day: every day. */
+  day?: string;
+}
+
+export interface SessionWindowQuery {
+  userId: string;
+  sessionId: string;
+  /** The anchor; an integer or a numeric string. */
+  messageId: JsonValue;
+  /** Rows before the anchor; default 0, negatives count as 0. */
+  before?: number;
+  after?: number;
+}
+
+export interface DailyWindowQuery {
+  userId: string;
+  messageId: JsonValue;
+  before?: number;
+  after?: number;
+  /** Default `''`: today, in the configured zone. */
+  day?: string;
+}
+
+/** One version of the long-term document. */
+export interface LongTermVersion {
+  version: number;
+  content: string;
+  ts: string;
+  source: 'remember_note' | 'set' | 'import';
+}
+
+/** One turn of the dialogue log (the Demo's `llm_dialogue.jsonl` row). */
+export interface DialogueLogRow {
+  ts: string;
+  sessionId: string;
+  userMessage: string;
+  assistantReply: string;
+  /** The exact memory context the model was given. */
+  memoryContext: string;
+  toolCalls: ToolCallView[];
+  error?: RowError;
+}
+
+export interface Recall {
+  chat(input: ChatInput): Promise<ChatResult>;
+  /** `chat`, streamed (chat-stream.ts): deltas, tool calls and results, then `done` with `chat`'s result. */
+  chatStream(input: ChatInput): AsyncIterableIterator<ChatStreamEvent>;
+  /** Listed sessions, newest `updatedAt` first (ties in creation order); `[]` for an unknown user. */
+  listSessions(userId: string): Promise<SessionSummary[]>;
+  /**
+   * `listSessions` a page at a time: at most `limit` (default 100, 1..500) after `cursor` (a
+   * previous page's `nextCursor`, opaque; another string: `invalid_cursor`).
+   */
+  listSessionsPage(userId: string, page?: { limit?: number; cursor?: string }): Promise<SessionsPage>;
+  /** A fresh session id (12 lowercase hex). Nothing is stored until its first chat. */
+  createSession(userId: string): Promise<string>;
+  /** The session's rows, chronological; `[]` when unknown. */
+  sessionMessages(userId: string, sessionId: string): Promise<SessionRow[]>;
+  /**
+   * `sessionMessages` a page at a time, by record id (recall-queries.ts): the rows after
+   * `after`, or the last ones before `before` (neither: the newest), at most `limit` (default
+   * 100, 1..500), chronological, with the first one's record id and whether more remain.
+   */
+  sessionMessagesPage(userId: string, sessionId: string, query?: SessionRowsQuery): Promise<SessionRowsPage>;
+  /**
+   * Branches a session at one of its rows ("edit and resend"): the new session (`newSessionId`,
+   * default a fresh id) sees the source's rows up to and including `messageId`, then its own;
+   * the source is untouched and the prefix is shared, not copied (MessageLog `fork`). The new
+   * session is listed at once with the source's title. `ForkError` (`fork_target_exists`,
+   * `fork_point_missing`) when the new id is taken or the row does not exist.
+   */
+  forkSession(userId: string, sessionId: string, messageId: number, newSessionId?: string): Promise<string>;
+  /**
+   * Deletes the session, its summaries, its daily rows, its log rows and its index entry. False
+   * when there was none. `ifLastId` (the retention sweep's): only if the transcript's last id is
+   * still that; false, and nothing deleted, when it is not.
+   */
+  deleteSession(userId: string, sessionId: string, options?: { ifLastId?: number }): Promise<boolean>;
+  searchSession(query: SearchSessionQuery): Promise<SessionRow[]>;
+  searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
+  sessionWindow(query: SessionWindowQuery): Promise<SessionRow[]>;
+  /**
+   * Ranked recall across every session, day and long-term memory of the user: BM25
+   * (search/ranked-search.ts), or hybrid with embeddings (embeddings/hybrid-search.ts):
+   * `{items, ranking, pendingEmbeddings, embeddingsError?}` (embeddings/search-result.ts).
+   */
+  search(query: SearchInput): Promise<SearchResult>;
+  /** The embedding queue and drain (or `{configured: false}`); with a user, that user's pending items too. */
+  embeddingsStatus(userId?: string): Promise<EmbeddingsStatus>;
+  /** Resolves when no embedding is due (at once without embeddings). */
+  embeddingsIdle(): Promise<void>;
+  /** Rebuilds the user's ranked index from their rows; returns the rows indexed. */
+  rebuildSearchIndex(userId: string): Promise<number>;
+  dailyWindow(query: DailyWindowQuery): Promise<DailyRow[]>;
+  /** One day's rows (default today), chronological. */
+  dailyMessages(userId: string, day?: string): Promise<DailyRow[]>;
+  /** The long-term document, `''` when none. */
+  getLongTerm(userId: string): Promise<string>;
+  /** Replaces the document; blank or unchanged: no-op, `null`. */
+  setLongTerm(userId: string, document: string): Promise<LongTermVersion | null>;
+  /** Drops the newest version; returns the document now current, `null` when there was none. */
+  undoLongTerm(userId: string): Promise<string | null>;
+  longTermHistory(userId: string): Promise<LongTermVersion[]>;
+  /** Current long-term facts, or those valid at `asOf` (ISO 8601): what was believed then. */
+  listFacts(userId: string, options?: { asOf?: string }): Promise<FactEntry[]>;
+  /** Every entry, superseded and forgotten ones included, in creation order. */
+  factHistory(userId: string): Promise<FactEntry[]>;
+  /** Stores a fact (key: supersedes the key's current entry; a near-duplicate is not stored twice). */
+  remember(userId: string, fact: RememberInput): Promise<FactWrite>;
+  /** Changes a current entry; `version` must be its version (else `FactConflictError`, `memory_conflict`). */
+  updateFact(userId: string, id: string, change: { text: string; version: number }): Promise<FactWrite>;
+  /** Ends a current entry's validity (it stays in the history). `FactNotFoundError` when none is current. */
+  forgetFact(userId: string, id: string, options?: { version?: number }): Promise<FactEntry>;
+  /** The current entries most relevant to `query`, within a token budget (what a turn injects). */
+  rankFacts(userId: string, query: string, options?: RankOptions): Promise<RankedFact[]>;
+  /** Resolves when background fact extraction has nothing due (or waits on a failing model). */
+  extractionIdle(): Promise<void>;
+  /** Extraction jobs queued and retrying, and the dead-lettered ones (failed every attempt). */
+  extractionStatus(): Promise<ExtractionStatus>;
+  /**
+   * Puts the dead-lettered extraction jobs (of `userId`, else every user's) back in the queue
+   * with their attempts reset (after the model is fixed, say) and starts the drain. Resolves
+   * with how many; 0 without a facts model.
+   */
+  retryDeadExtractions(userId?: string): Promise<number>;
+  /** The dialogue log, in turn order; one session's when `sessionId` is given. */
+  dialogueLog(userId: string, sessionId?: string): Promise<DialogueLogRow[]>;
+  /** The memory tools bound to one user and session (what a turn gives its agent). */
+  memoryTools(userId: string, sessionId: string): Tool[];
+  importDemoFolder(root: string, options?: ImportOptions): Promise<ImportReport>;
+  exportDemoFolder(root: string, options?: ExportOptions): Promise<ExportReport>;
+  /**
+   * Erases everything of the user in one step of the store: sessions and their summaries, daily
+   * rows, long-term memory, facts and versions, the dialogue log, index, vectors, jobs and titles.
+   * Waits for the user's running calls; calls naming the user meanwhile (and folder
+   * imports/exports) are refused with `user_erasing`. A running background job of the user is
+   * aborted and, whenever it answers, writes nothing.
+   */
+  eraseUser(userId: string): Promise<ErasureReport>;
+  /** @deprecated Use `sessionMessages`. */
+  getSessionMessages(userId: string, sessionId: string): Promise<SessionRow[]>;
+  /** @deprecated Use `listFacts`. */
+  listMemory(userId: string, options?: { asOf?: string }): Promise<FactEntry[]>;
+  /** @deprecated Use `factHistory`. */
+  memoryHistory(userId: string): Promise<FactEntry[]>;
+  /** @deprecated Use `updateFact`. */
+  updateMemory(userId: string, id: string, change: { text: string; version: number }): Promise<FactWrite>;
+  /** @deprecated Use `forgetFact`. */
+  forgetMemory(userId: string, id: string, options?: { version?: number }): Promise<FactEntry>;
+  /** @deprecated Use `rankFacts`. */
+  rankMemory(userId: string, query: string, options?: RankOptions): Promise<RankedFact[]>;
+  close(): Promise<void>;
+}
+
+/** The deprecated names of `Recall`'s methods, each with the name it now has (kept for one minor version). */
+export const DEPRECATED_RECALL_METHODS = {
+  getSessionMessages: 'sessionMessages',
+  listMemory: 'listFacts',
+  memoryHistory: 'factHistory',
+  updateMemory: 'updateFact',
+  forgetMemory: 'forgetFact',
+  rankMemory: 'rankFacts',
+} as const satisfies Partial<Record<keyof Recall, keyof Recall>>;

@@ -1,0 +1,97 @@
+import type { DailyRow, ExtractionStatus, FactEntry, SearchResult, SessionRow, SessionSummary } from '../recall/index.ts';
+
+/**
+ * The one place where the API's bodies take the Agent Memory Demo's snake_case shapes (its
+ * `/api` and its JSON files), from recall's camelCase records: exactly the Demo's fields, in its
+ * order, nothing internal. Everything new keeps the same casing.
+ */
+export interface RowBody {
+  ts: string;
+  role: string;
+  content: string;
+  message_id: number;
+  tool_calls: { name: string; input: string; output: string }[];
+  error?: { code: string; message: string };
+}
+
+export interface DailyRowBody extends RowBody {
+  day: string;
+  session_id: string | null;
+}
+
+export function sessionBody(s: SessionSummary): { session_id: string; title: string; updated_at: string } {
+  return { session_id: s.sessionId, title: s.title, updated_at: s.updatedAt };
+}
+
+/** Exactly the Demo's row fields (plus `error` on a failed turn's row). */
+export function rowBody(row: SessionRow): RowBody {
+  const body: RowBody = {
+    ts: row.ts,
+    role: row.role,
+    content: row.content,
+    message_id: row.messageId,
+    tool_calls: row.toolCalls.map(({ name, input, output }) => ({ name, input, output })),
+  };
+  if (row.error) body.error = { code: row.error.code, message: row.error.message };
+  return body;
+}
+
+export function dailyRowBody(row: DailyRow): DailyRowBody {
+  return { ...rowBody(row), day: row.day, session_id: row.sessionId };
+}
+
+export function searchBody(result: SearchResult) {
+  return {
+    ranking: result.ranking,
+    pending_embeddings: result.pendingEmbeddings,
+    ...(result.embeddingsError === undefined ? {} : { embeddings_error: result.embeddingsError }),
+    items: result.items.map((h) => ({
+      session_id: h.sessionId,
+      message_id: h.messageId,
+      day: h.day,
+      score: h.score,
+      snippet: h.snippet,
+      source: h.source,
+      role: h.role,
+      ts: h.ts,
+      ...(h.dailyMessageId === undefined ? {} : { daily_message_id: h.dailyMessageId }),
+    })),
+  };
+}
+
+/** A fact, every field present (absent ones `null`). */
+export function factBody(e: FactEntry) {
+  return {
+    id: e.id,
+    text: e.text,
+    key: e.key ?? null,
+    tags: [...e.tags],
+    source: { via: e.source.via, session_id: e.source.sessionId ?? null, message_ids: e.source.messageIds ?? [] },
+    created_at: e.createdAt,
+    valid_from: e.validFrom,
+    valid_to: e.validTo ?? null,
+    superseded_by: e.supersededBy ?? null,
+    supersedes: e.supersedes ?? null,
+    version: e.version,
+    verdict: e.verdict ? { verdict: e.verdict.verdict, target: e.verdict.target ?? null, by: e.verdict.by, judge_error: e.verdict.judgeError ?? null } : null,
+  };
+}
+
+/** `/fact-extraction`: the counts, and the dead jobs (user and session ids) for the admin alone. */
+export function extractionBody(status: ExtractionStatus, withJobs: boolean) {
+  const counts = { pending: status.pending, retrying: status.retrying, dead: status.dead };
+  if (!withJobs) return counts;
+  return {
+    ...counts,
+    dead_jobs: status.deadJobs.map((j) => ({
+      user_id: j.userId,
+      session_id: j.sessionId,
+      reply_id: j.replyId,
+      message_ids: j.messageIds,
+      attempts: j.attempts,
+      last_error: j.lastError,
+      queued_at: j.queuedAt,
+      dead_at: j.deadAt,
+    })),
+  };
+}
