@@ -4,7 +4,9 @@
  * Contract
  * - `spawn(logic)` starts an actor and returns its Pid. Any xstate logic works (machines,
  *   `fromPromise`, `fromCallback`, ...); `genServer(...)` builds a gen_server-style logic.
- *   Its parent is the process that spawned it (none from top-level code); a supervisor
+ *   Its parent is the process it is linked to at its start (`link`: proc_lib's start_link);
+ *   a process started without a link is its own parent (gen's `nolink`), so is everything
+ *   top-level code starts (top-level code is no process and cannot be linked). A supervisor
  *   becomes the parent of the children it starts.
  * - A process ends exactly once, with an ExitReason:
  *   - its actor reaches a final state: `normal` (a gen server: the reason it stopped with);
@@ -85,7 +87,7 @@ export interface SpawnOptions<TInput = unknown> {
   readonly name?: string;
   /** Passed to the logic as xstate `input` (a gen server's `init` argument). */
   readonly input?: TInput;
-  /** Link the new process to this one before it starts (spawn_link from `link`). */
+  /** Link the new process to this one before it starts, which becomes its parent (start_link from `link`). */
   readonly link?: Pid;
   /** Receive exit signals as `ExitMessage`s instead of dying with them (process_flag(trap_exit)). Default false. */
   readonly trapExit?: boolean;
@@ -173,7 +175,7 @@ export class Process extends Pid implements Registrant {
   owned: Set<Owned> | undefined = undefined;
   readyWaiters: Array<(error?: unknown) => void> | undefined = undefined;
   ready = true;
-  /** The process that started it (its supervisor, for a supervised child); its exit signal stops a behaviour. */
+  /** The process it was linked to at its start (its supervisor, for a supervised child); undefined: its own parent. Its exit signal stops a behaviour. */
   parent: Process | undefined;
   readonly depthOf: ((snapshot: unknown) => number) | undefined;
   /** The behaviour, kept to restore a hibernating machine's actor. */
@@ -183,12 +185,13 @@ export class Process extends Pid implements Registrant {
   /** Turns of this process running now (nested when it sends to itself). */
   turns = 0;
 
-  constructor(kind: ProcessKind, logic: AnyActorLogic, options: SpawnOptions, parent: Process | undefined) {
+  constructor(kind: ProcessKind, logic: AnyActorLogic, options: SpawnOptions) {
     super();
     this.id = nextId++;
     this.kind = kind;
     this.logic = logic;
-    this.parent = parent;
+    // proc_lib: the parent of a process started linked is the one it links to; started without a link, it is its own.
+    this.parent = options.link instanceof Process ? options.link : undefined;
     this.trapExit = options.trapExit === true;
     this.depthOf = options.mailboxDepth;
   }
@@ -373,7 +376,7 @@ export function spawn<TLogic extends AnyActorLogic>(logic: TLogic, options: Spaw
 
 function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
   const kind: ProcessKind = serverLogics.has(logic) ? 'server' : isMachine(logic) ? 'machine' : 'other';
-  const proc = new Process(kind, logic, options, self());
+  const proc = new Process(kind, logic, options);
   if (options.name !== undefined) claimName(options.name, proc);
   const previous = current;
   current = proc;
@@ -403,7 +406,7 @@ export function spawnHibernated<TMachine extends AnyStateMachine>(
   init: () => { readonly value: StateValueFrom<TMachine>; readonly context: ContextFrom<TMachine> },
   options: Omit<SpawnOptions, 'input'> = {},
 ): Pid {
-  const proc = new Process('machine', machine, options, self());
+  const proc = new Process('machine', machine, options);
   if (options.name !== undefined) claimName(options.name, proc);
   live.set(proc.id, proc);
   if (options.link !== undefined) link(proc, options.link);
@@ -530,8 +533,9 @@ function windDown(proc: Process, reason: ExitReason): void {
  * Send an exit signal (erlang:exit/2) from the current process (undefined from top-level
  * code). `'kill'` ends the target at once with `killed`. A target that does not trap exits
  * ignores `normal` (unless it is the sender itself) and ends at once with any other reason;
- * a trapping target receives an `ExitMessage`, or stops if the sender is its parent (see the
- * file header). Never throws; a dead or unknown target is ignored.
+ * a trapping target receives an `ExitMessage`, or stops if the sender is its parent (itself,
+ * for a process started without a link; see the file header). Never throws; a dead or
+ * unknown target is ignored.
  */
 export function exit(ref: ProcessRef, signal: ExitSignal): void {
   const proc = resolve(ref);
@@ -549,7 +553,8 @@ export function exitSignal(from: Process | undefined, to: Process, reason: ExitR
     if (reason !== 'normal') to.die(reason);
     return;
   }
-  if (from === to.parent && to.kind !== 'other') return windDown(to, reason);
+  // A process without a parent is its own (gen's `nolink`): only it stops itself this way.
+  if (from === (to.parent ?? to) && to.kind !== 'other') return windDown(to, reason);
   const message: ExitMessage = { type: EXIT, from, reason };
   deliverInfo(to, message);
 }
