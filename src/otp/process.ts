@@ -26,9 +26,10 @@
  *   processes get the exit signal and monitors fire DOWN. So a DOWN observer or a restarting
  *   supervisor can reuse the name.
  * - The current process: the one whose behaviour runs now, inside its synchronous turn; a
- *   gen server's callbacks that are async functions also run in an AsyncLocalStorage context,
- *   so after an `await` the server is still the current process (`call` to itself is
- *   `calling_self`). The context is enabled only while such a callback runs.
+ *   gen server's callbacks also run in an AsyncLocalStorage context, so while the promise a
+ *   callback returned is pending the server is still the current process after each `await`
+ *   (`call` to itself is `calling_self`). The context is switched on while callbacks run and
+ *   off at the end of the event-loop turn in which the last one finished.
  * - Hibernation (erlang:hibernate/3): a machine whose state is tagged `HIBERNATE` hibernates at
  *   the end of every turn (its start, a message delivered to it) that leaves it in such a
  *   state: the shell drops its xstate actor and keeps only the state value and context. The
@@ -149,11 +150,19 @@ const procOfActor = new WeakMap<AnyActorRef, Process>();
 /** The machine (or other non-server logic) whose behaviour is running synchronously right now. */
 let current: Process | undefined;
 
-/** The gen server whose callback is running, across its awaits. */
-const serverContext = new AsyncLocalStorage<Process>();
+/** One callback of a gen server: its server is the current process while it runs (a promise's: until it settles). */
+interface ServerTurn {
+  readonly proc: Process;
+  live: boolean;
+}
 
-/** Async gen server callbacks running now; the context is switched off when none is. */
-let asyncCallbacks = 0;
+/** The gen server callback running, across its awaits. */
+const serverContext = new AsyncLocalStorage<ServerTurn>();
+
+/** Callbacks running (or whose promise has not settled); the context is switched off soon after none is. */
+let callbacksRunning = 0;
+let contextOn = false;
+let switchOffQueued = false;
 
 /** Marks logic built by `genServer` so the shell envelopes calls/infos for it. */
 export const serverLogics = new WeakSet<AnyActorLogic>();
@@ -317,9 +326,11 @@ export class Process extends Pid implements Registrant {
   }
 }
 
-/** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of an async callback), if any. */
+/** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of a callback), if any. */
 export function self(): Process | undefined {
-  return current ?? (asyncCallbacks > 0 ? serverContext.getStore() : undefined);
+  if (current !== undefined || !contextOn) return current;
+  const turn = serverContext.getStore();
+  return turn?.live === true ? turn.proc : undefined;
 }
 
 /** True if `target` is the process running now (gen:call's `calling_self` check). */
@@ -327,32 +338,50 @@ export function isSelf(target: Process): boolean {
   return target === self();
 }
 
-function asyncCallbackSettled(): void {
-  // On Node 20 an enabled AsyncLocalStorage puts a promise hook on every promise of the
-  // process; off between async callbacks, Mnemo's append path (machines, sync servers) pays nothing.
-  if (--asyncCallbacks === 0) serverContext.disable();
-}
-
 /**
- * Run a gen server callback that is an async function inside the server's context, so the
- * server stays the current process after each `await`.
+ * Run a gen server callback inside the server's context, so the server stays the current
+ * process after each `await` of a promise it returns, whatever kind of function it is (an
+ * async function or method, or a plain one handing the work to one). Work it leaves running
+ * after it returned (or after its promise settled) is not the process.
  */
-export function runAsyncCallback<R>(proc: Process, callback: () => R): R {
-  asyncCallbacks++;
+export function runCallback<R>(proc: Process, callback: () => R): R {
+  const turn: ServerTurn = { proc, live: true };
+  callbacksRunning++;
+  contextOn = true;
   let result: R;
   try {
-    result = serverContext.run(proc, callback);
+    result = serverContext.run(turn, callback);
   } catch (error) {
-    asyncCallbackSettled();
+    callbackDone(turn);
     throw error;
   }
   const thenable = result as { then?: unknown };
   if (typeof thenable === 'object' && thenable !== null && typeof thenable.then === 'function') {
-    (result as PromiseLike<unknown>).then(asyncCallbackSettled, asyncCallbackSettled);
+    (result as PromiseLike<unknown>).then(
+      () => callbackDone(turn),
+      () => callbackDone(turn),
+    );
   } else {
-    asyncCallbackSettled();
+    callbackDone(turn);
   }
   return result;
+}
+
+function callbackDone(turn: ServerTurn): void {
+  turn.live = false;
+  if (--callbacksRunning > 0 || switchOffQueued) return;
+  // Off once this event-loop turn is over, not after each callback: on Node 20 and 22 switching
+  // an AsyncLocalStorage on and off costs ~2 µs, and while it is on it hooks every promise of
+  // the process, which the append path (machines) should not pay between messages to servers.
+  switchOffQueued = true;
+  setImmediate(switchOff);
+}
+
+function switchOff(): void {
+  switchOffQueued = false;
+  if (callbacksRunning > 0) return;
+  contextOn = false;
+  serverContext.disable();
 }
 
 export function codeOf(reason: ExitReason): ExitError['code'] {

@@ -245,6 +245,80 @@ describe('gen_server_SUITE: calling_self', () => {
   });
 });
 
+describe('gen_server_SUITE: calling_self, whatever the callback is', () => {
+  /** A handler that, after an await, calls its own server, and answers with what that call gave. */
+  const selfCalling = (pid: () => Pid) => async (request: Message): Promise<string> => {
+    if (request.type === 'peek') return 'peeked';
+    await new Promise((r) => setTimeout(r, 1));
+    return call(pid(), { type: 'peek' }, { timeoutMs: 60_000 }).then(
+      () => 'no error',
+      (error: ExitError) => error.code,
+    );
+  };
+
+  it('a method of a class instance (an async method inherited from its prototype)', async () => {
+    let pid: Pid | undefined;
+    const body = selfCalling(() => pid!);
+    class Server {
+      init() {
+        return {};
+      }
+      async handleCall(request: Message) {
+        return body(request);
+      }
+    }
+    pid = spawn(genServer<object>(new Server()));
+    await expect(call(pid, { type: 'outer' }, { timeoutMs: 60_000 })).resolves.toBe('calling_self');
+    exit(pid, 'kill');
+  });
+
+  it('a plain function that returns a promise (it hands the request to an async function)', async () => {
+    let pid: Pid | undefined;
+    const body = selfCalling(() => pid!);
+    pid = spawn(genServer<object>({ init: () => ({}), handleCall: (request) => body(request) }));
+    await expect(call(pid, { type: 'outer' }, { timeoutMs: 60_000 })).resolves.toBe('calling_self');
+    exit(pid, 'kill');
+  });
+
+  it('a cast handler: its call to itself after an await fails with calling_self too', async () => {
+    let seen: string | undefined;
+    const pid: Pid = spawn(
+      genServer<object>({
+        init: () => ({}),
+        handleCall: () => 'peeked',
+        handleCast: async () => {
+          await Promise.resolve();
+          seen = await call(pid, { type: 'peek' }, { timeoutMs: 60_000 }).then(() => 'no error', (error: ExitError) => error.code);
+        },
+      }),
+    );
+    cast(pid, { type: 'go' });
+    await waitFor(() => seen, 'the cast to finish');
+    expect(seen).toBe('calling_self');
+    exit(pid, 'kill');
+  });
+
+  it('work a callback leaves running after it returned is not the process: its call is answered', async () => {
+    let answer: unknown;
+    const pid: Pid = spawn(
+      genServer<object>({
+        init: () => ({}),
+        handleCall: () => 'peeked',
+        handleCast: () => {
+          void (async () => {
+            await new Promise((r) => setTimeout(r, 1));
+            answer = await call(pid, { type: 'peek' }, { timeoutMs: 60_000 }).catch((error: ExitError) => error.code);
+          })();
+        },
+      }),
+    );
+    cast(pid, { type: 'go' });
+    await waitFor(() => answer, 'the detached call');
+    expect(answer).toBe('peeked');
+    exit(pid, 'kill');
+  });
+});
+
 describe('gen_server_SUITE: continue and timeout', () => {
   it("handleContinue runs after init and before any message, even one sent right after the spawn", async () => {
     // gen_server: "{ok, State, {continue, Continue}}": handle_continue runs "immediately after the callback".
