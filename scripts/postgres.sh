@@ -7,9 +7,16 @@
 #   scripts/postgres.sh status            # exit 0 when it accepts connections
 #   scripts/postgres.sh stop              # pg_ctl stop -m fast; the data stays for the next start
 #   scripts/postgres.sh destroy           # stop and delete the data directory
+#   MNEMO_PG_HOLDER=<pid> scripts/postgres.sh start|release   # a test run's hold (below)
 #
 # Only the export line goes to stdout, so `eval "$(... start)"` is safe; progress goes to stderr.
 # Idempotent and safe to run concurrently (flock): `start` on a running server just prints the URL.
+#
+# Holds: a test run (vitest's global setup, test/support/postgres-global-setup.ts) starts with
+# MNEMO_PG_HOLDER set to its pid and `release`s at its end. The server stops at a release only
+# if a held start started it and no holder is left whose process still lives; a server that was
+# running without a hold (CI's, or one you started) is never stopped by a release, and a
+# `start` without a hold makes a held server yours: it stays up until `stop`.
 #
 # Environment (defaults):
 #   MNEMO_PG_PORT  54329                          TCP port on 127.0.0.1
@@ -104,6 +111,8 @@ start() {
   install_if_missing
   ensure_owner
   BIN="$(bindir)"
+  local was_running=0
+  ready && was_running=1
   if ! ready; then
     [ -f "$dir/PG_VERSION" ] || init_cluster
     # A postmaster that was SIGKILLed leaves postmaster.pid behind, and its pid may since
@@ -136,7 +145,31 @@ start() {
       "$BIN/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
         "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1
   fi
+  if [ -n "${MNEMO_PG_HOLDER:-}" ]; then
+    mkdir -p "$holders"
+    : >"$holders/$MNEMO_PG_HOLDER"
+    [ "$was_running" = 1 ] || : >"$holders/started"
+  else
+    rm -f "$holders/started"
+  fi
   echo "export MNEMO_PG_URL='$url'"
+}
+
+# The end of a hold: stop the server if a held start started it and no live holder is left.
+release() {
+  [ -n "${MNEMO_PG_HOLDER:-}" ] && rm -f "$holders/$MNEMO_PG_HOLDER"
+  [ -f "$holders/started" ] || return 0
+  local h
+  for h in "$holders"/*; do
+    [ -e "$h" ] && [ "$(basename "$h")" != started ] || continue
+    if kill -0 "$(basename "$h")" 2>/dev/null; then
+      log "still held by process $(basename "$h")"
+      return 0
+    fi
+    rm -f "$h" # a run that was killed before its release
+  done
+  rm -f "$holders/started"
+  stop
 }
 
 stop() {
@@ -150,18 +183,20 @@ stop() {
 
 # Serialize against concurrent invocations for the same port (parallel test files).
 lock="${TMPDIR:-/tmp}/mnemo-pg-$port.lock"
+holders="${TMPDIR:-/tmp}/mnemo-pg-$port.holders"
 exec 9>"$lock"
 flock 9
 
 case "$cmd" in
   start) start ;;
-  stop) stop ;;
+  release) release ;;
+  stop) stop; rm -f "$holders/started" ;;
   restart)
     BIN="$(bindir)"
     as_owner "$BIN/pg_ctl" -D "$dir" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null 9>&-
     log "restarted 127.0.0.1:$port" ;;
   status) BIN="$(bindir)"; [ -n "$BIN" ] && ready ;;
   url) echo "$url" ;;
-  destroy) stop; rm -rf "$dir" "$lock"; log "removed $dir" ;;
-  *) echo "usage: $0 start|stop|restart|status|url|destroy" >&2; exit 2 ;;
+  destroy) stop; rm -rf "$dir" "$lock" "$holders"; log "removed $dir" ;;
+  *) echo "usage: $0 start|release|stop|restart|status|url|destroy" >&2; exit 2 ;;
 esac

@@ -10,7 +10,7 @@ import { DB_NAMES, HIGH } from './recall/storage/lmdb/recall-dbs.ts';
 import type { WallClock } from './wall-clock.ts';
 
 /**
- * One tick of the retention sweep (the sweeper process, supervisors/retention-sup.ts, runs one
+ * One tick of the retention sweep (the sweeper process, retention-sweeper.ts, runs one
  * every `sweepEveryMs`; `runtime.retention.sweep()` runs one now).
  *
  * A conversation EXPIRES when its last record's `ts` (stamped by the runtime's wall clock on

@@ -102,7 +102,7 @@ function opened(
     checkOpen,
     openDB: <V, K extends Key>(name: string, options?: DatabaseOptions) => openDB(name, options) as unknown as Database<V, K>,
     transact: <T>(bytes: number, work: () => T) =>
-      durableTransaction({ root, path, room: roomFor(path), guard }, bytes > 0 ? estimate(bytes) : 0, work),
+      durableTransaction({ root, path, room: roomFor(path, root), guard }, bytes > 0 ? estimate(bytes) : 0, work),
     release,
   };
 }

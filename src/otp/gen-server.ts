@@ -24,8 +24,9 @@
  *   queue behind the messages already received, then run `terminate` the same way. An exit
  *   signal the server does not trap (it traps none by default) ends it without `terminate`,
  *   as does `exit(pid, 'kill')`.
- * - A callback written as an async function runs in the server's context, so a `call` to
- *   the server itself after an `await` is rejected with `calling_self` at once.
+ * - Every callback runs in the server's context (an async function, an async method of a
+ *   class instance, or a plain function returning a promise): a `call` to the server itself
+ *   after an `await`, before that promise settles, is rejected with `calling_self` at once.
  * - An exception (or rejection) in any callback crashes the process with that error; like
  *   gen_server, `terminate({ crashed: error }, state)` runs first (not awaited). A crash in
  *   `init` or in `terminate` itself skips it.
@@ -36,7 +37,7 @@ import { CallEnvelope, InfoEnvelope } from './envelopes.ts';
 import type { ExitReason } from './exit-reason.ts';
 import type { From } from './from.ts';
 import type { Message, Pid } from './pid.ts';
-import { processOfActor, runAsyncCallback, type Process, serverLogics, TERMINATE, type ExitMessage, type TerminateEvent } from './process.ts';
+import { processOfActor, runCallback, type Process, serverLogics, TERMINATE, type ExitMessage, type TerminateEvent } from './process.ts';
 import { deliverAfter, type TimerRef } from './timers.ts';
 
 /** Return from `handleCall` to reply later through `from`. */
@@ -147,11 +148,6 @@ function cancelTimeout(snapshot: ServerSnapshot): void {
   snapshot.timeoutTick = undefined;
 }
 
-/** A callback written as an async function: the only kind that can `await` (and so call itself after one). */
-function isAsyncFunction(fn: unknown): boolean {
-  return typeof fn === 'function' && fn.constructor.name === 'AsyncFunction';
-}
-
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
@@ -159,16 +155,11 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function genServer<S, TInput = void, TCall extends Message = Message, TCast extends Message = Message, TInfo extends Message = Message>(
   callbacks: GenServerCallbacks<S, TInput, TCall, TCast, TInfo>,
 ): GenServerLogic<TInput> {
-  const asyncCallbacks = new Set<unknown>(Object.values(callbacks).filter(isAsyncFunction));
-  // The hot callbacks, checked once: a sync one is called directly.
-  const asyncCall = asyncCallbacks.has(callbacks.handleCall);
-  const asyncCast = asyncCallbacks.has(callbacks.handleCast);
-  const asyncInfo = asyncCallbacks.has(callbacks.handleInfo);
-  /** Call a callback (as a method of `callbacks`); an async one runs in the server's context. */
+  /** Call a callback (as a method of `callbacks`) in the server's context (process.ts's `runCallback`). */
   const invoke = <A extends unknown[], R>(snapshot: ServerSnapshot, fn: (...args: A) => R, ...args: A): R => {
     const proc = snapshot.proc;
-    if (proc === undefined || !asyncCallbacks.has(fn)) return Reflect.apply(fn, callbacks, args);
-    return runAsyncCallback(proc, () => Reflect.apply(fn, callbacks, args));
+    if (proc === undefined) return Reflect.apply(fn, callbacks, args);
+    return runCallback(proc, () => Reflect.apply(fn, callbacks, args));
   };
 
   const after = (snapshot: ServerSnapshot, promise: PromiseLike<unknown>, then: (snapshot: ServerSnapshot, value: unknown) => void): void => {
@@ -197,11 +188,11 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
     if (event instanceof CallEnvelope) {
       if (callbacks.handleCall === undefined) throw new Error(`gen server got call '${event.type}' but has no handleCall`);
       const from = event.from;
-      const result = asyncCall ? invoke(snapshot, callbacks.handleCall, event.request as TCall, from, state) : callbacks.handleCall(event.request as TCall, from, state);
+      const result = invoke(snapshot, callbacks.handleCall, event.request as TCall, from, state);
       if (isThenable(result)) after(snapshot, result, (_s, value) => value !== noReply && from.reply(value));
       else if (result !== noReply) from.reply(result);
     } else if (event instanceof InfoEnvelope) {
-      const result = asyncInfo ? invoke(snapshot, callbacks.handleInfo!, event.message as TInfo, state) : callbacks.handleInfo?.(event.message as TInfo, state);
+      const result = callbacks.handleInfo === undefined ? undefined : invoke(snapshot, callbacks.handleInfo, event.message as TInfo, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     } else if (event instanceof TimeoutTick) {
       if (event !== snapshot.timeoutTick) return;
@@ -213,7 +204,7 @@ export function genServer<S, TInput = void, TCall extends Message = Message, TCa
       terminate(snapshot, (event as TerminateEvent).reason);
     } else if (event !== POKE) {
       if (callbacks.handleCast === undefined) throw new Error(`gen server got cast '${(event as Message).type}' but has no handleCast`);
-      const result = asyncCast ? invoke(snapshot, callbacks.handleCast, event as TCast, state) : callbacks.handleCast(event as TCast, state);
+      const result = invoke(snapshot, callbacks.handleCast, event as TCast, state);
       if (isThenable(result)) after(snapshot, result, () => {});
     }
   };

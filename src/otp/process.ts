@@ -4,7 +4,9 @@
  * Contract
  * - `spawn(logic)` starts an actor and returns its Pid. Any xstate logic works (machines,
  *   `fromPromise`, `fromCallback`, ...); `genServer(...)` builds a gen_server-style logic.
- *   Its parent is the process that spawned it (none from top-level code); a supervisor
+ *   Its parent is the process it is linked to at its start (`link`: proc_lib's start_link);
+ *   a process started without a link is its own parent (gen's `nolink`), so is everything
+ *   top-level code starts (top-level code is no process and cannot be linked). A supervisor
  *   becomes the parent of the children it starts.
  * - A process ends exactly once, with an ExitReason:
  *   - its actor reaches a final state: `normal` (a gen server: the reason it stopped with);
@@ -24,9 +26,10 @@
  *   processes get the exit signal and monitors fire DOWN. So a DOWN observer or a restarting
  *   supervisor can reuse the name.
  * - The current process: the one whose behaviour runs now, inside its synchronous turn; a
- *   gen server's callbacks that are async functions also run in an AsyncLocalStorage context,
- *   so after an `await` the server is still the current process (`call` to itself is
- *   `calling_self`). The context is enabled only while such a callback runs.
+ *   gen server's callbacks also run in an AsyncLocalStorage context, so while the promise a
+ *   callback returned is pending the server is still the current process after each `await`
+ *   (`call` to itself is `calling_self`). The context is switched on while callbacks run and
+ *   off at the end of the event-loop turn in which the last one finished.
  * - Hibernation (erlang:hibernate/3): a machine whose state is tagged `HIBERNATE` hibernates at
  *   the end of every turn (its start, a message delivered to it) that leaves it in such a
  *   state: the shell drops its xstate actor and keeps only the state value and context. The
@@ -85,7 +88,7 @@ export interface SpawnOptions<TInput = unknown> {
   readonly name?: string;
   /** Passed to the logic as xstate `input` (a gen server's `init` argument). */
   readonly input?: TInput;
-  /** Link the new process to this one before it starts (spawn_link from `link`). */
+  /** Link the new process to this one before it starts, which becomes its parent (start_link from `link`). */
   readonly link?: Pid;
   /** Receive exit signals as `ExitMessage`s instead of dying with them (process_flag(trap_exit)). Default false. */
   readonly trapExit?: boolean;
@@ -147,11 +150,19 @@ const procOfActor = new WeakMap<AnyActorRef, Process>();
 /** The machine (or other non-server logic) whose behaviour is running synchronously right now. */
 let current: Process | undefined;
 
-/** The gen server whose callback is running, across its awaits. */
-const serverContext = new AsyncLocalStorage<Process>();
+/** One callback of a gen server: its server is the current process while it runs (a promise's: until it settles). */
+interface ServerTurn {
+  readonly proc: Process;
+  live: boolean;
+}
 
-/** Async gen server callbacks running now; the context is switched off when none is. */
-let asyncCallbacks = 0;
+/** The gen server callback running, across its awaits. */
+const serverContext = new AsyncLocalStorage<ServerTurn>();
+
+/** Callbacks running (or whose promise has not settled); the context is switched off soon after none is. */
+let callbacksRunning = 0;
+let contextOn = false;
+let switchOffQueued = false;
 
 /** Marks logic built by `genServer` so the shell envelopes calls/infos for it. */
 export const serverLogics = new WeakSet<AnyActorLogic>();
@@ -173,7 +184,7 @@ export class Process extends Pid implements Registrant {
   owned: Set<Owned> | undefined = undefined;
   readyWaiters: Array<(error?: unknown) => void> | undefined = undefined;
   ready = true;
-  /** The process that started it (its supervisor, for a supervised child); its exit signal stops a behaviour. */
+  /** The process it was linked to at its start (its supervisor, for a supervised child); undefined: its own parent. Its exit signal stops a behaviour. */
   parent: Process | undefined;
   readonly depthOf: ((snapshot: unknown) => number) | undefined;
   /** The behaviour, kept to restore a hibernating machine's actor. */
@@ -183,12 +194,13 @@ export class Process extends Pid implements Registrant {
   /** Turns of this process running now (nested when it sends to itself). */
   turns = 0;
 
-  constructor(kind: ProcessKind, logic: AnyActorLogic, options: SpawnOptions, parent: Process | undefined) {
+  constructor(kind: ProcessKind, logic: AnyActorLogic, options: SpawnOptions) {
     super();
     this.id = nextId++;
     this.kind = kind;
     this.logic = logic;
-    this.parent = parent;
+    // proc_lib: the parent of a process started linked is the one it links to; started without a link, it is its own.
+    this.parent = options.link instanceof Process ? options.link : undefined;
     this.trapExit = options.trapExit === true;
     this.depthOf = options.mailboxDepth;
   }
@@ -314,9 +326,11 @@ export class Process extends Pid implements Registrant {
   }
 }
 
-/** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of an async callback), if any. */
+/** The process running now (any behaviour inside its synchronous turn, or a gen server across the awaits of a callback), if any. */
 export function self(): Process | undefined {
-  return current ?? (asyncCallbacks > 0 ? serverContext.getStore() : undefined);
+  if (current !== undefined || !contextOn) return current;
+  const turn = serverContext.getStore();
+  return turn?.live === true ? turn.proc : undefined;
 }
 
 /** True if `target` is the process running now (gen:call's `calling_self` check). */
@@ -324,32 +338,50 @@ export function isSelf(target: Process): boolean {
   return target === self();
 }
 
-function asyncCallbackSettled(): void {
-  // On Node 20 an enabled AsyncLocalStorage puts a promise hook on every promise of the
-  // process; off between async callbacks, Mnemo's append path (machines, sync servers) pays nothing.
-  if (--asyncCallbacks === 0) serverContext.disable();
-}
-
 /**
- * Run a gen server callback that is an async function inside the server's context, so the
- * server stays the current process after each `await`.
+ * Run a gen server callback inside the server's context, so the server stays the current
+ * process after each `await` of a promise it returns, whatever kind of function it is (an
+ * async function or method, or a plain one handing the work to one). Work it leaves running
+ * after it returned (or after its promise settled) is not the process.
  */
-export function runAsyncCallback<R>(proc: Process, callback: () => R): R {
-  asyncCallbacks++;
+export function runCallback<R>(proc: Process, callback: () => R): R {
+  const turn: ServerTurn = { proc, live: true };
+  callbacksRunning++;
+  contextOn = true;
   let result: R;
   try {
-    result = serverContext.run(proc, callback);
+    result = serverContext.run(turn, callback);
   } catch (error) {
-    asyncCallbackSettled();
+    callbackDone(turn);
     throw error;
   }
   const thenable = result as { then?: unknown };
   if (typeof thenable === 'object' && thenable !== null && typeof thenable.then === 'function') {
-    (result as PromiseLike<unknown>).then(asyncCallbackSettled, asyncCallbackSettled);
+    (result as PromiseLike<unknown>).then(
+      () => callbackDone(turn),
+      () => callbackDone(turn),
+    );
   } else {
-    asyncCallbackSettled();
+    callbackDone(turn);
   }
   return result;
+}
+
+function callbackDone(turn: ServerTurn): void {
+  turn.live = false;
+  if (--callbacksRunning > 0 || switchOffQueued) return;
+  // Off once this event-loop turn is over, not after each callback: on Node 20 and 22 switching
+  // an AsyncLocalStorage on and off costs ~2 µs, and while it is on it hooks every promise of
+  // the process, which the append path (machines) should not pay between messages to servers.
+  switchOffQueued = true;
+  setImmediate(switchOff);
+}
+
+function switchOff(): void {
+  switchOffQueued = false;
+  if (callbacksRunning > 0) return;
+  contextOn = false;
+  serverContext.disable();
 }
 
 export function codeOf(reason: ExitReason): ExitError['code'] {
@@ -373,7 +405,7 @@ export function spawn<TLogic extends AnyActorLogic>(logic: TLogic, options: Spaw
 
 function spawnProcess(logic: AnyActorLogic, options: SpawnOptions): Process {
   const kind: ProcessKind = serverLogics.has(logic) ? 'server' : isMachine(logic) ? 'machine' : 'other';
-  const proc = new Process(kind, logic, options, self());
+  const proc = new Process(kind, logic, options);
   if (options.name !== undefined) claimName(options.name, proc);
   const previous = current;
   current = proc;
@@ -403,7 +435,7 @@ export function spawnHibernated<TMachine extends AnyStateMachine>(
   init: () => { readonly value: StateValueFrom<TMachine>; readonly context: ContextFrom<TMachine> },
   options: Omit<SpawnOptions, 'input'> = {},
 ): Pid {
-  const proc = new Process('machine', machine, options, self());
+  const proc = new Process('machine', machine, options);
   if (options.name !== undefined) claimName(options.name, proc);
   live.set(proc.id, proc);
   if (options.link !== undefined) link(proc, options.link);
@@ -530,8 +562,9 @@ function windDown(proc: Process, reason: ExitReason): void {
  * Send an exit signal (erlang:exit/2) from the current process (undefined from top-level
  * code). `'kill'` ends the target at once with `killed`. A target that does not trap exits
  * ignores `normal` (unless it is the sender itself) and ends at once with any other reason;
- * a trapping target receives an `ExitMessage`, or stops if the sender is its parent (see the
- * file header). Never throws; a dead or unknown target is ignored.
+ * a trapping target receives an `ExitMessage`, or stops if the sender is its parent (itself,
+ * for a process started without a link; see the file header). Never throws; a dead or
+ * unknown target is ignored.
  */
 export function exit(ref: ProcessRef, signal: ExitSignal): void {
   const proc = resolve(ref);
@@ -549,7 +582,8 @@ export function exitSignal(from: Process | undefined, to: Process, reason: ExitR
     if (reason !== 'normal') to.die(reason);
     return;
   }
-  if (from === to.parent && to.kind !== 'other') return windDown(to, reason);
+  // A process without a parent is its own (gen's `nolink`): only it stops itself this way.
+  if (from === (to.parent ?? to) && to.kind !== 'other') return windDown(to, reason);
   const message: ExitMessage = { type: EXIT, from, reason };
   deliverInfo(to, message);
 }

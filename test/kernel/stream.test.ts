@@ -128,7 +128,7 @@ describe('agent.stream: the agent run, streamed', () => {
     }
     expect(got).toEqual(['a ', 'long ']);
     // The failed-turn rule: the user message stays and an error marker follows it.
-    expect(await store.get('c')).toEqual([u('hello'), { role: 'assistant', content: '', error: { code: 'llm_aborted', message: 'the stream was closed' } }]);
+    expect(await store.get('c')).toEqual([u('hello'), { role: 'assistant', content: '', error: { code: 'llm_aborted', message: 'the model call was cancelled' } }]);
     // The agent is usable again at once: the cut run has settled.
     const next = createAgent({ llm: streamingLlm([text('fine')]), memory: { store }, conversationId: 'c' });
     expect((await next.run('again')).response.content).toBe('fine');

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLmdbStore, StorageError } from '../../src/memory/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
-import { diskRoom, HEADROOM_BYTES } from '../../src/memory/lmdb/disk-room.ts';
+import { diskRoom, FLOOR_BYTES, HEADROOM_BYTES } from '../../src/memory/lmdb/disk-room.ts';
+import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { MnemoSaver, MnemoStore } from '../../src/langgraph/index.ts';
 import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 
@@ -102,6 +103,31 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     await runtime.stop();
   });
 
+  it('takes turns again once half of the conversations are deleted: the pages they held inside data.mdb are room', async () => {
+    const dir = join(mountPoint, 'recover');
+    mkdirSync(dir);
+    const runtime = await startRuntime({ dataDir: dir, name: 'recover' });
+    const sessions: string[] = [];
+    let error: unknown;
+    for (let i = 0; error === undefined && i < 2000; i++) {
+      if (i % 4 === 0) sessions.push(await runtime.recall.createSession('u'));
+      await runtime.recall.chat({ userId: 'u', sessionId: sessions.at(-1)!, message: `${i} ${kib(2)}` }).catch((e: unknown) => void (error = e));
+    }
+    expect(causes(error).some((c) => c instanceof StorageError && c.code === 'storage_full')).toBe(true);
+    for (const session of sessions.filter((_, i) => i % 2 === 0)) await runtime.recall.deleteSession('u', session);
+    const fresh = await runtime.recall.createSession('u');
+    const turns = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => runtime.recall.chat({ userId: 'u', sessionId: fresh, message: `again ${i} ${kib(2)}` })));
+    expect(turns.map((t) => t.status)).toEqual(Array(5).fill('fulfilled'));
+    // Until the freed pages are used up: refused again, with the floor still on the disk.
+    error = undefined;
+    for (let i = 0; error === undefined && i < 2000; i++) {
+      await runtime.recall.chat({ userId: 'u', sessionId: fresh, message: `more ${i} ${kib(2)}` }).catch((e: unknown) => void (error = e));
+    }
+    expect(causes(error).some((c) => c instanceof StorageError && c.code === 'storage_full')).toBe(true);
+    expect(free()).toBeGreaterThanOrEqual(FLOOR_BYTES);
+    await runtime.stop();
+  });
+
   it('gives back the room of every write once stored: appends and clears over and over never come to storage_full', async () => {
     // 16 MiB: room for the write-ahead journal (4 MiB), so both paths run: the journal's (one
     // writer) and LMDB's direct commits (hundreds of conversations at once).
@@ -158,10 +184,6 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     const room = diskRoom(mountPoint);
     const filler = join(mountPoint, 'filler');
     appendFileSync(filler, Buffer.alloc(512 * 1024));
-    const free = () => {
-      const s = statfsSync(mountPoint);
-      return s.bavail * s.bsize;
-    };
     const spare = free() - HEADROOM_BYTES;
     expect(spare).toBeGreaterThan(64 * 1024);
     // Taken in flight (nothing written yet) counts as used: three quarters, then a half, is too much.
@@ -174,6 +196,44 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     expect(() => room.take(4096)).toThrow(expect.objectContaining({ code: 'storage_full' }));
     rmSync(filler);
     expect(() => room.take(4096)).not.toThrow();
+  });
+
+  it('room: free pages inside data.mdb carry writes, as far as the disk keeps FLOOR_BYTES should LMDB grow the file instead', async () => {
+    const dir = join(mountPoint, 'pages');
+    mkdirSync(dir);
+    const lease = acquireEnvironment(dir, { noSync: true });
+    try {
+      const db = lease.root.openDB<string, number>('t', { encoding: 'json' });
+      await db.transaction(() => {
+        for (let i = 0; i < 200; i++) db.put(i, kib(3));
+      });
+      await db.transaction(() => {
+        for (let i = 0; i < 200; i++) db.remove(i);
+      });
+      // The disk: the headroom and 64 KiB.
+      const filler = join(mountPoint, 'filler');
+      const fill = (toLeave: number) => appendFileSync(filler, Buffer.alloc(Math.floor((free() - toLeave) / 4096) * 4096));
+      fill(HEADROOM_BYTES + 64 * 1024);
+      expect(() => diskRoom(dir).take(256 * 1024)).toThrow(expect.objectContaining({ code: 'storage_full' })); // the disk alone
+      lease.room.take(256 * 1024);
+      let refused: unknown;
+      try {
+        lease.room.take(HEADROOM_BYTES - FLOOR_BYTES);
+      } catch (e) {
+        refused = e;
+      }
+      // ~700 KiB of free pages (200 values of 3 KiB removed), but in flight at most what the disk takes over its floor.
+      expect(refused).toMatchObject({ code: 'storage_full', details: { free_pages: expect.any(Number) } });
+      expect((refused as StorageError).details['free_pages']).toBeGreaterThan(512 * 1024);
+      lease.room.release(256 * 1024);
+      // Nearly at the floor: the free pages carry nothing (LMDB might grow the file instead).
+      fill(FLOOR_BYTES + 16 * 1024);
+      expect(() => lease.room.take(32 * 1024)).toThrow(expect.objectContaining({ code: 'storage_full' }));
+      lease.room.take(8 * 1024);
+      lease.room.release(8 * 1024);
+    } finally {
+      await lease.release();
+    }
   });
 
   it('refuses to open a new environment on a full disk with storage_full instead of dying of SIGBUS', async () => {
@@ -196,6 +256,11 @@ describe.skipIf(!canMount)('a full disk (2 MiB tmpfs)', () => {
     expect(causes(started).some((c) => c instanceof StorageError && c.code === 'storage_full')).toBe(true);
   });
 });
+
+function free(): number {
+  const s = statfsSync(mountPoint);
+  return s.bavail * s.bsize;
+}
 
 function causes(error: unknown): unknown[] {
   const out: unknown[] = [];

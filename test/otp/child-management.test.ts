@@ -4,6 +4,7 @@ import {
   countChildren,
   deleteChild,
   exit,
+  stop,
   isAlive,
   restartChild,
   startChild,
@@ -18,7 +19,7 @@ import { fakeClock, waitDead, waitFor, worker } from '../support/otp-fixtures.ts
 const running: Pid[] = [];
 afterEach(async () => {
   for (const sup of running.splice(0)) {
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   }
 });

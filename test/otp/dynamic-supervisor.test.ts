@@ -5,6 +5,7 @@ import {
   countChildren,
   deleteChild,
   exit,
+  stop,
   genServer,
   isAlive,
   monitor,
@@ -63,7 +64,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     const pid = await startChild(sup, 'c1');
     await expect(call('conv:c1', { type: 'who' })).resolves.toBe('c1');
     expect(await whichChildren(sup)).toEqual([{ id: undefined, pid, type: 'worker' }]);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -77,7 +78,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
     expect(await whichChildren(sup)).toEqual([{ id: undefined, pid: second, type: 'worker' }]);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -89,7 +90,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     await waitDead(pid);
     expect(await whichChildren(sup)).toEqual([]);
     expect(log).toEqual(['start c3', 'stop c3']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -103,7 +104,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     expect(await whichChildren(sup)).toEqual([]);
     // supervisor_SUITE: OTP's find_child treats a dynamic child's pid that is no longer alive as found.
     await expect(terminateChild(sup, pid)).resolves.toBeUndefined();
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -111,7 +112,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     const sup = await startDynamicSupervisor({ child: { start: conversation([]) } });
     expect((await supervisorError(restartChild(sup, 'x'))).code).toBe('simple_one_for_one');
     expect((await supervisorError(deleteChild(sup, 'x'))).code).toBe('simple_one_for_one');
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -121,7 +122,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     await startChild(sup, 'm2');
     expect((await supervisorError(startChild(sup, 'm3'))).code).toBe('max_children');
     expect(await countChildren(sup)).toEqual({ specs: 1, active: 2, supervisors: 0, workers: 2 });
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -131,7 +132,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     const error = await supervisorError(startChild(sup, 'dup'));
     expect(error.code).toBe('failed_to_start_child');
     expect(error.reason).toMatchObject({ code: 'already_registered', pid });
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -155,7 +156,7 @@ describe('dynamic supervisor (simple_one_for_one)', () => {
     const sup = await startDynamicSupervisor({ child: { start: slowStop, shutdown: 2000 } });
     for (const id of ['p1', 'p2', 'p3']) await startChild(sup, id);
     const supExit = exitOf(sup);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     expect(await supExit).toBe('shutdown');
     expect(log.slice(0, 3).sort()).toEqual(['begin p1', 'begin p2', 'begin p3']);
     expect(log.filter((l) => l.startsWith('end'))).toHaveLength(3);

@@ -42,8 +42,8 @@ async function rejection(promise: Promise<unknown>): Promise<ExitError> {
   );
 }
 
-/** A server that logs its infos and its terminate. */
-function logger(log: string[], trapExit: boolean): Pid {
+/** A server that logs its infos and its terminate; started linked to `parent` if given. */
+function logger(log: string[], trapExit: boolean, parent?: Pid): Pid {
   return spawn(
     genServer<object>({
       init: () => ({}),
@@ -53,7 +53,7 @@ function logger(log: string[], trapExit: boolean): Pid {
       },
       terminate: (reason) => void log.push(`terminate ${String(reason)}`),
     }),
-    { trapExit },
+    { trapExit, ...(parent === undefined ? {} : { link: parent }) },
   );
 }
 
@@ -110,15 +110,63 @@ describe('gen_server_SUITE: exit signals', () => {
     exit(other, 'kill');
   });
 
-  it("a trapping server stops on its parent's exit signal: terminate runs, then it exits with the reason", async () => {
-    // gen_server: "{'EXIT', Parent, Reason}" -> terminate(Reason, State), then exit(Reason).
+  it('a trapping server started without a link is its own parent: an exit signal from outside any process is an EXIT info', async () => {
+    // gen.erl: started `nolink`, a gen_server's Parent is self(); {'EXIT', From, shutdown} from anyone else goes to handle_info.
+    const log: string[] = [];
+    const pid = logger(log, true);
+    exit(pid, 'shutdown');
+    await waitFor(() => log.length === 1, 'the EXIT info');
+    expect(log).toEqual(['EXIT shutdown from top']);
+    expect(isAlive(pid)).toBe(true);
+    exit(pid, 'kill');
+  });
+
+  it('a server started by another process without a link takes that process\'s exit signal as an EXIT info too', async () => {
     const log: string[] = [];
     let child: Pid | undefined;
-    const parent = spawn(
+    const starter = spawn(
       genServer<object>({
         init: () => ({}),
         handleCast: (m) => {
           if (m.type === 'spawn') child = logger(log, true);
+          else if (child !== undefined) exit(child, 'shutdown');
+        },
+      }),
+    );
+    cast(starter, { type: 'spawn' });
+    cast(starter, { type: 'exit_child' });
+    await waitFor(() => log.length === 1, 'the EXIT info');
+    expect(log).toEqual(['EXIT shutdown from process']);
+    exit(child!, 'kill');
+    exit(starter, 'kill');
+  });
+
+  it('a server without a link that sends itself an exit signal stops: it is its own parent', async () => {
+    const log: string[] = [];
+    const pid: Pid = spawn(
+      genServer<object>({
+        init: () => ({}),
+        handleCast: () => exit(pid, 'shutdown'),
+        terminate: (reason) => void log.push(`terminate ${String(reason)}`),
+      }),
+      { trapExit: true },
+    );
+    const down = downOf(pid);
+    cast(pid, { type: 'quit' });
+    expect((await down).reason).toBe('shutdown');
+    expect(log).toEqual(['terminate shutdown']);
+  });
+
+  it("a trapping server stops on its parent's exit signal: terminate runs, then it exits with the reason", async () => {
+    // gen_server: "{'EXIT', Parent, Reason}" -> terminate(Reason, State), then exit(Reason).
+    const log: string[] = [];
+    let child: Pid | undefined;
+    const parent: Pid = spawn(
+      genServer<object>({
+        init: () => ({}),
+        handleCast: (m) => {
+          // Linked at its start (gen_server:start_link): the parent is the process it links to.
+          if (m.type === 'spawn') child = logger(log, true, parent);
           else if (child !== undefined) exit(child, 'shutdown');
         },
       }),
@@ -193,6 +241,80 @@ describe('gen_server_SUITE: calling_self', () => {
       }),
     );
     await expect(call(pid, { type: 'outer' }, { timeoutMs: 60_000 })).resolves.toBe('calling_self');
+    exit(pid, 'kill');
+  });
+});
+
+describe('gen_server_SUITE: calling_self, whatever the callback is', () => {
+  /** A handler that, after an await, calls its own server, and answers with what that call gave. */
+  const selfCalling = (pid: () => Pid) => async (request: Message): Promise<string> => {
+    if (request.type === 'peek') return 'peeked';
+    await new Promise((r) => setTimeout(r, 1));
+    return call(pid(), { type: 'peek' }, { timeoutMs: 60_000 }).then(
+      () => 'no error',
+      (error: ExitError) => error.code,
+    );
+  };
+
+  it('a method of a class instance (an async method inherited from its prototype)', async () => {
+    let pid: Pid | undefined;
+    const body = selfCalling(() => pid!);
+    class Server {
+      init() {
+        return {};
+      }
+      async handleCall(request: Message) {
+        return body(request);
+      }
+    }
+    pid = spawn(genServer<object>(new Server()));
+    await expect(call(pid, { type: 'outer' }, { timeoutMs: 60_000 })).resolves.toBe('calling_self');
+    exit(pid, 'kill');
+  });
+
+  it('a plain function that returns a promise (it hands the request to an async function)', async () => {
+    let pid: Pid | undefined;
+    const body = selfCalling(() => pid!);
+    pid = spawn(genServer<object>({ init: () => ({}), handleCall: (request) => body(request) }));
+    await expect(call(pid, { type: 'outer' }, { timeoutMs: 60_000 })).resolves.toBe('calling_self');
+    exit(pid, 'kill');
+  });
+
+  it('a cast handler: its call to itself after an await fails with calling_self too', async () => {
+    let seen: string | undefined;
+    const pid: Pid = spawn(
+      genServer<object>({
+        init: () => ({}),
+        handleCall: () => 'peeked',
+        handleCast: async () => {
+          await Promise.resolve();
+          seen = await call(pid, { type: 'peek' }, { timeoutMs: 60_000 }).then(() => 'no error', (error: ExitError) => error.code);
+        },
+      }),
+    );
+    cast(pid, { type: 'go' });
+    await waitFor(() => seen, 'the cast to finish');
+    expect(seen).toBe('calling_self');
+    exit(pid, 'kill');
+  });
+
+  it('work a callback leaves running after it returned is not the process: its call is answered', async () => {
+    let answer: unknown;
+    const pid: Pid = spawn(
+      genServer<object>({
+        init: () => ({}),
+        handleCall: () => 'peeked',
+        handleCast: () => {
+          void (async () => {
+            await new Promise((r) => setTimeout(r, 1));
+            answer = await call(pid, { type: 'peek' }, { timeoutMs: 60_000 }).catch((error: ExitError) => error.code);
+          })();
+        },
+      }),
+    );
+    cast(pid, { type: 'go' });
+    await waitFor(() => answer, 'the detached call');
+    expect(answer).toBe('peeked');
     exit(pid, 'kill');
   });
 });

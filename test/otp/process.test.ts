@@ -20,7 +20,7 @@ import {
   type ExitReason,
   type Pid,
 } from '../../src/otp/index.ts';
-import { waitFor } from '../support/otp-fixtures.ts';
+import { shell, waitFor } from '../support/otp-fixtures.ts';
 
 function downOf(pid: Pid | string): Promise<Down> {
   return new Promise((resolve) => monitor(pid, resolve));
@@ -29,8 +29,9 @@ function downOf(pid: Pid | string): Promise<Down> {
 const idle = genServer<object>({ init: () => ({}), handleCast: () => {} });
 
 describe('exit reasons and graceful stop', () => {
-  it('a graceful shutdown lets the in-flight handler finish, then runs terminate', async () => {
+  it("a graceful shutdown (the parent's exit signal) lets the in-flight handler finish, then runs terminate", async () => {
     const log: string[] = [];
+    const parent = shell();
     const pid = spawn(
       genServer<object>({
         init: () => ({}),
@@ -41,11 +42,11 @@ describe('exit reasons and graceful stop', () => {
         },
         terminate: (reason) => void log.push(`terminate ${String(reason)}`),
       }),
-      { trapExit: true },
+      { trapExit: true, link: parent.pid },
     );
     cast(pid, { type: 'work' });
     const down = downOf(pid);
-    exit(pid, 'shutdown');
+    parent.exit(pid, 'shutdown');
     expect((await down).reason).toBe('shutdown');
     expect(log).toEqual(['work begins', 'work ends', 'terminate shutdown']);
   });
@@ -89,9 +90,10 @@ describe('exit reasons and graceful stop', () => {
         closed: { type: 'final' },
       },
     });
-    const pid = spawn(machine, { trapExit: true });
+    const parent = shell();
+    const pid = spawn(machine, { trapExit: true, link: parent.pid });
     const down = downOf(pid);
-    exit(pid, { shutdown: 'maintenance' });
+    parent.exit(pid, { shutdown: 'maintenance' });
     expect(processInfo(pid)?.status).toBe('exiting');
     expect((await down).reason).toEqual({ shutdown: 'maintenance' });
     expect(log).toEqual(['flushed']);

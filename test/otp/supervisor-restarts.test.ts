@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   cast,
   exit,
+  stop,
   isAlive,
   monitor,
   startSupervisor,
@@ -34,7 +35,7 @@ describe('restart types', () => {
     cast(first, { type: 'stop', reason: 'normal' });
     await waitFor(() => log.filter((l) => l === 'start w').length === 2, 'the restart');
     expect(await childPid(sup, 'w')).not.toBe(first);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -46,7 +47,7 @@ describe('restart types', () => {
       await waitDead(first);
       expect(await whichChildren(sup)).toEqual([{ id: 'w', pid: undefined, type: 'worker' }]);
       expect(log.filter((l) => l === 'start w')).toHaveLength(1);
-      exit(sup, 'shutdown');
+      void stop(sup, 'shutdown');
       await waitDead(sup);
     });
   }
@@ -57,7 +58,7 @@ describe('restart types', () => {
     cast(first, { type: 'crash' });
     await waitFor(() => log.filter((l) => l === 'start w').length === 2, 'the restart');
     expect(await childPid(sup, 'w')).not.toBe(first);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -68,7 +69,7 @@ describe('restart types', () => {
     await waitDead(first);
     expect(await whichChildren(sup)).toEqual([]);
     expect(log).toEqual(['start w', 'stop w crashed']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 });
@@ -112,7 +113,7 @@ describe('restart intensity', () => {
       clock.advance(6000);
     }
     expect(isAlive(sup)).toBe(true);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -157,7 +158,7 @@ describe('restart intensity', () => {
     cast((await childPid(sup, 'w')) as Pid, { type: 'crash' });
     await waitFor(() => log.filter((l) => l === 'start_failed w').length >= 3, 'a few retries');
     const supExit = exitOf(sup);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     expect(await supExit).toBe('shutdown');
   });
 
@@ -175,7 +176,7 @@ describe('restart intensity', () => {
     const pid = await childPid(sup, 'w');
     expect(pid).not.toBe(first);
     expect(isAlive(pid as Pid)).toBe(true);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 });
@@ -205,7 +206,7 @@ describe('escalation', () => {
     const newInner = (await childPid(root, 'inner')) as Pid;
     expect(newInner).not.toBe(inner);
     expect(isAlive(newInner)).toBe(true);
-    exit(root, 'shutdown');
+    void stop(root, 'shutdown');
     await waitDead(root);
   });
 

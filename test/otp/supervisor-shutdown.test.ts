@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   exit,
+  stop,
   genServer,
   isAlive,
   monitor,
@@ -29,7 +30,7 @@ describe('supervisor shutdown', () => {
       children: ['a', 'b', 'c'].map((id) => ({ id, start: worker(log, id) })),
     });
     const supExit = exitOf(sup);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     expect(await supExit).toBe('shutdown');
     expect(log).toEqual(['start a', 'start b', 'start c', 'stop c shutdown', 'stop b shutdown', 'stop a shutdown']);
   });
@@ -38,7 +39,7 @@ describe('supervisor shutdown', () => {
     const log: string[] = [];
     const sup = await startSupervisor({ children: [{ id: 'w', start: worker(log, 'w'), shutdown: 'brutal_kill' }] });
     const childExit = exitOf(await onlyChild(sup));
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     expect(await childExit).toBe('killed');
     expect(log).toEqual(['start w']);
   });
@@ -48,7 +49,7 @@ describe('supervisor shutdown', () => {
     const sup = await startSupervisor({ children: [{ id: 'w', start: worker(log, 'w', { hangOnShutdown: true }), shutdown: 20 }] });
     const childExit = exitOf(await onlyChild(sup));
     const supExit = exitOf(sup);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     expect(await childExit).toBe('killed');
     expect(await supExit).toBe('shutdown');
     expect(log).toEqual(['start w', 'stop w shutdown']);
@@ -58,7 +59,7 @@ describe('supervisor shutdown', () => {
     const log: string[] = [];
     const sup = await startSupervisor({ children: [{ id: 'w', start: worker(log, 'w'), shutdown: 5000 }] });
     const childExit = exitOf(await onlyChild(sup));
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     expect(await childExit).toBe('shutdown');
   });
 
@@ -69,7 +70,7 @@ describe('supervisor shutdown', () => {
     const sup = await startSupervisor({ children: [{ id: 'slow', start: slow, shutdown: 'infinity' }] });
     const child = await onlyChild(sup);
     const childExit = exitOf(child);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitFor(() => release !== undefined, 'terminate to begin');
     for (let i = 0; i < 20; i++) await tick();
     expect(isAlive(child)).toBe(true);
@@ -86,7 +87,7 @@ describe('supervisor shutdown', () => {
     const childExit = exitOf(child);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
-      exit(sup, 'shutdown');
+      void stop(sup, 'shutdown');
       for (let i = 0; i < 5; i++) await tick();
       expect(log).toContain('stop w shutdown');
       vi.advanceTimersByTime(4999);
@@ -115,7 +116,7 @@ describe('supervisor shutdown', () => {
     });
     const inner = await onlyChild(root);
     const innerExit = exitOf(inner);
-    exit(root, 'shutdown');
+    void stop(root, 'shutdown');
     await waitFor(() => release !== undefined, 'the inner child to begin stopping');
     for (let i = 0; i < 20; i++) await tick();
     expect(isAlive(inner)).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cast, exit, startSupervisor, whichChildren, type ChildSpec, type Pid, type Strategy } from '../../src/otp/index.ts';
+import { cast, exit, startSupervisor, stop, whichChildren, type ChildSpec, type Pid, type Strategy } from '../../src/otp/index.ts';
 import { waitDead, waitFor, worker } from '../support/otp-fixtures.ts';
 
 async function tree(strategy: Strategy, log: string[], specs: (log: string[]) => ChildSpec[]) {
@@ -30,7 +30,7 @@ describe('restart strategies', () => {
     expect(after['a']).toBe(before['a']);
     expect(after['b']).not.toBe(before['b']);
     expect(after['c']).toBe(before['c']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -43,7 +43,7 @@ describe('restart strategies', () => {
     expect(log).toEqual(['stop b crashed', 'stop c shutdown', 'stop a shutdown', 'start a', 'start b', 'start c']);
     const after = await pidsOf(sup);
     for (const id of ['a', 'b', 'c']) expect(after[id]).not.toBe(before[id]);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -58,7 +58,7 @@ describe('restart strategies', () => {
     expect(after['a']).toBe(before['a']);
     expect(after['b']).not.toBe(before['b']);
     expect(after['c']).not.toBe(before['c']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -69,7 +69,7 @@ describe('restart strategies', () => {
     cast(before['c'] as Pid, { type: 'crash' });
     await waitFor(() => log.includes('start c'), 'c to restart');
     expect(log).toEqual(['stop c crashed', 'start c']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -85,7 +85,7 @@ describe('restart strategies', () => {
     await waitFor(() => log.includes('start c'), 'the group restart');
     expect(log).toEqual(['stop a crashed', 'stop c shutdown', 'stop t shutdown', 'start a', 'start c']);
     expect(Object.keys(await pidsOf(sup)).sort()).toEqual(['a', 'c']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 
@@ -101,7 +101,7 @@ describe('restart strategies', () => {
     await waitFor(() => log.includes('start b'), 'b to restart');
     expect(log).toEqual(['stop b crashed', 'stop t shutdown', 'start b']);
     expect(Object.keys(await pidsOf(sup)).sort()).toEqual(['a', 'b']);
-    exit(sup, 'shutdown');
+    void stop(sup, 'shutdown');
     await waitDead(sup);
   });
 });

@@ -2,7 +2,7 @@
  * Test workers and helpers for the OTP suites: real processes (gen servers, machines), a
  * fake clock, and waits that poll state instead of sleeping for a fixed time.
  */
-import { genServer, isAlive, spawn, type Clock, type ExitReason, type Pid, type ServerSelf } from '../../src/otp/index.ts';
+import { cast, exit, genServer, isAlive, spawn, type Clock, type ExitReason, type ExitSignal, type Message, type Pid, type ServerSelf } from '../../src/otp/index.ts';
 
 export interface FakeClock extends Clock {
   advance(ms: number): void;
@@ -81,6 +81,27 @@ export function worker(log: string[], id: string, options: WorkerOptions = {}): 
 export function reasonText(reason: ExitReason): string {
   if (typeof reason === 'string') return reason;
   return 'shutdown' in reason ? `shutdown:${String(reason.shutdown)}` : 'crashed';
+}
+
+/**
+ * A process standing in for the Erlang shell, which top-level code is not: a process spawned
+ * with `{ link: shell.pid }` has it as its parent (start_link), and `shell.exit(target, reason)`
+ * sends an exit signal from it. It traps exits, so its children's exits leave it alone.
+ */
+export interface Shell {
+  readonly pid: Pid;
+  exit(target: Pid, reason: ExitSignal): void;
+}
+
+export function shell(): Shell {
+  const pid = spawn(
+    genServer<object, void, Message, { type: 'exit'; target: Pid; reason: ExitSignal }>({
+      init: () => ({}),
+      handleCast: (m) => exit(m.target, m.reason),
+    }),
+    { trapExit: true },
+  );
+  return { pid, exit: (target, reason) => cast(pid, { type: 'exit', target, reason }) };
 }
 
 export async function waitDead(pid: Pid): Promise<void> {

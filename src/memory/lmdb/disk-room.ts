@@ -1,6 +1,8 @@
 import { readFileSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Database, RootDatabase } from 'lmdb';
 import { StorageError } from '../contract/memory-errors.ts';
+import { freePagesBytes, mainRecords } from './free-pages.ts';
 
 /**
  * The room an LMDB environment may still fill, checked before Mnemo issues a write, so that
@@ -13,28 +15,44 @@ import { StorageError } from '../contract/memory-errors.ts';
  *
  * - `take(bytes)` before issuing a write that adds about `bytes` to the environment (an
  *   estimate at or above what LMDB adds: `estimate`); `release(bytes)` once it committed or
- *   failed. `take` throws `StorageError('storage_full')`, and nothing is taken, when the room
- *   left after every write in flight and this one would be under `HEADROOM_BYTES`.
- * - The room is the file system's free space (`statfs`), or less under a file size limit
- *   (`ulimit -f`: the limit less `data.mdb`'s size). On a roomy disk it is looked at about
- *   once a second (a write costs a clock read and two additions); within `NEAR_BYTES` of the
- *   headroom, at every write.
+ *   failed. `take` throws `StorageError('storage_full')`, and nothing is taken, when the bytes
+ *   in flight (every write taken and not yet released, this one included) would pass the limit
+ *   below; its details: `room` (disk and free pages, less what is in flight), `free_pages`
+ *   (0 when not counted) and `headroom`.
+ * - Where a write can go: into LMDB's free pages inside `data.mdb` (free-pages.ts: pages a
+ *   removal freed; `free`), or past the file's end, which the file system must back (`disk`:
+ *   its free space, or less under a file size limit, `ulimit -f`: the limit less `data.mdb`'s
+ *   size). The rest of the memory map is no room of its own: lmdb-js grows the file by writing
+ *   and the map by itself, so the map's unused tail is room exactly as far as `disk` reaches.
+ * - The limit is `min(disk + free - HEADROOM_BYTES, disk - FLOOR_BYTES)`. The first term: the
+ *   writes fill the free pages first and leave `HEADROOM_BYTES` of the disk. The second: even if
+ *   LMDB grew the file for all of them (a page freed by commit N is reused from commit N+2 on,
+ *   and not while an older reader's snapshot holds it; scattered pages do not take a long
+ *   value), the disk keeps `FLOOR_BYTES`. So free pages carry at most `HEADROOM_BYTES -
+ *   FLOOR_BYTES` in flight at a time; once committed the writes give it back, and each one that
+ *   did grow the file makes the disk, and so the limit, smaller.
+ * - Looked at about once a second on a roomy disk (a write costs a clock read and two
+ *   additions); within `NEAR_BYTES` of the limit, at every write. The free pages are counted
+ *   only when the disk alone would refuse the write.
  * - Removals (clear, erasure, retention) are not gated: they add no data, and LMDB's few
- *   copied pages for them fit in the headroom.
- * - Not counted: LMDB's own free pages. A clear frees pages inside `data.mdb` for later writes
- *   but does not shrink it, so below the headroom writes come back once room is freed on the
- *   file system. Another process filling the disk faster than the looks (tens of MiB in a
- *   second) can still beat the check.
+ *   copied pages for them fit in the floor. The pages they free are room for later writes.
+ *   Another process filling the disk faster than the looks (tens of MiB in a second) can still
+ *   beat the check.
  */
 export interface DiskRoom {
   take(bytes: number): void;
   release(bytes: number): void;
 }
 
-/** The least room kept free under an environment. */
+/** The least room writes leave on the disk when LMDB's free pages do not take them. */
 export const HEADROOM_BYTES = 1024 * 1024;
 /**
- * Within this much of the headroom every write looks; above it, the bytes granted between two
+ * The least room left on the disk in any case: what LMDB may still grow the file by for
+ * removals (copied pages, the free list's records) and for writes the free pages were to take.
+ */
+export const FLOOR_BYTES = 256 * 1024;
+/**
+ * Within this much of the limit every write looks; above it, the bytes granted between two
  * looks stop short of it (half the way each time), and a look is never older than
  * `LOOK_EVERY_MS` (someone else may be filling the disk).
  */
@@ -51,23 +69,32 @@ export function estimate(chars: number): number {
   return 3 * chars + COMMIT_PAGES_BYTES;
 }
 
-export function diskRoom(path: string): DiskRoom {
+/**
+ * The room check of the environment at `path`; `root` (the open environment) to count its free
+ * pages too, else the disk alone.
+ */
+export function diskRoom(path: string, root?: RootDatabase): DiskRoom {
   const fileLimit = fileSizeLimit();
+  let main: Database<Buffer, Buffer> | undefined;
   let inFlight = 0;
   /** Bytes `take` may grant before it looks again, until `freshUntil`. */
   let allowance = 0;
   let freshUntil = 0;
 
-  const look = (): number => {
-    let room = Infinity;
+  /** Room past the file's end: the file system's, or the file size limit's. */
+  const disk = (): number => {
     try {
       const s = statfsSync(path);
-      room = s.bavail * s.bsize;
-      if (fileLimit !== undefined) room = Math.min(room, fileLimit - dataFileSize(path));
+      const free = s.bavail * s.bsize;
+      return fileLimit === undefined ? free : Math.min(free, fileLimit - dataFileSize(path));
     } catch {
-      // Unknown: let LMDB report what it meets.
+      return Infinity; // Unknown: let LMDB report what it meets.
     }
-    return room;
+  };
+  const free = (): number => {
+    if (root === undefined) return 0;
+    main ??= mainRecords(root);
+    return freePagesBytes(root, main, path);
   };
 
   return {
@@ -77,12 +104,21 @@ export function diskRoom(path: string): DiskRoom {
         inFlight += bytes;
         return;
       }
-      const spare = look() - inFlight - HEADROOM_BYTES;
+      const onDisk = disk();
+      let pages = 0;
+      let limit = onDisk - HEADROOM_BYTES;
+      if (inFlight + bytes > limit) {
+        pages = free();
+        limit = Math.min(onDisk + pages - HEADROOM_BYTES, onDisk - FLOOR_BYTES);
+      }
+      const spare = limit - inFlight;
       freshUntil = Date.now() + LOOK_EVERY_MS;
       if (bytes > spare) {
         allowance = 0;
-        throw new StorageError('storage_full', `storage full: the batch was not stored (${Math.max(0, spare + HEADROOM_BYTES)} bytes of room, ${HEADROOM_BYTES} kept free)`, {
-          room: Math.max(0, spare + HEADROOM_BYTES),
+        const room = Math.max(0, onDisk + pages - inFlight);
+        throw new StorageError('storage_full', `storage full: the batch was not stored (${room} bytes of room, ${HEADROOM_BYTES} kept free)`, {
+          room,
+          free_pages: pages,
           headroom: HEADROOM_BYTES,
         });
       }

@@ -120,7 +120,7 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
       void lock.release();
       throw error;
     }
-    const made: Held = { root, ahead: undefined, room: diskRoom(key), lock, holders: 0, failureGuardQueued: false };
+    const made: Held = { root, ahead: undefined, room: diskRoom(key, root), lock, holders: 0, failureGuardQueued: false };
     try {
       // Puts what the journal holds and LMDB lacks before anyone reads (write-ahead.ts), with
       // noSync too (a journal left by an earlier run); a journal only without noSync.
@@ -170,13 +170,19 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
 }
 
 /**
- * The room check of the environment at `path` (disk-room.ts): the open environment's, or a new
- * one for an environment opened outside Mnemo (its writes in flight are then its own).
+ * The room check of the environment at `path` (disk-room.ts): the open environment's, or, for
+ * `root` opened outside Mnemo, one of its own (kept as long as `root` is).
  */
-export function roomFor(path: string): DiskRoom {
+export function roomFor(path: string, root: RootDatabase): DiskRoom {
   const key = resolve(path);
-  return environments.get(key)?.room ?? diskRoom(key);
+  const held = environments.get(key)?.room;
+  if (held !== undefined) return held;
+  let room = outsideRooms.get(root);
+  if (room === undefined) outsideRooms.set(root, (room = diskRoom(key, root)));
+  return room;
 }
+
+const outsideRooms = new WeakMap<RootDatabase, DiskRoom>();
 
 /**
  * Runs `work` (synchronous) in one write transaction of `root` and resolves once it is
