@@ -67,7 +67,7 @@ describe('chat with an idempotency key', () => {
     fx = openRecall();
     for (const k of ['a', 'b', 'c']) await fx.recall.chat({ userId: U, sessionId: 's', message: `tea ${k}`, idempotencyKey: k });
     const found = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: 50 });
-    expect(found.map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(found.map((r) => r.messageId)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('a bad key is rejected with invalid_option before anything is stored', async () => {

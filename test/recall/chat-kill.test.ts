@@ -41,7 +41,7 @@ describe(`SIGKILL in the middle of chat turns, ${ROUNDS} rounds`, () => {
         const all = (await Promise.all(days.map((d) => recall.dailyMessages('u', d)))).flat();
         for (let s = 0; s < SESSIONS; s++) {
           const session = (await recall.getSessionMessages('u', `s${s}`)).map((r) => `${r.role}:${r.content}:${r.error?.code ?? ''}`);
-          const mirrored = all.filter((r) => r.session_id === `s${s}`).map((r) => `${r.role}:${r.content}:${r.error?.code ?? ''}`);
+          const mirrored = all.filter((r) => r.sessionId === `s${s}`).map((r) => `${r.role}:${r.content}:${r.error?.code ?? ''}`);
           expect(session.length).toBeGreaterThan(2);
           expect([...mirrored].sort(), `session s${s}`).toEqual([...session].sort());
         }

@@ -37,7 +37,7 @@ describe('recall.chatStream offline', () => {
     expect(events.at(-1)).toEqual({ type: 'done', result: whole });
     expect(plain(await fx.recall.getSessionMessages(U, 'streamed'))).toEqual(plain(await fx.recall.getSessionMessages(U, 'plain')));
     const log = await fx.recall.dialogueLog(U, 'streamed');
-    expect(log.map((r) => r.assistant_reply)).toEqual([whole.reply]);
+    expect(log.map((r) => r.assistantReply)).toEqual([whole.reply]);
   });
 
   it('a stream the reader stops is stored as interrupted, with the text streamed so far', async () => {
@@ -84,7 +84,7 @@ describe('recall.chatStream with a streaming model', () => {
       ['user', 'coffee please'],
       ['assistant', done.result.reply],
     ]);
-    expect(rows[1]!.tool_calls).toEqual(done.result.toolCalls);
+    expect(rows[1]!.toolCalls).toEqual(done.result.toolCalls);
   });
 
   it("a cut stream cancels the model's request and stores the partial reply marked interrupted", async () => {

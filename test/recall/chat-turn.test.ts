@@ -50,14 +50,14 @@ describe('offline turn (no LLM configured)', () => {
     const result = await fx.recall.chat({ userId: U, sessionId: 's', message: 'hi' });
     expect(result.memoryHits).toBe(1);
     const [log] = await fx.recall.dialogueLog(U);
-    expect(log!.memory_context).toBe('[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
+    expect(log!.memoryContext).toBe('[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
   });
 
   it('the context holds the last 6 session rows, the current message included', async () => {
     fx = openRecall();
     for (const m of ['u1', 'u2', 'u3', 'u4']) await fx.recall.chat({ userId: U, sessionId: 's', message: m });
     const log = await fx.recall.dialogueLog(U, 's');
-    const context = log[3]!.memory_context;
+    const context = log[3]!.memoryContext;
     expect(context.split('\n')).toHaveLength(7);
     expect(context).toContain('user: u4');
     expect(context).toContain('user: u2');
@@ -69,13 +69,13 @@ describe('offline turn (no LLM configured)', () => {
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'one' });
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'two' });
     const rows = await fx.recall.getSessionMessages(U, 's');
-    expect(rows.map((r) => [r.message_id, r.role, r.content])).toEqual([
+    expect(rows.map((r) => [r.messageId, r.role, r.content])).toEqual([
       [1, 'user', 'one'],
       [2, 'assistant', '收到：one。我已经记录到记忆中。'],
       [3, 'user', 'two'],
       [4, 'assistant', '收到：two。我已经记录到记忆中。'],
     ]);
-    expect(rows.every((r) => r.ts === '2026-04-08T10:00:00' && r.tool_calls.length === 0)).toBe(true);
+    expect(rows.every((r) => r.ts === '2026-04-08T10:00:00' && r.toolCalls.length === 0)).toBe(true);
   });
 
   it('every daily row names its session; anchors restart at 1 each local day', async () => {
@@ -86,11 +86,11 @@ describe('offline turn (no LLM configured)', () => {
     await fx.recall.chat({ userId: U, sessionId: 'b', message: 'early' });
     const yesterday = await fx.recall.dailyMessages(U, '2026-04-08');
     const today = await fx.recall.dailyMessages(U);
-    expect(yesterday.map((r) => [r.message_id, r.session_id, r.content.slice(0, 6)])).toEqual([
+    expect(yesterday.map((r) => [r.messageId, r.sessionId, r.content.slice(0, 6)])).toEqual([
       [1, 'a', 'late'],
       [2, 'a', '收到：lat'],
     ]);
-    expect(today.map((r) => [r.message_id, r.session_id, r.day])).toEqual([
+    expect(today.map((r) => [r.messageId, r.sessionId, r.day])).toEqual([
       [1, 'b', '2026-04-09'],
       [2, 'b', '2026-04-09'],
     ]);
@@ -146,7 +146,7 @@ describe('titles and the sessions index', () => {
     await fx.recall.chat({ userId: U, sessionId: 'old', message: 'a' });
     fx.clock.advance(60_000);
     await fx.recall.chat({ userId: U, sessionId: 'new', message: 'b' });
-    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['new', 'old']);
+    expect((await fx.recall.listSessions(U)).map((c) => c.sessionId)).toEqual(['new', 'old']);
     fx.clock.advance(60_000);
     await fx.recall.chat({ userId: U, sessionId: 'old', message: 'c' });
     expect(await fx.recall.listSessions(U)).toEqual([
@@ -159,7 +159,7 @@ describe('titles and the sessions index', () => {
     fx = openRecall();
     for (const s of ['a', 'b', 'c']) await fx.recall.chat({ userId: U, sessionId: s, message: s });
     await fx.recall.chat({ userId: U, sessionId: 'a', message: 'again' });
-    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['a', 'b', 'c']);
+    expect((await fx.recall.listSessions(U)).map((c) => c.sessionId)).toEqual(['a', 'b', 'c']);
   });
 
   it('a created conversation is not listed until its first chat', async () => {
@@ -168,7 +168,7 @@ describe('titles and the sessions index', () => {
     expect(id).toMatch(/^[0-9a-f]{12}$/);
     expect(await fx.recall.listSessions(U)).toEqual([]);
     await fx.recall.chat({ userId: U, sessionId: id, message: 'hi' });
-    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual([id]);
+    expect((await fx.recall.listSessions(U)).map((c) => c.sessionId)).toEqual([id]);
   });
 });
 
@@ -204,10 +204,10 @@ describe('turn with a model and the memory tools', () => {
     expect(result.toolCalls).toEqual(expected);
 
     const rows = await fx.recall.getSessionMessages(U, 's');
-    expect(rows.map((r) => r.message_id)).toEqual([1, 2, 3, 4]);
-    expect(rows[3]!.tool_calls).toEqual(expected);
-    expect((await fx.recall.dailyMessages(U)).at(-1)!.tool_calls).toEqual(expected);
-    expect((await fx.recall.dialogueLog(U)).at(-1)!.tool_calls).toEqual(expected);
+    expect(rows.map((r) => r.messageId)).toEqual([1, 2, 3, 4]);
+    expect(rows[3]!.toolCalls).toEqual(expected);
+    expect((await fx.recall.dailyMessages(U)).at(-1)!.toolCalls).toEqual(expected);
+    expect((await fx.recall.dialogueLog(U)).at(-1)!.toolCalls).toEqual(expected);
 
     const stored = await fx.memory.range('session/demo-user/s', { from: 4, to: 4 });
     const transcript = stored[0]!.meta['transcript'] as { role: string; tool_call_id?: string }[];
@@ -251,7 +251,7 @@ describe('a failing turn', () => {
     ]);
     const [log] = await fx.recall.dialogueLog(U);
     expect(log).toMatchObject({ user_message: 'hello there', assistant_reply: '', error: { code: 'llm_unavailable' } });
-    expect(log!.memory_context).toBe('[SESSION]\nuser: hello there');
+    expect(log!.memoryContext).toBe('[SESSION]\nuser: hello there');
     expect(await fx.recall.listSessions(U)).toEqual([{ session_id: 's', title: 'hello there', updated_at: '2026-04-08T10:00:00' }]);
   });
 
@@ -262,8 +262,8 @@ describe('a failing turn', () => {
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'loop' })).rejects.toMatchObject({ code: 'max_tool_iterations' });
     const rows = await fx.recall.getSessionMessages(U, 's');
     expect(rows[1]!.error?.code).toBe('max_tool_iterations');
-    expect(rows[1]!.tool_calls.map((c) => c.name)).toEqual(['get_recent_session', 'get_recent_session']);
-    expect(rows[1]!.tool_calls[0]!.output).toBe('#1 2026-04-08T10:00:00 | user: loop');
+    expect(rows[1]!.toolCalls.map((c) => c.name)).toEqual(['get_recent_session', 'get_recent_session']);
+    expect(rows[1]!.toolCalls[0]!.output).toBe('#1 2026-04-08T10:00:00 | user: loop');
   });
 
   it('the next turn after failures works and leaves the failed turns out of its context', async () => {
@@ -272,9 +272,9 @@ describe('a failing turn', () => {
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).rejects.toThrow('boom');
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).rejects.toThrow('boom');
     expect((await fx.recall.chat({ userId: U, sessionId: 's', message: 'first' })).reply).toBe('ok now');
-    expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect((await fx.recall.dialogueLog(U)).at(-1)!.memory_context).toBe('[SESSION]\nuser: first');
+    expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.messageId)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await fx.recall.dialogueLog(U)).at(-1)!.memoryContext).toBe('[SESSION]\nuser: first');
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'then' });
-    expect((await fx.recall.dialogueLog(U)).at(-1)!.memory_context).toBe('[SESSION]\nuser: first\nassistant: ok now\nuser: then');
+    expect((await fx.recall.dialogueLog(U)).at(-1)!.memoryContext).toBe('[SESSION]\nuser: first\nassistant: ok now\nuser: then');
   });
 });

@@ -19,7 +19,7 @@ describe('concurrent turns', () => {
     );
     expect(replies.map((r) => r.reply)).toEqual(Array.from({ length: n }, (_, i) => `收到：m${i}。我已经记录到记忆中。`));
     const rows = await fx.recall.getSessionMessages(U, 's');
-    expect(rows.map((r) => r.message_id)).toEqual(Array.from({ length: 2 * n }, (_, i) => i + 1));
+    expect(rows.map((r) => r.messageId)).toEqual(Array.from({ length: 2 * n }, (_, i) => i + 1));
     for (let i = 0; i < n; i++) {
       const asked = rows.findIndex((r) => r.content === `m${i}`);
       const answered = rows.findIndex((r) => r.content === `收到：m${i}。我已经记录到记忆中。`);
@@ -27,7 +27,7 @@ describe('concurrent turns', () => {
       expect(answered).toBeGreaterThan(asked);
     }
     const daily = await fx.recall.dailyMessages(U);
-    expect(daily.map((r) => r.message_id)).toEqual(Array.from({ length: 2 * n }, (_, i) => i + 1));
+    expect(daily.map((r) => r.messageId)).toEqual(Array.from({ length: 2 * n }, (_, i) => i + 1));
     expect(await fx.recall.dialogueLog(U)).toHaveLength(n);
   });
 
@@ -36,12 +36,12 @@ describe('concurrent turns', () => {
     const sessions = Array.from({ length: 10 }, (_, i) => `s${i}`);
     await Promise.all(sessions.map((s) => fx!.recall.chat({ userId: U, sessionId: s, message: `hello ${s}` })));
     const listed = await fx.recall.listSessions(U);
-    expect(listed.map((c) => c.session_id).sort()).toEqual([...sessions].sort());
-    expect(Object.fromEntries(listed.map((c) => [c.session_id, c.title]))).toEqual(
+    expect(listed.map((c) => c.sessionId).sort()).toEqual([...sessions].sort());
+    expect(Object.fromEntries(listed.map((c) => [c.sessionId, c.title]))).toEqual(
       Object.fromEntries(sessions.map((s) => [s, `hello ${s}`])),
     );
     const daily = await fx.recall.dailyMessages(U);
-    expect(daily.map((r) => r.message_id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(daily.map((r) => r.messageId)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
   it('two parallel first turns on one session keep one title: the first turn to finish sets it', async () => {

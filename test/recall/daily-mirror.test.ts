@@ -22,7 +22,7 @@ const U = 'u';
 const S = 's';
 const conversation = sessionConversationId(U, S);
 const day = '2026-04-08'; // the fixture's clock: 2026-04-08T10:00:00+08:00 in Asia/Shanghai
-const dailyView = async () => (await fx!.recall.dailyMessages(U, day)).map((r) => [r.role, r.content, r.message_id, r.session_id]);
+const dailyView = async () => (await fx!.recall.dailyMessages(U, day)).map((r) => [r.role, r.content, r.messageId, r.sessionId]);
 
 describe('the daily view after a crash between a session row and its daily row', () => {
   it('the next turn mirrors the orphan user row, once, before its own rows', async () => {
@@ -64,8 +64,8 @@ describe('the daily view after a crash between a session row and its daily row',
       error: { code: 'llm_timeout', message: 'slow' },
     });
     // Exactly what the session row projects (the same view a turn writes).
-    const [sessionRow] = (await fx.recall.getSessionMessages(U, S)).filter((r) => r.message_id === 3);
-    expect(orphan!.tool_calls).toEqual(sessionRow!.tool_calls);
+    const [sessionRow] = (await fx.recall.getSessionMessages(U, S)).filter((r) => r.messageId === 3);
+    expect(orphan!.toolCalls).toEqual(sessionRow!.toolCalls);
   });
 
   it('the first turn of a new session, cut short after its user row, is mirrored by the next', async () => {

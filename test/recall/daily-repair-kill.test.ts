@@ -34,7 +34,7 @@ async function sessionAndDaily(recall: Recall, sessionId: string): Promise<{ ses
   const all = (await Promise.all(days.map((d) => recall.dailyMessages('u', d)))).flat();
   return {
     session: (await recall.getSessionMessages('u', sessionId)).map(line).sort(),
-    mirrored: all.filter((r) => r.session_id === sessionId).map(line).sort(),
+    mirrored: all.filter((r) => r.sessionId === sessionId).map(line).sort(),
   };
 }
 

@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pythonJsonDumps } from '../../src/recall/rows/python-json.ts';
 import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
-import { SEARCH_DB_NAMES, SESSION_DOC } from '../../src/recall/search/search-dbs.ts';
-import { HIGH } from '../../src/recall/store/recall-dbs.ts';
+import { SEARCH_DB_NAMES, SESSION_DOC } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { HIGH } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -144,10 +144,10 @@ describe('import of the demo folder layout', () => {
       tool_calls: [{ name: 'search_session', input: '{"keyword": "生日"}', output: '#1 2026-04-08T19:09:20 | user: 我的生日是五月三号' }],
     });
     expect(await r.getLongTerm('demo-user')).toBe('用户喜欢喝茶\n生日是五月三号');
-    expect((await r.searchDaily({ userId: 'demo-user', keyword: '生日' })).map((x) => [x.day, x.message_id, x.session_id])).toEqual([
+    expect((await r.searchDaily({ userId: 'demo-user', keyword: '生日' })).map((x) => [x.day, x.messageId, x.sessionId])).toEqual([
       ['2026-04-08', 1, null],
     ]);
-    expect((await r.dailyMessages('demo-user', '2026-04-08'))[1]!.session_id).toBe('s1');
+    expect((await r.dailyMessages('demo-user', '2026-04-08'))[1]!.sessionId).toBe('s1');
   });
 
   it('legacy rows without message_id are numbered as the demo numbers them', async () => {
@@ -155,7 +155,7 @@ describe('import of the demo folder layout', () => {
     writeDemoFolder(src);
     fx = openRecall();
     await fx.recall.importDemoFolder(src);
-    expect((await fx.recall.getSessionMessages('demo-user', 's2')).map((x) => [x.message_id, x.content])).toEqual([
+    expect((await fx.recall.getSessionMessages('demo-user', 's2')).map((x) => [x.messageId, x.content])).toEqual([
       [1, 'legacy one'],
       [2, 'legacy two'],
       [3, 'numbered three'],
@@ -171,14 +171,14 @@ describe('import of the demo folder layout', () => {
     writeDemoFolder(src);
     fx = openRecall();
     await fx.recall.importDemoFolder(src);
-    const dailyOfS1 = async () => (await fx!.recall.searchDaily({ userId: 'demo-user', keyword: '', limit: 200 })).filter((r) => r.session_id === 's1').map((r) => r.content);
+    const dailyOfS1 = async () => (await fx!.recall.searchDaily({ userId: 'demo-user', keyword: '', limit: 200 })).filter((r) => r.sessionId === 's1').map((r) => r.content);
     const imported = await dailyOfS1();
     const result = await fx.recall.chat({ userId: 'demo-user', sessionId: 's1', message: 'hi again' });
     // The imported rows came with their own daily files: the turn adds its two rows, nothing more.
     expect(await dailyOfS1()).toEqual([...imported, 'hi again', result.reply]);
     expect(result.title).toBe('生日');
     expect(result.memoryHits).toBe(1);
-    expect((await fx.recall.getSessionMessages('demo-user', 's1')).map((x) => x.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await fx.recall.getSessionMessages('demo-user', 's1')).map((x) => x.messageId)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('a user whose sessions were all deleted imports with the demo numbering again', async () => {
@@ -189,7 +189,7 @@ describe('import of the demo folder layout', () => {
     await fx.recall.chat({ userId: 'demo-user', sessionId: 'gone', message: 'soon deleted' });
     await fx.recall.deleteSession('demo-user', 'gone');
     await fx.recall.importDemoFolder(src);
-    expect((await fx.recall.dailyMessages('demo-user', '2026-04-08')).map((x) => x.message_id)).toEqual([1, 2]);
+    expect((await fx.recall.dailyMessages('demo-user', '2026-04-08')).map((x) => x.messageId)).toEqual([1, 2]);
   });
 });
 
@@ -202,7 +202,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
     fx = openRecall();
     return fx.recall.importDemoFolder(src);
   }
-  const ids = async () => (await fx!.recall.getSessionMessages('u', 's')).map((m) => [m.message_id, m.content]);
+  const ids = async () => (await fx!.recall.getSessionMessages('u', 's')).map((m) => [m.messageId, m.content]);
 
   it('"7" then a row without id stay 7 and 8, and the next turn continues at 9', async () => {
     const report = await importSession([row('t1', 'user', 'seven', 'session', { message_id: '7' }), row('t2', 'assistant', 'eight', 'session')]);
@@ -214,7 +214,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
     const r = fx!.recall;
     expect((await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 8, before: 1 })).map((m) => m.content)).toEqual(['seven', 'eight']);
     expect(await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 1, after: 5 })).toEqual([]);
-    expect((await r.searchSession({ userId: 'u', sessionId: 's', keyword: 'eight' })).map((m) => m.message_id)).toEqual([8]);
+    expect((await r.searchSession({ userId: 'u', sessionId: 's', keyword: 'eight' })).map((m) => m.messageId)).toEqual([8]);
     const turn = await r.chat({ userId: 'u', sessionId: 's', message: 'nine' });
     expect(await ids()).toEqual([
       [7, 'seven'],
@@ -222,8 +222,8 @@ describe('imported ids are the demo\'s read-time ids', () => {
       [9, 'nine'],
       [10, turn.reply],
     ]);
-    expect((await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 9, before: 1, after: 1 })).map((m) => m.message_id)).toEqual([8, 9, 10]);
-    expect((await r.searchSession({ userId: 'u', sessionId: 's', keyword: 'nine' })).map((m) => m.message_id)).toEqual([9, 10]);
+    expect((await r.sessionWindow({ userId: 'u', sessionId: 's', messageId: 9, before: 1, after: 1 })).map((m) => m.messageId)).toEqual([8, 9, 10]);
+    expect((await r.searchSession({ userId: 'u', sessionId: 's', keyword: 'nine' })).map((m) => m.messageId)).toEqual([9, 10]);
     const out = join(work, 'exported');
     await r.exportDemoFolder(out);
     const exported = readFileSync(join(out, 'u', 'sessions', 's.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as JsonObject);
@@ -234,14 +234,14 @@ describe('imported ids are the demo\'s read-time ids', () => {
     await importSession([row('t1', 'user', 'seven needle', 'session', { message_id: '7' }), row('t2', 'assistant', 'eight needle', 'session')]);
     await fx!.recall.chat({ userId: 'u', sessionId: 's', message: 'nine needle' });
     const q = { userId: 'u', sessionId: 's', keyword: 'needle' };
-    const inline = (await fx!.recall.searchSession(q)).map((m) => m.message_id);
+    const inline = (await fx!.recall.searchSession(q)).map((m) => m.messageId);
     expect(inline).toEqual([7, 8, 9, 10]);
     const pool = createSearchPool({ maxThreads: 1 });
     const pooled = openRecall({ dir: fx!.dir, pool, poolThreshold: 0 });
-    const throughLog = openRecall({ dir: fx!.dir, memoryInEnv: false });
+    const throughLog = openRecall({ dir: fx!.dir, directReads: false });
     try {
-      expect((await pooled.recall.searchSession(q)).map((m) => m.message_id)).toEqual(inline);
-      expect((await throughLog.recall.searchSession(q)).map((m) => m.message_id)).toEqual(inline);
+      expect((await pooled.recall.searchSession(q)).map((m) => m.messageId)).toEqual(inline);
+      expect((await throughLog.recall.searchSession(q)).map((m) => m.messageId)).toEqual(inline);
     } finally {
       await pooled.recall.close();
       await pool.close();
@@ -256,7 +256,7 @@ describe('imported ids are the demo\'s read-time ids', () => {
       [3, 'three'],
       [4, 'four'],
     ]);
-    expect((await fx!.recall.sessionWindow({ userId: 'u', sessionId: 's', messageId: 3, after: 1 })).map((m) => m.message_id)).toEqual([3, 4]);
+    expect((await fx!.recall.sessionWindow({ userId: 'u', sessionId: 's', messageId: 3, after: 1 })).map((m) => m.messageId)).toEqual([3, 4]);
   });
 
   it('a day holding 2, 3, 5 keeps its ids, and the next row of that day is 6', async () => {
@@ -265,11 +265,11 @@ describe('imported ids are the demo\'s read-time ids', () => {
       [2, 3, 5].map((id) => row(`2026-04-08T09:00:0${id}`, 'user', `d${id}`, 'daily', { message_id: id })),
     );
     const r = fx!.recall;
-    expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.message_id)).toEqual([2, 3, 5]);
+    expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.messageId)).toEqual([2, 3, 5]);
     expect((await r.dailyWindow({ userId: 'u', messageId: 3, before: 1, after: 1, day: '2026-04-08' })).map((m) => m.content)).toEqual(['d2', 'd3', 'd5']);
     fx!.clock.set('2026-04-08T12:00:00+08:00');
     await r.chat({ userId: 'u', sessionId: 'new', message: 'later that day' });
-    expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.message_id)).toEqual([2, 3, 5, 6, 7]);
+    expect((await r.dailyMessages('u', '2026-04-08')).map((m) => m.messageId)).toEqual([2, 3, 5, 6, 7]);
   });
 
   it('only a row whose derived id repeats an earlier one gets a new id after the highest, and the report says so', async () => {
@@ -404,7 +404,7 @@ describe('refusals', () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'demo-user', sessionId: 'live', message: 'existing' });
     await expect(fx.recall.importDemoFolder(src)).rejects.toMatchObject({ code: 'invalid_option' });
-    expect((await fx.recall.listSessions('demo-user')).map((c) => c.session_id)).toEqual(['live']);
+    expect((await fx.recall.listSessions('demo-user')).map((c) => c.sessionId)).toEqual(['live']);
   });
 
   it('an export never writes into a non-empty user folder', async () => {
@@ -436,7 +436,7 @@ describe('refusals', () => {
     fx = openRecall();
     const report = await fx.recall.importDemoFolder(src, { users: ['demo-user'] });
     expect(report.users).toEqual(['demo-user']);
-    expect((await fx.recall.listSessions('demo-user')).map((c) => c.session_id)).toEqual(['s1', 's2']);
+    expect((await fx.recall.listSessions('demo-user')).map((c) => c.sessionId)).toEqual(['s1', 's2']);
   });
 });
 
@@ -473,7 +473,7 @@ describe('ids as folder names', () => {
     expect((await fx.recall.importDemoFolder(src)).users).toEqual(['张三']);
     const result = await fx.recall.chat({ userId: '张三', sessionId: '生日', message: '还记得吗' });
     expect(result.title).toBe('生日');
-    expect((await fx.recall.getSessionMessages('张三', '生日')).map((m) => [m.message_id, m.content])).toEqual([
+    expect((await fx.recall.getSessionMessages('张三', '生日')).map((m) => [m.messageId, m.content])).toEqual([
       [1, '我的生日是五月三号'],
       [2, '记住了'],
       [3, '还记得吗'],
@@ -566,7 +566,7 @@ describe('ranked search over an imported folder', () => {
     fx = openRecall();
     await fx.recall.importDemoFolder(src);
     const r = fx.recall;
-    const bike = await r.search({ userId: 'u', query: 'bicycle' });
+    const bike = (await r.search({ userId: 'u', query: 'bicycle' })).items;
     expect(brief(bike).sort()).toEqual([
       ['session', 'bike', 1],
       ['session', 'bike', 2],
@@ -575,18 +575,18 @@ describe('ranked search over an imported folder', () => {
     expect(bike.find((h) => h.messageId === 1)).toMatchObject({ day: '2026-04-06', role: 'user', ts: '2026-04-06T10:00:00' });
     expect(bike.find((h) => h.messageId === 1)!.dailyMessageId).toBeUndefined();
     // The filters apply: session, day, role, tool.
-    expect(brief(await r.search({ userId: 'u', query: 'bicycle', day: '2026-04-06', roles: ['assistant'] }))).toEqual([['session', 'bike', 2]]);
-    expect(brief(await r.search({ userId: 'u', query: 'bicycle', tool: 'remember_note' }))).toEqual([['session', 'bike', 2]]);
-    expect(await r.search({ userId: 'u', query: 'bicycle', sessionId: 'tea' })).toEqual([]);
+    expect(brief((await r.search({ userId: 'u', query: 'bicycle', day: '2026-04-06', roles: ['assistant'] })).items)).toEqual([['session', 'bike', 2]]);
+    expect(brief((await r.search({ userId: 'u', query: 'bicycle', tool: 'remember_note' })).items)).toEqual([['session', 'bike', 2]]);
+    expect((await r.search({ userId: 'u', query: 'bicycle', sessionId: 'tea' })).items).toEqual([]);
     // The tea rows are in the daily view: found through it, not twice.
-    expect(brief(await r.search({ userId: 'u', query: 'oolong' })).sort()).toEqual([
+    expect(brief((await r.search({ userId: 'u', query: 'oolong' })).items).sort()).toEqual([
       ['daily', null, 1],
       ['daily', null, 2],
     ]);
     // The index rebuilt from the rows finds them the same; the daily view and the export are the folder's.
-    const before = await r.search({ userId: 'u', query: 'bicycle ferry' });
+    const before = (await r.search({ userId: 'u', query: 'bicycle ferry' })).items;
     await r.rebuildSearchIndex('u');
-    expect(await r.search({ userId: 'u', query: 'bicycle ferry' })).toEqual(before);
+    expect((await r.search({ userId: 'u', query: 'bicycle ferry' })).items).toEqual(before);
     expect(await r.dailyMessages('u', '2026-04-06')).toEqual([]);
     const out = join(work, 'out');
     await r.exportDemoFolder(out);
@@ -595,7 +595,7 @@ describe('ranked search over an imported folder', () => {
     const pool = createSearchPool({ maxThreads: 1 });
     const pooled = openRecall({ dir: fx.dir, pool, rankPoolThreshold: 0 });
     try {
-      expect(await pooled.recall.search({ userId: 'u', query: 'bicycle ferry' })).toEqual(before);
+      expect((await pooled.recall.search({ userId: 'u', query: 'bicycle ferry' })).items).toEqual(before);
     } finally {
       await pooled.recall.close();
       await pool.close();
@@ -603,8 +603,8 @@ describe('ranked search over an imported folder', () => {
     }
     // Deleting the session takes its documents along.
     await r.deleteSession('u', 'bike');
-    expect(await r.search({ userId: 'u', query: 'bicycle' })).toEqual([]);
-    expect(brief(await r.search({ userId: 'u', query: 'oolong' })).length).toBe(2);
+    expect((await r.search({ userId: 'u', query: 'bicycle' })).items).toEqual([]);
+    expect(brief((await r.search({ userId: 'u', query: 'oolong' })).items).length).toBe(2);
   });
 
   it('erasing the user erases their session documents', async () => {
@@ -617,6 +617,6 @@ describe('ranked search over an imported folder', () => {
     expect(keys().length).toBe(3);
     await fx.recall.eraseUser('u');
     expect(keys()).toEqual([]);
-    expect(await fx.recall.search({ userId: 'u', query: 'bicycle' })).toEqual([]);
+    expect((await fx.recall.search({ userId: 'u', query: 'bicycle' })).items).toEqual([]);
   });
 });

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { openRecallDbs, HIGH } from '../../src/recall/storage/lmdb/recall-dbs.ts';
-import { dailyRowText } from '../../src/recall/storage/lmdb/search/search-index.ts';
-import { dailyDoc } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { storedRowText as dailyRowText } from '../../src/recall/storage/lmdb/search/search-index.ts';
+import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import { textHash, vectorHash } from '../../src/recall/embeddings/vector-codec.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 

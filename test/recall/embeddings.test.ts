@@ -7,7 +7,7 @@ import { conceptVector, startEmbeddingsStub, type EmbeddingsStub } from '../supp
 import { vectorRanking } from '../../src/recall/storage/lmdb/embeddings/vector-query.ts';
 import { unit } from '../../src/recall/embeddings/vector-codec.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
-import { dailyDoc } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import type { EmbeddingsOptions } from '../../src/recall/embeddings/embeddings-options.ts';
 import { openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { HIGH } from '../../src/recall/storage/lmdb/recall-dbs.ts';
@@ -59,22 +59,24 @@ describe('hybrid recall with embeddings', () => {
     await say('s1', 'I parked my car near the station', 'The weather in spring is lovely');
     await say('s2', 'My physician recommends more walking');
     await fx.recall.embeddingsIdle();
-    const hits = await fx.recall.search({ userId: U, query: 'automobile terminal' });
-    expect(hits.ranking).toBe('hybrid');
-    expect(hits.pendingEmbeddings).toBe(0);
+    const hitsResult = await fx.recall.search({ userId: U, query: 'automobile terminal' });
+    const hits = hitsResult.items;
+    expect(hitsResult.ranking).toBe('hybrid');
+    expect(hitsResult.pendingEmbeddings).toBe(0);
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1, source: 'session', role: 'user' });
     expect(hits[0]!.snippet).toContain('parked my car');
     // A query that BM25 matches still ranks its row first, and filters apply to both sides.
-    const doctor = await fx.recall.search({ userId: U, query: 'which doctor said walking', sessionId: 's2' });
+    const doctor = (await fx.recall.search({ userId: U, query: 'which doctor said walking', sessionId: 's2' })).items;
     expect(doctor[0]).toMatchObject({ sessionId: 's2', messageId: 1 });
     expect(doctor.every((h) => h.sessionId === 's2')).toBe(true);
     // The same rows without embeddings: BM25 finds nothing for the paraphrase, and says BM25.
     await fx.close();
     const again = openRecall({ dir });
     fx = again;
-    const bm25 = await again.recall.search({ userId: U, query: 'automobile terminal' });
+    const bm25Result = await again.recall.search({ userId: U, query: 'automobile terminal' });
+    const bm25 = bm25Result.items;
     expect(bm25).toEqual([]);
-    expect(bm25.ranking).toBe('bm25');
+    expect(bm25Result.ranking).toBe('bm25');
   });
 
   it('the model\'s search_memory tool ranks hybrid too and says so', async () => {
@@ -91,9 +93,10 @@ describe('hybrid recall with embeddings', () => {
   it('without an endpoint is BM25 alone, says so, and queues nothing', async () => {
     fx = openRecall();
     await say('s1', 'I parked my car near the station');
-    const hits = await fx.recall.search({ userId: U, query: 'car station' });
-    expect(hits.ranking).toBe('bm25');
-    expect(hits.pendingEmbeddings).toBe(0);
+    const hitsResult = await fx.recall.search({ userId: U, query: 'car station' });
+    const hits = hitsResult.items;
+    expect(hitsResult.ranking).toBe('bm25');
+    expect(hitsResult.pendingEmbeddings).toBe(0);
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
     expect(await fx.recall.embeddingsStatus()).toEqual({ configured: false });
     expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
@@ -105,9 +108,10 @@ describe('hybrid recall with embeddings', () => {
     await say('s1', 'I parked my car near the station');
     await fx.recall.embeddingsIdle();
     stub.failNext(1, 500);
-    const hits = await fx.recall.search({ userId: U, query: 'car station' });
-    expect(hits.ranking).toBe('bm25');
-    expect(hits.embeddingsError).toMatch(/500/);
+    const hitsResult = await fx.recall.search({ userId: U, query: 'car station' });
+    const hits = hitsResult.items;
+    expect(hitsResult.ranking).toBe('bm25');
+    expect(hitsResult.embeddingsError).toMatch(/500/);
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
   });
 
@@ -117,9 +121,10 @@ describe('hybrid recall with embeddings', () => {
     await say('s1', 'I parked my car near the station');
     await fx.recall.embeddingsIdle();
     stub.hold();
-    const hits = await fx.recall.search({ userId: U, query: 'car station' });
-    expect(hits.ranking).toBe('bm25');
-    expect(hits.embeddingsError).toBeDefined();
+    const hitsResult = await fx.recall.search({ userId: U, query: 'car station' });
+    const hits = hitsResult.items;
+    expect(hitsResult.ranking).toBe('bm25');
+    expect(hitsResult.embeddingsError).toBeDefined();
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
     stub.release();
   });
@@ -147,7 +152,7 @@ describe('hybrid recall with embeddings', () => {
     expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 2 });
     // BM25 still finds it.
     stub.failNext(0);
-    expect((await fx.recall.search({ userId: U, query: 'never embeds' }))[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
+    expect(((await fx.recall.search({ userId: U, query: 'never embeds' })).items)[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
   });
 
   it('backfills rows written before embeddings were turned on, at the first query', async () => {
@@ -157,10 +162,12 @@ describe('hybrid recall with embeddings', () => {
     await fx.close();
     stub = await startEmbeddingsStub();
     fx = openRecall({ dir, embeddings: embeddingsFor(stub) });
-    const first = await fx.recall.search({ userId: U, query: 'automobile terminal' });
-    expect(first.ranking).toBe('hybrid');
+    const firstResult = await fx.recall.search({ userId: U, query: 'automobile terminal' });
+    const first = firstResult.items;
+    expect(firstResult.ranking).toBe('hybrid');
     await fx.recall.embeddingsIdle();
-    const hits = await fx.recall.search({ userId: U, query: 'automobile terminal' });
+    const hitsResult = await fx.recall.search({ userId: U, query: 'automobile terminal' });
+    const hits = hitsResult.items;
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
     expect(counts(fx, U)).toMatchObject({ vectors: 2, queue: 0 });
   });
@@ -174,10 +181,10 @@ describe('hybrid recall with embeddings', () => {
     await fx.recall.embeddingsIdle();
     expect(counts(fx, U).vectors).toBe(4);
     // Searched once before (the user's vectors are now cached in memory): the deletion must reach the cache too.
-    expect((await fx.recall.search({ userId: U, query: 'automobile terminal' }))[0]).toMatchObject({ sessionId: 's1' });
+    expect(((await fx.recall.search({ userId: U, query: 'automobile terminal' })).items)[0]).toMatchObject({ sessionId: 's1' });
     await fx.recall.deleteSession(U, 's1');
     expect(counts(fx, U).vectors).toBe(2);
-    expect((await fx.recall.search({ userId: U, query: 'automobile terminal' })).some((h) => h.sessionId === 's1')).toBe(false);
+    expect(((await fx.recall.search({ userId: U, query: 'automobile terminal' })).items).some((h) => h.sessionId === 's1')).toBe(false);
     stub.hold();
     await say('s3', 'queued but not yet embedded');
     expect(counts(fx, U).queue).toBeGreaterThan(0);
@@ -217,12 +224,13 @@ describe('hybrid recall with embeddings', () => {
     writeFileSync(join(src, 'u', 'sessions', 's.jsonl'), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
     fx = openRecall({ embeddings: embeddingsFor(stub) });
     await fx.recall.importDemoFolder(src);
-    const byWords = await fx.recall.search({ userId: 'u', query: 'car station' });
-    expect(byWords.ranking).toBe('hybrid');
+    const byWordsResult = await fx.recall.search({ userId: 'u', query: 'car station' });
+    const byWords = byWordsResult.items;
+    expect(byWordsResult.ranking).toBe('hybrid');
     expect(byWords[0]).toMatchObject({ sessionId: 's', messageId: 1, source: 'session' });
     await fx.recall.embeddingsIdle();
     expect(counts(fx, 'u')).toEqual({ vectors: 2, queue: 0, dead: 0 });
-    const byMeaning = await fx.recall.search({ userId: 'u', query: 'automobile terminal', roles: ['user'] });
+    const byMeaning = (await fx.recall.search({ userId: 'u', query: 'automobile terminal', roles: ['user'] })).items;
     expect(byMeaning.map((h) => [h.source, h.sessionId, h.messageId])).toEqual([['session', 's', 1]]);
     await fx.recall.deleteSession('u', 's');
     expect(counts(fx, 'u')).toEqual({ vectors: 0, queue: 0, dead: 0 });
@@ -311,8 +319,9 @@ describe('the supervised drain in a runtime', () => {
       expect(whereis(embedDrainName(runtime.name))).not.toBe(before);
       await runtime.recall.embeddingsIdle();
       expect(await runtime.recall.embeddingsStatus(U)).toMatchObject({ pending: 0, dead: 0, draining: true });
-      const hits = await runtime.recall.search({ userId: U, query: 'puppy' });
-      expect(hits.ranking).toBe('hybrid');
+      const hitsResult = await runtime.recall.search({ userId: U, query: 'puppy' });
+      const hits = hitsResult.items;
+      expect(hitsResult.ranking).toBe('hybrid');
       expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 3 });
     } finally {
       await runtime.stop();

@@ -239,7 +239,7 @@ describe('ranked injection', () => {
     fx = openRecall();
     await fx.recall.setLongTerm(U, 'likes tea');
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'hi' });
-    expect((await fx.recall.dialogueLog(U))[0]!.memory_context).toBe('[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
+    expect((await fx.recall.dialogueLog(U))[0]!.memoryContext).toBe('[SESSION]\nuser: hi\n[LONG_TERM]\nlikes tea');
   });
 
   it('past the token budget the entries relevant to the message go in, and the rest stay out', async () => {
@@ -247,7 +247,7 @@ describe('ranked injection', () => {
     for (let i = 0; i < 60; i++) await fx.recall.remember(U, { text: `note number ${i} about topic${i}` });
     await fx.recall.remember(U, { text: 'favorite color is teal' });
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'what is my favorite color?' });
-    const context = (await fx.recall.dialogueLog(U))[0]!.memory_context;
+    const context = (await fx.recall.dialogueLog(U))[0]!.memoryContext;
     const section = context.split('[LONG_TERM]\n')[1]!.split('\n');
     expect(section[0]).toBe('favorite color is teal');
     expect(section.length).toBeLessThan(61);
@@ -263,7 +263,7 @@ describe('ranked injection', () => {
     await fx.recall.remember(U, { text: 'favorite color is teal' });
     const before = (await fx.recall.listMemory(U)).map((e) => e.text);
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'my favorite color?' });
-    const shown = (await fx.recall.dialogueLog(U))[0]!.memory_context.split('[LONG_TERM]\n')[1]!.split('\n');
+    const shown = (await fx.recall.dialogueLog(U))[0]!.memoryContext.split('[LONG_TERM]\n')[1]!.split('\n');
     expect(shown[0]).toBe('favorite color is teal');
     expect(shown.length).toBeLessThan(10);
     // Shown and left out of the note: ended. Never shown: kept. New in the note: added.
@@ -373,7 +373,7 @@ describe('with a facts model', () => {
     expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['likes tea']);
     const status = await fx.recall.extractionStatus();
     expect(status).toMatchObject({ pending: 0, retrying: 0, dead: 1 });
-    expect(status.dead_jobs).toEqual([
+    expect(status.deadJobs).toEqual([
       expect.objectContaining({ user_id: U, session_id: 's', reply_id: 2, message_ids: [1, 2], attempts: 3, last_error: { code: 'invalid_extraction_answer', message: 'the model did not answer the JSON object asked for' } }),
     ]);
     // Dead is final: a later turn does not try it again.

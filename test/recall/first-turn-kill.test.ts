@@ -57,15 +57,15 @@ it('lists a session whose first turn was killed, with the offline title of its f
   const runtime = await startRuntime({ dataDir: dir });
   try {
     const list = await runtime.recall.listSessions('u');
-    expect(list.map((c) => [c.session_id, c.title]).sort()).toEqual([
+    expect(list.map((c) => [c.sessionId, c.title]).sort()).toEqual([
       ['at-title', offlineTitle('killed while the title was asked for')],
       ['before-reply', offlineTitle('killed before the reply came')],
     ]);
     const rows = await runtime.recall.getSessionMessages('u', 'at-title');
-    expect(list.find((c) => c.session_id === 'at-title')?.updated_at).toBe(rows.at(-1)?.ts);
+    expect(list.find((c) => c.sessionId === 'at-title')?.updatedAt).toBe(rows.at(-1)?.ts);
     // A turn now keeps the title, and the repair is not repeated on the next start.
     await runtime.recall.chat({ userId: 'u', sessionId: 'before-reply', message: 'back again' });
-    expect((await runtime.recall.listSessions('u')).find((c) => c.session_id === 'before-reply')?.title).toBe(
+    expect((await runtime.recall.listSessions('u')).find((c) => c.sessionId === 'before-reply')?.title).toBe(
       offlineTitle('killed before the reply came'),
     );
   } finally {
@@ -73,7 +73,7 @@ it('lists a session whose first turn was killed, with the offline title of its f
   }
   const again = await startRuntime({ dataDir: dir });
   try {
-    expect((await again.recall.listSessions('u')).map((c) => c.session_id).sort()).toEqual(['at-title', 'before-reply']);
+    expect((await again.recall.listSessions('u')).map((c) => c.sessionId).sort()).toEqual(['at-title', 'before-reply']);
   } finally {
     await again.stop();
   }

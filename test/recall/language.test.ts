@@ -259,7 +259,7 @@ describe('the sessions index repair in each language', () => {
         });
         await fx.close();
         fx = openRecall({ dir, language });
-        const titles = Object.fromEntries((await fx.recall.listSessions('u')).map((c) => [c.session_id, c.title]));
+        const titles = Object.fromEntries((await fx.recall.listSessions('u')).map((c) => [c.sessionId, c.title]));
         expect(titles).toEqual({ a: long, b: blank });
       } finally {
         await fx?.close();

@@ -23,13 +23,13 @@ it('on a running runtime: transcripts through its conversation actors, recall in
       timeZone: ZONE,
     });
     await Promise.all(['a', 'b', 'c'].map((m) => recall.chat({ userId: 'u', sessionId: 's', message: `hello ${m}` })));
-    expect((await recall.getSessionMessages('u', 's')).map((r) => r.message_id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await recall.getSessionMessages('u', 's')).map((r) => r.messageId)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await recall.searchSession({ userId: 'u', sessionId: 's', keyword: 'HELLO B' })).map((r) => r.content)).toEqual([
       'hello b',
       '收到：hello b。我已经记录到记忆中。',
     ]);
     expect(await recall.searchDaily({ userId: 'u', keyword: 'hello', limit: 200 })).toHaveLength(6);
-    expect((await recall.listSessions('u')).map((c) => c.session_id)).toEqual(['s']);
+    expect((await recall.listSessions('u')).map((c) => c.sessionId)).toEqual(['s']);
     await recall.close();
   } finally {
     await pool.close();

@@ -3,7 +3,8 @@ import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
 import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
 import { dropUserIndex, readStats } from '../../src/recall/storage/lmdb/search/search-index.ts';
-import { dailyDoc, INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import { encodeChunk } from '../../src/recall/storage/lmdb/search/posting-list.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
@@ -28,22 +29,22 @@ describe('ranked recall', () => {
     await say('a1', 'We planned the quarterly budget review for Friday', 'The cat knocked over my coffee');
     fx.clock.set('2026-04-09T09:00:00+08:00');
     await say('b2', 'Remind me to renew the passport before the trip to Lisbon');
-    const hits = await fx.recall.search({ userId: U, query: 'when is the budget reviewed?' });
+    const hits = (await fx.recall.search({ userId: U, query: 'when is the budget reviewed?' })).items;
     expect(hits.length).toBeGreaterThan(0);
     expect(hits[0]).toMatchObject({ sessionId: 'a1', messageId: 1, day: '2026-04-08', source: 'session', role: 'user' });
     expect(hits[0]!.snippet).toContain('quarterly budget review');
     expect(hits[0]!.score).toBeGreaterThan(0);
-    const other = await fx.recall.search({ userId: U, query: 'passports for trips' });
+    const other = (await fx.recall.search({ userId: U, query: 'passports for trips' })).items;
     expect(other[0]).toMatchObject({ sessionId: 'b2', messageId: 1, day: '2026-04-09' });
     // The anchor opens the session window as today.
     const window = await fx.recall.sessionWindow({ userId: U, sessionId: 'b2', messageId: other[0]!.messageId, after: 1 });
-    expect(window.map((r) => r.message_id)).toEqual([1, 2]);
+    expect(window.map((r) => r.messageId)).toEqual([1, 2]);
   });
 
   it('ranks a row holding the rarer term above one holding only common ones', async () => {
     fx = openRecall();
     await say('s', 'apple apple apple', 'apple pie', 'banana apple', 'zucchini bread');
-    const hits = await fx.recall.search({ userId: U, query: 'zucchini apple', roles: ['user'] });
+    const hits = (await fx.recall.search({ userId: U, query: 'zucchini apple', roles: ['user'] })).items;
     expect(hits[0]!.snippet).toBe('zucchini bread');
     expect(hits.map((h) => h.role)).toEqual(hits.map(() => 'user'));
   });
@@ -52,32 +53,32 @@ describe('ranked recall', () => {
     fx = openRecall();
     await say('zh', '我的生日是五月三号', '明天去北京出差');
     await say('ja', '東京の天気は晴れです');
-    expect((await fx.recall.search({ userId: U, query: '生日是哪天' }))[0]).toMatchObject({ sessionId: 'zh', messageId: 1 });
-    expect((await fx.recall.search({ userId: U, query: '北京出差' }))[0]).toMatchObject({ sessionId: 'zh', messageId: 3 });
-    expect((await fx.recall.search({ userId: U, query: '東京の天気' }))[0]).toMatchObject({ sessionId: 'ja', messageId: 1 });
+    expect(((await fx.recall.search({ userId: U, query: '生日是哪天' })).items)[0]).toMatchObject({ sessionId: 'zh', messageId: 1 });
+    expect(((await fx.recall.search({ userId: U, query: '北京出差' })).items)[0]).toMatchObject({ sessionId: 'zh', messageId: 3 });
+    expect(((await fx.recall.search({ userId: U, query: '東京の天気' })).items)[0]).toMatchObject({ sessionId: 'ja', messageId: 1 });
   });
 
   it('folds case, width and inflection: ＭＥＥＴＩＮＧＳ finds "meeting"', async () => {
     fx = openRecall();
     await say('s', 'Meeting moved to noon');
-    expect((await fx.recall.search({ userId: U, query: 'ＭＥＥＴＩＮＧＳ' }))[0]).toMatchObject({ messageId: 1 });
+    expect(((await fx.recall.search({ userId: U, query: 'ＭＥＥＴＩＮＧＳ' })).items)[0]).toMatchObject({ messageId: 1 });
   });
 
   it('finds nothing for a query of stop words only, or for another user', async () => {
     fx = openRecall();
     await say('s', 'the secret word is xylophone');
-    expect(await fx.recall.search({ userId: U, query: 'the is' })).toEqual([]);
-    expect(await fx.recall.search({ userId: 'u2', query: 'xylophone' })).toEqual([]);
-    expect(await fx.recall.search({ userId: U, query: 'xylophone' })).toHaveLength(2);
+    expect((await fx.recall.search({ userId: U, query: 'the is' })).items).toEqual([]);
+    expect((await fx.recall.search({ userId: 'u2', query: 'xylophone' })).items).toEqual([]);
+    expect((await fx.recall.search({ userId: U, query: 'xylophone' })).items).toHaveLength(2);
   });
 
   it('a deleted session no longer matches, and the others still do', async () => {
     fx = openRecall();
     await say('gone', 'my locker code is 4711');
     await say('kept', 'the locker is on floor two');
-    expect((await fx.recall.search({ userId: U, query: 'locker' })).map((h) => h.sessionId)).toContain('gone');
+    expect(((await fx.recall.search({ userId: U, query: 'locker' })).items).map((h) => h.sessionId)).toContain('gone');
     await fx.recall.deleteSession(U, 'gone');
-    const hits = await fx.recall.search({ userId: U, query: 'locker 4711' });
+    const hits = (await fx.recall.search({ userId: U, query: 'locker 4711' })).items;
     expect(hits.length).toBeGreaterThan(0);
     expect(hits.every((h) => h.sessionId === 'kept')).toBe(true);
   });
@@ -92,23 +93,23 @@ describe('ranked recall', () => {
       }
     });
     await commit(dbs, () => undefined);
-    expect(await fx.recall.search({ userId: U, query: 'common', limit: 100 })).toHaveLength(100);
+    expect((await fx.recall.search({ userId: U, query: 'common', limit: 100 })).items).toHaveLength(100);
     await fx.recall.deleteSession(U, 'even');
-    const left = await fx.recall.search({ userId: U, query: 'common', limit: 100 });
+    const left = (await fx.recall.search({ userId: U, query: 'common', limit: 100 })).items;
     expect(left).toHaveLength(100);
     expect(left.every((h) => h.sessionId === 'odd')).toBe(true);
-    expect(await fx.recall.search({ userId: U, query: 'common', sessionId: 'even' })).toEqual([]);
+    expect((await fx.recall.search({ userId: U, query: 'common', sessionId: 'even' })).items).toEqual([]);
   });
 
   it('indexes long-term memory by line, and an undo takes its lines out', async () => {
     fx = openRecall();
     await fx.recall.setLongTerm(U, '- allergic to peanuts\n- prefers window seats');
-    const hit = (await fx.recall.search({ userId: U, query: 'peanut allergy' }))[0];
+    const hit = ((await fx.recall.search({ userId: U, query: 'peanut allergy' })).items)[0];
     expect(hit).toMatchObject({ source: 'long_term', sessionId: null, messageId: 1, role: 'memory', snippet: '- allergic to peanuts' });
     await fx.recall.setLongTerm(U, '- prefers aisle seats');
-    expect(await fx.recall.search({ userId: U, query: 'peanuts' })).toEqual([]);
+    expect((await fx.recall.search({ userId: U, query: 'peanuts' })).items).toEqual([]);
     await fx.recall.undoLongTerm(U);
-    expect((await fx.recall.search({ userId: U, query: 'peanuts' }))[0]).toMatchObject({ source: 'long_term' });
+    expect(((await fx.recall.search({ userId: U, query: 'peanuts' })).items)[0]).toMatchObject({ source: 'long_term' });
   });
 
   it('indexes tool-call inputs and outputs, and filters by tool', async () => {
@@ -119,10 +120,10 @@ describe('ranked recall', () => {
     ]);
     fx = openRecall({ llm });
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'what did I say about birds?' });
-    const hits = await fx.recall.search({ userId: U, query: 'flamingo', tool: 'search_daily' });
+    const hits = (await fx.recall.search({ userId: U, query: 'flamingo', tool: 'search_daily' })).items;
     expect(hits).toHaveLength(1);
     expect(hits[0]).toMatchObject({ sessionId: 's', messageId: 2, role: 'assistant' });
-    expect(await fx.recall.search({ userId: U, query: 'flamingo', tool: 'remember_note' })).toEqual([]);
+    expect((await fx.recall.search({ userId: U, query: 'flamingo', tool: 'remember_note' })).items).toEqual([]);
   });
 
   it('filters by session, day and day range', async () => {
@@ -130,7 +131,7 @@ describe('ranked recall', () => {
     await say('s1', 'orchid watering schedule');
     fx.clock.set('2026-04-10T09:00:00+08:00');
     await say('s2', 'orchid repotting');
-    const all = async (q: object) => (await fx!.recall.search({ userId: U, query: 'orchid', roles: ['user'], ...q })).map((h) => `${h.sessionId}/${h.day}`);
+    const all = async (q: object) => (await fx!.recall.search({ userId: U, query: 'orchid', roles: ['user'], ...q })).items.map((h) => `${h.sessionId}/${h.day}`);
     expect(await all({})).toHaveLength(2);
     expect(await all({ sessionId: 's2' })).toEqual(['s2/2026-04-10']);
     expect(await all({ day: '2026-04-08' })).toEqual(['s1/2026-04-08']);
@@ -161,7 +162,7 @@ describe('ranked recall', () => {
         throw new Error('boom');
       }),
     ).toThrow('boom');
-    const hits = await fx.recall.search({ userId: U, query: 'kayaks' });
+    const hits = (await fx.recall.search({ userId: U, query: 'kayaks' })).items;
     expect(hits.map((h) => h.messageId).sort()).toEqual([1, 2]);
     expect(readStats(dbs.search, U)[0]).toBe(2);
   });
@@ -172,22 +173,22 @@ describe('rebuilding the index', () => {
     fx = openRecall();
     await say('s', 'the red kite flies high', 'a kite festival in May', 'nothing here');
     await fx.recall.setLongTerm(U, 'favourite bird: red kite');
-    const live = await fx.recall.search({ userId: U, query: 'red kite', limit: 20 });
+    const live = (await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).items;
     const dbs = openRecallDbs(fx.env);
     await commit(dbs, () => dropUserIndex(dbs.search, U));
     // Not live any more: writes do not index until the rebuild, which the next search runs.
     await say('s', 'kite surfing lessons');
-    const rebuilt = await fx.recall.search({ userId: U, query: 'red kite', limit: 20 });
+    const rebuilt = (await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).items;
     expect(rebuilt.filter((h) => !h.snippet.includes('surfing')).length).toBe(live.length);
-    expect((await fx.recall.search({ userId: U, query: 'surfing' })).length).toBeGreaterThan(0);
+    expect(((await fx.recall.search({ userId: U, query: 'surfing' })).items).length).toBeGreaterThan(0);
     expect(await fx.recall.rebuildSearchIndex(U)).toBe(8);
-    expect(await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).toEqual(rebuilt);
+    expect((await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).items).toEqual(rebuilt);
   });
 
   it('an index in the older format (format 1) on disk is dropped and rebuilt: its rows are found, its postings never read', async () => {
     fx = openRecall();
     await say('s', 'the osprey dives for fish', 'an osprey nest on the pole');
-    const live = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const live = (await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 })).items;
     const dbs = openRecallDbs(fx.env);
     // What Mnemo wrote before format 2: `live` 1, and chunks of plain (delta, tf, length)
     // postings. This one claims a document the new decoder would misread.
@@ -200,19 +201,19 @@ describe('rebuilding the index', () => {
     });
     // Not live in this format: a delete and a write meanwhile leave the old postings alone.
     await say('s', 'osprey chicks fledged');
-    const rebuilt = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const rebuilt = (await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 })).items;
     const ids = (hits: { messageId: number }[]) => hits.map((h) => h.messageId);
     expect(ids(rebuilt)).toEqual(expect.arrayContaining(ids(live)));
     expect(rebuilt[0]!.messageId).toBe(live[0]!.messageId);
     expect(dbs.search.meta.get([U, 'live'])).toBe(INDEX_FORMAT);
-    expect((await fx.recall.search({ userId: U, query: 'fledged' })).length).toBeGreaterThan(0);
-    expect((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).every((h) => h.messageId > 0 && h.day !== '1900-01-01')).toBe(true);
+    expect(((await fx.recall.search({ userId: U, query: 'fledged' })).items).length).toBeGreaterThan(0);
+    expect(((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).items).every((h) => h.messageId > 0 && h.day !== '1900-01-01')).toBe(true);
   });
 
   it('an index in format 2 (its totals in three entries) is dropped and rebuilt at the first search', async () => {
     fx = openRecall();
     await say('s', 'the osprey dives for fish', 'an osprey nest on the pole');
-    const live = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const live = (await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 })).items;
     const dbs = openRecallDbs(fx.env);
     // What format 2 wrote: `live` 2, `docs` / `length` / `pending`, chunks as now. This chunk
     // names a document with no row.
@@ -225,25 +226,25 @@ describe('rebuilding the index', () => {
       dbs.search.meta.put([U, 'pending'], 0);
       dbs.search.postings.put([U, 'osprei', TAIL], encodeChunk([{ doc: ghost, tf: 1, len: 3 }]));
     });
-    const rebuilt = await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 });
+    const rebuilt = (await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 })).items;
     expect(rebuilt.map((h) => h.messageId)).toEqual(live.map((h) => h.messageId));
     expect(dbs.search.meta.get([U, 'live'])).toBe(INDEX_FORMAT);
     for (const old of ['docs', 'length', 'pending']) expect(dbs.search.meta.get([U, old])).toBeUndefined();
     expect(readStats(dbs.search, U)[0]).toBe(4); // the two turns' rows, the user's and the reply
-    expect((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).every((h) => h.day !== '2026-01-01')).toBe(true);
+    expect(((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).items).every((h) => h.day !== '2026-01-01')).toBe(true);
   });
 
   it('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {
     fx = openRecall();
     await say('s', 'alpha beta', 'beta gamma', 'gamma delta alpha');
-    const inline = await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 });
+    const inline = (await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).items;
     const pool = createSearchPool({ maxThreads: 1 });
     const pooled = openRecall({ dir: fx.dir, pool, rankPoolThreshold: 0 });
     try {
-      expect(await pooled.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).toEqual(inline);
+      expect((await pooled.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).items).toEqual(inline);
       expect(await pooled.recall.rebuildSearchIndex(U)).toBe(6);
       expect(pool.completed).toBeGreaterThan(1);
-      expect(await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).toEqual(inline);
+      expect((await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).items).toEqual(inline);
     } finally {
       await pooled.recall.close();
       await pool.close();

@@ -25,7 +25,7 @@ describe('recall limits', () => {
     await r.chat({ userId: 'u', sessionId: 'b', message: 'two' });
     await expect(r.chat({ userId: 'u', sessionId: 'c', message: 'three' })).rejects.toEqual(limitError('session_limit', 2));
     expect(await r.getSessionMessages('u', 'c')).toEqual([]);
-    expect((await r.listSessions('u')).map((s) => s.session_id).sort()).toEqual(['a', 'b']);
+    expect((await r.listSessions('u')).map((s) => s.sessionId).sort()).toEqual(['a', 'b']);
     await r.chat({ userId: 'u', sessionId: 'a', message: 'again' }); // an existing session
     await r.chat({ userId: 'v', sessionId: 'c', message: 'another user' });
     // A fork is a new session too.
@@ -42,7 +42,7 @@ describe('recall limits', () => {
     const first = await r.forkSession('u', 'src', 1);
     await r.forkSession('u', 'src', 1);
     await expect(r.forkSession('u', 'src', 1, 'third')).rejects.toEqual(limitError('fork_limit', 2));
-    expect((await r.listSessions('u')).map((s) => s.session_id)).not.toContain('third');
+    expect((await r.listSessions('u')).map((s) => s.sessionId)).not.toContain('third');
     await r.forkSession('u', first, 1);
     await r.deleteSession('u', first);
     await r.forkSession('u', 'src', 1, 'third');
@@ -52,7 +52,7 @@ describe('recall limits', () => {
     fx = openRecall({ limits: { searchTerms: 3 } });
     const r = fx.recall;
     await r.chat({ userId: 'u', sessionId: 's', message: 'ferry to Hydra in June' });
-    expect((await r.search({ userId: 'u', query: 'ferry ferry Hydra June' })).length).toBeGreaterThan(0);
+    expect(((await r.search({ userId: 'u', query: 'ferry ferry Hydra June' })).items).length).toBeGreaterThan(0);
     await expect(r.search({ userId: 'u', query: 'ferry Hydra June island' })).rejects.toEqual(limitError('search_terms_limit', 3));
   });
 

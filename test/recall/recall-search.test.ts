@@ -20,7 +20,7 @@ describe('session search', () => {
     await say('s', 'Apple pie', 'banana', 'APPLE tart');
     const hits = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '  aPPle ', limit: 2 });
     // Rows: 1 Apple pie, 2 reply, 3 banana, 4 reply, 5 APPLE tart, 6 reply; every reply echoes the message.
-    expect(hits.map((r) => r.message_id)).toEqual([5, 6]);
+    expect(hits.map((r) => r.messageId)).toEqual([5, 6]);
     expect(hits[0]).toEqual({ ts: '2026-04-08T10:00:00', role: 'user', content: 'APPLE tart', message_id: 5, tool_calls: [] });
   });
 
@@ -34,9 +34,9 @@ describe('session search', () => {
   it('an empty keyword returns the last N rows; limit is clamped to 1..200', async () => {
     fx = openRecall();
     await say('s', 'a', 'b');
-    expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: 3 })).map((r) => r.message_id)).toEqual([2, 3, 4]);
-    expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: ' ', limit: 0 })).map((r) => r.message_id)).toEqual([4]);
-    expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: -5 })).map((r) => r.message_id)).toEqual([4]);
+    expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: 3 })).map((r) => r.messageId)).toEqual([2, 3, 4]);
+    expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: ' ', limit: 0 })).map((r) => r.messageId)).toEqual([4]);
+    expect((await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '', limit: -5 })).map((r) => r.messageId)).toEqual([4]);
     expect(await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '' })).toHaveLength(4);
   });
 
@@ -46,14 +46,14 @@ describe('session search', () => {
     await fx.memory.append('session/u1/big', rows);
     expect(await fx.recall.searchSession({ userId: U, sessionId: 'big', keyword: 'm' })).toHaveLength(20);
     const capped = await fx.recall.searchSession({ userId: U, sessionId: 'big', keyword: 'm', limit: 1000 });
-    expect(capped.map((r) => r.message_id)).toEqual(Array.from({ length: 200 }, (_, i) => i + 51));
+    expect(capped.map((r) => r.messageId)).toEqual(Array.from({ length: 200 }, (_, i) => i + 51));
   });
 
   it('a search across more rows than a scan chunk still finds the oldest match', async () => {
     fx = openRecall();
     const rows = Array.from({ length: 4_500 }, (_, i) => ({ message: { role: 'user' as const, content: i === 0 ? 'needle' : 'hay' }, meta: { ts: 't' } }));
     await fx.memory.append('session/u1/long', rows);
-    expect((await fx.recall.searchSession({ userId: U, sessionId: 'long', keyword: 'NEEDLE' })).map((r) => r.message_id)).toEqual([1]);
+    expect((await fx.recall.searchSession({ userId: U, sessionId: 'long', keyword: 'NEEDLE' })).map((r) => r.messageId)).toEqual([1]);
   });
 
   it('an unknown session gives nothing', async () => {
@@ -75,12 +75,12 @@ describe('daily search', () => {
     await twoDays();
     const hits = await fx.recall.searchDaily({ userId: U, keyword: 'SWIM', limit: 2 });
     // The newest two matches: day 7's reply (#2) and day 8's user row (#1)? No: day 8 has #1 user and #2 reply.
-    expect(hits.map((r) => [r.day, r.message_id, r.role])).toEqual([
+    expect(hits.map((r) => [r.day, r.messageId, r.role])).toEqual([
       ['2026-04-08', 1, 'user'],
       ['2026-04-08', 2, 'assistant'],
     ]);
     const all = await fx.recall.searchDaily({ userId: U, keyword: 'swim' });
-    expect(all.map((r) => [r.day, r.message_id, r.session_id])).toEqual([
+    expect(all.map((r) => [r.day, r.messageId, r.sessionId])).toEqual([
       ['2026-04-07', 1, 'a'],
       ['2026-04-07', 2, 'a'],
       ['2026-04-08', 1, 'b'],
@@ -107,7 +107,7 @@ describe('daily search', () => {
   it('an empty keyword returns the last N rows across days', async () => {
     fx = openRecall();
     await twoDays();
-    expect((await fx.recall.searchDaily({ userId: U, keyword: '', limit: 3 })).map((r) => [r.day, r.message_id])).toEqual([
+    expect((await fx.recall.searchDaily({ userId: U, keyword: '', limit: 3 })).map((r) => [r.day, r.messageId])).toEqual([
       ['2026-04-07', 2],
       ['2026-04-08', 1],
       ['2026-04-08', 2],
@@ -120,7 +120,7 @@ describe('windows', () => {
     fx = openRecall();
     await say('s', 'a', 'b', 'c');
     const ids = async (messageId: unknown, before: number, after: number) =>
-      (await fx!.recall.sessionWindow({ userId: U, sessionId: 's', messageId: messageId as number, before, after })).map((r) => r.message_id);
+      (await fx!.recall.sessionWindow({ userId: U, sessionId: 's', messageId: messageId as number, before, after })).map((r) => r.messageId);
     expect(await ids(3, 1, 1)).toEqual([2, 3, 4]);
     expect(await ids(1, 5, 1)).toEqual([1, 2]);
     expect(await ids(6, 1, 9)).toEqual([5, 6]);
@@ -148,7 +148,7 @@ describe('windows', () => {
       ['2026-04-08', '收到：to'],
     ]);
     const earlier = await fx.recall.dailyWindow({ userId: U, messageId: 2, before: 1, day: '2026-04-07' });
-    expect(earlier.map((r) => r.message_id)).toEqual([1, 2]);
+    expect(earlier.map((r) => r.messageId)).toEqual([1, 2]);
     expect(await fx.recall.dailyWindow({ userId: U, messageId: 1, day: 'not-a-day' })).toEqual([]);
     expect(await fx.recall.dailyWindow({ userId: U, messageId: 9 })).toEqual([]);
   });
@@ -161,8 +161,8 @@ describe('windows', () => {
     // Day rows: 1 k1, 2 reply, 3 g1, 4 reply, 5 k2, 6 reply.
     await fx.recall.deleteSession(U, 'gone');
     const rows = await fx.recall.dailyWindow({ userId: U, messageId: 5, before: 1, after: 0 });
-    expect(rows.map((r) => r.message_id)).toEqual([2, 5]);
-    expect((await fx.recall.dailyMessages(U)).map((r) => r.message_id)).toEqual([1, 2, 5, 6]);
+    expect(rows.map((r) => r.messageId)).toEqual([2, 5]);
+    expect((await fx.recall.dailyMessages(U)).map((r) => r.messageId)).toEqual([1, 2, 5, 6]);
   });
 
   it('after a deletion, a new daily row continues the numbering instead of reusing an id', async () => {
@@ -171,7 +171,7 @@ describe('windows', () => {
     await say('gone', 'g1');
     await fx.recall.deleteSession(U, 'gone');
     await say('keep', 'k2');
-    expect((await fx.recall.dailyMessages(U)).map((r) => r.message_id)).toEqual([1, 2, 5, 6]);
+    expect((await fx.recall.dailyMessages(U)).map((r) => r.messageId)).toEqual([1, 2, 5, 6]);
   });
 });
 
@@ -182,9 +182,9 @@ describe('deleting a conversation', () => {
     await say('gone', 'g');
     expect(await fx.recall.deleteSession(U, 'gone')).toBe(true);
     expect(await fx.recall.getSessionMessages(U, 'gone')).toEqual([]);
-    expect((await fx.recall.listSessions(U)).map((c) => c.session_id)).toEqual(['keep']);
-    expect((await fx.recall.dailyMessages(U)).every((r) => r.session_id === 'keep')).toBe(true);
-    expect((await fx.recall.dialogueLog(U)).map((l) => l.session_id)).toEqual(['keep']);
+    expect((await fx.recall.listSessions(U)).map((c) => c.sessionId)).toEqual(['keep']);
+    expect((await fx.recall.dailyMessages(U)).every((r) => r.sessionId === 'keep')).toBe(true);
+    expect((await fx.recall.dialogueLog(U)).map((l) => l.sessionId)).toEqual(['keep']);
     expect(await fx.recall.getSessionMessages(U, 'keep')).toHaveLength(2);
   });
 
@@ -199,7 +199,7 @@ describe('deleting a conversation', () => {
     await fx.recall.deleteSession(U, 's');
     const again = await fx.recall.chat({ userId: U, sessionId: 's', message: 'second life' });
     expect(again.title).toBe('second life');
-    expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.message_id)).toEqual([1, 2]);
+    expect((await fx.recall.getSessionMessages(U, 's')).map((r) => r.messageId)).toEqual([1, 2]);
   });
 });
 

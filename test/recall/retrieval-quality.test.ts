@@ -117,7 +117,7 @@ describe('retrieval quality (evidence recall@10)', () => {
       const qs = QUESTIONS.filter((q) => q.lang === lang);
       const mnemo: string[][] = [];
       for (const q of qs) {
-        const hits = await fx.recall.search({ userId: U, query: q.question, limit: 10 });
+        const hits = (await fx.recall.search({ userId: U, query: q.question, limit: 10 })).items;
         mnemo.push(hits.map((h) => byRow.get(`${h.sessionId}#${h.messageId}`)!));
         if (process.env['QUALITY_DEBUG'] && !q.evidence.every((e) => mnemo[mnemo.length - 1]!.includes(e))) console.log('missed', q.question, mnemo[mnemo.length - 1], tokenize(q.question));
       }
@@ -190,7 +190,7 @@ describe('hybrid retrieval quality (evidence recall@10, loopback embeddings)', (
       }
       // Rows written past the service (straight into LMDB, like an import or an older Mnemo's
       // data): the user's first query queues them all (the backfill), then the drain embeds them.
-      expect((await hybrid.recall.search({ userId: U, query: 'ferry' })).pendingEmbeddings).toBe(order.length);
+      expect(((await hybrid.recall.search({ userId: U, query: 'ferry' })).items).pendingEmbeddings).toBe(order.length);
       await hybrid.recall.embeddingsIdle();
       const table: Record<string, Record<string, number>> = {};
       for (const [name, qs] of [
@@ -200,7 +200,7 @@ describe('hybrid retrieval quality (evidence recall@10, loopback embeddings)', (
       ] as const) {
         const found = async (f: RecallFixture) => {
           const out: string[][] = [];
-          for (const q of qs) out.push((await f.recall.search({ userId: U, query: q.question, limit: 10 })).map((h) => rows.get(`${h.sessionId}#${h.messageId}`)!));
+          for (const q of qs) out.push(((await f.recall.search({ userId: U, query: q.question, limit: 10 })).items).map((h) => rows.get(`${h.sessionId}#${h.messageId}`)!));
           return out;
         };
         table[name] = { bm25: recallAt10(await found(bm25), [...qs]), hybrid: recallAt10(await found(hybrid), [...qs]) };

@@ -3,8 +3,10 @@ import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.
 import { scoreTerms } from '../../src/recall/storage/lmdb/search/bm25-query.ts';
 import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../src/recall/storage/lmdb/search/posting-list.ts';
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
-import { dailyDoc, docRef, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
-import { addDocument, docTerms, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/storage/lmdb/search/search-index.ts';
+import { TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
+import { dailyDoc, docRef } from '../../src/recall/search/doc-numbers.ts';
+import { docTerms } from '../../src/recall/search/documents.ts';
+import { addDocument, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/storage/lmdb/search/search-index.ts';
 import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/storage/lmdb/search/pending-log.ts';
 import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';

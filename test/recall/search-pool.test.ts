@@ -34,7 +34,7 @@ beforeAll(async () => {
   }
   pool = createSearchPool({ maxThreads: 1 });
   pooled = openRecall({ dir: fx.dir, pool, poolThreshold: 0 });
-  throughLog = openRecall({ dir: fx.dir, memoryInEnv: false });
+  throughLog = openRecall({ dir: fx.dir, directReads: false });
 });
 
 afterAll(async () => {
@@ -75,7 +75,7 @@ describe('the search pool', () => {
       const viaLog = await throughLog.recall.searchSession({ userId: U, sessionId: 's', ...q });
       expect(viaLog, JSON.stringify(q)).toEqual(direct);
     }
-    expect((await throughLog.recall.searchSession({ userId: U, sessionId: 's', keyword: 'needle' })).map((r) => r.message_id)).toHaveLength(12);
+    expect((await throughLog.recall.searchSession({ userId: U, sessionId: 's', keyword: 'needle' })).map((r) => r.messageId)).toHaveLength(12);
   });
 
   it('workers see rows committed after they opened the environment', async () => {
@@ -83,7 +83,7 @@ describe('the search pool', () => {
     await pooled.recall.chat({ userId: U, sessionId: 'fresh', message: 'brand new needle' });
     const hits = await pooled.recall.searchDaily({ userId: U, keyword: 'brand new' });
     expect(hits.map((r) => r.content)).toEqual(['brand new needle', '收到：brand new needle。我已经记录到记忆中。']);
-    expect((await pooled.recall.searchSession({ userId: U, sessionId: 'fresh', keyword: 'brand' })).map((r) => r.message_id)).toEqual([1, 2]);
+    expect((await pooled.recall.searchSession({ userId: U, sessionId: 'fresh', keyword: 'brand' })).map((r) => r.messageId)).toEqual([1, 2]);
   });
 
   // An immediate queued right after a search starts runs before the search ends only if the

@@ -23,7 +23,7 @@ describe('rolling summaries of recall sessions', () => {
     await createSummarizer(fx.memory).idle();
     expect(await fx.memory.lastId(summaryConversationId(C))).toBe(0);
     const log = await fx.recall.dialogueLog(U, S);
-    expect(log.every((row) => !row.memory_context.includes('[SUMMARY]'))).toBe(true);
+    expect(log.every((row) => !row.memoryContext.includes('[SUMMARY]'))).toBe(true);
   });
 
   it('summarizes the older part after a turn and sends the latest summary as [SUMMARY] before [SESSION]', async () => {
@@ -37,7 +37,7 @@ describe('rolling summaries of recall sessions', () => {
     const latest = summaries.at(-1)!;
     await fx.recall.chat({ userId: U, sessionId: S, message: 'and now?' });
     const last = (await fx.recall.dialogueLog(U, S)).at(-1)!;
-    expect(last.memory_context.startsWith(`[SUMMARY]\n${latest.text}\n[SESSION]\n`)).toBe(true);
+    expect(last.memoryContext.startsWith(`[SUMMARY]\n${latest.text}\n[SESSION]\n`)).toBe(true);
   });
 
   it('never delays the reply: the turn answers while the summarizing model is still busy', async () => {

@@ -234,7 +234,7 @@ describe('recall.eraseUser', () => {
     await writeUser(rt, 'alice');
     await rt.recall.eraseUser('alice');
     await rt.recall.chat({ userId: 'alice', sessionId: 'alice-s1', message: 'ALICE_MSG_MARKER again' });
-    expect((await rt.recall.getSessionMessages('alice', 'alice-s1')).map((r) => r.message_id)).toEqual([1, 2]);
+    expect((await rt.recall.getSessionMessages('alice', 'alice-s1')).map((r) => r.messageId)).toEqual([1, 2]);
     const s = summaryConversationId(sessionConversationId('alice', 'alice-s1'));
     expect(await rt.memory.lastId(s)).toBe(0);
   }, 60_000);

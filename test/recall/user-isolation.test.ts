@@ -40,7 +40,7 @@ describe('per-user memory fails closed', () => {
       'from a',
       '收到：from a。我已经记录到记忆中。',
     ]);
-    expect((await fx.recall.listSessions('a')).map((c) => c.session_id)).toEqual(['bs']);
+    expect((await fx.recall.listSessions('a')).map((c) => c.sessionId)).toEqual(['bs']);
   });
 
   it("a turn's tools are bound to its user and session", async () => {

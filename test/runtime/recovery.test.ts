@@ -216,7 +216,7 @@ describe('whole runtime restart', () => {
     await runtime.recall.chat({ userId: 'u', sessionId, message: 'remember the dotted directory' });
     expect(statSync(dataDir).isDirectory()).toBe(true);
     expect(readdirSync(dataDir).sort()).toEqual(['data.mdb', 'journal.mnemo', 'lock.mdb', 'owner.mdb', 'owner.mdb-lock']);
-    expect((await runtime.recall.searchSession({ userId: 'u', sessionId, keyword: 'dotted' })).map((r) => r.message_id)).toEqual([1, 2]);
+    expect((await runtime.recall.searchSession({ userId: 'u', sessionId, keyword: 'dotted' })).map((r) => r.messageId)).toEqual([1, 2]);
   });
 
   it('stop() commits what the actors hold; writes after it reject with store_closed', async () => {

@@ -109,7 +109,7 @@ describe('retention: the TTL sweep of idle conversations', () => {
     const report = await rt.retention.sweep();
     expect(report.deletedSessions).toEqual([['u', 'idle']]);
     expect(report.cleared).toEqual(['plain']);
-    expect((await rt.recall.listSessions('u')).map((s) => s.session_id)).toEqual(['active']);
+    expect((await rt.recall.listSessions('u')).map((s) => s.sessionId)).toEqual(['active']);
     expect(await rt.recall.getSessionMessages('u', 'idle')).toEqual([]);
     expect(await rt.recall.searchDaily({ userId: 'u', keyword: 'OLD_TOPIC', limit: 200 })).toEqual([]);
     expect(await rt.recall.dialogueLog('u', 'idle')).toEqual([]);
@@ -168,7 +168,7 @@ describe('retention: the TTL sweep of idle conversations', () => {
     await landed;
     expect(report.deletedSessions).toEqual([]);
     expect((await rt.memory.get(transcript)).map((m) => m.content)).toEqual(['OLD_TOPIC oolong', expect.any(String), 'LATE_TOPIC hojicha']);
-    expect((await rt.recall.listSessions('u')).map((s) => s.session_id)).toEqual(['busy']);
+    expect((await rt.recall.listSessions('u')).map((s) => s.sessionId)).toEqual(['busy']);
     expect((await rt.recall.searchDaily({ userId: 'u', keyword: 'OLD_TOPIC' })).length).toBeGreaterThan(0);
   });
 
