@@ -34,7 +34,7 @@ export { assertSessionId, assertUserId, ID_RULE, idProblem, isValidId, newSessio
 export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
 export { RecallClosedError, RecallUnavailableError, SearchPoolClosedError, UserErasingError } from './recall-errors.ts';
-export type { ErasureReport } from './store/user-erasure.ts';
+export type { EraseUserOptions, ErasureReport } from './store/user-erasure.ts';
 export type { SearchHit } from './search/bm25-query.ts';
 export type { SearchInput } from './search/ranked-search.ts';
 export { SEARCH_MEMORY_TOOL } from './search/search-memory-tool.ts';

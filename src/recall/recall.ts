@@ -51,7 +51,7 @@ import type { DailyRow, MemoryRow } from './store/memory-row.ts';
 import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './store/recall-dbs.ts';
 import { localNow, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
-import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
+import { eraseUserData, type EraseUserOptions, type ErasureReport } from './store/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
@@ -297,8 +297,10 @@ export interface Recall {
    * long-term memory and its versions, the dialogue log, index and titles, and every other
    * db of recall's schema, in one LMDB transaction. Waits for the user's running calls; calls
    * naming the user meanwhile (and folder imports/exports) are refused with `user_erasing`.
+   * `{ compact: true }`: then compact the environment (a runtime's recall only; see
+   * `EraseUserOptions`).
    */
-  eraseUser(userId: string): Promise<ErasureReport>;
+  eraseUser(userId: string, options?: EraseUserOptions): Promise<ErasureReport>;
   close(): Promise<void>;
 }
 
@@ -564,10 +566,13 @@ export function createRecall(options: RecallOptions): Recall {
 
     exportDemoFolder: (root, exportOptions) => guarded(() => gate.forAll(() => exportDemoFolder(deps, root, exportOptions))),
 
-    eraseUser: (userId) => {
+    eraseUser: (userId, eraseOptions) => {
       let u: string;
       try {
         u = assertUserId(userId);
+        if (eraseOptions?.compact === true) {
+          throw new InvalidInputError('invalid_option', 'compact needs a runtime (runtime.recall.eraseUser): a standalone recall does not own its LMDB environment; compact it with `mnemo compact --data-dir` once it is closed', { option: 'compact' });
+        }
       } catch (error) {
         return Promise.reject(error);
       }

@@ -10,8 +10,11 @@ type Forwarded = Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>;
 /**
  * The runtime's `recall`: every call goes to the service that the supervised `recall` process
  * currently publishes, waiting while it restarts, so a caller never holds a dead incarnation.
+ *
+ * `eraseUser(u, { compact: true })` erases through the service, then runs `compact` (the
+ * runtime's: it stops the recall process, so it cannot run inside the service's own call).
  */
-export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
+export function supervisedRecall(slot: ServiceSlot<Recall>, compact: () => Promise<{ bytesBefore: number; bytesAfter: number; pauseMs: number }>): SupervisedRecall {
   const forward = <K extends Forwarded>(key: K): Recall[K] =>
     (async (...args: unknown[]) => {
       const service = await slot.get();
@@ -54,7 +57,14 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     dialogueLog: forward('dialogueLog'),
     importDemoFolder: forward('importDemoFolder'),
     exportDemoFolder: forward('exportDemoFolder'),
-    eraseUser: forward('eraseUser'),
+    eraseUser: async (userId, options) => {
+      const service = await slot.get();
+      const { compact: compacting, ...rest } = options ?? {};
+      const report = await service.eraseUser(userId, rest);
+      if (compacting !== true) return report;
+      const { bytesBefore, bytesAfter, pauseMs } = await compact();
+      return { ...report, compaction: { bytesBefore, bytesAfter, pauseMs } };
+    },
     memoryTools: (userId, sessionId) => {
       const service = slot.current();
       if (service === undefined) throw new RecallClosedError();
