@@ -73,6 +73,19 @@ describe('runtime.compact()', () => {
     expect(await rt.health()).toMatchObject({ writable: true });
   }, 60_000);
 
+  it('eraseUser(u, { compact: true }) whose compaction is refused: rejects with that code, saying the erasure committed', async () => {
+    const dataDir = newDir();
+    runtime = await startRuntime({ dataDir, recall: { pool: false } });
+    await runtime.recall.chat({ userId: ALICE, sessionId: 'alice-s1', message: ALICE_TEXT });
+    const other = createLmdbStore({ path: dataDir });
+    try {
+      await expect(runtime.recall.eraseUser(ALICE, { compact: true })).rejects.toMatchObject({ code: 'environment_shared', details: { erased: true } });
+    } finally {
+      await other.close();
+    }
+    expect(await runtime.recall.listSessions(ALICE)).toEqual([]);
+  }, 60_000);
+
   it('holds writes and reads issued during the pause, then runs them: none refused, ids in order, every acknowledged write kept', async () => {
     const dataDir = newDir();
     const steps: CompactionStep[] = [];
