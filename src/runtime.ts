@@ -183,7 +183,8 @@ export interface Runtime extends RuntimeParts {
    * Handles of `storage.root`/`storage.openDB` opened before are closed. Resolves with the sizes
    * and the pause; rejects with `invalid_option` for other storage, `storage_full` when the
    * disk has no room for the copy, `environment_shared` when something else in the process holds
-   * the environment, `store_closed` once stopping.
+   * the environment, `store_closed` once stopping. Call it from outside the tree: a child
+   * of the tree awaiting it would wait for its own stop.
    */
   compact(): Promise<OnlineCompactionReport>;
   /** Resolves with the root's exit reason once the tree is gone (stopped, or fatal). */
@@ -405,9 +406,10 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
     exited: app.exited,
     stop: () =>
       (stopping ??= (async () => {
-        // A compaction running finishes first (its children start again, then stop with the rest).
-        await compactions.idle();
         router.close(closed);
+        // A compaction running finishes first (its children start again, then stop with the
+        // rest); writes it held are refused with the rest (store_closed).
+        await compactions.idle();
         try {
           await app.stop();
         } finally {

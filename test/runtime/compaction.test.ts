@@ -7,6 +7,7 @@ import type { CompactionStep } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { createFaultInjector, type FaultInjector } from '../../src/memory/runtime/fault-injector.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { tempDir } from '../support/runtime-fixtures.ts';
+import { openRecall } from '../support/recall-fixture.ts';
 
 // runtime.compact(): LMDB's compacting copy swapped in for data.mdb while the runtime runs.
 
@@ -86,6 +87,17 @@ describe('runtime.compact()', () => {
     expect(await runtime.recall.listSessions(ALICE)).toEqual([]);
   }, 60_000);
 
+  it('a standalone recall (createRecall) refuses { compact: true } with invalid_option, and erases nothing', async () => {
+    const fx = openRecall();
+    try {
+      await fx.recall.chat({ userId: ALICE, sessionId: 'alice-s1', message: ALICE_TEXT });
+      await expect(fx.recall.eraseUser(ALICE, { compact: true })).rejects.toMatchObject({ code: 'invalid_option' });
+      expect((await fx.recall.listSessions(ALICE)).length).toBe(1);
+    } finally {
+      await fx.close();
+    }
+  });
+
   it('holds writes and reads issued during the pause, then runs them: none refused, ids in order, every acknowledged write kept', async () => {
     const dataDir = newDir();
     const steps: CompactionStep[] = [];
@@ -151,6 +163,23 @@ describe('runtime.compact()', () => {
     await runtime.recall.chat({ userId: 'u1', sessionId: 's1', message: 'OOLONG after' });
     const hits = await runtime.recall.searchSession({ userId: 'u1', sessionId: 's1', keyword: 'OOLONG' });
     expect(hits.map((h) => h.content).filter((c) => c.includes('OOLONG')).length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it('stop() during a compaction waits for it, then stops: the directory opens with everything', async () => {
+    const dataDir = newDir();
+    let stopped: Promise<void> | undefined;
+    const rt = await startRuntime({
+      dataDir,
+      recall: false,
+      faults: { ...createFaultInjector(), compactStep: (step) => void (step === 'copied' && (stopped = rt.stop())) },
+    });
+    await rt.memory.add('c', [{ role: 'user', content: 'kept' }]);
+    const report = await rt.compact();
+    expect(report.bytesAfter).toBeGreaterThan(0);
+    await stopped;
+    await expect(rt.memory.add('c', [{ role: 'user', content: 'late' }])).rejects.toMatchObject({ code: 'store_closed' });
+    runtime = await startRuntime({ dataDir, recall: false });
+    expect(await runtime.memory.get('c')).toEqual([{ role: 'user', content: 'kept' }]);
   }, 60_000);
 
   it('runs calls one after another: two at once both compact, and each sees the writes before it', async () => {
