@@ -68,5 +68,8 @@ describe('DELETE /api/users/{user_id}', () => {
 
   it('answers a malformed user id with 400', async () => {
     expect((await t.request('DELETE', `/api/users/${encodeURIComponent(' padded')}`, { headers: admin })).status).toBe(400);
+    expect((await t.request('DELETE', '/api/users/keep-me?compact=yes', { headers: admin })).status).toBe(400);
+    const kept = await t.request('GET', '/api/conversations?user_id=keep-me', { headers: api });
+    expect((kept.json as { items: unknown[] }).items.length).toBeGreaterThanOrEqual(1);
   });
 });
