@@ -37,7 +37,7 @@ export { UNTITLED } from './store/session-title.ts';
 export { supervisedRecall, type SupervisedRecall } from './supervised-recall.ts';
 export { RecallClosedError, RecallLimitError, RecallUnavailableError, SearchPoolClosedError, UserErasingError, type RecallLimitCode } from './recall-errors.ts';
 export { DEFAULT_RECALL_LIMITS, type RecallLimits } from './recall-limits.ts';
-export type { ErasureReport } from './store/user-erasure.ts';
+export type { EraseUserOptions, ErasureReport } from './store/user-erasure.ts';
 export type { SearchHit } from './search/bm25-query.ts';
 export type { SearchInput } from './search/ranked-search.ts';
 export { SEARCH_MEMORY_TOOL } from './search/search-memory-tool.ts';

@@ -53,7 +53,7 @@ import { commit, commitRemoval, openRecallDbs, type RecallEnvironment } from './
 import { localNow, type FactsErrorHandler, type RecallDeps } from './recall-deps.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import { assertRoomForFork, assertRoomForSession, assertSearchTerms, resolveRecallLimits, type RecallLimits } from './recall-limits.ts';
-import { eraseUserData, type ErasureReport } from './store/user-erasure.ts';
+import { eraseUserData, type EraseUserOptions, type ErasureReport } from './store/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
 import {
   dailyWindowRows,
@@ -334,8 +334,10 @@ export interface Recall {
    * The user's queued fact extractions and embeddings are erased with the rest; a running
    * extraction is aborted and an embedding batch in flight is not waited for: whenever either
    * answers, it writes nothing of the user (user-gate.ts, embeddings/embed-drain.ts).
+   * `{ compact: true }`: then compact the environment (a runtime's recall only; see
+   * `EraseUserOptions`).
    */
-  eraseUser(userId: string): Promise<ErasureReport>;
+  eraseUser(userId: string, options?: EraseUserOptions): Promise<ErasureReport>;
   close(): Promise<void>;
 }
 
@@ -623,10 +625,13 @@ export function createRecall(options: RecallOptions): Recall {
 
     exportDemoFolder: (root, exportOptions) => guarded(() => gate.forAll(() => exportDemoFolder(deps, root, exportOptions))),
 
-    eraseUser: (userId) => {
+    eraseUser: (userId, eraseOptions) => {
       let u: string;
       try {
         u = assertUserId(userId);
+        if (eraseOptions?.compact === true) {
+          throw new InvalidInputError('invalid_option', 'compact needs a runtime (runtime.recall.eraseUser): a standalone recall does not own its LMDB environment; compact it with `mnemo compact --data-dir` once it is closed', { option: 'compact' });
+        }
       } catch (error) {
         return Promise.reject(error);
       }

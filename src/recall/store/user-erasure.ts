@@ -53,6 +53,17 @@ export interface ErasureReport {
   conversations: number;
   /** Keys removed from recall's dbs. */
   keys: number;
+  /** With `{ compact: true }`: the compaction that followed (runtime.compact()'s report). */
+  compaction?: { bytesBefore: number; bytesAfter: number; pauseMs: number };
+}
+
+export interface EraseUserOptions {
+  /**
+   * Also compact the LMDB environment once the erasure committed (`runtime.compact()`), so no
+   * byte of the user stays in the free pages of `data.mdb`. A runtime's recall only (the
+   * standalone `createRecall` owns no environment to swap: `invalid_option`).
+   */
+  compact?: boolean;
 }
 
 /** Runs once the gate holds the user (no call of theirs is running or can start). */
