@@ -12,6 +12,9 @@ export { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from './langua
 export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';
 export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeRetention, RuntimeStorage, RuntimeHealth } from './runtime.ts';
 export type { WriteObserver } from './memory/runtime/write-queue.ts';
+export type { OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
+export { compactDataDir, COMPACTION_STEPS } from './memory/lmdb/lmdb-environment.ts';
+export type { CompactionReport, CompactionStep } from './memory/lmdb/lmdb-environment.ts';
 export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
 
 // OTP: processes, calls, monitors, registry, supervisors, applications. (Its `Message`, a
@@ -102,6 +105,7 @@ export type {
   ErasureReport,
   RecallLimits,
   RecallLimitCode,
+  EraseUserOptions,
 } from './recall/index.ts';
 
 // HTTP API and chat page.

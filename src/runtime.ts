@@ -9,6 +9,8 @@
  * - `storage`: what the store is built on. With LMDB, layers that keep their own data (the
  *   layered recall memory) open named databases in the same environment with
  *   `storage.openDB(name, options)`, so their writes share commits with the messages.
+ * - `compact()`: LMDB's compacting copy swapped in for the data file while writers and readers
+ *   wait (online-compaction.ts).
  * - `inspect()` / `events`: the live tree and its start/exit/restart/escalate/fatal events.
  * - `liveConversations` / `health()`: for operators' metrics and readiness probes.
  * - `stop()`: stops the tree right to left (conversation actors commit what they hold; the
@@ -31,6 +33,7 @@ import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
 import type { ClosableLog } from './memory/standalone-log.ts';
 import { StorageError } from './memory/contract/memory-errors.ts';
 import { StorageSlot } from './memory/runtime/storage-slot.ts';
+import { onlineCompactions, type OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
 import type { WriteObserver } from './memory/runtime/write-queue.ts';
 import type { StorageKind } from './memory/runtime/store-actor.ts';
 import { systemWallClock, type WallClock } from './wall-clock.ts';
@@ -46,7 +49,7 @@ import {
   type TreeNode,
 } from './otp/index.ts';
 import { conversationSupName } from '../supervisors/conversation-sup.ts';
-import { rootName, rootSpec } from '../supervisors/root.ts';
+import { ENVIRONMENT_ID, environmentHolderName, rootName, rootSpec } from '../supervisors/root.ts';
 import { recallChildren } from '../supervisors/recall.ts';
 import { retentionChildren, retentionSweeperName } from '../supervisors/retention-sup.ts';
 import { conversationTtls } from './memory/lmdb/conversation-ttl.ts';
@@ -139,12 +142,15 @@ export type RuntimeStorage =
       readonly path: string;
       /**
        * The runtime's LMDB environment (open from start to stop; throws `store_closed`
-       * after). Use it for transactions spanning your databases.
+       * after). Use it for transactions spanning your databases. `compact()` replaces it (and
+       * closes the old one): read it when you use it, or open your handles in a child of the
+       * tree (`children`), which a compaction restarts.
        */
       readonly root: RootDatabase;
       /**
        * Open (or create) a named database in the runtime's environment. Cheap and idempotent;
-       * handles stay valid until `stop()`. The name `messages` is the message store's own and
+       * handles stay valid until `stop()` or `compact()` (which closes the environment they
+       * belong to). The name `messages` is the message store's own and
        * is refused, and `mnemo_health` is the readiness probe's (`health()`). At most 30 names
        * besides them (`lmdb.maxDbs`, default 32).
        */
@@ -173,6 +179,19 @@ export interface Runtime extends RuntimeParts {
    * as writable while its store actor holds it: a probe would have to write a message.)
    */
   health(): Promise<RuntimeHealth>;
+  /**
+   * LMDB storage: replaces `data.mdb` with LMDB's compacting copy (free pages, and the bytes of
+   * erased data in them, left behind) while the runtime runs. The children of the tree stop
+   * (gracefully), the copy is written and swapped in, they start again; meanwhile writes and
+   * reads through `memory` and `recall` wait, then succeed (none is refused). Kill-safe at any
+   * point: the directory opens with the old file or the new one, every acknowledged write in it.
+   * Handles of `storage.root`/`storage.openDB` opened before are closed. Resolves with the sizes
+   * and the pause; rejects with `invalid_option` for other storage, `storage_full` when the
+   * disk has no room for the copy, `environment_shared` when something else in the process holds
+   * the environment, `store_closed` once stopping. Call it from outside the tree: a child
+   * of the tree awaiting it would wait for its own stop.
+   */
+  compact(): Promise<OnlineCompactionReport>;
   /** Resolves with the root's exit reason once the tree is gone (stopped, or fatal). */
   readonly exited: Promise<ExitReason>;
   stop(): Promise<void>;
@@ -235,7 +254,27 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   const storage = describeStorage(kind, slot);
   const parts: RuntimeParts = { name, memory, storage };
   const recallSlot = new ServiceSlot<Recall>();
-  const recallHandle = supervisedRecall(recallSlot);
+  let stopping: Promise<void> | undefined;
+  /** Compactions asked for and not done (health says `compacting` meanwhile). */
+  let compacting = 0;
+  const compactions = onlineCompactions({
+    root: rootName(name),
+    holder: environmentHolderName(name),
+    holderId: ENVIRONMENT_ID,
+    router,
+    ...(options.faults?.compactStep ? { step: (s) => options.faults?.compactStep?.(s) } : {}),
+  });
+  const compact = async (): Promise<OnlineCompactionReport> => {
+    if (kind.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'compaction needs LMDB storage', { option: 'storage' });
+    if (stopping !== undefined) throw new StorageError('store_closed', `runtime ${name} is stopped`);
+    compacting++;
+    try {
+      return await compactions.run();
+    } finally {
+      compacting--;
+    }
+  };
+  const recallHandle = supervisedRecall(recallSlot, compact);
   const recallOptions = options.recall ?? {};
   const recall =
     storage.kind === 'lmdb' && recallOptions !== false
@@ -332,20 +371,21 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   unbind = bindDefaultMemory(memory);
   app.onFatal(() => void shutDown());
 
-  let stopping: Promise<void> | undefined;
   let treeRunning = true;
   void app.exited.then(() => (treeRunning = false));
-  let healthDb: Database<number, string> | undefined;
+  let healthDb: { root: RootDatabase; db: Database<number, string> } | undefined;
   const health = async (): Promise<RuntimeHealth> => {
     const tree = treeRunning && stopping === undefined ? 'running' : 'stopped';
     const open = tree === 'running' && slot.current() !== undefined;
-    if (!open) return { tree, storage: 'closed', writable: false };
+    if (!open) return { tree, storage: 'closed', writable: false, ...(tree === 'running' && compacting > 0 ? { error: 'compacting' } : {}) };
     if (kind.kind !== 'lmdb') return { tree, storage: 'open', writable: true };
     try {
       const root = slot.lease?.root;
       if (root === undefined) return { tree, storage: 'closed', writable: false };
-      healthDb ??= root.openDB<number, string>(HEALTH_DB, { encoding: 'json' });
-      await healthDb.put('probe', Date.now());
+      // Per environment: a compaction closes the old one, and a write through its handle would throw.
+      if (healthDb?.root !== root) healthDb = { root, db: root.openDB<number, string>(HEALTH_DB, { encoding: 'json' }) };
+      const probe = healthDb.db;
+      await probe.put('probe', Date.now());
       return { tree, storage: 'open', writable: true };
     } catch (error) {
       const code = (error as { code?: unknown }).code;
@@ -375,10 +415,14 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       return router.liveActors;
     },
     health,
+    compact,
     exited: app.exited,
     stop: () =>
       (stopping ??= (async () => {
         router.close(closed);
+        // A compaction running finishes first (its children start again, then stop with the
+        // rest); writes it held are refused with the rest (store_closed).
+        await compactions.idle();
         try {
           await app.stop();
         } finally {

@@ -14,6 +14,10 @@
  * everything after it does. A crash of the conversation supervisor leaves the store alone.
  * Extra children come last, so they restart when the memory they use does.
  *
+ * `runtime.compact()` (src/memory/runtime/online-compaction.ts) stops the children after the
+ * environment holder the same way, right to left, has the holder swap in the compacted data
+ * file, and starts them again left to right, without a restart (no intensity spent).
+ *
  * Intensity exceeded: the root stops its children right to left (the environment holder last,
  * which flushes and closes LMDB) and the application reports `fatal`.
  */
@@ -38,15 +42,18 @@ export interface RootOptions {
 }
 
 export const defaultMemoryName = (runtime: string) => `${runtime}_default_memory`;
+export const environmentHolderName = (runtime: string) => `${runtime}_lmdb_environment`;
+/** The environment holder's child id (runtime.compact() stops the children after it). */
+export const ENVIRONMENT_ID = 'lmdb_environment';
 export const rootName = (runtime: string) => `${runtime}_root`;
 
 export function rootSpec(options: RootOptions, extraChildren: readonly ChildSpec[] = []): SupervisorSpec {
   const { runtime, slot, storage } = options;
   const environment: ChildSpec = {
-    id: 'lmdb_environment',
+    id: ENVIRONMENT_ID,
     restart: 'permanent',
     shutdown: 5000,
-    start: () => start(environmentHolder(slot, options.lmdb.path, options.lmdb.options), { name: `${runtime}_lmdb_environment`, trapExit: true }),
+    start: () => start(environmentHolder(slot, options.lmdb.path, options.lmdb.options), { name: environmentHolderName(runtime), trapExit: true }),
   };
   const store: ChildSpec = {
     id: 'default_memory',

@@ -91,6 +91,7 @@ export const DEFAULT_LLM_CONFIG = 'config/llm.yaml';
 export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI agents (HTTP API and chat page)
 
 Usage: mnemo [options]
+       mnemo compact [--data-dir <path>]   compact a stopped server's data directory (--help there)
 
 Options (flag, else environment variable, else default):
   --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]

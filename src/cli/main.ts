@@ -2,7 +2,8 @@
  * The `mnemo` command (`npm start`, `bin/mnemo.js`): reads its options (`--help` lists them),
  * then serves the HTTP API and chat page over the runtime (see `serve.ts`). `--version` prints
  * package.json's version. Exit codes: 0 after a clean stop, 1 when the start or the stop failed,
- * 2 for bad options.
+ * 2 for bad options. `mnemo compact` compacts a stopped server's data directory instead
+ * (compact-command.ts).
  *
  * The server and everything under it load only after the options are read, so `--help` and a
  * bad option answer at once instead of after loading storage, the LLM client and fastify.
@@ -17,6 +18,17 @@ import type { EmbeddingsOptions } from '../recall/embeddings/embeddings-options.
 import { mnemoVersion } from '../version.ts';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'compact') {
+    const { parseCompactOptions, runCompact } = await import('./compact-command.ts');
+    try {
+      process.exitCode = await runCompact(parseCompactOptions(process.argv.slice(3), process.env, process.cwd()));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`mnemo: ${err.message}\n`);
+      process.exitCode = 2;
+    }
+    return;
+  }
   let options;
   let llm;
   let userTokens = new Map<string, string>();

@@ -47,8 +47,15 @@ export function openSource(source: LmdbSource): OpenedSource {
     if (storage.kind !== 'lmdb') {
       throw new InvalidInputError('invalid_option', `the runtime's storage is '${storage.kind}': LangGraph persistence needs its LMDB storage`);
     }
-    // `storage.root` throws `store_closed` once the runtime stopped.
-    return opened(storage.root, storage.path, source.runtime.name, (name, options) => storage.openDB(name, options ?? {}), async () => {}, () => void storage.root);
+    // `storage.root` throws `store_closed` once the runtime stopped; after `runtime.compact()`
+    // it is another environment, and this one's handles are closed (a write through them
+    // would throw inside lmdb-js, uncaught).
+    const root = storage.root;
+    return opened(root, storage.path, source.runtime.name, (name, options) => storage.openDB(name, options ?? {}), async () => {}, () => {
+      if (storage.root !== root) {
+        throw new StorageError('store_closed', "the runtime's LMDB environment was reopened by runtime.compact(): create the LangGraph saver or store again");
+      }
+    });
   }
   if ('path' in source) {
     if (typeof source.path !== 'string' || source.path === '') throw new InvalidInputError('invalid_option', 'path must be a directory name');
@@ -101,8 +108,10 @@ function opened(
     runtimeName,
     checkOpen,
     openDB: <V, K extends Key>(name: string, options?: DatabaseOptions) => openDB(name, options) as unknown as Database<V, K>,
-    transact: <T>(bytes: number, work: () => T) =>
-      durableTransaction({ root, path, room: roomFor(path, root), guard }, bytes > 0 ? estimate(bytes) : 0, work),
+    transact: async <T>(bytes: number, work: () => T) => {
+      checkOpen();
+      return durableTransaction({ root, path, room: roomFor(path, root), guard }, bytes > 0 ? estimate(bytes) : 0, work);
+    },
     release,
   };
 }

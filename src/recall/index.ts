@@ -6,6 +6,7 @@ export {
   DEPRECATED_RECALL_METHODS,
   type DailyWindowQuery,
   type DialogueLogRow,
+  type EraseUserOptions,
   type LongTermVersion,
   type Recall,
   type RecallOptions,

@@ -149,6 +149,15 @@ export interface DailyWindowQuery {
   day?: string;
 }
 
+export interface EraseUserOptions {
+  /**
+   * Also compact the LMDB environment once the erasure committed (`runtime.compact()`), so no
+   * byte of the user stays in the free pages of `data.mdb`. A runtime's recall only (the
+   * standalone `createRecall` owns no environment to swap: `invalid_option`).
+   */
+  compact?: boolean;
+}
+
 /** One version of the long-term document. */
 export interface LongTermVersion {
   version: number;
@@ -262,9 +271,10 @@ export interface Recall {
    * rows, long-term memory, facts and versions, the dialogue log, index, vectors, jobs and titles.
    * Waits for the user's running calls; calls naming the user meanwhile (and folder
    * imports/exports) are refused with `user_erasing`. A running background job of the user is
-   * aborted and, whenever it answers, writes nothing.
+   * aborted and, whenever it answers, writes nothing. `{ compact: true }`: then compact the
+   * storage so no byte of the user stays in it (a runtime's recall on LMDB: `EraseUserOptions`).
    */
-  eraseUser(userId: string): Promise<ErasureReport>;
+  eraseUser(userId: string, options?: EraseUserOptions): Promise<ErasureReport>;
   /** @deprecated Use `sessionMessages`. */
   getSessionMessages(userId: string, sessionId: string): Promise<SessionRow[]>;
   /** @deprecated Use `listFacts`. */

@@ -285,6 +285,9 @@ function operationCalls(s: Service) {
       let u: string;
       try {
         u = assertUserId(userId);
+        if (eraseOptions?.compact === true) {
+          throw new InvalidInputError('invalid_option', 'compact needs a runtime (runtime.recall.eraseUser): a standalone recall does not own its LMDB environment; compact it with `mnemo compact --data-dir` once it is closed', { option: 'compact' });
+        }
       } catch (error) {
         return Promise.reject(error);
       }

@@ -1,6 +1,7 @@
 import type { ServiceSlot } from '../otp/index.ts';
 import type { Recall } from './recall-api.ts';
 import { RecallClosedError } from './recall-errors.ts';
+import { StorageError } from '../memory/contract/memory-errors.ts';
 
 /** The runtime's layered memory, minus `close`: the runtime closes it on `stop()`. */
 export type SupervisedRecall = Omit<Recall, 'close'>;
@@ -11,12 +12,17 @@ const FORWARDED = [
   'searchSession', 'searchDaily', 'sessionWindow', 'search', 'embeddingsStatus', 'embeddingsIdle', 'rebuildSearchIndex', 'dailyWindow',
   'dailyMessages', 'getLongTerm', 'setLongTerm', 'undoLongTerm', 'longTermHistory', 'listFacts', 'factHistory', 'remember', 'updateFact',
   'forgetFact', 'rankFacts', 'extractionIdle', 'extractionStatus', 'retryDeadExtractions', 'dialogueLog', 'importDemoFolder',
-  'exportDemoFolder', 'eraseUser', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
+  'exportDemoFolder', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
 ] as const satisfies ReadonlyArray<Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>>;
 
 /**
  * The runtime's `recall`: every call goes to the service that the supervised `recall` process
  * currently publishes, waiting while it restarts, so a caller never holds a dead incarnation.
+ *
+ * `eraseUser(u, { compact: true })` erases through the service, then runs `compact` (the
+ * runtime's: it stops the recall process, so it cannot run inside the service's own call). A
+ * compaction that fails rejects with its StorageError's code, saying (and `details.erased`)
+ * that the erasure itself committed.
  */
 export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
   const forwarded = Object.fromEntries(
@@ -34,6 +40,22 @@ export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
     chatStream: async function* (input) {
       const service = await slot.get();
       yield* service.chatStream(input);
+    },
+    eraseUser: async (userId, options) => {
+      const service = await slot.get();
+      const { compact: compacting, ...rest } = options ?? {};
+      const report = await service.eraseUser(userId, rest);
+      if (compacting !== true) return report;
+      let done;
+      try {
+        done = await compact();
+      } catch (error) {
+        // The erasure stands (erasing again is harmless and compacts again): say so.
+        if (!(error instanceof StorageError)) throw error;
+        throw new StorageError(error.code, `user ${userId} was erased, but the compaction that followed failed: ${error.message}`, { ...error.details, erased: true, ...report }, { cause: error });
+      }
+      const { bytesBefore, bytesAfter, pauseMs } = done;
+      return { ...report, compaction: { bytesBefore, bytesAfter, pauseMs } };
     },
     memoryTools: (userId, sessionId) => {
       const service = slot.current();

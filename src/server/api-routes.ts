@@ -43,9 +43,10 @@
  *            token: `names` is 'full', else 'redacted')
  *   GET    /api/whoami                             → {user_id, role}  the caller (authorization.ts):
  *            role 'user' with its user_id, else 'admin', 'shared' or 'anonymous' with null
- *   DELETE /api/users/:user_id                     → {user_id, erased: true, conversations, keys}
+ *   DELETE /api/users/:user_id[?compact=true]      → {user_id, erased: true, conversations, keys[, compaction]}
  *            (the operator's: admin token only, else 403; erases everything of the user,
- *            `recall.eraseUser`; 409 `user_erasing` while an erasure of that user runs)
+ *            `recall.eraseUser`; 409 `user_erasing` while an erasure of that user runs;
+ *            compact=true: then `runtime.compact()`, so no byte of the user stays in data.mdb)
  *
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).
@@ -378,14 +379,24 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { item: factBody(await recall.forgetFact(user_id, request.params.id)) };
   });
 
-  api.delete<{ Params: { user_id: string } }>('/api/users/:user_id', { config: OPERATOR, schema: S.eraseUser }, async (request) => {
+  api.delete<{ Params: { user_id: string }; Querystring: { compact: string } }>('/api/users/:user_id', { config: OPERATOR, schema: S.eraseUser }, async (request) => {
     // Only the admin token erases users (stricter than `operator`, which an open server or the
     // shared token would satisfy when no admin token is configured).
     if (!isAdmin(request)) throw new HttpError(403, 'erasing a user needs the admin token');
     const { user_id } = request.params;
     requireIds({ user_id });
-    const report = await recall.eraseUser(user_id);
-    return { user_id, erased: true, conversations: report.conversations, keys: report.keys };
+    const { compact: compactText } = request.query;
+    if (compactText !== 'true' && compactText !== 'false') throw new HttpError(400, 'compact must be true or false');
+    const compact = compactText === 'true';
+    const report = await recall.eraseUser(user_id, compact ? { compact } : undefined);
+    const c = report.compaction;
+    return {
+      user_id,
+      erased: true,
+      conversations: report.conversations,
+      keys: report.keys,
+      ...(c === undefined ? {} : { compaction: { bytes_before: c.bytesBefore, bytes_after: c.bytesAfter, pause_ms: Math.round(c.pauseMs) } }),
+    };
   });
 
   api.get('/api/runtime', { config: OPERATOR, schema: S.runtime }, async (request) => {

@@ -305,8 +305,34 @@ export const API_SCHEMAS = {
     summary: "Erase everything of a user (the admin token only): sessions, daily rows, long-term memory, logs, index, summaries, keys",
     tags: ['mnemo'],
     params: { type: 'object', properties: { user_id: idField }, required: ['user_id'] },
+    querystring: {
+      type: 'object',
+      properties: {
+        compact: {
+          type: 'string',
+          enum: ['true', 'false'],
+          default: 'false',
+          description: 'then compact the LMDB data file (runtime.compact()): no byte of the user stays in its free pages; writes and reads wait meanwhile',
+        },
+      },
+    },
     response: {
-      200: { type: 'object', properties: { user_id: str, erased: { type: 'boolean', const: true }, conversations: int, keys: int }, required: ['user_id', 'erased', 'conversations', 'keys'] },
+      200: {
+        type: 'object',
+        properties: {
+          user_id: str,
+          erased: { type: 'boolean', const: true },
+          conversations: int,
+          keys: int,
+          compaction: {
+            type: 'object',
+            description: 'with compact=true: data.mdb before and after (bytes), and how long writes and reads waited (ms)',
+            properties: { bytes_before: int, bytes_after: int, pause_ms: { type: 'number' } },
+            required: ['bytes_before', 'bytes_after', 'pause_ms'],
+          },
+        },
+        required: ['user_id', 'erased', 'conversations', 'keys'],
+      },
       409: errorBody,
       ...errors,
     },

@@ -52,6 +52,17 @@ describe('MnemoSaver on a runtime', () => {
     expect((await echoGraph(again).getState({ configurable: { thread_id: 't1' } })).values.messages).toHaveLength(2);
   });
 
+  it('after runtime.compact(), a saver made before refuses with store_closed (its handles are closed); a new one reads everything', async () => {
+    const saver = new MnemoSaver({ runtime });
+    await echoGraph(saver).invoke(userTurn(1), { configurable: { thread_id: 't1' } });
+    await runtime.compact();
+    await expect(echoGraph(saver).invoke(userTurn(2), { configurable: { thread_id: 't1' } })).rejects.toMatchObject({ code: 'store_closed' });
+    const again = new MnemoSaver({ runtime });
+    expect((await echoGraph(again).getState({ configurable: { thread_id: 't1' } })).values.messages).toHaveLength(2);
+    await echoGraph(again).invoke(userTurn(2), { configurable: { thread_id: 't1' } });
+    expect((await echoGraph(again).getState({ configurable: { thread_id: 't1' } })).values.messages).toHaveLength(4);
+  });
+
   it("runs one writer per active thread under a supervisor in the runtime's tree", async () => {
     const saver = new MnemoSaver({ runtime });
     const graph = echoGraph(saver);

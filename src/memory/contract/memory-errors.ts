@@ -21,8 +21,19 @@ import { MnemoError } from '../../errors.ts';
  *   between processes with the PostgreSQL backend.
  * - `storage_unavailable`: a storage server (PostgreSQL) could not be reached; `details` says
  *   whether the write may have been stored after all. The store recovers by itself.
+ * - `environment_shared`: a compaction was refused, nothing done, because something else in the
+ *   process holds the same LMDB environment (a standalone store or LangGraph saver over the
+ *   directory; or another compaction runs): close it, then compact.
  */
-export type StorageErrorCode = 'storage_full' | 'storage_failed' | 'write_aborted' | 'write_conflict' | 'store_closed' | 'storage_unavailable' | 'data_dir_locked';
+export type StorageErrorCode =
+  | 'storage_full'
+  | 'storage_failed'
+  | 'write_aborted'
+  | 'write_conflict'
+  | 'store_closed'
+  | 'storage_unavailable'
+  | 'data_dir_locked'
+  | 'environment_shared';
 
 export class StorageError extends MnemoError {
   constructor(

@@ -73,9 +73,10 @@ export function estimate(chars: number): number {
  * The room check of the environment at `path`; `root` (the open environment) to count its free
  * pages too, else the disk alone.
  */
-export function diskRoom(path: string, root?: RootDatabase): DiskRoom {
+export function diskRoom(path: string, rootOf?: () => RootDatabase | undefined): DiskRoom {
   const fileLimit = fileSizeLimit();
-  let main: Database<Buffer, Buffer> | undefined;
+  /** The main db's handle, for the environment open now (a compaction reopens it). */
+  let main: { root: RootDatabase; db: Database<Buffer, Buffer> } | undefined;
   let inFlight = 0;
   /** Bytes `take` may grant before it looks again, until `freshUntil`. */
   let allowance = 0;
@@ -92,9 +93,10 @@ export function diskRoom(path: string, root?: RootDatabase): DiskRoom {
     }
   };
   const free = (): number => {
+    const root = rootOf?.();
     if (root === undefined) return 0;
-    main ??= mainRecords(root);
-    return freePagesBytes(root, main, path);
+    if (main?.root !== root) main = { root, db: mainRecords(root) };
+    return freePagesBytes(root, main.db, path);
   };
 
   return {

@@ -6,6 +6,7 @@ import { StorageError } from '../contract/memory-errors.ts';
 import { lockDataDir, OWNER_FILE, type DataDirLock } from './data-dir-lock.ts';
 import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
 import { diskRoom, type DiskRoom } from './disk-room.ts';
+import { dataFileBytes, discardUnfinishedCompaction, swapInCopy, writeCompactedCopy } from './compacting-copy.ts';
 
 /**
  * One LMDB environment per data directory per process, shared by everyone who asks for it
@@ -23,6 +24,11 @@ import { diskRoom, type DiskRoom } from './disk-room.ts';
  * Every writer of the environment takes room for its write first (the lease's `room`,
  * disk-room.ts): LMDB must never meet a full disk in a commit (lmdb-js 3.5.6 corrupts its heap
  * then), so a write that would leave too little is refused with `storage_full` before it is issued.
+ *
+ * `compactEnvironment` replaces the data file with LMDB's compacting copy and reopens the
+ * environment behind the same lease (compacting-copy.ts), the directory locked throughout; the
+ * lease's `root` and `ahead` are then new objects, and every handle opened from the old ones is
+ * closed. `compactDataDir` does it for a directory no process has open (`mnemo compact`).
  */
 export interface LmdbEnvironmentOptions {
   /**
@@ -69,7 +75,12 @@ export const JOURNAL_DELAY_MS = 50;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Held {
+  /** Replaced by a compaction (so are `ahead` and every handle opened from them). */
   root: RootDatabase;
+  /** What the environment was opened with (a compaction reopens it the same way). */
+  options: LmdbEnvironmentOptions;
+  /** A compaction in progress. */
+  compacting: boolean;
   /** The write-ahead journal of message appends; none with `noSync` or without room for it. */
   ahead: WriteAhead | undefined;
   room: DiskRoom;
@@ -83,6 +94,7 @@ const environments = new Map<string, Held>();
 
 export interface EnvironmentLease {
   readonly path: string;
+  /** The environment now: a compaction (`compactEnvironment`) replaces it. */
   readonly root: RootDatabase;
   /** The environment's write-ahead journal (write-ahead.ts), when it has one. */
   readonly ahead: WriteAhead | undefined;
@@ -105,36 +117,18 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
     assertRoomToOpen(key, `${OWNER_FILE}-lock`);
     // Locked before the data environment opens: a refused process never touches the data.
     const lock = lockDataDir(key);
-    let root: RootDatabase;
+    let opened: Pick<Held, 'root' | 'ahead'>;
+    const made: Held = { root: undefined as never, options, compacting: false, ahead: undefined, room: diskRoom(key, () => made.root), lock, holders: 0, failureGuardQueued: false };
     try {
-      root = open({
-        path: key,
-        // A directory always: lmdb-js would take a path with a dot in its name for a file.
-        noSubdir: false,
-        maxDbs: options.maxDbs ?? 32,
-        ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
-        ...(options.commitDelay !== undefined ? { commitDelay: options.commitDelay } : {}),
-        ...(options.noSync !== undefined ? { noSync: options.noSync } : {}),
-      });
+      // A compaction killed before its swap left its copy: the data file is the old one, whole.
+      discardUnfinishedCompaction(key);
+      opened = openData(key, made, delay);
     } catch (error) {
       void lock.release();
       throw error;
     }
-    const made: Held = { root, ahead: undefined, room: diskRoom(key, root), lock, holders: 0, failureGuardQueued: false };
-    try {
-      // Puts what the journal holds and LMDB lacks before anyone reads (write-ahead.ts), with
-      // noSync too (a journal left by an earlier run); a journal only without noSync.
-      made.ahead = openWriteAhead(root, key, {
-        journal: options.noSync !== true,
-        delay,
-        afterIssue: () => guardFailedCommits(made),
-        failure: (error) => commitFailure(error, key),
-      });
-    } catch (error) {
-      void root.close();
-      void lock.release();
-      throw error;
-    }
+    made.root = opened.root;
+    made.ahead = opened.ahead;
     held = made;
     environments.set(key, held);
   }
@@ -143,14 +137,19 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
   let released = false;
   return {
     path: key,
-    root: entry.root,
-    ahead: entry.ahead,
+    get root() {
+      return entry.root;
+    },
+    get ahead() {
+      return entry.ahead;
+    },
     room: entry.room,
     guardFailedCommits: () => guardFailedCommits(entry),
     release: async () => {
       if (released) return;
       released = true;
       if (--entry.holders > 0) return;
+      if (entry.closing !== undefined) return entry.closing; // a failed compaction closed it
       entry.closing = (async () => {
         await entry.ahead?.close();
         // lmdb-js's `committed` and `flushed` are thenables, not promises: always pass both
@@ -170,15 +169,162 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
 }
 
 /**
- * The room check of the environment at `path` (disk-room.ts): the open environment's, or, for
- * `root` opened outside Mnemo, one of its own (kept as long as `root` is).
+ * Opens the LMDB environment at `path` (a directory) for `held`, then puts what the write-ahead
+ * journal holds and LMDB lacks, and opens the journal (write-ahead.ts).
+ */
+function openData(path: string, held: Held, delay: number): Pick<Held, 'root' | 'ahead'> {
+  const { options } = held;
+  const root = open({
+    path,
+    // A directory always: lmdb-js would take a path with a dot in its name for a file.
+    noSubdir: false,
+    maxDbs: options.maxDbs ?? 32,
+    ...(options.mapSize !== undefined ? { mapSize: options.mapSize } : {}),
+    ...(options.commitDelay !== undefined ? { commitDelay: options.commitDelay } : {}),
+    ...(options.noSync !== undefined ? { noSync: options.noSync } : {}),
+  });
+  try {
+    return { root, ahead: journalOf(held, root, path, delay) };
+  } catch (error) {
+    void root.close();
+    throw error;
+  }
+}
+
+/**
+ * Puts what the journal holds and LMDB lacks before anyone reads (write-ahead.ts), with noSync
+ * too (a journal left by an earlier run), and opens the journal (not with noSync).
+ */
+function journalOf(held: Held, root: RootDatabase, path: string, delay: number): Held['ahead'] {
+  return openWriteAhead(root, path, {
+    journal: held.options.noSync !== true,
+    delay,
+    afterIssue: () => guardFailedCommits(held),
+    failure: (error) => commitFailure(error, path),
+  });
+}
+
+/** The named steps of a compaction, in order (a test kills a process at each: test/runtime/compaction-kill.test.ts). */
+export const COMPACTION_STEPS = ['settled', 'copied', 'closed', 'swapped', 'reopened'] as const;
+export type CompactionStep = (typeof COMPACTION_STEPS)[number];
+
+export interface CompactionReport {
+  /** `data.mdb`'s size before and after, in bytes. */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** How long the environment was settled, copied, swapped and reopened, in ms. */
+  ms: number;
+}
+
+/**
+ * Compacts the environment `lease` holds, in place: every write is settled (the write-ahead
+ * journal into LMDB, LMDB flushed), LMDB's compacting copy is written beside it, the environment
+ * closes, the copy replaces `data.mdb` and the environment opens again behind the same lease
+ * (`lease.root` and `lease.ahead` are new; every handle opened from the old ones is closed).
+ * The caller sees to it that nothing writes meanwhile (runtime.compact() stops the tree's
+ * children first): a write issued through an old handle after the close throws, or worse.
+ *
+ * Kill-safe at every step (compacting-copy.ts): the directory holds the old data file or the
+ * new one, and opens with every acknowledged write either way. `step` is told each step as it
+ * is reached (`COMPACTION_STEPS`), for tests.
+ *
+ * Refused, nothing done: `environment_shared` when another lease of this process holds the
+ * environment too (a standalone store or LangGraph saver over the same directory: its handles
+ * would be closed under it); `storage_full` when the file system lacks room for the copy. A copy
+ * that fails leaves the environment as it was (open, its journal reopened).
+ */
+export async function compactEnvironment(lease: EnvironmentLease, step: (s: CompactionStep) => void = () => {}): Promise<CompactionReport> {
+  const key = lease.path;
+  const entry = environments.get(key);
+  if (entry === undefined || entry.closing !== undefined || entry.root !== lease.root) {
+    throw new StorageError('store_closed', `the LMDB environment of ${key} is closed`);
+  }
+  if (entry.holders > 1 || entry.compacting) {
+    throw new StorageError(
+      'environment_shared',
+      entry.compacting
+        ? `a compaction of ${key} is already running`
+        : `the LMDB environment of ${key} has ${entry.holders - 1} other holder(s) in this process (a standalone store, a LangGraph saver or store): close them, then compact`,
+      { path: key, holders: entry.holders },
+    );
+  }
+  entry.compacting = true;
+  let closedOld = false;
+  let reopened = false;
+  const started = performance.now();
+  const delay = entry.options.journalDelay ?? JOURNAL_DELAY_MS;
+  try {
+    const bytesBefore = dataFileBytes(key);
+    // Every journaled append into LMDB (one that LMDB refuses now stays in the journal file,
+    // which the swap keeps, and is put again at the reopen).
+    await entry.ahead?.close();
+    entry.ahead = undefined;
+    await entry.root.flushed.then(() => undefined, () => undefined);
+    step('settled');
+    let bytesAfter: number;
+    try {
+      bytesAfter = await writeCompactedCopy(entry.root, key);
+    } catch (error) {
+      entry.ahead = journalOf(entry, entry.root, key, delay);
+      throw error;
+    }
+    step('copied');
+    // Closing in the turn of sync transactions can hang lmdb 3.5.6: a turn first.
+    await new Promise((r) => setTimeout(r, 0));
+    closedOld = true;
+    await entry.root.close();
+    step('closed');
+    swapInCopy(key);
+    step('swapped');
+    const opened = openData(key, entry, delay);
+    entry.root = opened.root;
+    entry.ahead = opened.ahead;
+    reopened = true;
+    step('reopened');
+    return { bytesBefore, bytesAfter, ms: performance.now() - started };
+  } catch (error) {
+    if (closedOld && !reopened) {
+      // Closed and not reopened (the swap or the reopen failed): the environment is gone. The
+      // lock goes with it; the lease's release has nothing left to close.
+      entry.closing = entry.lock.release();
+      if (environments.get(key) === entry) environments.delete(key);
+    }
+    throw error;
+  } finally {
+    entry.compacting = false;
+  }
+}
+
+/** Whether the environment of `lease` is open (false after its release, or a compaction that could not reopen it). */
+export function isEnvironmentOpen(lease: EnvironmentLease): boolean {
+  const entry = environments.get(lease.path);
+  return entry !== undefined && entry.closing === undefined && entry.root === lease.root;
+}
+
+/**
+ * Compacts the data directory at `path`, which no process may have open (`mnemo compact`): it
+ * is locked (`data_dir_locked`, naming the holder, if a server has it), opened, compacted
+ * (`compactEnvironment`) and closed.
+ */
+export async function compactDataDir(path: string, options: LmdbEnvironmentOptions = {}, step?: (s: CompactionStep) => void): Promise<CompactionReport> {
+  const lease = acquireEnvironment(path, options);
+  try {
+    return await compactEnvironment(lease, step);
+  } finally {
+    await lease.release();
+  }
+}
+
+/**
+ * The room check of the environment at `path` (disk-room.ts): the open environment's, or a new
+ * one for an environment opened outside Mnemo (its writes in flight are then its own).
  */
 export function roomFor(path: string, root: RootDatabase): DiskRoom {
   const key = resolve(path);
   const held = environments.get(key)?.room;
   if (held !== undefined) return held;
   let room = outsideRooms.get(root);
-  if (room === undefined) outsideRooms.set(root, (room = diskRoom(key, root)));
+  if (room === undefined) outsideRooms.set(root, (room = diskRoom(key, () => root)));
   return room;
 }
 

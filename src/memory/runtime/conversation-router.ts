@@ -27,6 +27,11 @@
  * activation collector does). Above `maxLive` live actors, the least recently written idle
  * ones are asked to passivate at once (LRU passivation, as Akka's active-entity-limit does), so
  * memory stays bounded however many conversations are touched within `idleMs`.
+ *
+ * `hold()` (a compaction, which stops the conversation supervisor): from then on every write
+ * waits in its route's buffer, none goes to an incarnation (one that is draining for its stop
+ * could refuse it) and none starts one, until the returned release, which delivers them to the
+ * live incarnations or starts new ones. Nothing held is refused or lost.
  */
 import { cast, isAlive, isNormalExit, startChild, watch, whereis, type ExitReason, type ExitWatcher, type Pid } from '../../otp/index.ts';
 import type { IdleEvent, RouterPort } from './conversation-actor.ts';
@@ -89,6 +94,8 @@ export class ConversationRouter implements RouterPort {
   /** Of those, the ones passivating. */
   private leaving = 0;
   private evictionQueued = false;
+  /** Holds in force (`hold`). */
+  private holds = 0;
 
   constructor(private readonly options: RouterOptions) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(1, options.idleMs / 2));
@@ -124,11 +131,30 @@ export class ConversationRouter implements RouterPort {
     if (this.closedWith !== undefined) return op.done.reject(this.closedWith);
     const route = this.route(conversationId);
     const current = route.current;
-    if (route.state === 'live' && current !== undefined && route.buffer.length === 0 && isAlive(current.pid)) {
+    if (this.holds === 0 && route.state === 'live' && current !== undefined && route.buffer.length === 0 && isAlive(current.pid)) {
       return this.deliver(route, current, op);
     }
     route.buffer.push(op);
-    if (route.state === 'idle') this.start(conversationId, route);
+    if (this.holds === 0 && route.state === 'idle') this.start(conversationId, route);
+  }
+
+  /**
+   * Holds every write from now on in its route's buffer (see the file's comment) until the
+   * returned function is called (once; later calls do nothing).
+   */
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holds > 0 || this.closedWith !== undefined) return;
+      for (const [id, route] of this.routes) {
+        if (route.buffer.length === 0) continue;
+        if (route.state === 'live') this.flush(route);
+        else if (route.state === 'idle') this.start(id, route);
+      }
+    };
   }
 
   /** Conversation actors started and not down yet (passivating ones included). */
@@ -278,7 +304,8 @@ export class ConversationRouter implements RouterPort {
       // Its supervisor restarts it; the new incarnation announces itself and takes the buffer.
       route.state = 'restarting';
     } else if (route.buffer.length > 0) {
-      this.start(conversationId, route);
+      if (this.holds === 0) this.start(conversationId, route);
+      else route.state = 'idle'; // started by the release
     } else {
       this.routes.delete(conversationId); // it passivated idle or drained: nothing of it is in flight
     }

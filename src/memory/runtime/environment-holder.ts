@@ -1,5 +1,5 @@
-import { genServer, isNormalExit, type ExitReason } from '../../otp/index.ts';
-import { acquireEnvironment, type LmdbEnvironmentOptions } from '../lmdb/lmdb-environment.ts';
+import { genServer, isNormalExit, noReply, type ExitReason } from '../../otp/index.ts';
+import { acquireEnvironment, compactEnvironment, isEnvironmentOpen, type CompactionStep, type LmdbEnvironmentOptions } from '../lmdb/lmdb-environment.ts';
 import type { StorageSlot } from './storage-slot.ts';
 
 /**
@@ -9,14 +9,37 @@ import type { StorageSlot } from './storage-slot.ts';
  * itself, after a kill) reuse the environment in the slot instead of closing and reopening
  * it. Only a graceful stop (the runtime stopping, or the root giving up) releases it:
  * flushed, one event turn yielded, closed.
+ *
+ * `{ type: 'compact' }` compacts the environment in place (`compactEnvironment`) and replies
+ * with the report, or fails with its error; the holder handles nothing else meanwhile. The
+ * caller (online-compaction.ts) has stopped every other child that uses the environment first.
+ * A compaction that could not reopen the environment empties the slot and crashes the holder,
+ * so its restart opens the directory afresh.
  */
+export type EnvironmentHolderCall = { readonly type: 'path' } | { readonly type: 'compact'; readonly step?: (step: CompactionStep) => void };
+
 export function environmentHolder(slot: StorageSlot, path: string, options: LmdbEnvironmentOptions) {
-  return genServer<{ path: string }>({
+  return genServer<{ path: string }, void, EnvironmentHolderCall>({
     init: () => {
       slot.lease ??= acquireEnvironment(path, options);
       return { path: slot.lease.path };
     },
-    handleCall: (_request, _from, state) => state.path,
+    handleCall: async (request, from, state) => {
+      if (request.type !== 'compact') return state.path;
+      const lease = slot.lease;
+      if (lease === undefined) throw new Error('the LMDB environment holder has no environment');
+      try {
+        from.reply(await compactEnvironment(lease, request.step));
+      } catch (error) {
+        from.fail(error);
+        if (!isEnvironmentOpen(lease)) {
+          slot.lease = undefined;
+          await lease.release();
+          throw error;
+        }
+      }
+      return noReply;
+    },
     // A crash keeps the environment for the next incarnation; only a stop releases it (the holder traps
     // exits, see supervisors/root.ts, so the supervisor's shutdown reaches this).
     terminate: async (reason: ExitReason) => {

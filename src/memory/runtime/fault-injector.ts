@@ -1,3 +1,5 @@
+import type { CompactionStep } from '../lmdb/lmdb-environment.ts';
+
 /**
  * Deliberate failures, for recovery tests (exported from `mnemo/testing`; pass it as
  * `startRuntime({ faults })`). Production code only asks it "fail now?", and a runtime started
@@ -10,6 +12,9 @@
  *   the store actor, and the operation fails before anything is written (the conversation
  *   actor that made it crashes too; its batch is rejected with `write_aborted`). Reads are
  *   not counted.
+ * - `compactStep` (optional, yours to set): called at each named step of `runtime.compact()`
+ *   (`COMPACTION_STEPS`: settled, copied, closed, swapped, reopened) as it is reached; the kill
+ *   test SIGKILLs its process there.
  */
 export interface FaultInjector {
   failCommits(conversationId: string, count: number): void;
@@ -17,6 +22,7 @@ export interface FaultInjector {
   /** Consumes one pending commit fault of `conversationId`, if any. */
   takeCommitFault(conversationId: string): boolean;
   takeStoreFault(): boolean;
+  compactStep?(step: CompactionStep): void;
 }
 
 export class InjectedFault extends Error {

@@ -278,4 +278,6 @@ export interface ErasureReport {
   conversations: number;
   /** Records removed beside them. */
   keys: number;
+  /** With `{ compact: true }` (a runtime's recall): the compaction that followed. */
+  compaction?: { bytesBefore: number; bytesAfter: number; pauseMs: number };
 }
