@@ -281,7 +281,7 @@ function operationCalls(s: Service) {
       })) satisfies Recall['retryDeadExtractions'],
     importDemoFolder: ((root, importOptions) => track(() => gate.forAll(() => importDemoFolder(deps, root, importOptions)))) satisfies Recall['importDemoFolder'],
     exportDemoFolder: ((root, exportOptions) => track(() => gate.forAll(() => exportDemoFolder(deps, root, exportOptions)))) satisfies Recall['exportDemoFolder'],
-    eraseUser: ((userId) => {
+    eraseUser: ((userId, eraseOptions) => {
       let u: string;
       try {
         u = assertUserId(userId);

@@ -24,7 +24,7 @@ const FORWARDED = [
  * compaction that fails rejects with its StorageError's code, saying (and `details.erased`)
  * that the erasure itself committed.
  */
-export function supervisedRecall(slot: ServiceSlot<Recall>): SupervisedRecall {
+export function supervisedRecall(slot: ServiceSlot<Recall>, compact: () => Promise<{ bytesBefore: number; bytesAfter: number; pauseMs: number }>): SupervisedRecall {
   const forwarded = Object.fromEntries(
     FORWARDED.map((key) => [
       key,
