@@ -24,8 +24,8 @@ async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStre
 const deltas = (events: ChatStreamEvent[]) => events.flatMap((e) => (e.type === 'delta' ? [e.text] : []));
 
 /** A row without its clock-dependent field, to compare two sessions' rows. */
-const plain = (rows: { role: string; content: string; message_id: number; tool_calls: unknown[]; error?: unknown }[]) =>
-  rows.map(({ role, content, message_id, tool_calls, error }) => ({ role, content, message_id, tool_calls, error }));
+const plain = (rows: { role: string; content: string; messageId: number; toolCalls: unknown[]; error?: unknown }[]) =>
+  rows.map(({ role, content, messageId, toolCalls, error }) => ({ role, content, messageId, toolCalls, error }));
 
 describe('recall.chatStream offline', () => {
   it('streams the offline reply in pieces, ends with what chat returns, and stores the same rows as chat', async () => {

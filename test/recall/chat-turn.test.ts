@@ -103,11 +103,11 @@ describe('offline turn (no LLM configured)', () => {
     expect(await fx.recall.dialogueLog(U)).toEqual([
       {
         ts: '2026-04-08T10:00:00',
-        session_id: 's',
-        user_message: 'hello',
-        assistant_reply: '收到：hello。我已经记录到记忆中。',
-        memory_context: '[SESSION]\nuser: hello',
-        tool_calls: [],
+        sessionId: 's',
+        userMessage: 'hello',
+        assistantReply: '收到：hello。我已经记录到记忆中。',
+        memoryContext: '[SESSION]\nuser: hello',
+        toolCalls: [],
       },
     ]);
   });
@@ -150,8 +150,8 @@ describe('titles and the sessions index', () => {
     fx.clock.advance(60_000);
     await fx.recall.chat({ userId: U, sessionId: 'old', message: 'c' });
     expect(await fx.recall.listSessions(U)).toEqual([
-      { session_id: 'old', title: 'a', updated_at: '2026-04-08T10:02:00' },
-      { session_id: 'new', title: 'b', updated_at: '2026-04-08T10:01:00' },
+      { sessionId: 'old', title: 'a', updatedAt: '2026-04-08T10:02:00' },
+      { sessionId: 'new', title: 'b', updatedAt: '2026-04-08T10:01:00' },
     ]);
   });
 
@@ -234,13 +234,13 @@ describe('a failing turn', () => {
     await expect(fx.recall.chat({ userId: U, sessionId: 's', message: 'hello there' })).rejects.toMatchObject({ code: 'llm_unavailable' });
     const rows = await fx.recall.getSessionMessages(U, 's');
     expect(rows).toEqual([
-      { ts: '2026-04-08T10:00:00', role: 'user', content: 'hello there', message_id: 1, tool_calls: [] },
+      { ts: '2026-04-08T10:00:00', role: 'user', content: 'hello there', messageId: 1, toolCalls: [] },
       {
         ts: '2026-04-08T10:00:00',
         role: 'assistant',
         content: '',
-        message_id: 2,
-        tool_calls: [],
+        messageId: 2,
+        toolCalls: [],
         // The code's own sentence: the provider's words are not stored.
         error: { code: 'llm_unavailable', message: 'the model provider is unavailable; try again later' },
       },
@@ -250,9 +250,9 @@ describe('a failing turn', () => {
       ['assistant', 'llm_unavailable'],
     ]);
     const [log] = await fx.recall.dialogueLog(U);
-    expect(log).toMatchObject({ user_message: 'hello there', assistant_reply: '', error: { code: 'llm_unavailable' } });
+    expect(log).toMatchObject({ userMessage: 'hello there', assistantReply: '', error: { code: 'llm_unavailable' } });
     expect(log!.memoryContext).toBe('[SESSION]\nuser: hello there');
-    expect(await fx.recall.listSessions(U)).toEqual([{ session_id: 's', title: 'hello there', updated_at: '2026-04-08T10:00:00' }]);
+    expect(await fx.recall.listSessions(U)).toEqual([{ sessionId: 's', title: 'hello there', updatedAt: '2026-04-08T10:00:00' }]);
   });
 
   it('a turn that runs out of tool iterations keeps the calls it made on the error row', async () => {

@@ -59,8 +59,8 @@ describe('the daily view after a crash between a session row and its daily row',
       content: '',
       ts: '2026-04-07T23:59:59',
       day: '2026-04-07',
-      session_id: S,
-      tool_calls: [{ name: 'remember_note', output: 'ok' }],
+      sessionId: S,
+      toolCalls: [{ name: 'remember_note', output: 'ok' }],
       error: { code: 'llm_timeout', message: 'slow' },
     });
     // Exactly what the session row projects (the same view a turn writes).

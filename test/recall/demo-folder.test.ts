@@ -132,16 +132,16 @@ describe('import of the demo folder layout', () => {
     });
     const r = fx.recall;
     expect(await r.listSessions('demo-user')).toEqual([
-      { session_id: 's1', title: '生日', updated_at: '2026-04-08T19:09:28' },
-      { session_id: 's2', title: '旧对话', updated_at: '2026-04-07T08:00:00' },
+      { sessionId: 's1', title: '生日', updatedAt: '2026-04-08T19:09:28' },
+      { sessionId: 's2', title: '旧对话', updatedAt: '2026-04-07T08:00:00' },
     ]);
     const s1 = await r.getSessionMessages('demo-user', 's1');
     expect(s1[3]).toEqual({
       ts: '2026-04-08T19:09:28',
       role: 'assistant',
       content: '五月三号',
-      message_id: 4,
-      tool_calls: [{ name: 'search_session', input: '{"keyword": "生日"}', output: '#1 2026-04-08T19:09:20 | user: 我的生日是五月三号' }],
+      messageId: 4,
+      toolCalls: [{ name: 'search_session', input: '{"keyword": "生日"}', output: '#1 2026-04-08T19:09:20 | user: 我的生日是五月三号' }],
     });
     expect(await r.getLongTerm('demo-user')).toBe('用户喜欢喝茶\n生日是五月三号');
     expect((await r.searchDaily({ userId: 'demo-user', keyword: '生日' })).map((x) => [x.day, x.messageId, x.sessionId])).toEqual([

@@ -229,16 +229,16 @@ describe('tool-call projection', () => {
 });
 
 describe('row format and context', () => {
-  const row = { ts: '2026-04-08T10:00:00', role: 'user', content: '你好', message_id: 3, tool_calls: [] };
+  const row = { ts: '2026-04-08T10:00:00', role: 'user', content: '你好', messageId: 3, toolCalls: [] };
 
   it('rows print as "#id ts | role: content" joined by newlines', () => {
-    expect(formatRows([row, { ...row, message_id: 4, role: 'assistant', content: 'hi' }])).toBe(
+    expect(formatRows([row, { ...row, messageId: 4, role: 'assistant', content: 'hi' }])).toBe(
       '#3 2026-04-08T10:00:00 | user: 你好\n#4 2026-04-08T10:00:00 | assistant: hi',
     );
   });
 
   it('a cross-day daily hit names its day', () => {
-    expect(formatDailyRow({ ...row, day: '2026-04-08', session_id: 's' })).toBe('#3 [2026-04-08] 2026-04-08T10:00:00 | user: 你好');
+    expect(formatDailyRow({ ...row, day: '2026-04-08', sessionId: 's' })).toBe('#3 [2026-04-08] 2026-04-08T10:00:00 | user: 你好');
   });
 
   it('context sections appear only when non-empty, in order', () => {

@@ -283,7 +283,7 @@ describe('the facts tools', () => {
     expect(await run('forget', { memory: 'likes coffee' })).toBe('forgotten m2');
     expect(await run('forget', { id: 'm2' })).toBe('no such memory');
     expect(await fx.recall.listMemory(U)).toEqual([]);
-    expect((await fx.recall.memoryHistory(U))[0]!.source).toEqual({ via: 'tool', session_id: 's' });
+    expect((await fx.recall.memoryHistory(U))[0]!.source).toEqual({ via: 'tool', sessionId: 's' });
   });
 
   it('answer in Chinese by default (the server language)', async () => {
@@ -325,7 +325,7 @@ describe('with a facts model', () => {
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'I love tea' });
     await fx.recall.extractionIdle();
     expect(await fx.recall.listMemory(U)).toEqual([
-      expect.objectContaining({ text: 'favorite drink is tea', key: 'drink', source: { via: 'extraction', session_id: 's', message_ids: [1, 2] } }),
+      expect.objectContaining({ text: 'favorite drink is tea', key: 'drink', source: { via: 'extraction', sessionId: 's', messageIds: [1, 2] } }),
     ]);
   });
 
@@ -374,7 +374,7 @@ describe('with a facts model', () => {
     const status = await fx.recall.extractionStatus();
     expect(status).toMatchObject({ pending: 0, retrying: 0, dead: 1 });
     expect(status.deadJobs).toEqual([
-      expect.objectContaining({ user_id: U, session_id: 's', reply_id: 2, message_ids: [1, 2], attempts: 3, last_error: { code: 'invalid_extraction_answer', message: 'the model did not answer the JSON object asked for' } }),
+      expect.objectContaining({ userId: U, sessionId: 's', replyId: 2, messageIds: [1, 2], attempts: 3, lastError: { code: 'invalid_extraction_answer', message: 'the model did not answer the JSON object asked for' } }),
     ]);
     // Dead is final: a later turn does not try it again.
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'I like tea a lot' });
@@ -382,7 +382,7 @@ describe('with a facts model', () => {
     expect(poisonCalls).toBe(3);
     // Erasing the user erases its dead letters too.
     await fx.recall.eraseUser(U);
-    expect(await fx.recall.extractionStatus()).toEqual({ pending: 0, retrying: 0, dead: 0, dead_jobs: [] });
+    expect(await fx.recall.extractionStatus()).toEqual({ pending: 0, retrying: 0, dead: 0, deadJobs: [] });
   });
 
   it('a failed job waits its exponential backoff (by the injected clock) while later jobs go ahead', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { createRecall, createSearchPool } from '../../src/recall/index.ts';
+import { createLmdbRecallStore, createRecall, createSearchPool } from '../../src/recall/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { manualClock, ZONE } from '../support/recall-fixture.ts';
 
@@ -13,15 +13,9 @@ it('on a running runtime: transcripts through its conversation actors, recall in
   try {
     const storage = runtime.storage;
     if (storage.kind !== 'lmdb') throw new Error('expected LMDB storage');
-    const recall = createRecall({
-      memory: runtime.memory,
-      env: { root: storage.root, path: storage.path },
-      memoryInEnv: true,
-      pool,
-      poolThreshold: 0,
-      clock: manualClock(),
-      timeZone: ZONE,
-    });
+    const clock = manualClock();
+    const store = createLmdbRecallStore({ env: { root: storage.root, path: storage.path }, transcripts: runtime.memory, pool, poolThreshold: 0, clock });
+    const recall = createRecall({ store, clock, timeZone: ZONE });
     await Promise.all(['a', 'b', 'c'].map((m) => recall.chat({ userId: 'u', sessionId: 's', message: `hello ${m}` })));
     expect((await recall.getSessionMessages('u', 's')).map((r) => r.messageId)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await recall.searchSession({ userId: 'u', sessionId: 's', keyword: 'HELLO B' })).map((r) => r.content)).toEqual([

@@ -21,7 +21,7 @@ describe('session search', () => {
     const hits = await fx.recall.searchSession({ userId: U, sessionId: 's', keyword: '  aPPle ', limit: 2 });
     // Rows: 1 Apple pie, 2 reply, 3 banana, 4 reply, 5 APPLE tart, 6 reply; every reply echoes the message.
     expect(hits.map((r) => r.messageId)).toEqual([5, 6]);
-    expect(hits[0]).toEqual({ ts: '2026-04-08T10:00:00', role: 'user', content: 'APPLE tart', message_id: 5, tool_calls: [] });
+    expect(hits[0]).toEqual({ ts: '2026-04-08T10:00:00', role: 'user', content: 'APPLE tart', messageId: 5, toolCalls: [] });
   });
 
   it('role, ts and tool outputs are not searched', async () => {

@@ -190,7 +190,7 @@ describe('hybrid retrieval quality (evidence recall@10, loopback embeddings)', (
       }
       // Rows written past the service (straight into LMDB, like an import or an older Mnemo's
       // data): the user's first query queues them all (the backfill), then the drain embeds them.
-      expect(((await hybrid.recall.search({ userId: U, query: 'ferry' })).items).pendingEmbeddings).toBe(order.length);
+      expect((await hybrid.recall.search({ userId: U, query: "ferry" })).pendingEmbeddings).toBe(order.length);
       await hybrid.recall.embeddingsIdle();
       const table: Record<string, Record<string, number>> = {};
       for (const [name, qs] of [

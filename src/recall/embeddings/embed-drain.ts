@@ -102,7 +102,6 @@ export function createEmbeddingDrain(options: EmbeddingDrainOptions): EmbeddingD
   const worker = createJobWorker({
     queue: store.jobs,
     kind: 'embed',
-    clock,
     batch: cfg.batchSize,
     retry: { maxAttempts: cfg.maxAttempts, backoffMs: 0, maxBackoffMs: 0 },
     pollMs: options.pollMs ?? 1_000,

@@ -59,7 +59,6 @@ export function createExtractionWorker(
   return createJobWorker({
     queue: deps.store.jobs,
     kind: 'extract',
-    clock: deps.clock,
     retry,
     track,
     errorOf: (error) => {

@@ -42,13 +42,17 @@ export function nowIso(deps: RecallDeps): string {
   return new Date(deps.clock.now()).toISOString();
 }
 
-/** Runs `compute` on a fresh view and commits what it changed; again while the view was stale. */
-async function factWrite<T>(deps: RecallDeps, userId: string, compute: (work: FactsWork) => T, guard?: WriteGuard): Promise<T> {
+/**
+ * Runs `compute` on a fresh view and commits what it changed; again while the view was stale.
+ * `compute` may read the store (what it reads is checked by the same guard) but writes only to
+ * the work.
+ */
+async function factWrite<T>(deps: RecallDeps, userId: string, compute: (work: FactsWork) => T | Promise<T>, guard?: WriteGuard): Promise<T> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const view = await loadFacts(deps.store, deps.facts, userId);
     const work = new FactsWork(view, nowIso(deps));
     ensureConverted(work);
-    const result = compute(work);
+    const result = await compute(work);
     if (!work.changes) return result;
     const change = work.change();
     if (await deps.store.commitFacts(userId, change, { ...guard, generation: view.generation })) {
@@ -94,22 +98,19 @@ export async function updateFact(deps: RecallDeps, userId: string, id: string, c
   const text = checkFactText(change?.text);
   const version = checkVersion(change.version);
   const factId = checkFactId(id);
-  const target = await resolveTarget(deps, userId, factId);
-  return factWrite(deps, userId, (work) => updateRule(work, factId, target, text, version, change.source ?? { via: 'api' }));
+  return factWrite(deps, userId, async (work) => updateRule(work, factId, await resolveTarget(deps, userId, factId, work), text, version, change.source ?? { via: 'api' }));
 }
 
 export async function forgetFact(deps: RecallDeps, userId: string, id: string, version?: number): Promise<FactEntry> {
   const expected = version === undefined ? undefined : checkVersion(version);
   const factId = checkFactId(id);
-  const target = await resolveTarget(deps, userId, factId);
-  return factWrite(deps, userId, (work) => forgetRule(work, factId, target, expected));
+  return factWrite(deps, userId, async (work) => forgetRule(work, factId, await resolveTarget(deps, userId, factId, work), expected));
 }
 
-/** The entry an update or a forget names, and its current successor (followed in the store). */
-async function resolveTarget(deps: RecallDeps, userId: string, id: string): Promise<ResolvedTarget> {
+/** The entry an update or a forget names, and its current successor in `view` (followed in the store). */
+async function resolveTarget(deps: RecallDeps, userId: string, id: string, view: FactsView): Promise<ResolvedTarget> {
   const seq = factSeq(id);
   if (seq === undefined) return { stored: undefined, current: undefined };
-  const view = await readView(deps, userId);
   const [stored] = await deps.store.factEntries(userId, [seq]);
   const at = stored === undefined ? undefined : await followChain(deps.store, userId, seq, view.current);
   return { stored, current: at === undefined ? undefined : view.current.get(at)?.entry };

@@ -1,6 +1,5 @@
 import type { ErrorRecord } from '../../errors.ts';
 import { InvalidInputError } from '../../errors.ts';
-import type { WallClock } from '../../wall-clock.ts';
 import type { JobKind, JobQueue, LeasedJob } from '../storage/job-queue.ts';
 import { StaleWriteError } from '../storage/stale-write-error.ts';
 
@@ -38,7 +37,6 @@ export type JobOutcome = 'done' | 'gone' | ErrorRecord;
 export interface JobWorkerOptions<K extends JobKind> {
   queue: JobQueue;
   kind: K;
-  clock: WallClock;
   run(jobs: LeasedJob<K>[], signal: AbortSignal): Promise<JobOutcome[]>;
   retry?: Required<RetryOptions>;
   /** Jobs per `run`. Default 1. */
@@ -72,7 +70,7 @@ export function checkRetryOptions(options: RetryOptions | undefined, name = 'ext
 }
 
 export function createJobWorker<K extends JobKind>(options: JobWorkerOptions<K>): JobWorker {
-  const { queue, kind, clock } = options;
+  const { queue, kind } = options;
   const retry = options.retry ?? DEFAULT_RETRY;
   const batch = options.batch ?? 1;
   const leaseMs = options.leaseMs ?? 600_000;
@@ -86,15 +84,17 @@ export function createJobWorker<K extends JobKind>(options: JobWorkerOptions<K>)
   poll.unref();
   const unsubscribe = queue.subscribe(kind, () => kick());
 
-  const wakeUpAt = (at: number): void => {
-    if (!Number.isFinite(at) || stop.signal.aborted || at >= wakeAt) return;
+  /** A timer for `inMs` from now, unless one is set to fire sooner. */
+  const wakeUpIn = (inMs: number): void => {
+    const at = performance.now() + inMs;
+    if (stop.signal.aborted || at >= wakeAt) return;
     clearTimeout(timer);
     wakeAt = at;
     timer = setTimeout(() => {
       timer = undefined;
       wakeAt = Infinity;
       kick();
-    }, Math.max(0, Math.min(at - clock.now(), 2 ** 31 - 1)));
+    }, Math.max(0, Math.min(inMs, 2 ** 31 - 1)));
     timer.unref();
   };
 
@@ -103,7 +103,7 @@ export function createJobWorker<K extends JobKind>(options: JobWorkerOptions<K>)
     if (outcome === 'done') return queue.complete(job);
     const attempts = job.attempts + 1;
     const wait = Math.min(retry.backoffMs * 2 ** (attempts - 1), retry.maxBackoffMs);
-    await queue.fail(job, outcome, attempts >= retry.maxAttempts ? undefined : new Date(clock.now() + wait).toISOString());
+    await queue.fail(job, outcome, attempts >= retry.maxAttempts ? undefined : wait);
   };
 
   const round = async (): Promise<void> => {
@@ -113,7 +113,7 @@ export function createJobWorker<K extends JobKind>(options: JobWorkerOptions<K>)
       const jobs = await queue.lease(kind, { limit: batch, leaseMs });
       if (jobs.length === 0) {
         const next = await queue.nextDue(kind);
-        if (next !== undefined) wakeUpAt(Date.parse(next));
+        if (next !== undefined) wakeUpIn(next);
         return;
       }
       let outcomes: JobOutcome[];

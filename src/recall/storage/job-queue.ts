@@ -16,8 +16,10 @@ import type { ErrorRecord } from '../../errors.ts';
  *   while the job is still queued under that token, in the same transaction. An erasure removes
  *   the user's jobs, leased ones too, so a job that finishes after its user was erased writes
  *   nothing. Effects are idempotent (a job retried after a crash writes the same thing again).
+ * - TIME is the store's: due times and retries are reckoned by its clock (the database's, on a
+ *   shared one), never by a worker's.
  * - OUTCOMES: `complete` removes the job; `fail` counts an attempt and either schedules the next
- *   (`retryAt`) or moves it to the dead letters (kept with the error, listed, re-queued by
+ *   (`retryInMs`) or moves it to the dead letters (kept with the error, listed, re-queued by
  *   `requeueDead`, removed by `purgeDead`). Both are no-ops for a lease no longer held.
  * - Errors stored with a job are Mnemo's own sentences and codes, never a provider's text.
  */
@@ -103,12 +105,12 @@ export interface JobQueue {
   lease<K extends JobKind>(kind: K, options: { limit: number; leaseMs: number }): Promise<LeasedJob<K>[]>;
   complete(job: LeasedJob): Promise<void>;
   /**
-   * One more failed attempt: due again at `retryAt` (ISO), or, with `retryAt` undefined, moved
-   * to the dead letters.
+   * One more failed attempt: due again `retryInMs` from now (the store's clock), or, with
+   * `retryInMs` undefined, moved to the dead letters.
    */
-  fail(job: LeasedJob, error: ErrorRecord, retryAt: string | undefined): Promise<void>;
-  /** When the next job of `kind` becomes due (ISO; `undefined`: none queued), for a timer. */
-  nextDue(kind: JobKind): Promise<string | undefined>;
+  fail(job: LeasedJob, error: ErrorRecord, retryInMs: number | undefined): Promise<void>;
+  /** How long until the next job of `kind` is due, in ms (0: now; `undefined`: none queued), for a timer. */
+  nextDue(kind: JobKind): Promise<number | undefined>;
   counts(kind: JobKind, userId?: string): Promise<JobCounts>;
   /** The first `limit` dead letters, by user then key. */
   dead<K extends JobKind>(kind: K, options: { limit: number; userId?: string }): Promise<DeadJob<K>[]>;

@@ -179,7 +179,8 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
       leases.delete(jobId);
       due[job.kind]?.delete(jobId);
     },
-    async fail(job, error, retryAt) {
+    async fail(job, error, retryInMs) {
+      const retryAt = retryInMs === undefined ? undefined : new Date(now() + retryInMs).toISOString();
       const jobId = id(job.kind, job.userId, job.key);
       if (leases.get(jobId)?.token !== job.token) return;
       const table = tables[job.kind];
@@ -201,7 +202,7 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
     },
     async nextDue(kind) {
       const at = indexOf(kind).earliest();
-      return at === undefined ? undefined : new Date(at).toISOString();
+      return at === undefined ? undefined : Math.max(0, at - now());
     },
     async counts(kind, userId) {
       let pending = 0;
