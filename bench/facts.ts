@@ -26,7 +26,7 @@ import { acquireEnvironment } from '../src/memory/lmdb/lmdb-environment.ts';
 import { createLmdbStore } from '../src/memory/lmdb/lmdb-store.ts';
 import { createRecall, FactConflictError, type FactEntry, type FactWrite, type Recall } from '../src/recall/index.ts';
 import { isNearDuplicate, shapeOf } from '../src/recall/facts/fact-text.ts';
-import { factSeq } from '../src/recall/facts/fact-entry.ts';
+import { factSeq } from '../src/recall/records/fact-entry.ts';
 import { textTokens } from '../src/recall/facts/rank-facts.ts';
 import { makeTempDir, removeDir } from './suite/temp-dir.ts';
 

@@ -22,8 +22,8 @@
  */
 import type { ChildSpec } from '../src/otp/index.ts';
 import { ServiceSlot, start, startSupervisor } from '../src/otp/index.ts';
-import { embedDrainServer } from '../src/recall/embeddings/embed-drain-server.ts';
-import type { EmbeddingDrain } from '../src/recall/embeddings/embed-drain.ts';
+import { embedDrainServer } from '../src/recall/jobs/embed-drain-server.ts';
+import type { EmbeddingDrain } from '../src/recall/jobs/embed-drain.ts';
 import { resolveEmbeddingsOptions } from '../src/recall/embeddings/embeddings-options.ts';
 import type { Recall, RecallOptions } from '../src/recall/recall-api.ts';
 import { recallServer } from '../src/recall/recall-server.ts';

@@ -6,20 +6,20 @@ import type { WallClock } from '../wall-clock.ts';
 import type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
 import type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 import type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
-import type { EmbeddingDrain } from './embeddings/embed-drain.ts';
+import type { EmbeddingDrain } from './jobs/embed-drain.ts';
 import type { EmbeddingsOptions } from './embeddings/embeddings-options.ts';
-import type { EmbeddingsStatus } from './embeddings/embeddings-status.ts';
-import type { SearchResult } from './embeddings/search-result.ts';
-import type { ExtractionRetryOptions, ExtractionStatus } from './facts/extraction-worker.ts';
-import type { FactEntry, FactWrite } from './facts/fact-entry.ts';
+import type { EmbeddingsStatus } from './queries/embeddings-status.ts';
+import type { SearchResult } from './queries/search-result.ts';
+import type { ExtractionRetryOptions, ExtractionStatus } from './jobs/extraction-worker.ts';
+import type { FactEntry, FactWrite } from './records/fact-entry.ts';
 import type { RememberInput } from './facts/facts-service.ts';
 import type { RankedFact, RankOptions } from './facts/rank-facts.ts';
 import type { FactsErrorHandler } from './recall-deps.ts';
 import type { RecallLimits } from './recall-limits.ts';
 import type { DailyRow, RowError, SessionRow, ToolCallView } from './rows/row-types.ts';
 import type { SessionsPage, SessionSummary } from './rows/session-list.ts';
-import type { SessionRowsPage, SessionRowsQuery } from './search/recall-queries.ts';
-import type { SearchInput } from './search/ranked-search.ts';
+import type { SessionRowsPage, SessionRowsQuery } from './queries/recall-queries.ts';
+import type { SearchInput } from './queries/ranked-search.ts';
 import type { ErasureReport, RecallStore } from './storage/recall-store.ts';
 
 /**

@@ -5,16 +5,16 @@ import type { Summarizer } from '../provider/summarizer.ts';
 import type { WallClock } from '../wall-clock.ts';
 import type { LocalTime } from './rows/local-time.ts';
 import type { RecallStore } from './storage/recall-store.ts';
-import type { FactsCache } from './facts/facts-view.ts';
-import type { FactSemantic } from './facts/rank-facts.ts';
-import type { RecallEmbeddings } from './embeddings/recall-embeddings.ts';
+import type { FactsDeps, FactsErrorHandler } from './facts/facts-deps.ts';
+import type { EmbeddingDrain } from './embeddings/embedding-drain.ts';
+import type { EmbeddingsClient } from './embeddings/embeddings-client.ts';
+import type { ResolvedEmbeddingsOptions } from './embeddings/embeddings-options.ts';
 import type { RecallLimits } from './recall-limits.ts';
 
-/** Told of a facts model failure: the error as thrown (a provider's own words included), and where. */
-export type FactsErrorHandler = (error: unknown, task: 'judge' | 'extraction') => void;
+export type { FactsErrorHandler };
 
 /** What the parts of the layered memory share: its store, its time, its models. */
-export interface RecallDeps {
+export interface RecallDeps extends FactsDeps {
   /** Where everything lives (storage/recall-store.ts). */
   store: RecallStore;
   /** `store.transcripts`: the session transcripts, one conversation per session. */
@@ -26,14 +26,6 @@ export interface RecallDeps {
   localTime(epochMs: number): LocalTime;
   /** LLM calls per turn. */
   maxToolIterations: number;
-  /** The users' facts views, kept while the store's generation holds (facts/facts-view.ts). */
-  facts: FactsCache;
-  /** With embeddings: the vector half of ranking facts. */
-  semantic: FactSemantic | undefined;
-  /** The model that judges and extracts facts; `undefined`: keys and duplicate rules only, no extraction. */
-  factsLlm: LlmService | undefined;
-  /** Told of every judge and extraction failure, whole (recall's `onFactsError`). */
-  onFactsError: FactsErrorHandler;
   /** Token budget of a turn's `[LONG_TERM]` section. */
   longTermTokens: number;
   /** Rolling summaries of the sessions (recall's `summary` option); undefined: off. */
@@ -44,6 +36,15 @@ export interface RecallDeps {
   embeddings: RecallEmbeddings | undefined;
   /** What one user can make it hold (recall-limits.ts). */
   limits: Readonly<Required<RecallLimits>>;
+}
+
+/** What the recall service holds of its embeddings (absent when not configured). */
+export interface RecallEmbeddings {
+  options: ResolvedEmbeddingsOptions;
+  /** Embeds queries (the same endpoint and model as the drain). */
+  client: EmbeddingsClient;
+  /** The drain running now, if any (the runtime's supervised one, or the service's own). */
+  drain: () => EmbeddingDrain | undefined;
 }
 
 export function localNow(deps: Pick<RecallDeps, 'clock' | 'localTime'>): LocalTime {

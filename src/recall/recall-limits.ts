@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.ts';
 import { RecallLimitError } from './recall-errors.ts';
-import { queryTerms } from './search/ranked-search.ts';
-import type { SessionEntry } from './storage/records.ts';
+import { queryTerms } from './search/documents.ts';
+import type { SessionEntry } from './records/records.ts';
 
 /**
  * What one user can make the layered memory hold or do, so that no user (a script, a runaway

@@ -7,13 +7,13 @@ import { chatStream } from './chat/chat-stream.ts';
 import { turnTools } from './chat/turn-tools.ts';
 import { exportDemoFolder } from './demo-folder/demo-export.ts';
 import { importDemoFolder } from './demo-folder/demo-import.ts';
-import { createEmbeddingDrain, type EmbeddingDrain } from './embeddings/embed-drain.ts';
+import { createEmbeddingDrain, type EmbeddingDrain } from './jobs/embed-drain.ts';
 import { createEmbeddingsClient } from './embeddings/embeddings-client.ts';
 import { resolveEmbeddingsOptions } from './embeddings/embeddings-options.ts';
-import { embeddingsStatus } from './embeddings/embeddings-status.ts';
-import { factSemantic } from './embeddings/fact-semantic.ts';
-import { searchHybrid } from './embeddings/hybrid-search.ts';
-import { createExtractionWorker, extractionStatus } from './facts/extraction-worker.ts';
+import { embeddingsStatus } from './queries/embeddings-status.ts';
+import { factSemantic } from './facts/fact-semantic.ts';
+import { searchHybrid } from './queries/hybrid-search.ts';
+import { createExtractionWorker, extractionStatus } from './jobs/extraction-worker.ts';
 import {
   ensureFactsConverted,
   forgetFact,
@@ -46,8 +46,8 @@ import {
   sessionRows,
   sessionRowsPage,
   sessionWindowRows,
-} from './search/recall-queries.ts';
-import type { LogRecord, LongTermRecord } from './storage/records.ts';
+} from './queries/recall-queries.ts';
+import type { LogRecord, LongTermRecord } from './records/records.ts';
 import { UserGate } from './user-gate.ts';
 
 export type { Recall, RecallOptions } from './recall-api.ts';

@@ -32,7 +32,7 @@ import type { WriteObserver } from '../memory/runtime/write-queue.ts';
 import type { EventStream, TreeEvent } from '../otp/index.ts';
 import { whereis } from '../otp/index.ts';
 import { conversationSupName } from '../../supervisors/conversation-sup.ts';
-import type { EmbeddingsStatus } from '../recall/embeddings/embeddings-status.ts';
+import type { EmbeddingsStatus } from '../recall/queries/embeddings-status.ts';
 
 /** Seconds: a turn or a model call spans milliseconds (offline) to a minute (a slow model). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

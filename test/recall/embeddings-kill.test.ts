@@ -7,7 +7,7 @@ import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { openRecallDbs, HIGH } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { storedRowText as dailyRowText } from '../../src/recall/storage/lmdb/search/search-index.ts';
 import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
-import { textHash, vectorHash } from '../../src/recall/embeddings/vector-codec.ts';
+import { textHash, vectorHash } from '../../src/recall/search/vector-codec.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 
 // SIGKILL the process while its supervised drain is embedding: two batches answered and

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_WINDOW_MS } from '../../memory/contract/idempotency.ts';
-import type { TurnAnswer, TurnKeyRecord } from '../storage/records.ts';
+import type { TurnAnswer, TurnKeyRecord } from '../records/records.ts';
 
 export type { TurnAnswer };
 

@@ -1,13 +1,13 @@
-import { factSeq } from '../facts/fact-entry.ts';
+import { factSeq } from '../records/fact-entry.ts';
 import { FactConflictError, FactNotFoundError } from '../facts/fact-errors.ts';
 import { currentWithKey, nearDuplicateOf } from '../facts/fact-rules.ts';
 import { shapeOf } from '../facts/fact-text.ts';
 import { ensureFactsConverted, forgetFact, rememberFact, updateFact, writeDocument } from '../facts/facts-service.ts';
 import type { FactsView } from '../facts/facts-view.ts';
 import type { RecallDeps } from '../recall-deps.ts';
-import { searchHybrid } from '../embeddings/hybrid-search.ts';
-import { createSearchMemoryTool } from '../search/search-memory-tool.ts';
-import { dailyWindowRows, recentSessionRows, searchDailyRows, searchSessionRows, sessionWindowRows } from '../search/recall-queries.ts';
+import { searchHybrid } from '../queries/hybrid-search.ts';
+import { createSearchMemoryTool } from './search-memory-tool.ts';
+import { dailyWindowRows, recentSessionRows, searchDailyRows, searchSessionRows, sessionWindowRows } from '../queries/recall-queries.ts';
 import { createMemoryTools, type FactTarget } from './memory-tools.ts';
 import { TOOL_TEXTS } from './tool-texts.ts';
 

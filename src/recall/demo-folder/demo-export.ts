@@ -8,7 +8,7 @@ import { memoryFile } from '../facts/fact-document.ts';
 import { ensureFactsConverted } from '../facts/facts-service.ts';
 import type { ToolCallView } from '../rows/row-types.ts';
 import { pythonJsonDumps } from '../rows/python-json.ts';
-import type { DailyRecord, LogRecord, SessionEntry } from '../storage/records.ts';
+import type { DailyRecord, LogRecord, SessionEntry } from '../records/records.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertId, sessionConversationId } from '../recall-ids.ts';
 import { toSessionRow } from '../rows/session-row.ts';

@@ -5,7 +5,7 @@ import { readDemoFolder, type DemoRow, type DemoUser } from './demo-folder.ts';
 import { backfillMessageIds } from '../rows/legacy-message-id.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
 import { importDocument } from '../facts/facts-service.ts';
-import type { NewDailyRecord, NewLogRecord, SessionEntry } from '../storage/records.ts';
+import type { NewDailyRecord, NewLogRecord, SessionEntry } from '../records/records.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { isValidId } from '../recall-ids.ts';
 import { demoToolCalls } from '../rows/demo-tool-calls.ts';

@@ -1,5 +1,5 @@
-import type { DocLine, DocTemplate, FactEntry } from './fact-entry.ts';
-import { factSeq } from './fact-entry.ts';
+import type { DocLine, DocTemplate, FactEntry } from '../records/fact-entry.ts';
+import { factSeq } from '../records/fact-entry.ts';
 import { endEntry, nearDuplicateOf, writeEntry } from './fact-rules.ts';
 import { factTokens, shapeOf } from './fact-text.ts';
 import { hasFacts, type CachedFact, type FactsView, type FactsWork } from './facts-view.ts';

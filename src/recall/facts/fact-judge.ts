@@ -1,7 +1,7 @@
 import { errorRecord } from '../../errors.ts';
 import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
-import type { FactEntry, FactVerdict, FactVerdictKind } from './fact-entry.ts';
+import type { FactEntry, FactVerdict, FactVerdictKind } from '../records/fact-entry.ts';
 
 /**
  * The judge: with a model configured, a new fact without a key is compared with the user's

@@ -1,4 +1,4 @@
-import { factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from './fact-entry.ts';
+import { factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from '../records/fact-entry.ts';
 import { FactConflictError, FactNotFoundError } from './fact-errors.ts';
 import { isNearDuplicate, shapeOf, type FactShape } from './fact-text.ts';
 import type { CachedFact, FactsWork } from './facts-view.ts';

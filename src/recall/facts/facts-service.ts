@@ -1,9 +1,9 @@
 import { InvalidInputError } from '../../errors.ts';
 import { StorageError } from '../../memory/contract/memory-errors.ts';
-import type { RecallDeps } from '../recall-deps.ts';
+import type { FactsDeps } from './facts-deps.ts';
 import type { WriteGuard } from '../storage/recall-store.ts';
-import type { LongTermRecord } from '../storage/records.ts';
-import { factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from './fact-entry.ts';
+import type { LongTermRecord } from '../records/records.ts';
+import { factSeq, type FactEntry, type FactSource, type FactVerdict, type FactWrite } from '../records/fact-entry.ts';
 import { checkFactId, checkFactKey, checkFactText, checkTags, checkVersion } from './fact-input.ts';
 import { ensureConverted, longTermDocument, needsConversion, syncDocument } from './fact-document.ts';
 import { judgeFact } from './fact-judge.ts';
@@ -38,7 +38,7 @@ export interface FactWriteOptions {
 
 const WRITE_ATTEMPTS = 8;
 
-export function nowIso(deps: RecallDeps): string {
+export function nowIso(deps: FactsDeps): string {
   return new Date(deps.clock.now()).toISOString();
 }
 
@@ -47,7 +47,7 @@ export function nowIso(deps: RecallDeps): string {
  * `compute` may read the store (what it reads is checked by the same guard) but writes only to
  * the work.
  */
-async function factWrite<T>(deps: RecallDeps, userId: string, compute: (work: FactsWork) => T | Promise<T>, guard?: WriteGuard): Promise<T> {
+async function factWrite<T>(deps: FactsDeps, userId: string, compute: (work: FactsWork) => T | Promise<T>, guard?: WriteGuard): Promise<T> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const view = await loadFacts(deps.store, deps.facts, userId);
     const work = new FactsWork(view, nowIso(deps));
@@ -64,7 +64,7 @@ async function factWrite<T>(deps: RecallDeps, userId: string, compute: (work: Fa
 }
 
 /** The view, converted: a read that finds a pre-facts document converts it first (one write, once). */
-async function readView(deps: RecallDeps, userId: string): Promise<FactsView> {
+async function readView(deps: FactsDeps, userId: string): Promise<FactsView> {
   const view = await loadFacts(deps.store, deps.facts, userId);
   if (!needsConversion(view)) return view;
   await factWrite(deps, userId, () => undefined);
@@ -72,11 +72,11 @@ async function readView(deps: RecallDeps, userId: string): Promise<FactsView> {
 }
 
 /** Converts the user's legacy document into entries if it still needs it. */
-export async function ensureFactsConverted(deps: RecallDeps, userId: string): Promise<FactsView> {
+export async function ensureFactsConverted(deps: FactsDeps, userId: string): Promise<FactsView> {
   return readView(deps, userId);
 }
 
-export async function rememberFact(deps: RecallDeps, userId: string, input: RememberInput, options: FactWriteOptions = {}): Promise<FactWrite> {
+export async function rememberFact(deps: FactsDeps, userId: string, input: RememberInput, options: FactWriteOptions = {}): Promise<FactWrite> {
   const text = checkFactText(input?.text);
   const key = checkFactKey(input.key);
   const tags = checkTags(input.tags);
@@ -94,21 +94,21 @@ export async function rememberFact(deps: RecallDeps, userId: string, input: Reme
   return factWrite(deps, userId, (work) => addFact(work, fact), options.guard);
 }
 
-export async function updateFact(deps: RecallDeps, userId: string, id: string, change: { text: string; version: number; source?: FactSource }): Promise<FactWrite> {
+export async function updateFact(deps: FactsDeps, userId: string, id: string, change: { text: string; version: number; source?: FactSource }): Promise<FactWrite> {
   const text = checkFactText(change?.text);
   const version = checkVersion(change.version);
   const factId = checkFactId(id);
   return factWrite(deps, userId, async (work) => updateRule(work, factId, await resolveTarget(deps, userId, factId, work), text, version, change.source ?? { via: 'api' }));
 }
 
-export async function forgetFact(deps: RecallDeps, userId: string, id: string, version?: number): Promise<FactEntry> {
+export async function forgetFact(deps: FactsDeps, userId: string, id: string, version?: number): Promise<FactEntry> {
   const expected = version === undefined ? undefined : checkVersion(version);
   const factId = checkFactId(id);
   return factWrite(deps, userId, async (work) => forgetRule(work, factId, await resolveTarget(deps, userId, factId, work), expected));
 }
 
 /** The entry an update or a forget names, and its current successor in `view` (followed in the store). */
-async function resolveTarget(deps: RecallDeps, userId: string, id: string, view: FactsView): Promise<ResolvedTarget> {
+async function resolveTarget(deps: FactsDeps, userId: string, id: string, view: FactsView): Promise<ResolvedTarget> {
   const seq = factSeq(id);
   if (seq === undefined) return { stored: undefined, current: undefined };
   const [stored] = await deps.store.factEntries(userId, [seq]);
@@ -117,7 +117,7 @@ async function resolveTarget(deps: RecallDeps, userId: string, id: string, view:
 }
 
 /** Current entries, or those valid at `asOf` (an ISO 8601 instant or anything `Date.parse` reads). */
-export async function listFacts(deps: RecallDeps, userId: string, asOf?: string): Promise<FactEntry[]> {
+export async function listFacts(deps: FactsDeps, userId: string, asOf?: string): Promise<FactEntry[]> {
   const view = await readView(deps, userId);
   if (asOf === undefined || asOf === '') return currentFacts(view.current);
   const t = Date.parse(asOf);
@@ -127,13 +127,13 @@ export async function listFacts(deps: RecallDeps, userId: string, asOf?: string)
   return factsAsOf(await deps.store.factHistory(userId), new Date(t).toISOString());
 }
 
-export async function listFactHistory(deps: RecallDeps, userId: string): Promise<FactEntry[]> {
+export async function listFactHistory(deps: FactsDeps, userId: string): Promise<FactEntry[]> {
   await readView(deps, userId);
   return deps.store.factHistory(userId);
 }
 
 /** The rendered long-term document (what `getLongTerm` answers). */
-export async function readLongTerm(deps: RecallDeps, userId: string): Promise<string> {
+export async function readLongTerm(deps: FactsDeps, userId: string): Promise<string> {
   return longTermDocument(await readView(deps, userId));
 }
 
@@ -143,7 +143,7 @@ export async function readLongTerm(deps: RecallDeps, userId: string): Promise<st
  * `keep`: entries to leave current even if the document omits them.
  */
 export async function writeDocument(
-  deps: RecallDeps,
+  deps: FactsDeps,
   userId: string,
   document: string,
   source: LongTermRecord['source'],
@@ -159,7 +159,7 @@ export async function writeDocument(
 }
 
 /** An imported `memory.md`: a version keeping the file's text, its lines as entries (an export renders them back exactly). */
-export async function importDocument(deps: RecallDeps, userId: string, text: string): Promise<void> {
+export async function importDocument(deps: FactsDeps, userId: string, text: string): Promise<void> {
   await factWrite(deps, userId, (work) => {
     work.writeLongTerm({ content: text.trim(), ts: deps.localTime(deps.clock.now()).ts, source: 'import', raw: text });
     syncDocument(work, text, { raw: true, origin: 'import' });
@@ -167,7 +167,7 @@ export async function importDocument(deps: RecallDeps, userId: string, text: str
 }
 
 /** Drops the newest document version; the entries follow the version now current. */
-export async function undoDocument(deps: RecallDeps, userId: string): Promise<string | null> {
+export async function undoDocument(deps: FactsDeps, userId: string): Promise<string | null> {
   await readView(deps, userId);
   const versions = await deps.store.longTermVersions(userId);
   if (versions.length === 0) return null;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FactsChange, FactsState, RecallStore } from '../storage/recall-store.ts';
-import type { LongTermRecord } from '../storage/records.ts';
-import { factId, factSeq, type DocTemplate, type FactEntry } from './fact-entry.ts';
+import type { LongTermRecord } from '../records/records.ts';
+import { factId, factSeq, type DocTemplate, type FactEntry } from '../records/fact-entry.ts';
 import { shapeOf, type FactShape } from './fact-text.ts';
 
 /**

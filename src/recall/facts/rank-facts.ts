@@ -1,10 +1,10 @@
 import { o200kTokenCounter } from '../../provider/token-counter.ts';
-import type { FactEntry } from './fact-entry.ts';
-import { factSeq } from './fact-entry.ts';
+import type { FactEntry } from '../records/fact-entry.ts';
+import { factSeq } from '../records/fact-entry.ts';
 import { factTokens } from './fact-text.ts';
 import { renderDocument } from './fact-document.ts';
 import type { FactsView } from './facts-view.ts';
-import { reciprocalRankFusion } from '../embeddings/rrf.ts';
+import { reciprocalRankFusion } from '../search/rrf.ts';
 import { bm25Idf, bm25Term } from '../search/bm25.ts';
 
 /** With embeddings: the user's current entries by vector similarity to `query` (seqs, best

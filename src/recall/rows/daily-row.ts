@@ -1,4 +1,4 @@
-import type { DailyRecord } from '../storage/records.ts';
+import type { DailyRecord } from '../records/records.ts';
 import type { DailyRow } from './row-types.ts';
 
 /** A stored daily row as the API shows it. */

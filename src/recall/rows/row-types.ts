@@ -1,4 +1,4 @@
-import type { RowError, ToolCallView } from '../storage/records.ts';
+import type { RowError, ToolCallView } from '../records/records.ts';
 
 export type { RowError, ToolCallView };
 

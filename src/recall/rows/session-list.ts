@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../errors.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
-import type { SessionEntry } from '../storage/records.ts';
+import type { SessionEntry } from '../records/records.ts';
 import { untitled } from './session-title.ts';
 
 /**

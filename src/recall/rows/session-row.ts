@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, Message, StoredMessage } from '../../message.ts';
 import { demoToolCalls } from './demo-tool-calls.ts';
-import type { NewDailyRecord } from '../storage/records.ts';
+import type { NewDailyRecord } from '../records/records.ts';
 import type { RowError, SessionRow } from './row-types.ts';
 import { projectToolCalls } from './tool-call-projection.ts';
 

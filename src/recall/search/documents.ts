@@ -1,5 +1,5 @@
-import type { DailyRecord } from '../storage/records.ts';
-import { termCounts } from './tokenizer.ts';
+import type { DailyRecord } from '../records/records.ts';
+import { termCounts, tokenize } from './tokenizer.ts';
 
 /**
  * What the ranked index holds as documents, the same on every storage engine: each daily row
@@ -20,6 +20,11 @@ export function longTermLines(document: string): { line: number; text: string }[
     .split('\n')
     .map((text, i) => ({ line: i + 1, text }))
     .filter((l) => l.text.trim() !== '');
+}
+
+/** The distinct terms of a query, in order (what `rank` scores over). */
+export function queryTerms(query: string): string[] {
+  return [...new Set(tokenize(query))];
 }
 
 /** Term → frequency, and the document's length in tokens. */

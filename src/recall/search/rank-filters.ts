@@ -1,4 +1,4 @@
-import type { DailyRecord } from '../storage/records.ts';
+import type { DailyRecord } from '../records/records.ts';
 
 /**
  * The filters of ranked recall (`recall.search`), as every storage engine applies them: a

@@ -1,5 +1,5 @@
-import type { NewDailyRecord } from '../storage/records.ts';
-import type { LongTermRecord } from '../storage/records.ts';
+import type { NewDailyRecord } from '../records/records.ts';
+import type { LongTermRecord } from '../records/records.ts';
 import { docRef } from './doc-numbers.ts';
 import { longTermLines } from './documents.ts';
 import { makeSnippet } from './snippet.ts';

@@ -1,6 +1,6 @@
 import type { MessageLog, NewEntry } from '../../memory/contract/message-log.ts';
 import type { StoredMessage } from '../../message.ts';
-import type { DocTemplate, FactEntry } from '../facts/fact-entry.ts';
+import type { DocTemplate, FactEntry } from '../records/fact-entry.ts';
 import type { RankedFilters } from '../search/rank-filters.ts';
 import type { JobLease, JobQueue, NewJob } from './job-queue.ts';
 import type {
@@ -11,7 +11,7 @@ import type {
   NewLogRecord,
   SessionEntry,
   TurnKeyRecord,
-} from './records.ts';
+} from '../records/records.ts';
 
 /**
  * RecallStore: the storage port of the layered memory. Recall's domain (the chat turn, the

@@ -1,4 +1,4 @@
-import type { DailyRecord } from '../records.ts';
+import type { DailyRecord } from '../../records/records.ts';
 import { toDailyRecord } from './record-codec.ts';
 import { HIGH, type DailyValue, type RecallDbs } from './recall-dbs.ts';
 import { onDailyRowPut, onDailyRowRemove } from './search/index-hooks.ts';

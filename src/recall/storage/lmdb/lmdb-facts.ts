@@ -1,6 +1,6 @@
-import { factSeq, type FactEntry } from '../../facts/fact-entry.ts';
+import { factSeq, type FactEntry } from '../../records/fact-entry.ts';
 import type { FactsChange, FactsState, WriteGuard } from '../recall-store.ts';
-import type { LongTermRecord } from '../records.ts';
+import type { LongTermRecord } from '../../records/records.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import { embedFactEnded, embedFactWritten } from './embeddings/embed-hooks.ts';
 import type { LmdbContext } from './lmdb-context.ts';

@@ -30,7 +30,7 @@ import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from '
 import { putSessionDoc } from './session-docs.ts';
 import { cutShortSessions, listCutShortSessions, sessionEntry, userSessions } from './sessions-index.ts';
 import { eraseUserData } from './user-erasure.ts';
-import { cosineWith, encodeVector, textHash } from '../../embeddings/vector-codec.ts';
+import { cosineWith, encodeVector, textHash } from '../../search/vector-codec.ts';
 import { docRef } from '../../search/doc-numbers.ts';
 import type { RankedFilters } from '../../search/rank-filters.ts';
 import type { Key } from 'lmdb';

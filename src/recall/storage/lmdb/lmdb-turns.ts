@@ -5,7 +5,7 @@ import type { AppendOptions } from '../../../memory/contract/message-log.ts';
 import type { StoredMessage } from '../../../message.ts';
 import { summaryConversationId } from '../../../provider/summary-record.ts';
 import { sessionConversationId } from '../../recall-ids.ts';
-import type { SessionEntry, TurnKeyRecord } from '../records.ts';
+import type { SessionEntry, TurnKeyRecord } from '../../records/records.ts';
 import type { TurnAppend, TurnAppended, WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import { catchUpDaily, forgetMirror, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from './daily-mirror.ts';

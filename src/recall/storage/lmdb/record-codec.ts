@@ -1,6 +1,6 @@
-import type { FactEntry, FactSource } from '../../facts/fact-entry.ts';
+import type { FactEntry, FactSource } from '../../records/fact-entry.ts';
 import type { Job } from '../job-queue.ts';
-import type { DailyRecord, LogRecord, LongTermRecord, NewDailyRecord, NewLogRecord, SessionEntry } from '../records.ts';
+import type { DailyRecord, LogRecord, LongTermRecord, NewDailyRecord, NewLogRecord, SessionEntry } from '../../records/records.ts';
 import type { DailyValue, LogValue, LongTermValue, StoredExtractionJob, StoredFact, StoredSession } from './recall-dbs.ts';
 
 /**

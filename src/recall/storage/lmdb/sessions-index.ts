@@ -1,4 +1,4 @@
-import type { SessionEntry } from '../records.ts';
+import type { SessionEntry } from '../../records/records.ts';
 import { commit, HIGH, nextCounter, type RecallDbs, type StoredSession } from './recall-dbs.ts';
 import type { LmdbContext } from './lmdb-context.ts';
 import { toSessionEntry } from './record-codec.ts';

@@ -7,7 +7,7 @@ import { topK } from '../../../search/top-k.ts';
 import type { LongTermValue } from '../recall-dbs.ts';
 import { docRecord, docRow, type RowReader } from '../search/doc-rows.ts';
 import type { ItemKey } from './embed-dbs.ts';
-import { cosineWith, textHash, vectorHash } from '../../../embeddings/vector-codec.ts';
+import { cosineWith, textHash, vectorHash } from '../../../search/vector-codec.ts';
 import { matrixScores, type UserMatrix } from './vector-cache.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { StoredMessage } from '../../../../message.ts';
-import type { DailyRecord } from '../../records.ts';
+import type { DailyRecord } from '../../../records/records.ts';
 
 /** A keyword search handed to a pool worker. Workers only read; LMDB writes never go there. */
 export type SearchJob =

@@ -4,7 +4,7 @@ import { Piscina } from 'piscina';
 import { SearchPoolClosedError } from '../../../recall-errors.ts';
 import { fromSources, packageFile, requireHere } from '../../../../module-location.ts';
 import type { StoredMessage } from '../../../../message.ts';
-import type { DailyRecord } from '../../records.ts';
+import type { DailyRecord } from '../../../records/records.ts';
 import type { RankedDoc } from '../../recall-store.ts';
 import type { SearchJob } from './search-job.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';

@@ -1,7 +1,7 @@
 import { open, type RootDatabase } from 'lmdb';
 import { MESSAGES_DB } from '../../../../memory/lmdb/lmdb-table.ts';
 import type { StoredMessage } from '../../../../message.ts';
-import type { DailyRecord } from '../../records.ts';
+import type { DailyRecord } from '../../../records/records.ts';
 import type { RankedDoc } from '../../recall-store.ts';
 import { DB_NAMES, openRawText, type DailyValue } from '../recall-dbs.ts';
 import type { SearchJob } from './search-job.ts';

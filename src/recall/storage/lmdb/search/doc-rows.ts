@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import { isCalendarDay } from '../../../rows/calendar-day.ts';
-import type { NewDailyRecord } from '../../records.ts';
+import type { NewDailyRecord } from '../../../records/records.ts';
 import type { DailyValue } from '../recall-dbs.ts';
 import { toDailyRecord } from '../record-codec.ts';
 import type { DocRef } from '../../../search/doc-numbers.ts';

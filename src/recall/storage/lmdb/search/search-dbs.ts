@@ -1,5 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { DailyValue } from '../recall-dbs.ts';
+import type { DailyValue } from '../stored-values.ts';
 
 /**
  * The named LMDB databases of the ranked index, in the recall environment. Every key starts

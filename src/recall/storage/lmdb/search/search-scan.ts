@@ -1,7 +1,7 @@
 import type { Database, Key, RootDatabase } from 'lmdb';
 import type { JsonObject, Message, StoredMessage } from '../../../../message.ts';
 import { clampLimit, normalizeKeyword } from '../../../search/keyword-search.ts';
-import type { DailyRecord } from '../../records.ts';
+import type { DailyRecord } from '../../../records/records.ts';
 import { HIGH, type DailyValue } from '../recall-dbs.ts';
 import { toDailyRecord } from '../record-codec.ts';
 import { textContent } from '../../../rows/session-row.ts';

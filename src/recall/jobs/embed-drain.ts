@@ -1,13 +1,14 @@
 import { errorRecord, type ErrorRecord } from '../../errors.ts';
 import { systemWallClock, type WallClock } from '../../wall-clock.ts';
-import { createJobWorker, type JobOutcome } from '../jobs/job-worker.ts';
+import { createJobWorker, type JobOutcome } from './job-worker.ts';
 import type { LeasedJob } from '../storage/job-queue.ts';
 import type { RecallStore, VectorWrite } from '../storage/recall-store.ts';
-import { EmbeddingsError } from './embedding-errors.ts';
-import { createEmbeddingsClient, type EmbeddingsClient } from './embeddings-client.ts';
-import type { ResolvedEmbeddingsOptions } from './embeddings-options.ts';
-import { realTiming, tokenBucket, type Timing } from './rate-limiter.ts';
-import { textHash } from './vector-codec.ts';
+import { EmbeddingsError } from '../embeddings/embedding-errors.ts';
+import { createEmbeddingsClient, type EmbeddingsClient } from '../embeddings/embeddings-client.ts';
+import type { ResolvedEmbeddingsOptions } from '../embeddings/embeddings-options.ts';
+import { realTiming, tokenBucket, type Timing } from '../embeddings/rate-limiter.ts';
+import { textHash } from '../search/vector-codec.ts';
+import type { DrainStatus, EmbeddingDrain } from '../embeddings/embedding-drain.ts';
 
 /**
  * The background drain of the `embed` jobs (the job worker, jobs/job-worker.ts): up to
@@ -41,21 +42,7 @@ export interface EmbeddingDrainOptions {
   onCrash?: (error: unknown) => void;
 }
 
-export interface DrainStatus {
-  /** Requests sent, failed requests among them, vectors stored, since this drain started. */
-  requests: number;
-  failures: number;
-  embedded: number;
-}
-
-export interface EmbeddingDrain {
-  kick(): void;
-  /** Resolves once nothing is due (every item embedded, gone, dead or waiting for a retry). */
-  idle(): Promise<void>;
-  status(): DrainStatus;
-  /** Stops after the request in flight (its answer is not stored); resolves when stopped. */
-  close(): Promise<void>;
-}
+export type { DrainStatus, EmbeddingDrain };
 
 const MAX_BACKOFF_MS = 60_000;
 

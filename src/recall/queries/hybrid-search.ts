@@ -2,11 +2,11 @@ import { errorRecord } from '../../errors.ts';
 import { loadFacts } from '../facts/facts-view.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { dailyDoc, longTermDoc, sessionDoc } from '../search/doc-numbers.ts';
-import { filtersOf, queryTerms, searchRanked, validateSearch, type SearchInput } from '../search/ranked-search.ts';
+import { filtersOf, queryTerms, searchRanked, validateSearch, type SearchInput } from './ranked-search.ts';
 import { hitOf, type SearchHit } from '../search/search-hit.ts';
-import { reciprocalRankFusion } from './rrf.ts';
+import { reciprocalRankFusion } from '../search/rrf.ts';
 import type { SearchResult } from './search-result.ts';
-import { unit } from './vector-codec.ts';
+import { unit } from '../search/vector-codec.ts';
 
 /**
  * `recall.search` with or without embeddings.

@@ -3,9 +3,11 @@ import { isCalendarDay } from '../rows/calendar-day.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertSessionId, assertUserId } from '../recall-ids.ts';
 import { loadFacts } from '../facts/facts-view.ts';
-import type { RankedFilters } from './rank-filters.ts';
-import { hitOf, type SearchHit } from './search-hit.ts';
-import { tokenize } from './tokenizer.ts';
+import type { RankedFilters } from '../search/rank-filters.ts';
+import { hitOf, type SearchHit } from '../search/search-hit.ts';
+import { queryTerms } from '../search/documents.ts';
+
+export { queryTerms };
 
 /**
  * `recall.search`: ranked recall across all of a user's sessions, days and long-term memory.
@@ -72,11 +74,6 @@ export interface RankedQuery extends RankedFilters {
   userId: string;
   query: string;
   limit: number;
-}
-
-/** The distinct terms of a query, in order. */
-export function queryTerms(query: string): string[] {
-  return [...new Set(tokenize(query))];
 }
 
 export function filtersOf(q: RankedFilters): RankedFilters {

@@ -1,11 +1,11 @@
 import { errorRecord, InvalidInputError, type ErrorRecord } from '../../errors.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
-import { createJobWorker, type JobWorker, type RetryOptions } from '../jobs/job-worker.ts';
+import { createJobWorker, type JobWorker, type RetryOptions } from './job-worker.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import type { UserGate } from '../user-gate.ts';
-import type { FactSource } from './fact-entry.ts';
-import { extractFacts } from './fact-extraction.ts';
-import { rememberFact } from './facts-service.ts';
+import type { FactSource } from '../records/fact-entry.ts';
+import { extractFacts } from '../facts/fact-extraction.ts';
+import { rememberFact } from '../facts/facts-service.ts';
 
 /**
  * Fact extraction in the background: the job worker (jobs/job-worker.ts) on the `extract`

@@ -1,7 +1,7 @@
 import type { RecallStore } from '../storage/recall-store.ts';
-import type { FactSemantic } from '../facts/rank-facts.ts';
-import type { EmbeddingsClient } from './embeddings-client.ts';
-import { unit } from './vector-codec.ts';
+import type { FactSemantic } from './rank-facts.ts';
+import type { EmbeddingsClient } from '../embeddings/embeddings-client.ts';
+import { unit } from '../search/vector-codec.ts';
 
 /**
  * The vector half of ranking long-term facts (facts/rank-facts.ts): the query's embedding

@@ -1,10 +1,10 @@
 import { defineTool, type Tool } from '../../kernel/tool.ts';
 import type { JsonObject, JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
-import type { SearchHit } from './search-hit.ts';
+import type { SearchHit } from '../search/search-hit.ts';
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
-import { TOOL_TEXTS } from '../chat/tool-texts.ts';
-import type { SearchResult } from '../embeddings/search-result.ts';
+import { TOOL_TEXTS } from './tool-texts.ts';
+import type { SearchResult } from '../queries/search-result.ts';
 
 /**
  * `search_memory`, the model's ranked recall (beside the demo's six tools, which keep their
