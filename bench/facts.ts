@@ -19,6 +19,7 @@
  * Run: `npx tsx bench/facts.ts [--quick]` (quick: 10 users, up to 1 000 entries). Prints a
  * table and writes bench/results/facts.json.
  */
+import { lmdbRecall } from './support/lmdb-recall.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,7 +69,7 @@ interface Counts {
 function open(dir: string): { recall: Recall; close(): Promise<void> } {
   const env = acquireEnvironment(dir, { noSync: true });
   const memory = createLmdbStore({ path: dir });
-  const recall = createRecall({ memory, env, memoryInEnv: true, timeZone: 'UTC' });
+  const recall = lmdbRecall({ memory, env, timeZone: 'UTC' });
   return {
     recall,
     async close() {
@@ -183,7 +184,7 @@ async function injectedTokens(recall: Recall): Promise<{ entries: number; inject
     for (let t = 0; t < turns; t++) {
       await recall.chat({ userId: user, sessionId: `s${size}-${t}`, message: `what about item${(size * 7 + t) % size} in cat${t}?` });
       const log = (await recall.dialogueLog(user, `s${size}-${t}`)).at(-1)!;
-      injected = Math.max(injected, count(log.memory_context.split('[LONG_TERM]\n')[1] ?? ''));
+      injected = Math.max(injected, count(log.memoryContext.split('[LONG_TERM]\n')[1] ?? ''));
     }
     out.push({ entries: size, injected, wholeDocument: count(await recall.getLongTerm(user)) });
   }

@@ -16,6 +16,7 @@
  * Run: `npx tsx bench/hybrid-search.ts [--size 20000] [--dims 256]`. Prints a table, writes
  * bench/results/hybrid-search.json.
  */
+import { lmdbRecall } from './support/lmdb-recall.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,11 +49,10 @@ async function main(): Promise<void> {
   const stub = await startEmbeddingsStub({ dims: DIMS });
   const env = acquireEnvironment(dir, { noSync: true });
   const memory = createLmdbStore({ path: dir });
-  const bm25 = createRecall({ memory, env, memoryInEnv: true });
-  const hybrid = createRecall({
+  const bm25 = lmdbRecall({ memory, env, });
+  const hybrid = lmdbRecall({
     memory,
     env,
-    memoryInEnv: true,
     embeddings: { baseURL: stub.baseURL, apiKey: 'k', model: 'stub', requestsPerMinute: 1e9, burst: 1e6, retryBaseMs: 1 },
   });
   try {

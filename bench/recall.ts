@@ -17,6 +17,7 @@
  *
  * Run: `npx tsx bench/recall.ts [--quick]`. Prints a table and writes bench/results/recall.json.
  */
+import { lmdbRecall } from './support/lmdb-recall.ts';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { median } from './suite/stats.ts';
 import { makeTempDir } from './suite/temp-dir.ts';
@@ -145,8 +146,8 @@ async function benchSize(n: number): Promise<Figure[]> {
     const env = acquireEnvironment(dir, { noSync: true });
     const store = createLmdbStore({ path: dir });
     const pool = createSearchPool({ maxThreads: 1 });
-    const inline: Recall = createRecall({ memory: store, env, memoryInEnv: true });
-    const pooled: Recall = createRecall({ memory: store, env, memoryInEnv: true, pool, poolThreshold: 0 });
+    const inline: Recall = lmdbRecall({ memory: store, env, });
+    const pooled: Recall = lmdbRecall({ memory: store, env, pool, poolThreshold: 0 });
     const dbs = openRecallDbs(env);
     const messages = {
       json: env.root.openDB<RawSessionRecord, [string, number]>(MESSAGES_DB, { encoding: 'json' }),

@@ -21,6 +21,7 @@
  *
  * Run: `npx tsx bench/search-rank.ts [--size 1000000]`. Prints a table, writes bench/results/search-rank.json.
  */
+import { lmdbRecall } from './support/lmdb-recall.ts';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,8 @@ import { createLmdbStore } from '../src/memory/lmdb/lmdb-store.ts';
 import { createRecall } from '../src/recall/index.ts';
 import { putDailyRow } from '../src/recall/storage/lmdb/daily-store.ts';
 import { commit, openRecallDbs } from '../src/recall/storage/lmdb/recall-dbs.ts';
-import { rankedSearch } from '../src/recall/storage/lmdb/search/bm25-query.ts';
+import { rankedDocs } from '../src/recall/storage/lmdb/search/bm25-query.ts';
+import { queryTerms } from '../src/recall/search/documents.ts';
 import { tokenize, tokenizeWithSegmenter } from '../src/recall/search/tokenizer.ts';
 import { Samples, type LatencySummary } from './suite/stats.ts';
 import { searchCorpus } from './suite/search-corpus.ts';
@@ -56,7 +58,7 @@ async function chatTurns(): Promise<{ indexed: number; unindexed: number }> {
   const dir = makeTempDir('turns');
   const env = acquireEnvironment(dir);
   const memory = createLmdbStore({ path: dir });
-  const recall = createRecall({ memory, env, memoryInEnv: true, timeZone: 'UTC' });
+  const recall = lmdbRecall({ memory, env, timeZone: 'UTC' });
   const dbs = openRecallDbs(env);
   await commit(dbs, () => dbs.counters.put(['off', 'daily-rows'], 1)); // rows from before the index: not live
   const run = async (user: string) => {
@@ -141,12 +143,12 @@ async function main(): Promise<void> {
     queries.forEach((q, i) => {
       const kind = i < 200 ? 'mid' : 'rare';
       let s = performance.now();
-      const hits = rankedSearch(dbs, { userId: USER, query: q, limit: 10 });
+      const hits = rankedDocs(dbs, { userId: USER, terms: queryTerms(q), filters: {}, limit: 10 });
       if (round === 1) mnemo[kind].add(performance.now() - s);
       s = performance.now();
       const rows = ftsQuery.all(q.split(' ').map((w) => `"${w}"`).join(' OR ')) as { rowid: number }[];
       if (round === 1) fts[kind].add(performance.now() - s);
-      if (round === 1 && hits[0] && rows[0] && hits[0].messageId === rows[0].rowid) agree++;
+      if (round === 1 && hits[0]?.row && rows[0] && (hits[0].row.sessionMessageId ?? hits[0].row.id) === rows[0].rowid) agree++;
     });
   }
 

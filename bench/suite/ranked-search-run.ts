@@ -20,7 +20,8 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import MiniSearch from 'minisearch';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
-import { rankedSearch } from '../../src/recall/storage/lmdb/search/bm25-query.ts';
+import { rankedDocs } from '../../src/recall/storage/lmdb/search/bm25-query.ts';
+import { queryTerms } from '../../src/recall/search/documents.ts';
 import { rebuildUserIndex } from '../../src/recall/storage/lmdb/search/rebuild.ts';
 import type { SearchDbs } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
 import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
@@ -121,7 +122,7 @@ export async function runRankedSearch(size: number, perClass: number, log: (line
       texts.length = 0;
 
       const run: Record<Engine, (q: string) => number> = {
-        mnemo: (q) => rankedSearch(dbs, { userId: USER, query: q, limit: 10 }).length,
+        mnemo: (q) => rankedDocs(dbs, { userId: USER, terms: queryTerms(q), filters: {}, limit: 10 }).length,
         fts5: (q) => (ftsQuery.all(q.split(' ').map((w) => `"${w}"`).join(' OR ')) as unknown[]).length,
         minisearch: (q) => mini.search(q).slice(0, 10).length,
       };

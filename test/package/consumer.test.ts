@@ -74,7 +74,7 @@ describe('the packed package in a fresh project', { timeout: 240_000 }, () => {
     expect(files).toContain('dist/esm/src/index.js.map');
     // No declaration maps: they would point at src/*.ts, which the package does not ship.
     expect(files).not.toContain('dist/esm/src/index.d.ts.map');
-    expect(files).toContain('dist/esm/src/recall/search/search-worker.js');
+    expect(files).toContain('dist/esm/src/recall/storage/lmdb/pool/search-worker.js');
     expect(files).toContain('dist/esm/src/server/public/index.html');
     expect(files).toContain('dist/cjs/index.js');
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
@@ -110,7 +110,7 @@ await runtime.stop();
 const pool = createSearchPool({ maxThreads: 1 });
 const hits = await pool.run({ kind: 'session', path: dir, conversationId: 's1', keyword: 'needle', limit: 5 });
 await pool.close();
-console.log(JSON.stringify({ got, hits: hits.map((h) => h.content), error: typeof MnemoError }));
+console.log(JSON.stringify({ got, hits: hits.map((h) => h.message.content), error: typeof MnemoError }));
 `,
     );
     expect(JSON.parse(node(['esm.mjs']))).toEqual({

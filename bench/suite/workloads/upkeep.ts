@@ -1,8 +1,9 @@
+import { lmdbRecall } from '../../support/lmdb-recall.ts';
 import { performance } from 'node:perf_hooks';
 import { acquireEnvironment } from '../../../src/memory/lmdb/lmdb-environment.ts';
 import { createLmdbStore } from '../../../src/memory/lmdb/lmdb-store.ts';
 import { createRecall } from '../../../src/recall/index.ts';
-import { dailyRowText } from '../../../src/recall/storage/lmdb/search/search-index.ts';
+import { storedRowText as dailyRowText } from '../../../src/recall/storage/lmdb/search/search-index.ts';
 import { commit, HIGH, openRecallDbs } from '../../../src/recall/storage/lmdb/recall-dbs.ts';
 import { searchDbBytes } from '../ranked-search-run.ts';
 import { searchCorpus } from '../search-corpus.ts';
@@ -31,7 +32,7 @@ export const upkeepWorkload: Workload = {
     const m = await withTempDir('upkeep', async (dir) => {
       const env = acquireEnvironment(dir);
       const memory = createLmdbStore({ path: dir });
-      const recall = createRecall({ memory, env, memoryInEnv: true, timeZone: 'UTC' });
+      const recall = lmdbRecall({ memory, env, timeZone: 'UTC' });
       const dbs = openRecallDbs(env);
       try {
         await commit(dbs, () => dbs.counters.put(['off', 'daily-rows'], 1)); // not live: no index

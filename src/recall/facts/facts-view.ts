@@ -27,8 +27,8 @@ export interface FactsView {
   /** Current entries by seq, in creation order. */
   readonly current: ReadonlyMap<number, CachedFact>;
   readonly nextSeq: number;
-  readonly doc?: DocTemplate;
-  readonly longTerm?: LongTermRecord;
+  readonly doc?: DocTemplate | undefined;
+  readonly longTerm?: LongTermRecord | undefined;
   /** For each template reference that is not current: its current successor's seq, if any. */
   readonly successors: ReadonlyMap<number, number | undefined>;
 }
