@@ -89,7 +89,7 @@ describe('PostgreSQL erasure', () => {
     const store = open('erase_user');
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-erase-'));
     const env = acquireEnvironment(dir, { noSync: true });
-    const recall = createRecall({ memory: store, env, clock: manualClock(), timeZone: ZONE });
+    const recall = createRecall({ memory: store, env, clock: manualClock(), timeZone: ZONE } as never);
     db.cleanup(async () => {
       await recall.close();
       await env.release();
