@@ -3,7 +3,7 @@
  *
  *   npx tsx examples/supervised-worker.ts
  */
-import { call, cast, genServer, monitor, start, startSupervisor, stop, whereis } from '../src/index.ts';
+import { call, cast, genServer, monitor, start, startSupervisor, stop, whereis } from '../src/otp/index.ts';
 
 type Request = { type: 'get' };
 type Command = { type: 'add'; n: number } | { type: 'crash' };

@@ -1,113 +1,163 @@
 /**
- * Mnemo's public surface. Everything a user imports comes from here (and test kits from
- * `mnemo/testing`). Layers, bottom up: otp → memory → provider → kernel → agent → recall →
- * server; `llm` stands beside kernel and agent.
+ * Mnemo's root entry: what an application starts with. The runtime and its stores, agents
+ * with memory over the kernel, the layered memory (recall), the model services, and the
+ * errors users catch. Everything else has an entry of its own:
+ *
+ * - `mnemo/otp`: the runtime primitives (processes, calls, monitors, supervisors, applications);
+ * - `mnemo/server`: the HTTP API and chat page;
+ * - `mnemo/postgres`: the PostgreSQL stores;
+ * - `mnemo/langgraph`: a LangGraph.js checkpointer and store;
+ * - `mnemo/testing`: the contract suites and fault injection, for your own stores and tests.
+ *
+ * Importing this entry loads the runtime, the memory and recall; the HTTP server, PostgreSQL's
+ * driver, the OpenAI client and the o200k tokenizer load when first used.
  */
 
-// Errors: one hierarchy, stable codes.
+// Errors: one hierarchy, stable codes (every layer's errors a user may catch).
 export { MnemoError, InvalidInputError, type InvalidInputCode, type ErrorRecord } from './errors.ts';
-export { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from './language.ts';
+export { StorageError, type StorageErrorCode } from './memory/contract/memory-errors.ts';
+export { ForkError, type ForkErrorCode } from './memory/contract/fork.ts';
+export { LlmError, type LlmErrorCode } from './llm/llm-errors.ts';
+export { MaxToolCallsError, MaxToolIterationsError, NoLlmServiceError, ToolNotFoundError } from './kernel/kernel-errors.ts';
+export { InvalidMemoryConfigError } from './provider/provider-errors.ts';
+export { SummaryFailedError } from './provider/summary-errors.ts';
+export {
+  RecallClosedError,
+  RecallLimitError,
+  RecallUnavailableError,
+  UserErasingError,
+  TurnInterruptedError,
+  FactConflictError,
+  FactNotFoundError,
+  StaleWriteError,
+  type RecallLimitCode,
+} from './recall/index.ts';
 
-// The runtime and its supervision tree.
-export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVERSATIONS } from './runtime.ts';
+// The runtime: its supervision tree, the default store, compaction.
+export { startRuntime } from './runtime.ts';
 export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeRetention, RuntimeStorage, RuntimeHealth } from './runtime.ts';
 export type { WriteObserver } from './memory/runtime/write-queue.ts';
 export type { OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
-export { compactDataDir, COMPACTION_STEPS } from './memory/lmdb/lmdb-environment.ts';
-export type { CompactionReport, CompactionStep } from './memory/lmdb/lmdb-environment.ts';
 export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
+export { compactDataDir, type CompactionReport } from './memory/lmdb/lmdb-environment.ts';
+export { defaultMemory } from './memory/runtime/default-memory.ts';
 
-// OTP: processes, calls, monitors, registry, supervisors, applications. (Its `Message`, a
-// process message, is shadowed below by the chat message type, the one users mean.)
-export * from './otp/index.ts';
+// Messages and the store layer (beamai's ChatMemory).
+export type {
+  Message,
+  SystemMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolMessage,
+  ToolCall,
+  ContentBlock,
+  ContentPart,
+  Role,
+  Meta,
+  JsonValue,
+  JsonObject,
+  StoredMessage,
+} from './message.ts';
+export type { ChatMemory } from './memory/contract/chat-memory.ts';
+export type { MessageLog, NewEntry, RangeQuery } from './memory/contract/message-log.ts';
+export type { AppendOptions } from './memory/contract/idempotency.ts';
+export { createInMemoryStore, type InMemoryStoreOptions } from './memory/in-memory/in-memory-store.ts';
+export { createLmdbStore, type LmdbStore, type LmdbStoreOptions } from './memory/lmdb/lmdb-store.ts';
+export type { LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
+export type { ClosableLog } from './memory/standalone-log.ts';
 
-// Store layer (beamai's ChatMemory).
-export * from './memory/index.ts';
-export type { Message } from './memory/index.ts';
+// Policy layer: what of a conversation a model sees.
+export type { MemoryProvider } from './provider/memory-provider.ts';
+export { defaultProvider } from './provider/default-provider.ts';
+export { safeWindow } from './provider/safe-window.ts';
+export { tokenWindowProvider, type TokenWindowOptions } from './provider/token-window-provider.ts';
+export { summaryProvider, type SummaryProvider, type SummaryProviderOptions } from './provider/summary-provider.ts';
+export { createSummarizer, type Summarizer, type SummarizerOptions } from './provider/summarizer.ts';
+export type { SummaryRecord, SummaryProvenance } from './provider/summary-record.ts';
+export type { TokenCounter } from './provider/token-counter.ts';
 
-export {
-  createPostgresStore,
-  StorageUnavailableError,
-  DEFAULT_POSTGRES_SCHEMA,
-  type PostgresStore,
-  type PostgresStoreOptions,
-  type PostgresConnectionOption,
-  type PostgresOperation,
-} from './memory/postgres/index.ts';
+// Kernel, tools and agents.
+export { createKernel } from './kernel/kernel.ts';
+export type { ChatCallOptions, InvokeOptions, InvokeResult, Kernel, KernelConfig, KernelSettings } from './kernel/kernel-types.ts';
+export { newContext, withConversationId, conversationId, type Context } from './kernel/context.ts';
+export { createFilter } from './kernel/filter.ts';
+export type { Around, ChatRequest, ChatResponse, Filter, FilterHooks, Next, Phase, ToolRequest, ToolResponse } from './kernel/filter.ts';
+export { memoryFilter, type MemoryFilterOptions } from './kernel/memory-filter.ts';
+export { systemPromptFilter } from './kernel/system-prompt-filter.ts';
+export { defineTool, type Tool } from './kernel/tool.ts';
+export type { DoneEvent, LoopEvent, StreamEvent, TextEvent, ToolCallEvent, ToolResultEvent } from './kernel/stream-events.ts';
+export { createAgent } from './agent/agent.ts';
+export type { Agent, AgentConfig, AgentRunResult } from './agent/agent.ts';
+export type { MemoryConfig } from './agent/memory-config.ts';
 
-// Policy layer, kernel, agent, LLM services.
-export * from './provider/index.ts';
-export * from './kernel/index.ts';
-export * from './agent/index.ts';
-export * from './llm/index.ts';
+// Model services.
+export type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent, ToolChoice, ToolSpec, Usage } from './llm/llm-service.ts';
+export { fallbackLlm } from './llm/fallback-llm.ts';
+export { openAICompatible, type OpenAICompatibleOptions } from './llm/openai-compatible.ts';
+export { llmFromEnv } from './llm/llm-from-env.ts';
+export type { Language } from './language.ts';
 
-// Layered memory of the Agent Memory Demo.
+// The layered memory of the Agent Memory Demo.
 export {
   createRecall,
+  createLmdbRecallStore,
   createSearchPool,
   createMemoryTools,
-  buildSystemPrompt,
-  buildPromptContext,
   newSessionId,
-  RecallClosedError,
-  RecallUnavailableError,
-  TurnInterruptedError,
-  SearchPoolClosedError,
-  UserErasingError,
-  RecallLimitError,
-  DEFAULT_RECALL_LIMITS,
   sessionConversationId,
-  MEMORY_TOOL_NAMES,
-  SEARCH_MEMORY_TOOL,
-  FACT_TOOL_NAMES,
-  FactConflictError,
-  FactNotFoundError,
-  DEFAULT_LONG_TERM_TOKENS,
-  DEFAULT_EXTRACTION_RETRY,
-  RECALL_DB_NAMES,
-  UNTITLED,
 } from './recall/index.ts';
 export type {
   Recall,
   RecallOptions,
+  RecallSummaryOptions,
+  RecallLimits,
   SupervisedRecall,
+  RecallStore,
+  LmdbRecallStoreOptions,
   ChatInput,
   ChatResult,
   ChatStreamEvent,
   SessionRow,
   DailyRow,
   ToolCallView,
+  RowError,
   SessionSummary,
+  SessionsPage,
+  SessionRowsPage,
+  SessionRowsQuery,
   LongTermVersion,
+  DialogueLogRow,
   FactEntry,
   FactSource,
+  FactOrigin,
   FactVerdict,
   FactWrite,
   RankedFact,
+  RankOptions,
   RememberInput,
   ExtractionRetryOptions,
   ExtractionStatus,
   DeadExtraction,
-  DialogueLogRow,
   SearchSessionQuery,
   SearchDailyQuery,
   SessionWindowQuery,
   DailyWindowQuery,
   SearchInput,
   SearchHit,
+  SearchResult,
+  Ranking,
   SearchPool,
   SearchPoolOptions,
+  EmbeddingsOptions,
+  EmbeddingsStatus,
   ExportOptions,
   ExportReport,
   ImportOptions,
   ImportReport,
-  RecallSummaryOptions,
   ErasureReport,
-  RecallLimits,
-  RecallLimitCode,
   EraseUserOptions,
+  FactsErrorHandler,
+  MemoryToolBackend,
+  FactTarget,
 } from './recall/index.ts';
-
-// HTTP API and chat page.
-export { createServer, startServer, createServerMetrics } from './server/index.ts';
-export type { ServerOptions, RunningServer, ServerMetrics } from './server/index.ts';
+export * from './deprecated.ts';

@@ -28,7 +28,6 @@ import { bindDefaultMemory } from './memory/runtime/default-memory.ts';
 import type { FaultInjector } from './memory/runtime/fault-injector.ts';
 import { acquireEnvironment, type LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
 import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
-import { createPostgresStore } from './memory/postgres/index.ts';
 import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
 import type { ClosableLog } from './memory/standalone-log.ts';
 import { StorageError } from './memory/contract/memory-errors.ts';
@@ -242,7 +241,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         : typeof storageOption === 'object' && storageOption !== null && 'store' in storageOption
           ? { kind: 'custom', store: storageOption.store }
           : typeof storageOption === 'object' && storageOption !== null && typeof storageOption.postgres === 'string'
-            ? { kind: 'custom', store: (ownedStore = createPostgresStore({ connectionString: storageOption.postgres })) }
+            ? { kind: 'custom', store: (ownedStore = (await import('./memory/postgres/index.ts')).createPostgresStore({ connectionString: storageOption.postgres })) }
             : invalidStorage();
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   const wallClock = options.wallClock ?? systemWallClock;

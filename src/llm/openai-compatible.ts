@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -37,13 +37,20 @@ export interface OpenAICompatibleOptions {
  * `stream` is the same call with `stream: true` (see below).
  */
 export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    // Omitted, not null, when unset: null would turn off the client's own OPENAI_BASE_URL default.
-    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-    maxRetries: options.maxRetries ?? 2,
-    timeout: options.timeoutMs ?? 60_000,
-  });
+  // The client (and the `openai` package) is loaded at the first call: an application that
+  // never calls the model does not pay for it.
+  let client: Promise<OpenAI> | undefined;
+  const clientOf = (): Promise<OpenAI> =>
+    (client ??= loadOpenAI().then(
+      (OpenAIClient) =>
+        new OpenAIClient({
+          apiKey: options.apiKey,
+          // Omitted, not null, when unset: null would turn off the client's own OPENAI_BASE_URL default.
+          ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+          maxRetries: options.maxRetries ?? 2,
+          timeout: options.timeoutMs ?? 60_000,
+        }),
+    ));
   const requestBody = (messages: readonly Message[], chatOptions: ChatOptions): ChatCompletionCreateParamsNonStreaming => {
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: options.model,
@@ -64,9 +71,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
     async chat(messages, chatOptions: ChatOptions = {}): Promise<LlmResponse> {
       let completion: ChatCompletion;
       try {
-        completion = await client.chat.completions.create(requestBody(messages, chatOptions), { signal: chatOptions.signal });
+        completion = await (await clientOf()).chat.completions.create(requestBody(messages, chatOptions), { signal: chatOptions.signal });
       } catch (err) {
-        throw toLlmError(err);
+        throw toLlmError(err, await loadOpenAI());
       }
       return fromCompletion(completion);
     },
@@ -83,9 +90,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
       const signal = chatOptions.signal;
       let chunks: AsyncIterable<ChatCompletionChunk>;
       try {
-        chunks = await client.chat.completions.create(body, { signal });
+        chunks = await (await clientOf()).chat.completions.create(body, { signal });
       } catch (err) {
-        throw toLlmError(err);
+        throw toLlmError(err, await loadOpenAI());
       }
       const calls = new ToolCallAssembler();
       let content: string | null = null;
@@ -110,7 +117,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
           if (choice.finish_reason) finishReason = choice.finish_reason;
         }
       } catch (err) {
-        throw toLlmError(err);
+        throw toLlmError(err, await loadOpenAI());
       }
       // The client ends an aborted stream quietly, as if it were complete: it is not.
       if (signal?.aborted) throw new LlmError('llm_aborted', 'the call was aborted', { cause: signal.reason });
@@ -212,7 +219,14 @@ function fromCompletion(completion: ChatCompletion): LlmResponse {
   return response;
 }
 
-function toLlmError(err: unknown): LlmError {
+let openAIModule: Promise<typeof OpenAI> | undefined;
+
+/** The `openai` package's client class, imported once, when first needed. */
+function loadOpenAI(): Promise<typeof OpenAI> {
+  return (openAIModule ??= import('openai').then((m) => m.default));
+}
+
+function toLlmError(err: unknown, OpenAI: typeof import('openai').default): LlmError {
   if (err instanceof LlmError) return err;
   const message = err instanceof Error ? err.message : String(err);
   // Order matters: the timeout and abort errors are subclasses of the connection error.

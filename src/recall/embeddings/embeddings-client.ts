@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { EmbeddingsError } from './embedding-errors.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings-options.ts';
 
@@ -16,19 +16,25 @@ export interface EmbeddingsClient {
 }
 
 export function createEmbeddingsClient(options: ResolvedEmbeddingsOptions): EmbeddingsClient {
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-    maxRetries: 0,
-    timeout: options.timeoutMs,
-  });
+  // Made at the first request: the `openai` package loads only when embeddings are used.
+  let client: Promise<OpenAI> | undefined;
+  const clientOf = () =>
+    (client ??= import('openai').then(
+      ({ default: OpenAIClient }) =>
+        new OpenAIClient({
+          apiKey: options.apiKey,
+          ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+          maxRetries: 0,
+          timeout: options.timeoutMs,
+        }),
+    ));
   return {
     model: options.model,
     async embed(texts, signal) {
       if (texts.length === 0) return [];
       let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
       try {
-        answer = await client.embeddings.create(
+        answer = await (await clientOf()).embeddings.create(
           {
             model: options.model,
             input: [...texts],
@@ -38,7 +44,7 @@ export function createEmbeddingsClient(options: ResolvedEmbeddingsOptions): Embe
           signal === undefined ? {} : { signal },
         );
       } catch (error) {
-        throw toEmbeddingsError(error);
+        throw toEmbeddingsError(error, (await import('openai')).default);
       }
       const data = Array.isArray(answer?.data) ? answer.data : [];
       if (data.length !== texts.length) {
@@ -58,7 +64,7 @@ export function createEmbeddingsClient(options: ResolvedEmbeddingsOptions): Embe
   };
 }
 
-function toEmbeddingsError(error: unknown): EmbeddingsError {
+function toEmbeddingsError(error: unknown, OpenAI: typeof import('openai').default): EmbeddingsError {
   if (error instanceof EmbeddingsError) return error;
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new EmbeddingsError('the embeddings request timed out', true, undefined, { cause: error });
   if (error instanceof OpenAI.APIConnectionError) return new EmbeddingsError(`cannot reach the embeddings endpoint: ${error.message}`, true, undefined, { cause: error });
