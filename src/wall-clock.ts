@@ -1,14 +1,12 @@
-/**
- * Where stores read the time they stamp on records (`StoredMessage.ts`). Milliseconds since the
- * Unix epoch, like `Date.now()`. Tests inject a fixed or stepping clock for reproducible `ts`.
- * (The supervisors' clock in src/otp is monotonic and only measures intervals; this one is
- * calendar time.)
- */
-export interface WallClock {
-  now(): number;
-}
+import { systemClock, type Clock } from './clock.ts';
 
-export const systemWallClock: WallClock = { now: () => Date.now() };
+/**
+ * The calendar time records are stamped with (`StoredMessage.ts`): a `Clock` (src/clock.ts)
+ * reading the Unix epoch in ms; tests inject a fixed or stepping one for reproducible `ts`.
+ */
+export type WallClock = Clock;
+
+export const systemWallClock: WallClock = systemClock;
 
 /** ISO 8601 in the process's local time with its numeric offset: `2026-04-08T19:09:28.123+08:00`.
  * Local, so a day boundary in the daily view is the user's day; the offset makes it absolute. */

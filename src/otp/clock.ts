@@ -1,9 +1,2 @@
-/**
- * Where supervisors read time (restart intensity). Milliseconds, monotonic. Tests pass a fake
- * clock (`{ now: () => t }`) and move `t` instead of sleeping.
- */
-export interface Clock {
-  now(): number;
-}
-
-export const monotonicClock: Clock = { now: () => performance.now() };
+/** The supervisors' clock (restart intensity): monotonic by default (src/clock.ts). */
+export { monotonicClock, type Clock } from '../clock.ts';

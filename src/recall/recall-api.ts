@@ -16,7 +16,8 @@ import type { RememberInput } from './facts/facts-service.ts';
 import type { RankedFact, RankOptions } from './facts/rank-facts.ts';
 import type { FactsErrorHandler } from './recall-deps.ts';
 import type { RecallLimits } from './recall-limits.ts';
-import type { DailyRow, RowError, SessionRow, ToolCallView } from './rows/row-types.ts';
+import type { DailyRow, SessionRow } from './rows/row-types.ts';
+import type { LogRecord } from './records/records.ts';
 import type { SessionsPage, SessionSummary } from './rows/session-list.ts';
 import type { SessionRowsPage, SessionRowsQuery } from './queries/recall-queries.ts';
 import type { SearchInput } from './queries/ranked-search.ts';
@@ -166,17 +167,8 @@ export interface LongTermVersion {
   source: 'remember_note' | 'set' | 'import';
 }
 
-/** One turn of the dialogue log (the Demo's `llm_dialogue.jsonl` row). */
-export interface DialogueLogRow {
-  ts: string;
-  sessionId: string;
-  userMessage: string;
-  assistantReply: string;
-  /** The exact memory context the model was given. */
-  memoryContext: string;
-  toolCalls: ToolCallView[];
-  error?: RowError;
-}
+/** One turn of the dialogue log (the Demo's `llm_dialogue.jsonl` row), as the API gives it. */
+export type DialogueLogRow = Omit<LogRecord, 'seq' | 'imported'>;
 
 export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;

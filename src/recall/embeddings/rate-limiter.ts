@@ -1,3 +1,5 @@
+import { monotonicClock, type Clock } from '../../clock.ts';
+
 /**
  * A token bucket: `perMinute` requests a minute on average, up to `burst` at once after a quiet
  * spell. `take()` resolves when a token is available (waiting on the injected `sleep`), so the
@@ -7,13 +9,13 @@ export interface RateLimiter {
   take(signal?: AbortSignal): Promise<void>;
 }
 
-export interface Timing {
-  now(): number;
+/** A monotonic clock that can also wait: what spaces requests out (tests pass a fake one). */
+export interface Timing extends Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export const realTiming: Timing = {
-  now: () => performance.now(),
+  now: () => monotonicClock.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();
