@@ -120,7 +120,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Node's requestTimeout covers receiving the request only, never the time to answer it,
     // so a long turn is not cut short. Node checks it every connectionsCheckingInterval
     // (30 s by default, which would stretch a short timeout), hence the finer interval.
