@@ -13,7 +13,8 @@ export { startRuntime, DEFAULT_DATA_DIR, DEFAULT_IDLE_MS, DEFAULT_MAX_LIVE_CONVE
 export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeRetention, RuntimeStorage, RuntimeHealth } from './runtime.ts';
 export type { WriteObserver } from './memory/runtime/write-queue.ts';
 export type { OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
-export { compactDataDir, COMPACTION_STEPS } from './memory/lmdb/lmdb-environment.ts';
+export { compactDataDir, COMPACTION_STEPS, type CompactionOptions } from './memory/lmdb/lmdb-environment.ts';
+export type { CopyMethod } from './memory/lmdb/compacting-copy.ts';
 export type { CompactionReport, CompactionStep } from './memory/lmdb/lmdb-environment.ts';
 export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
 
