@@ -39,7 +39,8 @@ export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, Runti
 export type { WriteObserver } from './memory/runtime/write-queue.ts';
 export type { OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
 export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
-export { compactDataDir, type CompactionReport } from './memory/lmdb/lmdb-environment.ts';
+export { compactDataDir, type CompactionReport, type CompactionOptions } from './memory/lmdb/lmdb-environment.ts';
+export type { CopyMethod } from './memory/lmdb/compacting-copy.ts';
 export { defaultMemory } from './memory/runtime/default-memory.ts';
 
 // Messages and the store layer (beamai's ChatMemory).

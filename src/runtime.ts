@@ -9,8 +9,9 @@
  * - `storage`: what the store is built on. With LMDB, layers that keep their own data (the
  *   layered recall memory) open named databases in the same environment with
  *   `storage.openDB(name, options)`, so their writes share commits with the messages.
- * - `compact()`: LMDB's compacting copy swapped in for the data file while writers and readers
- *   wait (online-compaction.ts).
+ * - `compact()`: a compacted copy (LMDB's page copy, or with `{ copy: 'rebuild' }` a rebuild
+ *   that keeps no byte of anything erased) swapped in for the data file while writers and
+ *   readers wait (online-compaction.ts).
  * - `inspect()` / `events`: the live tree and its start/exit/restart/escalate/fatal events.
  * - `liveConversations` / `health()`: for operators' metrics and readiness probes.
  * - `stop()`: stops the tree right to left (conversation actors commit what they hold; the
@@ -27,6 +28,7 @@ import { ConversationRouter } from './memory/runtime/conversation-router.ts';
 import { bindDefaultMemory } from './memory/runtime/default-memory.ts';
 import type { FaultInjector } from './memory/runtime/fault-injector.ts';
 import { acquireEnvironment, type LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
+import type { CopyMethod } from './memory/lmdb/compacting-copy.ts';
 import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
 import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
 import type { ClosableLog } from './memory/standalone-log.ts';
@@ -179,8 +181,12 @@ export interface Runtime extends RuntimeParts {
    */
   health(): Promise<RuntimeHealth>;
   /**
-   * LMDB storage: replaces `data.mdb` with LMDB's compacting copy (free pages, and the bytes of
-   * erased data in them, left behind) while the runtime runs. The children of the tree stop
+   * LMDB storage: replaces `data.mdb` with a compacted copy while the runtime runs. By default
+   * LMDB's compacting copy (`copy: 'pages'`): free pages, and the bytes of erased values in
+   * them, are left behind, but an erased key can stay as a branch page's separator. With
+   * `copy: 'rebuild'` a new environment written entry by entry: no byte of anything erased,
+   * keys included (what `recall.eraseUser(u, { compact: true })` runs); slower, by the number
+   * of entries (README: Retention and erasure). The children of the tree stop
    * (gracefully), the copy is written and swapped in, they start again; meanwhile writes and
    * reads through `memory` and `recall` wait, then succeed (none is refused). Kill-safe at any
    * point: the directory opens with the old file or the new one, every acknowledged write in it.
@@ -190,7 +196,7 @@ export interface Runtime extends RuntimeParts {
    * the environment, `store_closed` once stopping. Call it from outside the tree: a child
    * of the tree awaiting it would wait for its own stop.
    */
-  compact(): Promise<OnlineCompactionReport>;
+  compact(options?: { copy?: CopyMethod }): Promise<OnlineCompactionReport>;
   /** Resolves with the root's exit reason once the tree is gone (stopped, or fatal). */
   readonly exited: Promise<ExitReason>;
   stop(): Promise<void>;
@@ -263,17 +269,21 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
     router,
     ...(options.faults?.compactStep ? { step: (s) => options.faults?.compactStep?.(s) } : {}),
   });
-  const compact = async (): Promise<OnlineCompactionReport> => {
+  const compact = async (how: { copy?: CopyMethod } = {}): Promise<OnlineCompactionReport> => {
     if (kind.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'compaction needs LMDB storage', { option: 'storage' });
     if (stopping !== undefined) throw new StorageError('store_closed', `runtime ${name} is stopped`);
+    if (how.copy !== undefined && how.copy !== 'pages' && how.copy !== 'rebuild') {
+      throw new InvalidInputError('invalid_option', `compact: copy must be 'pages' or 'rebuild', got ${String(how.copy)}`, { option: 'copy' });
+    }
     compacting++;
     try {
-      return await compactions.run();
+      return await compactions.run(how.copy ?? 'pages');
     } finally {
       compacting--;
     }
   };
-  const recallHandle = supervisedRecall(recallSlot, compact);
+  // An erasure's compaction must leave no byte of the user: a rebuild (README: Retention and erasure).
+  const recallHandle = supervisedRecall(recallSlot, () => compact({ copy: 'rebuild' }));
   const recallOptions = options.recall ?? {};
   const recall =
     storage.kind === 'lmdb' && recallOptions !== false

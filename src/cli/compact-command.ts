@@ -1,7 +1,9 @@
 /**
- * `mnemo compact [--data-dir DIR]`: compacts a data directory no process has open. LMDB's
- * compacting copy of `data.mdb` (live pages only: the free pages, and the bytes of erased data
- * in them, are left behind) replaces it, kill-safe (lmdb-environment.ts's `compactEnvironment`).
+ * `mnemo compact [--data-dir DIR] [--rebuild]`: compacts a data directory no process has open.
+ * A compacted copy of `data.mdb` replaces it, kill-safe (lmdb-environment.ts's
+ * `compactEnvironment`): LMDB's compacting copy (live pages only: the free pages, and the bytes
+ * of erased values in them, are left behind), or with `--rebuild` a new environment written
+ * entry by entry, which holds no byte of anything erased, keys included (slower).
  *
  * A directory a running server holds is refused with `data_dir_locked` (naming its process),
  * exit 1, nothing touched: one LMDB directory serves one process. Compact a running server's
@@ -15,19 +17,23 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
 
-export const COMPACT_HELP = `Usage: mnemo compact [--data-dir <path>]
+export const COMPACT_HELP = `Usage: mnemo compact [--data-dir <path>] [--rebuild]
 
 Compacts the LMDB data directory of a stopped server: data.mdb is replaced by LMDB's
-compacting copy (live pages only), so free pages, and erased data in them, are gone.
+compacting copy (live pages only), so free pages, and erased values in them, are gone;
+an erased key can stay where a branch page kept it. With --rebuild, data.mdb is written
+anew entry by entry: no byte of anything erased stays, keys included (slower).
 A directory that a running server holds is refused (data_dir_locked); compact a running
 server with DELETE /api/users/<id>?compact=true instead.
 
   --data-dir <path>   MNEMO_DATA_DIR   LMDB data directory   [./data]
+  --rebuild                            rebuild instead of copying pages
   -h, --help                           print this help and exit
 `;
 
 export interface CompactOptions {
   dataDir: string;
+  rebuild: boolean;
   help: boolean;
 }
 
@@ -38,13 +44,13 @@ export function parseCompactOptions(argv: readonly string[], env: NodeJS.Process
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { 'data-dir': { type: 'string' }, rebuild: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     }));
   } catch (err) {
     throw new ConfigError(`${(err as Error).message} (see mnemo compact --help)`);
   }
   const fromEnv = env['MNEMO_DATA_DIR'] === '' ? undefined : env['MNEMO_DATA_DIR'];
-  return { dataDir: resolve(cwd, values['data-dir'] ?? fromEnv ?? 'data'), help: values.help === true };
+  return { dataDir: resolve(cwd, values['data-dir'] ?? fromEnv ?? 'data'), rebuild: values.rebuild === true, help: values.help === true };
 }
 
 /** Runs the command; resolves with its exit code. */
@@ -60,7 +66,7 @@ export async function runCompact(options: CompactOptions): Promise<number> {
   }
   const { compactDataDir } = await import('../memory/lmdb/lmdb-environment.ts');
   try {
-    const report = await compactDataDir(options.dataDir);
+    const report = await compactDataDir(options.dataDir, {}, { copy: options.rebuild ? 'rebuild' : 'pages' });
     process.stdout.write(
       `${JSON.stringify({ compacted: options.dataDir, bytes_before: report.bytesBefore, bytes_after: report.bytesAfter, ms: Math.round(report.ms) })}\n`,
     );

@@ -46,7 +46,8 @@
  *   DELETE /api/users/:user_id[?compact=true]      → {user_id, erased: true, conversations, keys[, compaction]}
  *            (the operator's: admin token only, else 403; erases everything of the user,
  *            `recall.eraseUser`; 409 `user_erasing` while an erasure of that user runs;
- *            compact=true: then `runtime.compact()`, so no byte of the user stays in data.mdb)
+ *            compact=true: then `runtime.compact({ copy: 'rebuild' })`, so no byte of the user
+ *            stays in any file of the data directory)
  *
  * A chat turn runs under `turnSignal`: it is cancelled when its client disconnects or when the
  * server's stop deadline passes (then answered 503 `turn_interrupted`).

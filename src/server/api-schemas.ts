@@ -312,7 +312,7 @@ export const API_SCHEMAS = {
           type: 'string',
           enum: ['true', 'false'],
           default: 'false',
-          description: 'then compact the LMDB data file (runtime.compact()): no byte of the user stays in its free pages; writes and reads wait meanwhile',
+          description: 'then rebuild the LMDB data file (runtime.compact({ copy: \'rebuild\' })): no byte of the user (values, ids, keys) stays in any file of the data directory; writes and reads wait meanwhile',
         },
       },
     },

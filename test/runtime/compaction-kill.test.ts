@@ -22,9 +22,9 @@ interface Run {
   signal: string | null;
 }
 
-function run(dir: string, stopAt: string): Promise<Run> {
+function run(dir: string, stopAt: string, copy: 'pages' | 'rebuild'): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, stopAt], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, stopAt, copy], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -63,10 +63,11 @@ async function expectAcknowledged(dir: string, acks: Run['acks']): Promise<void>
 }
 
 describe('SIGKILL during runtime.compact()', () => {
-  for (const step of COMPACTION_STEPS) {
-    it(`at '${step}': the directory opens with every acknowledged append`, async () => {
-      const dir = join(root.path, step);
-      const r = await run(dir, step);
+  const cases = (['pages', 'rebuild'] as const).flatMap((copy) => COMPACTION_STEPS.filter((s) => copy === 'rebuild' || s !== 'rebuilding').map((step) => ({ copy, step })));
+  for (const { copy, step } of cases) {
+    it(`${copy}, at '${step}': the directory opens with every acknowledged append`, async () => {
+      const dir = join(root.path, `${copy}-${step}`);
+      const r = await run(dir, step, copy);
       expect(r.signal).toBe('SIGKILL');
       expect(r.reached).toBe(step);
       expect(r.acks.length).toBe(300);
@@ -75,6 +76,8 @@ describe('SIGKILL during runtime.compact()', () => {
       const bytes = statSync(join(dir, 'data.mdb')).size;
       if (swapped) expect(bytes).toBeLessThan(r.bytesBefore);
       else expect(bytes).toBe(r.bytesBefore);
+      // A rebuild killed midway leaves its copy partly written.
+      if (step === 'rebuilding') expect(existsSync(join(dir, COMPACTING_DIR, 'data.mdb'))).toBe(true);
       if (step === 'copied' || step === 'closed') {
         expect(existsSync(join(dir, COMPACTING_DIR, 'data.mdb'))).toBe(true);
         // A copy cut short (a kill while it was written) is as harmless as a whole one.
@@ -85,7 +88,7 @@ describe('SIGKILL during runtime.compact()', () => {
       // And it compacts again, and runs on.
       const rt = await startRuntime({ dataDir: dir, recall: false });
       try {
-        expect((await rt.compact()).bytesAfter).toBeLessThan(r.bytesBefore);
+        expect((await rt.compact({ copy })).bytesAfter).toBeLessThan(r.bytesBefore);
         expect((await rt.memory.append('conv-0', [{ message: { role: 'user', content: 'after' } }]))[0]!.message_id).toBe(31);
       } finally {
         await rt.stop();
@@ -95,7 +98,7 @@ describe('SIGKILL during runtime.compact()', () => {
 
   it('without a kill, the appends held during the pause are stored after those before it', async () => {
     const dir = join(root.path, 'none');
-    const r = await run(dir, 'none');
+    const r = await run(dir, 'none', 'rebuild');
     expect(r.signal).toBe(null);
     expect(r.acks.filter((a) => a.content.startsWith('held-')).map((a) => a.id)).toEqual(Array(10).fill(31));
     await expectAcknowledged(dir, r.acks);

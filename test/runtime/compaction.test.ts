@@ -6,10 +6,13 @@ import { createLmdbStore } from '../../src/memory/index.ts';
 import type { CompactionStep } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { createFaultInjector, type FaultInjector } from '../../src/memory/runtime/fault-injector.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
+import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
 import { tempDir } from '../support/runtime-fixtures.ts';
+import { branchSeparators } from '../support/lmdb-pages.ts';
 import { openRecall } from '../support/recall-fixture.ts';
 
-// runtime.compact(): LMDB's compacting copy swapped in for data.mdb while the runtime runs.
+// runtime.compact(): a compacted copy (LMDB's page copy, or a rebuild) swapped in for data.mdb
+// while the runtime runs.
 
 const dirs: Array<{ remove(): void }> = [];
 let runtime: Runtime | undefined;
@@ -73,6 +76,54 @@ describe('runtime.compact()', () => {
     expect((await rt.recall.getSessionMessages(BOB, 'bob-s1')).length).toBe(16);
     expect(await rt.health()).toMatchObject({ writable: true });
   }, 60_000);
+
+  it('eraseUser(u, { compact: true }) with trees of branch pages under branch pages: no file holds an id, key or message of any user erased before, and every other user is whole', async () => {
+    const dataDir = newDir();
+    runtime = await startRuntime({ name: `cmp_${Math.random().toString(36).slice(2, 8)}`, dataDir, recall: { pool: false }, lmdb: { noSync: true } });
+    const rt = runtime;
+    const USERS = 3000;
+    const user = (n: number) => `user${String(n).padStart(4, '0')}`;
+    const text = (u: string, i: number) => `MSG-${u}-${i} ${'lorem ipsum dolor sit amet '.repeat(10)}`;
+    // Appended in rounds across all users, as traffic comes: pages split all over the tree.
+    for (let i = 0; i < 4; i++) {
+      for (let from = 0; from < USERS; from += 500) {
+        await Promise.all(
+          Array.from({ length: 500 }, (_, k) => rt.memory.append(sessionConversationId(user(from + k), 's0'), [{ message: { role: 'user', content: text(user(from + k), i) } }])),
+        );
+      }
+    }
+    // The users to erase: those whose keys are separators in the messages db's branch pages,
+    // above the leaves' parents first (what LMDB's page copy keeps), and the leaves' parents.
+    if (rt.storage.kind !== 'lmdb') throw new Error('expected LMDB');
+    await rt.storage.root.flushed;
+    const { depth, separators } = branchSeparators(rt.storage.root, dataDir, MESSAGES_DB);
+    expect(depth).toBeGreaterThanOrEqual(3);
+    const separating = (level: (l: number) => boolean) =>
+      Array.from({ length: USERS }, (_, n) => user(n)).filter((u) => separators.some((s) => level(s.level) && s.key.includes(sessionConversationId(u, 's0'))));
+    const upper = separating((l) => l >= 2);
+    expect(upper.length).toBeGreaterThan(0);
+    const erased = [...new Set([...upper, ...separating((l) => l === 1)])].slice(0, 40);
+    for (const u of erased) await rt.recall.chat({ userId: u, sessionId: 's1', message: `CHAT-${u} oolong` });
+
+    // Most erased plainly, the last ones with the compaction: it leaves none of them.
+    for (const u of erased.slice(0, -3)) await rt.recall.eraseUser(u);
+    for (const u of erased.slice(-3)) expect((await rt.recall.eraseUser(u, { compact: true })).compaction!.bytesAfter).toBeGreaterThan(0);
+
+    const files = filesOf(dataDir);
+    for (const u of erased) {
+      for (const needle of [u, sessionConversationId(u, 's0'), `MSG-${u}-`, `CHAT-${u}`]) {
+        expect(files.filter((f) => f.bytes.includes(needle)).map((f) => f.path.slice(dataDir.length + 1)), needle).toEqual([]);
+      }
+    }
+    const kept = Array.from({ length: USERS }, (_, n) => user(n)).filter((u) => !erased.includes(u));
+    const data = files.find((f) => f.path.endsWith('data.mdb'))!.bytes;
+    for (const u of kept) {
+      expect((await rt.memory.range(sessionConversationId(u, 's0'))).map((r) => r.message.content)).toEqual([0, 1, 2, 3].map((i) => text(u, i)));
+      expect(data.includes(`MSG-${u}-3`), u).toBe(true);
+    }
+    for (const u of erased) expect(await rt.memory.range(sessionConversationId(u, 's0'))).toEqual([]);
+    expect(await rt.health()).toMatchObject({ writable: true });
+  }, 120_000);
 
   it('eraseUser(u, { compact: true }) whose compaction is refused: rejects with that code, saying the erasure committed', async () => {
     const dataDir = newDir();
@@ -189,6 +240,31 @@ describe('runtime.compact()', () => {
     expect(a.bytesAfter).toBeGreaterThan(0);
     expect(b.bytesAfter).toBeGreaterThan(0);
     expect((await runtime.memory.get('c')).length).toBe(1);
+  }, 60_000);
+
+  it('a waiting compaction shared by a page copy and a rebuild rebuilds; an unknown copy method is invalid_option', async () => {
+    const steps: CompactionStep[] = [];
+    const later: Array<Promise<unknown>> = [];
+    const rt: Runtime = await startRuntime({
+      dataDir: newDir(),
+      recall: false,
+      faults: {
+        ...createFaultInjector(),
+        compactStep: (step) => {
+          // While the first (a page copy) runs, two more calls: they share the next one.
+          if (steps.length === 0) later.push(rt.compact(), rt.compact({ copy: 'rebuild' }));
+          if (steps.at(-1) !== step) steps.push(step);
+        },
+      },
+    });
+    runtime = rt;
+    await rt.memory.add('c', [{ role: 'user', content: 'one' }]);
+    await expect(rt.compact({ copy: 'fast' as never })).rejects.toMatchObject({ code: 'invalid_option' });
+    await rt.compact();
+    await Promise.all(later);
+    const once = ['settled', 'copied', 'closed', 'swapped', 'reopened'];
+    expect(steps).toEqual([...once, 'settled', 'rebuilding', ...once.slice(1)]);
+    expect(await rt.memory.get('c')).toEqual([{ role: 'user', content: 'one' }]);
   }, 60_000);
 
   it('is refused, nothing done: other storage (invalid_option), an environment shared in the process (environment_shared), after stop (store_closed)', async () => {

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startRuntime } from '../../src/runtime.ts';
 import { runCli } from '../support/cli-process.ts';
 
-// `mnemo compact --data-dir DIR`: compacts a directory no process holds; refuses a held one.
+// `mnemo compact --data-dir DIR [--rebuild]`: compacts a directory no process holds; refuses a held one.
 
 const root = mkdtempSync(join(tmpdir(), 'mnemo-cli-compact-'));
 const children: ChildProcess[] = [];
@@ -35,6 +35,26 @@ describe('mnemo compact', () => {
     expect(bytes.includes('CLI_KEPT_TEXT')).toBe(true);
     const again = await startRuntime({ dataDir, recall: false });
     expect(await again.memory.get('kept')).toEqual([{ role: 'user', content: 'CLI_KEPT_TEXT' }]);
+    await again.stop();
+  }, 60_000);
+
+  it('--rebuild: after a plain erasure, no byte of the erased user is left, ids included; the other user is whole', async () => {
+    const dataDir = join(root, 'rebuild');
+    const rt = await startRuntime({ dataDir, recall: { pool: false } });
+    for (const u of ['cligone', 'clikept']) {
+      for (let i = 0; i < 3; i++) await rt.recall.chat({ userId: u, sessionId: `${u}-s${i}`, message: `${u.toUpperCase()}_TEXT ${i}` });
+    }
+    await rt.recall.eraseUser('cligone');
+    await rt.stop();
+    expect(readFileSync(join(dataDir, 'data.mdb')).includes('cligone')).toBe(true);
+
+    const p = runCli(['compact', '--data-dir', dataDir, '--rebuild'], { cwd: root });
+    expect(await p.exited).toBe(0);
+    const bytes = readFileSync(join(dataDir, 'data.mdb'));
+    for (const needle of ['cligone', 'CLIGONE_TEXT']) expect(bytes.includes(needle), needle).toBe(false);
+    const again = await startRuntime({ dataDir, recall: { pool: false } });
+    expect((await again.recall.listSessions('clikept')).length).toBe(3);
+    expect((await again.recall.getSessionMessages('clikept', 'clikept-s1')).map((m) => m.content)).toContain('CLIKEPT_TEXT 1');
     await again.stop();
   }, 60_000);
 

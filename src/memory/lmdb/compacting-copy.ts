@@ -3,15 +3,20 @@ import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { StorageError } from '../contract/memory-errors.ts';
 import { HEADROOM_BYTES } from './disk-room.ts';
+import { rebuildEnvironment } from './environment-rebuild.ts';
 
 /**
  * The files of a compaction (lmdb-environment.ts's `compactEnvironment` runs them in order,
  * with every writer paused):
  *
- * 1. `writeCompactedCopy`: LMDB's compacting copy (`mdb_env_copy2` with `MDB_CP_COMPACT`:
- *    live pages only, renumbered; free pages, and the bytes of erased values in them, are not
- *    copied) into `compacting/data.mdb` inside the data directory (the same file system, so the
- *    swap is a rename), then fsynced.
+ * 1. `writeCompactedCopy`: the copy, into `compacting/data.mdb` inside the data directory (the
+ *    same file system, so the swap is a rename), then fsynced. One of two:
+ *    - `'pages'`: LMDB's compacting copy (`mdb_env_copy2` with `MDB_CP_COMPACT`: the live pages
+ *      as they are, renumbered; free pages, and the bytes of erased values in them, are not
+ *      copied; an erased key kept as a branch page's separator is). In a thread of its own.
+ *    - `'rebuild'`: a new environment written entry by entry (environment-rebuild.ts): no byte
+ *      of anything erased, keys included. Slower (per entry, not per page) and on the main
+ *      thread, in short transactions.
  * 2. `swapInCopy` (after the environment is closed): `rename` over `data.mdb`, which is atomic:
  *    at any instant the directory holds the old file or the new one, never neither nor a mix;
  *    then the directory is fsynced, and `lock.mdb` is removed, so the next open makes a new
@@ -43,13 +48,17 @@ export function dataFileBytes(dir: string): number {
   }
 }
 
+/** How the copy is made (see above). */
+export type CopyMethod = 'pages' | 'rebuild';
+
 /**
  * Writes the compacted copy of `root` (its last committed state: flush first) beside it and
- * makes it durable; resolves with its size. Refused with `storage_full` before anything is
+ * makes it durable; resolves with its size. `committed` is told after each transaction of a
+ * rebuild. Refused with `storage_full` before anything is
  * written when the file system lacks room for a copy as large as `data.mdb` (the copy is at most
  * that) plus the headroom every write keeps (disk-room.ts); a copy that fails midway is removed.
  */
-export async function writeCompactedCopy(root: RootDatabase, dir: string): Promise<number> {
+export async function writeCompactedCopy(root: RootDatabase, dir: string, method: CopyMethod, committed?: () => void): Promise<number> {
   discardUnfinishedCompaction(dir);
   const needed = dataFileBytes(dir) + HEADROOM_BYTES;
   const s = statfsSync(dir);
@@ -60,7 +69,8 @@ export async function writeCompactedCopy(root: RootDatabase, dir: string): Promi
   const target = join(dir, COMPACTING_DIR);
   mkdirSync(target);
   try {
-    await root.backup(target, true);
+    if (method === 'pages') await root.backup(target, true);
+    else await rebuildEnvironment(root, target, committed);
     fsyncPath(join(target, DATA_FILE));
     fsyncPath(target);
     return statSync(join(target, DATA_FILE)).size;

@@ -6,7 +6,7 @@ import { StorageError } from '../contract/memory-errors.ts';
 import { lockDataDir, OWNER_FILE, type DataDirLock } from './data-dir-lock.ts';
 import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
 import { diskRoom, type DiskRoom } from './disk-room.ts';
-import { dataFileBytes, discardUnfinishedCompaction, swapInCopy, writeCompactedCopy } from './compacting-copy.ts';
+import { dataFileBytes, discardUnfinishedCompaction, swapInCopy, writeCompactedCopy, type CopyMethod } from './compacting-copy.ts';
 
 /**
  * One LMDB environment per data directory per process, shared by everyone who asks for it
@@ -25,8 +25,9 @@ import { dataFileBytes, discardUnfinishedCompaction, swapInCopy, writeCompactedC
  * disk-room.ts): LMDB must never meet a full disk in a commit (lmdb-js 3.5.6 corrupts its heap
  * then), so a write that would leave too little is refused with `storage_full` before it is issued.
  *
- * `compactEnvironment` replaces the data file with LMDB's compacting copy and reopens the
- * environment behind the same lease (compacting-copy.ts), the directory locked throughout; the
+ * `compactEnvironment` replaces the data file with a compacted copy (LMDB's page copy, or a
+ * rebuild that keeps no byte of anything erased) and reopens the environment behind the same
+ * lease (compacting-copy.ts), the directory locked throughout; the
  * lease's `root` and `ahead` are then new objects, and every handle opened from the old ones is
  * closed. `compactDataDir` does it for a directory no process has open (`mnemo compact`).
  */
@@ -204,9 +205,25 @@ function journalOf(held: Held, root: RootDatabase, path: string, delay: number):
   });
 }
 
-/** The named steps of a compaction, in order (a test kills a process at each: test/runtime/compaction-kill.test.ts). */
-export const COMPACTION_STEPS = ['settled', 'copied', 'closed', 'swapped', 'reopened'] as const;
+/**
+ * The named steps of a compaction, in order (a test kills a process at each:
+ * test/runtime/compaction-kill.test.ts). `rebuilding` only with `copy: 'rebuild'`, told after
+ * each transaction of the rebuild (the copy is partly written).
+ */
+export const COMPACTION_STEPS = ['settled', 'rebuilding', 'copied', 'closed', 'swapped', 'reopened'] as const;
 export type CompactionStep = (typeof COMPACTION_STEPS)[number];
+
+export interface CompactionOptions {
+  /**
+   * How the copy is made (compacting-copy.ts). `'pages'` (default): LMDB's compacting copy, the
+   * live pages as they are: fast, but an erased key can stay as a branch page's separator.
+   * `'rebuild'`: a new environment written entry by entry: no byte of anything erased, keys
+   * included; slower, by the number of entries.
+   */
+  copy?: CopyMethod;
+  /** Told each step as it is reached (for tests). */
+  step?: (step: CompactionStep) => void;
+}
 
 export interface CompactionReport {
   /** `data.mdb`'s size before and after, in bytes. */
@@ -218,22 +235,22 @@ export interface CompactionReport {
 
 /**
  * Compacts the environment `lease` holds, in place: every write is settled (the write-ahead
- * journal into LMDB, LMDB flushed), LMDB's compacting copy is written beside it, the environment
+ * journal into LMDB, LMDB flushed), the compacted copy is written beside it, the environment
  * closes, the copy replaces `data.mdb` and the environment opens again behind the same lease
  * (`lease.root` and `lease.ahead` are new; every handle opened from the old ones is closed).
  * The caller sees to it that nothing writes meanwhile (runtime.compact() stops the tree's
  * children first): a write issued through an old handle after the close throws, or worse.
  *
  * Kill-safe at every step (compacting-copy.ts): the directory holds the old data file or the
- * new one, and opens with every acknowledged write either way. `step` is told each step as it
- * is reached (`COMPACTION_STEPS`), for tests.
+ * new one, and opens with every acknowledged write either way.
  *
  * Refused, nothing done: `environment_shared` when another lease of this process holds the
  * environment too (a standalone store or LangGraph saver over the same directory: its handles
  * would be closed under it); `storage_full` when the file system lacks room for the copy. A copy
  * that fails leaves the environment as it was (open, its journal reopened).
  */
-export async function compactEnvironment(lease: EnvironmentLease, step: (s: CompactionStep) => void = () => {}): Promise<CompactionReport> {
+export async function compactEnvironment(lease: EnvironmentLease, options: CompactionOptions = {}): Promise<CompactionReport> {
+  const step = options.step ?? (() => {});
   const key = lease.path;
   const entry = environments.get(key);
   if (entry === undefined || entry.closing !== undefined || entry.root !== lease.root) {
@@ -263,7 +280,7 @@ export async function compactEnvironment(lease: EnvironmentLease, step: (s: Comp
     step('settled');
     let bytesAfter: number;
     try {
-      bytesAfter = await writeCompactedCopy(entry.root, key);
+      bytesAfter = await writeCompactedCopy(entry.root, key, options.copy ?? 'pages', () => step('rebuilding'));
     } catch (error) {
       entry.ahead = journalOf(entry, entry.root, key, delay);
       throw error;
@@ -304,12 +321,12 @@ export function isEnvironmentOpen(lease: EnvironmentLease): boolean {
 /**
  * Compacts the data directory at `path`, which no process may have open (`mnemo compact`): it
  * is locked (`data_dir_locked`, naming the holder, if a server has it), opened, compacted
- * (`compactEnvironment`) and closed.
+ * (`compactEnvironment`, with `compaction`) and closed.
  */
-export async function compactDataDir(path: string, options: LmdbEnvironmentOptions = {}, step?: (s: CompactionStep) => void): Promise<CompactionReport> {
+export async function compactDataDir(path: string, options: LmdbEnvironmentOptions = {}, compaction: CompactionOptions = {}): Promise<CompactionReport> {
   const lease = acquireEnvironment(path, options);
   try {
-    return await compactEnvironment(lease, step);
+    return await compactEnvironment(lease, compaction);
   } finally {
     await lease.release();
   }

@@ -1,5 +1,5 @@
 import { genServer, isNormalExit, noReply, type ExitReason } from '../../otp/index.ts';
-import { acquireEnvironment, compactEnvironment, isEnvironmentOpen, type CompactionStep, type LmdbEnvironmentOptions } from '../lmdb/lmdb-environment.ts';
+import { acquireEnvironment, compactEnvironment, isEnvironmentOpen, type CompactionOptions, type LmdbEnvironmentOptions } from '../lmdb/lmdb-environment.ts';
 import type { StorageSlot } from './storage-slot.ts';
 
 /**
@@ -10,13 +10,13 @@ import type { StorageSlot } from './storage-slot.ts';
  * it. Only a graceful stop (the runtime stopping, or the root giving up) releases it:
  * flushed, one event turn yielded, closed.
  *
- * `{ type: 'compact' }` compacts the environment in place (`compactEnvironment`) and replies
+ * `{ type: 'compact', options }` compacts the environment in place (`compactEnvironment`) and replies
  * with the report, or fails with its error; the holder handles nothing else meanwhile. The
  * caller (online-compaction.ts) has stopped every other child that uses the environment first.
  * A compaction that could not reopen the environment empties the slot and crashes the holder,
  * so its restart opens the directory afresh.
  */
-export type EnvironmentHolderCall = { readonly type: 'path' } | { readonly type: 'compact'; readonly step?: (step: CompactionStep) => void };
+export type EnvironmentHolderCall = { readonly type: 'path' } | { readonly type: 'compact'; readonly options: CompactionOptions };
 
 export function environmentHolder(slot: StorageSlot, path: string, options: LmdbEnvironmentOptions) {
   return genServer<{ path: string }, void, EnvironmentHolderCall>({
@@ -29,7 +29,7 @@ export function environmentHolder(slot: StorageSlot, path: string, options: Lmdb
       const lease = slot.lease;
       if (lease === undefined) throw new Error('the LMDB environment holder has no environment');
       try {
-        from.reply(await compactEnvironment(lease, request.step));
+        from.reply(await compactEnvironment(lease, request.options));
       } catch (error) {
         from.fail(error);
         if (!isEnvironmentOpen(lease)) {

@@ -1,5 +1,6 @@
 import { call, exit, restartChild, SupervisorError, terminateChild, whereis, whichChildren } from '../../otp/index.ts';
 import type { CompactionReport, CompactionStep } from '../lmdb/lmdb-environment.ts';
+import type { CopyMethod } from '../lmdb/compacting-copy.ts';
 import type { EnvironmentHolderCall } from './environment-holder.ts';
 import type { ConversationRouter } from './conversation-router.ts';
 
@@ -17,10 +18,11 @@ import type { ConversationRouter } from './conversation-router.ts';
  *   again, numbered as usual;
  * - reads wait: `runtime.memory`'s reads wait for the store's table, `runtime.recall`'s calls
  *   for the recall process (both slots are empty while their owners are down).
- * Then the holder compacts (environment-holder.ts → `compactEnvironment`), and the children
- * that were running start again left to right (not through a restart: the root's intensity is
- * not spent), each opening its handles on the new environment. The pause is all of that; the
- * copy takes most of it (at ~1 GB, see README: Retention and erasure).
+ * Then the holder compacts (environment-holder.ts → `compactEnvironment`, by LMDB's page copy or,
+ * with `'rebuild'`, a rebuild that keeps no byte of anything erased), and the children that were
+ * running start again left to right (not through a restart: the root's intensity is not spent),
+ * each opening its handles on the new environment. The pause is all of that; the copy takes most
+ * of it (at ~1 GB, see README: Retention and erasure).
  *
  * A compaction that fails before its swap leaves the environment as it was, and the children
  * start again over it; the error is rethrown. If a child cannot start again, the holder is
@@ -29,7 +31,7 @@ import type { ConversationRouter } from './conversation-router.ts';
  *
  * Calls are serialized: a call made while one runs waits for it and then runs its own (an
  * erasure committed during a compaction's copy must meet a later copy), and calls made while
- * one waits share that next one.
+ * one waits share that next one, which rebuilds if any of them asked for a rebuild.
  */
 export interface OnlineCompactionOptions {
   /** The registered names of the root supervisor and of the environment holder. */
@@ -47,22 +49,23 @@ export interface OnlineCompactionReport extends CompactionReport {
   pauseMs: number;
 }
 
-export function onlineCompactions(options: OnlineCompactionOptions): { run(): Promise<OnlineCompactionReport>; idle(): Promise<void> } {
+export function onlineCompactions(options: OnlineCompactionOptions): { run(copy?: CopyMethod): Promise<OnlineCompactionReport>; idle(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   let next: Promise<OnlineCompactionReport> | undefined;
+  /** How `next` will copy (read when it starts). */
+  let nextCopy: CopyMethod = 'pages';
   return {
-    run() {
-      if (next !== undefined) return next;
-      const mine: Promise<OnlineCompactionReport> = running.then(
-        () => {
-          if (next === mine) next = undefined;
-          return compactOnce(options);
-        },
-        () => {
-          if (next === mine) next = undefined;
-          return compactOnce(options);
-        },
-      );
+    run(copy = 'pages') {
+      if (next !== undefined) {
+        if (copy === 'rebuild') nextCopy = copy;
+        return next;
+      }
+      nextCopy = copy;
+      const start = () => {
+        if (next === mine) next = undefined;
+        return compactOnce(options, nextCopy);
+      };
+      const mine: Promise<OnlineCompactionReport> = running.then(start, start);
       next = mine;
       running = mine.then(ignore, ignore);
       return mine;
@@ -71,7 +74,7 @@ export function onlineCompactions(options: OnlineCompactionOptions): { run(): Pr
   };
 }
 
-async function compactOnce(options: OnlineCompactionOptions): Promise<OnlineCompactionReport> {
+async function compactOnce(options: OnlineCompactionOptions, copy: CopyMethod): Promise<OnlineCompactionReport> {
   const { root, holder, holderId, router } = options;
   const started = performance.now();
   const release = router.hold();
@@ -83,7 +86,7 @@ async function compactOnce(options: OnlineCompactionOptions): Promise<OnlineComp
   let failure: unknown;
   try {
     for (const child of [...after].reverse()) await terminateChild(root, child.id!);
-    report = await call<CompactionReport, EnvironmentHolderCall>(holder, { type: 'compact', step: options.step }, { timeoutMs: Infinity });
+    report = await call<CompactionReport, EnvironmentHolderCall>(holder, { type: 'compact', options: { copy, ...(options.step ? { step: options.step } : {}) } }, { timeoutMs: Infinity });
   } catch (error) {
     failure = error;
   }

@@ -1,4 +1,4 @@
-import type { Database, Key, RootDatabase } from 'lmdb';
+import type { Database, Key } from 'lmdb';
 import { CONVERSATION_DBS, FORKS_DB } from '../../../memory/lmdb/lmdb-table.ts';
 import { summaryConversationId, SUMMARY_ID_PREFIX } from '../../../provider/summary-record.ts';
 import type { ErasureReport } from '../recall-store.ts';
@@ -36,9 +36,11 @@ import { commitRemoval, HIGH, MARKER_START, type RecallDbs } from './recall-dbs.
  * resets the cached last id to 0. A crash between (b) and (c) loses nothing: the caches are in
  * memory, and a new process reads last ids from storage.
  *
- * LMDB frees the erased pages; a compacted copy (`env.backup(path, true)`) holds no byte of
- * them (test/recall/user-erasure.test.ts checks the copy for every marker string and id of the
- * user), and `reseatAfter` files away the separators that kept erased keys (one level of them).
+ * Gone from every read path, not from the file: LMDB frees the erased pages (their bytes stay
+ * until reused), and a branch page keeps a deleted key as its separator. `{ compact: true }`
+ * rebuilds the environment after (runtime.ts: `compact({ copy: 'rebuild' })`), which writes
+ * only what is left: no byte of the user (test/recall/user-erasure.test.ts checks a rebuilt
+ * copy for every marker string and id of the user).
  */
 /** Runs once the caller holds the user (no call of theirs is running or can start). */
 export async function eraseUserData(ctx: LmdbContext, userId: string): Promise<ErasureReport> {
@@ -52,19 +54,17 @@ export async function eraseUserData(ctx: LmdbContext, userId: string): Promise<E
   }
   // Appends acknowledged through the journal go to LMDB first, where the erasure removes them.
   await ctx.journal?.settle();
-  const conversationDbs = CONVERSATION_DBS.map((name) => erasable(dbs.env, name, dbs.env.openDB<unknown, Key>(name, {})));
+  const conversationDbs = CONVERSATION_DBS.map((name) => dbs.env.openDB<unknown, Key>(name, {}));
   const keys = await commitRemoval(dbs, () => {
     let removed = 0;
-    const recallDbs = [...dbs.all].map(([name, db]) => erasable(dbs.env, name, db));
-    for (const target of recallDbs) removed += removeUserKeys(target, userId);
+    for (const db of dbs.all.values()) removed += removeUserKeys(db, userId);
     const [messages] = conversationDbs;
     // Fork links are keyed by role, not by conversation (lmdb-table.ts): `['of', fork]` and
     // `['by', source, fork]`. A fork with no rows of its own is in no db but this one, so the
     // user's forks are found by their links too.
     const forks = dbs.env.openDB<{ source: string } | number, Key>(FORKS_DB, { encoding: 'json' });
-    const forksErasable = erasable(dbs.env, FORKS_DB, forks as Database<unknown, Key>);
     for (const prefix of prefixes) {
-      for (const c of conversationsWithPrefix(messages!.db, prefix)) erased.add(c);
+      for (const c of conversationsWithPrefix(messages!, prefix)) erased.add(c);
       for (const key of forks.getKeys({ start: ['of', prefix], end: ['of', prefix + HIGH] })) {
         if (Array.isArray(key) && typeof key[1] === 'string' && key[1].startsWith(prefix)) erased.add(key[1]);
       }
@@ -77,10 +77,8 @@ export async function eraseUserData(ctx: LmdbContext, userId: string): Promise<E
         forks.remove(['of', c]);
         forks.remove(['by', link.source, c]);
       }
-      removeRange(forksErasable, ['by', c], ['by', c, HIGH]);
+      removeRange(forks as Database<unknown, Key>, ['by', c], ['by', c, HIGH]);
     }
-    for (const target of [...conversationDbs, forksErasable]) reseat(target);
-    for (const target of recallDbs) reseat(target);
     return removed;
   });
   ctx.queue.forgetUser(userId);
@@ -100,83 +98,26 @@ function userSessionIds(dbs: RecallDbs, userId: string): Set<string> {
   return ids;
 }
 
-/** A database to erase from, the same database with its values as stored, and the ends of
- * the ranges erased from it so far (`reseat`). */
-interface Erasable {
-  db: Database<unknown, Key>;
-  raw: Database<Buffer, Key>;
-  ends: Key[];
-}
-
-function erasable(env: RootDatabase, name: string, db: Database<unknown, Key>): Erasable {
-  return { db, raw: env.openDB<Buffer, Key>(name, { encoding: 'binary' }), ends: [] };
-}
-
 /** Removes the user's range, and the user's range under every marker. Inside a transaction. */
-function removeUserKeys(target: Erasable, userId: string): number {
-  const { db } = target;
-  let removed = removeRange(target, [userId], [userId, HIGH]);
+function removeUserKeys(db: Database<unknown, Key>, userId: string): number {
+  let removed = removeRange(db, [userId], [userId, HIGH]);
   // Markers are few (one per kind of mark): hop from one to the next.
   let from: Key = [MARKER_START];
   for (;;) {
     const next: Key | undefined = [...db.getKeys({ start: from, end: ['\u0002'], limit: 1 })][0];
     if (!Array.isArray(next) || typeof next[0] !== 'string') break;
     const marker: string = next[0];
-    removed += removeRange(target, [marker, userId], [marker, userId, HIGH]);
+    removed += removeRange(db, [marker, userId], [marker, userId, HIGH]);
     from = [marker, HIGH];
   }
   return removed;
 }
 
-function removeRange(target: Erasable, start: Key, end: Key): number {
+function removeRange(db: Database<unknown, Key>, start: Key, end: Key): number {
   // Collected first: removing under a live range iterator is not safe.
-  const keys = [...target.db.getKeys({ start, end })];
-  for (const key of keys) target.db.remove(key);
-  if (keys.length > 0) target.ends.push(end);
+  const keys = [...db.getKeys({ start, end })];
+  for (const key of keys) db.remove(key);
   return keys.length;
-}
-
-/** After every range of `target` is erased: `reseatAfter` once per first key that follows an
- * erased range (adjacent ranges, a user's sessions, share it). */
-function reseat(target: Erasable): void {
-  const done = new Set<string>();
-  for (const end of target.ends) {
-    let next: Key | undefined;
-    for (const key of target.db.getKeys({ start: end, limit: 1 })) next = key;
-    if (next === undefined || done.has(JSON.stringify(next))) continue;
-    done.add(JSON.stringify(next));
-    reseatAfter(target.raw, next);
-  }
-}
-
-/** LMDB's page size, and the largest value a leaf node holds inline (a larger one is an 8-byte page number). */
-const PAGE_BYTES = 4096;
-const INLINE_VALUE_MAX = 2038;
-
-/**
- * A B-tree branch page keeps, as the separator of each child page, the first key that page had
- * when it split, and deleting that key leaves the separator as it is; a compacted copy
- * (`env.backup(path, true)`) copies branch pages as they are. So an erased key can outlive its
- * row as the separator of the page that now holds the first key after the erased range. This
- * removes a page's worth of entries from `first` on (by their inline bytes, a lower bound of their
- * size in a page: more than that page can hold), so that page empties and LMDB drops it and its
- * separator from the parent, then puts the same bytes back, filed under keys that exist. Inside
- * the erasure's transaction, so no reader sees them missing.
- *
- * One level: the separators of leaf pages. A database deep enough to have branch pages under
- * branch pages (a hundred leaf pages or so, ~400 KB and up, with keys of ~30 bytes) can still
- * keep an erased key as the separator of a branch page (README: Retention and erasure).
- */
-function reseatAfter(raw: Database<Buffer, Key>, first: Key): void {
-  const moved: Array<{ key: Key; value: Buffer }> = [];
-  let bytes = 0;
-  for (const { key, value } of raw.getRange({ start: first })) {
-    moved.push({ key, value });
-    bytes += 8 + (value.length > INLINE_VALUE_MAX ? 8 : value.length);
-    if (bytes > PAGE_BYTES) break;
-  }
-  for (const { key } of moved) raw.remove(key);
-  for (const { key, value } of moved) raw.put(key, value);
 }
 
 /** The distinct conversation ids of `messages` keys `[id, n]` starting with `prefix`. */
