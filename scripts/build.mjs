@@ -10,7 +10,7 @@
 //             `require` users share one copy of Mnemo: one MnemoError class, one set of
 //             module-level state, and the tarball holds the code once.
 // Plain Node, no TypeScript loader: it runs wherever `npm pack` runs.
-//   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/readme builds its own copy,
+//   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/docs builds its own copy,
 //                                        so it never reads a dist/ that `npm pack` is rewriting)
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';

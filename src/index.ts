@@ -30,6 +30,9 @@ export {
   FactConflictError,
   FactNotFoundError,
   StaleWriteError,
+  SearchPoolClosedError,
+  ExtractionAnswerError,
+  EmbeddingsError,
   type RecallLimitCode,
 } from './recall/index.ts';
 
