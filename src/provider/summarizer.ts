@@ -18,6 +18,7 @@ import {
   type SummaryRecord,
 } from './summary-record.ts';
 import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
+import { linkedRoot, noteLink, withSpan } from '../telemetry/tracing.ts';
 
 /**
  * Rolling summaries of conversations in a `MessageLog` (compaction without deletion), the
@@ -152,7 +153,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     if (!force && cost <= maxTokens) return undefined;
     let made: SummaryRecord | undefined;
     for (const step of steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)) {
-      const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count);
+      const text = await withSpan('mnemo.summary', { 'mnemo.summary.messages': step.messages.length }, () => summaryText(id, latest?.text, step.messages.map((r) => r.message), count), linkedRoot(`summary\u0000${id}`));
       const provenance: SummaryProvenance = {
         from: (latest?.to ?? 0) + 1,
         to: step.to,
@@ -188,6 +189,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     afterTurn(id) {
       assertSummarizableId(id);
       const lane = byId.get(id);
+      noteLink(`summary\u0000${id}`);
       if (lane?.checkQueued) return;
       void enqueue(id, async (l) => {
         l.checkQueued = false;

@@ -55,6 +55,9 @@ import { assertSessionId, assertUserId, newSessionId, sessionConversationId } fr
 import { assertRoomForFork, assertRoomForSession, assertSearchTerms, resolveRecallLimits, type RecallLimits } from './recall-limits.ts';
 import { eraseUserData, type EraseUserOptions, type ErasureReport } from './store/user-erasure.ts';
 import { UserGate } from './user-gate.ts';
+import { withSpan } from '../telemetry/tracing.ts';
+import { withTurnSpan } from '../telemetry/gen-ai.ts';
+import { tracedHits } from './search/traced-hits.ts';
 import {
   dailyWindowRows,
   searchDailyRows,
@@ -457,9 +460,9 @@ export function createRecall(options: RecallOptions): Recall {
     });
 
   return {
-    chat: (input) => user(input?.userId, () => chatTurn(deps, input)),
+    chat: (input) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => chatTurn(deps, input))),
 
-    chatStream: (input) => chatStream(deps, input, (work) => user(input?.userId, () => work())),
+    chatStream: (input) => chatStream(deps, input, (work) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => work()))),
 
     listSessions: (userId) =>
       user(userId, async (u) => {
@@ -545,7 +548,7 @@ export function createRecall(options: RecallOptions): Recall {
     search: (q) =>
       user(q?.userId, async () => {
         assertSearchTerms(q.query, limits.searchTerms);
-        return searchHybrid(deps, q, rankPoolThreshold);
+        return withSpan('mnemo.search', {}, async (span) => tracedHits(span, await searchHybrid(deps, q, rankPoolThreshold)));
       }),
 
     embeddingsStatus: (userId) =>

@@ -44,6 +44,8 @@ import { registerSession, sessionEntry, touchSession } from '../store/sessions-i
 import { assertRoomForSession } from '../recall-limits.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { projectToolCalls } from '../store/tool-call-projection.ts';
+import { noteLink } from '../../telemetry/tracing.ts';
+import { extractionLinkKey } from '../facts/extraction-worker.ts';
 
 /**
  * One chat turn of the Agent Memory Demo, `chat({userId, sessionId, message})`, in the demo's
@@ -297,7 +299,7 @@ async function runTurn(
     // update rides in the commit of the reply, daily and log rows. Only a first turn with an LLM
     // asks for its title after that commit, so a slow title call holds back nothing durable.
     const knownTitle = sessionEntry(dbs, userId, sessionId)?.title || (deps.llm === undefined ? offlineTitle(message, deps.language) : '');
-    let [, entry] = await appendWithCommit(
+    let [[replyRow], entry] = await appendWithCommit(
       deps,
       conversationId,
       [{ message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, transcript) }],
@@ -341,6 +343,7 @@ async function runTurn(
       () => (replied = true),
       keys?.reply,
     );
+    if (deps.factsLlm !== undefined) noteLink(extractionLinkKey([userId, sessionId, replyRow!.message_id]));
     deps.kickExtraction?.();
     // In the background: the summary check (and any summarization) never delays this reply.
     deps.summarizer?.afterTurn(conversationId);

@@ -6,6 +6,7 @@ import type { ExtractionJob, FactSource } from './fact-entry.ts';
 import { deadJobs, extractFacts, queuedJobs, type JobKey } from './fact-extraction.ts';
 import { rememberFact } from './facts-service.ts';
 import type { UserGate, UserLease } from '../user-gate.ts';
+import { linkedRoot, withSpan } from '../../telemetry/tracing.ts';
 
 /**
  * The background drain of the extraction queue (fact-extraction.ts), one job at a time,
@@ -72,6 +73,11 @@ export interface ExtractionWorker {
   /** Resolves when no job is due now (jobs waiting for a retry are not). */
   idle(): Promise<void>;
   close(): void;
+}
+
+/** The key a turn notes its span under for its extraction job's span to link to (telemetry/tracing.ts). */
+export function extractionLinkKey([userId, sessionId, replyId]: JobKey): string {
+  return `extraction\u0000${userId}\u0000${sessionId}\u0000${replyId}`;
 }
 
 export function checkRetryOptions(options: ExtractionRetryOptions | undefined): Required<ExtractionRetryOptions> {
@@ -180,7 +186,7 @@ export function createExtractionWorker(
         },
       };
       try {
-        await run(next.key, next.value, lease);
+        await withSpan('mnemo.extraction', { 'mnemo.extraction.attempt': (next.value.attempts ?? 0) + 1 }, () => run(next.key, next.value, lease), linkedRoot(extractionLinkKey(next.key)));
       } catch (error) {
         // Stopping: the job stays as it was, for the next start. Erased: it is gone.
         if (stop.signal.aborted) return;
