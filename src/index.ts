@@ -74,6 +74,8 @@ export type {
   ChatInput,
   ChatResult,
   ChatStreamEvent,
+  RecordTurnInput,
+  RecordTurnResult,
   MemoryRow,
   DailyRow,
   ToolCallView,

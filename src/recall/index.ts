@@ -11,6 +11,7 @@ export {
 } from './recall.ts';
 export type { ChatInput, ChatResult } from './chat/chat-service.ts';
 export type { ChatStreamEvent } from './chat/chat-service.ts';
+export type { RecordTurnInput, RecordTurnResult } from './chat/record-turn.ts';
 export { TurnInterruptedError } from './chat/turn-interrupted.ts';
 export type { DailyRow, MemoryRow, RowError, ToolCallView } from './store/memory-row.ts';
 export type { SessionSummary, SessionsPage } from './store/sessions-index.ts';

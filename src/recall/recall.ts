@@ -12,6 +12,7 @@ import { summaryConversationId } from '../provider/summary-record.ts';
 import { isCalendarDay } from './store/calendar-day.ts';
 import { chatTurn, turnTools, type ChatInput, type ChatResult } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
+import { recordTurn, type RecordTurnInput, type RecordTurnResult } from './chat/record-turn.ts';
 import type { ChatStreamEvent } from './chat/chat-service.ts';
 import { forgetMirror, laggingSessions, repairLaggingSessions, startMirror } from './store/daily-mirror.ts';
 import { ForkError } from '../memory/contract/fork.ts';
@@ -242,6 +243,8 @@ export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;
   /** `chat`, streamed (chat-stream.ts): deltas, tool calls and results, then `done` with `chat`'s result. */
   chatStream(input: ChatInput): AsyncIterableIterator<ChatStreamEvent>;
+  /** Stores a turn whose reply came from elsewhere (another framework's model call) where `chat` stores its own (chat/record-turn.ts). */
+  recordTurn(input: RecordTurnInput): Promise<RecordTurnResult>;
   /** Listed sessions, newest `updated_at` first (ties in creation order); `[]` for an unknown user. */
   listSessions(userId: string): Promise<SessionSummary[]>;
   /** A fresh session id (12 lowercase hex). Nothing is stored until its first chat. */
@@ -461,6 +464,8 @@ export function createRecall(options: RecallOptions): Recall {
 
   return {
     chat: (input) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => chatTurn(deps, input))),
+
+    recordTurn: (input) => user(input?.userId, () => recordTurn(deps, input)),
 
     chatStream: (input) => chatStream(deps, input, (work) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => work()))),
 

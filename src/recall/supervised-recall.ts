@@ -30,6 +30,7 @@ export function supervisedRecall(slot: ServiceSlot<Recall>, compact: () => Promi
       const service = await slot.get();
       yield* service.chatStream(input);
     },
+    recordTurn: forward('recordTurn'),
     listSessions: forward('listSessions'),
     createSession: forward('createSession'),
     getSessionMessages: forward('getSessionMessages'),
