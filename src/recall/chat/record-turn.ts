@@ -31,9 +31,11 @@ import { noteLink } from '../../telemetry/tracing.ts';
  * result (`invalid_message`, with the `field`). A new session counts against `sessionsPerUser`
  * (`session_limit`).
  *
- * Commits as a chat turn does: with the session store in recall's environment (the runtime),
- * the user row and its recall writes in one commit, the reply and the rest in a second; a kill
- * in between leaves the user row, whose daily row the next start mirrors (daily-mirror.ts).
+ * Both rows are known, so they are one append: with the session store in recall's environment
+ * (the runtime) the rows and every recall write of the turn are ONE commit (one fsync), all or
+ * nothing; with another store, the in-flight mark commits first, the rows after it, then the
+ * recall writes (a kill in between leaves the mark, and the next start mirrors the rows:
+ * daily-mirror.ts).
  */
 export interface RecordTurnInput {
   userId: string;
@@ -83,48 +85,40 @@ export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Prom
     rowsPending(dbs, userId, sessionId);
   };
   if (!deps.sharedCommits) await commit(dbs, opening);
-  let stored: StoredMessage[];
+  const title = sessionEntry(dbs, userId, sessionId)?.title || offlineTitle(message, deps.language);
+  const meta: JsonObject = transcript.length > 0 ? { ts: asked.ts, transcript: transcript as unknown as JsonObject[] } : { ts: asked.ts };
+  let rows: StoredMessage[];
   try {
-    [stored] = await appendWithCommit(
+    [rows] = await appendWithCommit(
       deps,
       conversationId,
-      [{ message: { role: 'user', content: message }, meta: { ts: asked.ts } }],
-      ([record]) => {
+      [
+        { message: { role: 'user', content: message }, meta: { ts: asked.ts } },
+        { message: { role: 'assistant', content: reply }, meta },
+      ],
+      ([userRow, replyRow]) => {
         if (deps.sharedCommits) opening();
-        mirrorSessionRow(dbs, userId, sessionId, { day: asked.day, ts: asked.ts, role: 'user', content: message, session_id: sessionId, session_message_id: record!.message_id });
+        const replyId = replyRow!.message_id;
+        const row = { day: asked.day, ts: asked.ts, session_id: sessionId };
+        mirrorSessionRow(dbs, userId, sessionId, { ...row, role: 'user', content: message, session_message_id: userRow!.message_id });
+        mirrorSessionRow(dbs, userId, sessionId, { ...row, role: 'assistant', content: reply, session_message_id: replyId, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) });
+        putLogRow(dbs, userId, sessionId, { ts: asked.ts, session_id: sessionId, user_message: message, assistant_reply: reply, memory_context: memoryContext, tool_calls: toolCalls });
+        rowsSettled(dbs, userId, sessionId);
+        if (deps.factsLlm !== undefined) {
+          queueExtractionTx(dbs, userId, sessionId, replyId, { user_message: message, assistant_reply: reply, message_ids: [userRow!.message_id, replyId], queued_at: asked.ts });
+        }
+        touchSession(dbs, userId, sessionId, title, asked.ts);
       },
     );
   } catch (error) {
     if (!deps.sharedCommits) await commit(dbs, () => rowsSettled(dbs, userId, sessionId)).catch(() => undefined);
     throw error;
   }
-  const userRowId = stored[0]!.message_id;
-
-  const answered = localNow(deps);
-  const title = sessionEntry(dbs, userId, sessionId)?.title || offlineTitle(message, deps.language);
-  const meta: JsonObject = transcript.length > 0 ? { ts: answered.ts, transcript: transcript as unknown as JsonObject[] } : { ts: answered.ts };
-  const [[replyRecord]] = await appendWithCommit(deps, conversationId, [{ message: { role: 'assistant', content: reply }, meta }], ([record]) => {
-    const replyId = record!.message_id;
-    mirrorSessionRow(dbs, userId, sessionId, {
-      day: answered.day,
-      ts: answered.ts,
-      role: 'assistant',
-      content: reply,
-      session_id: sessionId,
-      session_message_id: replyId,
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-    });
-    putLogRow(dbs, userId, sessionId, { ts: answered.ts, session_id: sessionId, user_message: message, assistant_reply: reply, memory_context: memoryContext, tool_calls: toolCalls });
-    rowsSettled(dbs, userId, sessionId);
-    if (deps.factsLlm !== undefined) {
-      queueExtractionTx(dbs, userId, sessionId, replyId, { user_message: message, assistant_reply: reply, message_ids: [userRowId, replyId], queued_at: answered.ts });
-    }
-    touchSession(dbs, userId, sessionId, title, localNow(deps).ts);
-  });
+  const [userRecord, replyRecord] = rows;
   if (deps.factsLlm !== undefined) noteLink(extractionLinkKey([userId, sessionId, replyRecord!.message_id]));
   deps.kickExtraction?.();
   deps.summarizer?.afterTurn(conversationId);
-  return { title, toolCalls, messageIds: { user: userRowId, reply: replyRecord!.message_id } };
+  return { title, toolCalls, messageIds: { user: userRecord!.message_id, reply: replyRecord!.message_id } };
 }
 
 function text(value: unknown, field: string): string {
