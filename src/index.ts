@@ -122,6 +122,8 @@ export type {
   ChatResult,
   ChatStreamEvent,
   SessionRow,
+  RecordTurnInput,
+  RecordTurnResult,
   DailyRow,
   ToolCallView,
   RowError,

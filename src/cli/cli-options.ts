@@ -92,6 +92,7 @@ export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI 
 
 Usage: mnemo [options]
        mnemo compact [--data-dir <path>]   compact a stopped server's data directory (--help there)
+       mnemo mcp --user <id> [--data-dir <path>]   one user's memory as an MCP server on stdio (--help there)
 
 Options (flag, else environment variable, else default):
   --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]

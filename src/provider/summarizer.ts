@@ -18,6 +18,7 @@ import {
   type SummaryRecord,
 } from './summary-record.ts';
 import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
+import { linkedRoot, noteLink, withSpan } from '../telemetry/tracing.ts';
 
 /**
  * Rolling summaries of conversations in a `MessageLog` (compaction without deletion), the
@@ -150,27 +151,30 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     if (pending.length === 0) return undefined;
     const cost = pending.reduce((sum, r) => sum + count(r.message), 0);
     if (!force && cost <= maxTokens) return undefined;
-    let made: SummaryRecord | undefined;
-    for (const step of steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)) {
-      const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count);
-      const provenance: SummaryProvenance = {
-        from: (latest?.to ?? 0) + 1,
-        to: step.to,
-        model,
-        at: isoWithOffset(clock.now()),
-        previous: latest?.id ?? null,
-        method: llm === undefined ? 'extractive' : 'llm',
-      };
-      // Another writer (another process over the same store) may have summarized meanwhile.
-      const now = await latestSummary(log, id);
-      if ((now?.id ?? null) !== (latest?.id ?? null)) return made;
-      const [stored] = await log.append(summaryConversationId(id), [
-        { message: { role: 'assistant', content: text }, meta: provenanceMeta(provenance) },
-      ]);
-      latest = toSummaryRecord(stored!);
-      made = latest;
-    }
-    return made;
+    // A summary is made: its own trace, linked to the turn that asked for it (telemetry/tracing.ts).
+    return withSpan('mnemo.summary', { 'mnemo.summary.messages': pending.length }, async () => {
+      let made: SummaryRecord | undefined;
+      for (const step of steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)) {
+        const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count);
+        const provenance: SummaryProvenance = {
+          from: (latest?.to ?? 0) + 1,
+          to: step.to,
+          model,
+          at: isoWithOffset(clock.now()),
+          previous: latest?.id ?? null,
+          method: llm === undefined ? 'extractive' : 'llm',
+        };
+        // Another writer (another process over the same store) may have summarized meanwhile.
+        const now = await latestSummary(log, id);
+        if ((now?.id ?? null) !== (latest?.id ?? null)) return made;
+        const [stored] = await log.append(summaryConversationId(id), [
+          { message: { role: 'assistant', content: text }, meta: provenanceMeta(provenance) },
+        ]);
+        latest = toSummaryRecord(stored!);
+        made = latest;
+      }
+      return made;
+    }, linkedRoot(`summary\u0000${id}`));
   };
 
   const summaryText = async (id: string, previous: string | undefined, messages: Message[], count: TokenCounter): Promise<string> => {
@@ -188,6 +192,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     afterTurn(id) {
       assertSummarizableId(id);
       const lane = byId.get(id);
+      noteLink(`summary\u0000${id}`);
       if (lane?.checkQueued) return;
       void enqueue(id, async (l) => {
         l.checkQueued = false;

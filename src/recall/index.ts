@@ -16,6 +16,7 @@ export {
   type SessionWindowQuery,
 } from './recall-api.ts';
 export type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
+export type { RecordTurnInput, RecordTurnResult } from './chat/record-turn.ts';
 export { TurnInterruptedError } from './chat/turn-interrupted.ts';
 export type { DailyRow, RowError, SessionRow, ToolCallView } from './rows/row-types.ts';
 export type { SessionsPage, SessionSummary } from './rows/session-list.ts';

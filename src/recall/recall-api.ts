@@ -4,6 +4,7 @@ import type { LlmService } from '../llm/llm-service.ts';
 import type { JsonValue } from '../message.ts';
 import type { WallClock } from '../wall-clock.ts';
 import type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
+import type { RecordTurnInput, RecordTurnResult } from './chat/record-turn.ts';
 import type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 import type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
 import type { EmbeddingDrain } from './jobs/embed-drain.ts';
@@ -174,6 +175,12 @@ export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;
   /** `chat`, streamed (chat-stream.ts): deltas, tool calls and results, then `done` with `chat`'s result. */
   chatStream(input: ChatInput): AsyncIterableIterator<ChatStreamEvent>;
+  /**
+   * Stores a turn whose reply came from elsewhere (another framework's model call, such as the
+   * AI SDK middleware) where `chat` stores its own: both rows, their daily rows, the log, the
+   * extraction job and the listing, in one commit (chat/record-turn.ts). No model is called.
+   */
+  recordTurn(input: RecordTurnInput): Promise<RecordTurnResult>;
   /** Listed sessions, newest `updatedAt` first (ties in creation order); `[]` for an unknown user. */
   listSessions(userId: string): Promise<SessionSummary[]>;
   /**

@@ -4,6 +4,10 @@ import { createSummarizer, type Summarizer } from '../provider/summarizer.ts';
 import { systemWallClock } from '../wall-clock.ts';
 import { chatTurn } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
+import { recordTurn } from './chat/record-turn.ts';
+import { withSpan } from '../telemetry/tracing.ts';
+import { withTurnSpan } from '../telemetry/gen-ai.ts';
+import { tracedHits } from './queries/traced-hits.ts';
 import { turnTools } from './chat/turn-tools.ts';
 import { exportDemoFolder } from './demo-folder/demo-export.ts';
 import { importDemoFolder } from './demo-folder/demo-import.ts';
@@ -171,8 +175,9 @@ function embeddingDrain(deps: RecallDeps, options: RecallOptions): { current: ()
 function sessionCalls(s: Service) {
   const { deps, user } = s;
   return {
-    chat: ((input) => user(input?.userId, () => chatTurn(deps, input))) satisfies Recall['chat'],
-    chatStream: ((input) => chatStream(deps, input, (work) => user(input?.userId, () => work()))) satisfies Recall['chatStream'],
+    chat: ((input) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => chatTurn(deps, input)))) satisfies Recall['chat'],
+    chatStream: ((input) => chatStream(deps, input, (work) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => work())))) satisfies Recall['chatStream'],
+    recordTurn: ((input) => user(input?.userId, () => recordTurn(deps, input))) satisfies Recall['recordTurn'],
     listSessions: ((userId) => user(userId, async (u) => listSessions(await deps.store.sessions(u), localNow(deps).ts, deps.language))) satisfies Recall['listSessions'],
     listSessionsPage: ((userId, page = {}) =>
       user(userId, async (u) => {
@@ -225,7 +230,7 @@ function readCalls(s: Service) {
     search: ((q) =>
       user(q?.userId, async () => {
         assertSearchTerms(q.query, s.limits.searchTerms);
-        return searchHybrid(deps, q);
+        return withSpan('mnemo.search', {}, async (span) => tracedHits(span, await searchHybrid(deps, q)));
       })) satisfies Recall['search'],
     rebuildSearchIndex: ((userId) => user(userId, (u) => deps.store.rebuildIndex(u))) satisfies Recall['rebuildSearchIndex'],
     dialogueLog: ((userId, sessionId) =>

@@ -70,7 +70,7 @@ import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
-import { dailyRowBody, factBody, rowBody, searchBody, sessionBody } from './demo-shapes.ts';
+import { dailyRowBody, factBody, factWriteBody, rowBody, searchBody, sessionBody } from '../recall/demo-shapes.ts';
 import { decodeCursor, encodeCursor } from './page-cursor.ts';
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
@@ -364,14 +364,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     const body = request.body;
     requireIds({ user_id: body.user_id });
     const w = await recall.remember(body.user_id, { text: body.text, ...(body.key === '' ? {} : { key: body.key }) });
-    return { status: w.status, item: factBody(w.entry) };
+    return factWriteBody(w);
   });
 
   api.patch<{ Params: MemoryParams; Body: UpdateMemoryBody }>('/api/memory/:id', { config: USER, schema: S.updateMemory }, async (request) => {
     const body = request.body;
     requireIds({ user_id: body.user_id });
     const w = await recall.updateFact(body.user_id, request.params.id, { text: body.text, version: body.version });
-    return { status: w.status, item: factBody(w.entry) };
+    return factWriteBody(w);
   });
 
   api.delete<{ Params: MemoryParams; Querystring: UserQuery }>('/api/memory/:id', { config: USER, schema: S.forgetMemory }, async (request) => {

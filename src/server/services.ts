@@ -34,6 +34,8 @@ export type RecallApi = Pick<
   | 'forgetFact'
   | 'eraseUser'
   | 'dailyMessages'
+  | 'rankFacts'
+  | 'recordTurn'
 > &
   /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
   Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>> &

@@ -23,6 +23,8 @@ import { buildPromptContext } from './prompt-context.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { turnTools } from './turn-tools.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
+import { currentLink, noteLink } from '../../telemetry/tracing.ts';
+import { extractionLinkKey } from '../jobs/extraction-worker.ts';
 import { rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
 import { assertRoomForSession } from '../recall-limits.ts';
 
@@ -284,6 +286,7 @@ async function storeReply(
   // rides in the commit of the reply. Only a first turn with an LLM asks for its title after
   // that commit, so a slow title call holds back nothing durable.
   const knownTitle = (await deps.store.session(userId, sessionId))?.title || (deps.llm === undefined ? offlineTitle(message, deps.language) : '');
+  const turnSpan = currentLink();
   const { session } = await deps.store.appendTurn(
     {
       userId,
@@ -295,6 +298,8 @@ async function storeReply(
         // was committed) is the reply.
         if (typeof record!.message.content === 'string') reply = record!.message.content;
         const result = { reply, memoryHits: made.memoryHits, title: knownTitle, toolCalls };
+        // Noted before the job commits, so its span (telemetry/tracing.ts) finds the turn's to link to.
+        if (deps.factsLlm !== undefined) noteLink(extractionLinkKey(userId, { sessionId, replyId: record!.message_id }), turnSpan);
         return {
           daily: [mirror(turn, answered, 'assistant', reply, record!.message_id, toolCalls)],
           log: logRow(turn, answered.ts, reply, progress.memoryContext, toolCalls),
