@@ -42,6 +42,16 @@ import { commitRemoval, HIGH, MARKER_START, type RecallDbs } from './recall-dbs.
  */
 /** Runs once the caller holds the user (no call of theirs is running or can start). */
 export async function eraseUserData(ctx: LmdbContext, userId: string): Promise<ErasureReport> {
+  // A summary job's append (not a call of the user's) waits, then finds the user gone (lmdb-summaries.ts).
+  const release = await ctx.userLocks.lock(userId);
+  try {
+    return await eraseLocked(ctx, userId);
+  } finally {
+    await release();
+  }
+}
+
+async function eraseLocked(ctx: LmdbContext, userId: string): Promise<ErasureReport> {
   const { dbs } = ctx;
   const prefixes = [sessionConversationPrefix(userId), `${SUMMARY_ID_PREFIX}/${sessionConversationPrefix(userId)}`];
   const erased = new Set<string>();
