@@ -1,4 +1,5 @@
 import type { DailyRow, ExtractionStatus, FactEntry, SearchResult, SessionRow, SessionSummary } from '../recall/index.ts';
+import type { SummaryRecord } from '../provider/summary-record.ts';
 
 /**
  * The one place where the API's bodies take the Agent Memory Demo's snake_case shapes (its
@@ -34,6 +35,11 @@ export function rowBody(row: SessionRow): RowBody {
   };
   if (row.error) body.error = { code: row.error.code, message: row.error.message };
   return body;
+}
+
+/** A rolling summary: its fields are single words, the same in either casing. */
+export function summaryBody(s: SummaryRecord): SummaryRecord {
+  return { id: s.id, text: s.text, from: s.from, to: s.to, model: s.model, at: s.at, previous: s.previous, method: s.method };
 }
 
 export function dailyRowBody(row: DailyRow): DailyRowBody {

@@ -34,6 +34,7 @@ export type RecallApi = Pick<
   | 'forgetFact'
   | 'eraseUser'
   | 'dailyMessages'
+  | 'summaries'
 > &
   /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
   Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>> &
