@@ -111,6 +111,11 @@ export interface RecallOptions {
   limits?: RecallLimits;
 }
 
+/** The turns of the `[SESSION]` window (3 rounds): never summarized by default. */
+export const DEFAULT_SUMMARY_KEEP_LAST = 3;
+/** A session's older part that makes a summary due, and the longest summary, in o200k tokens. */
+export const DEFAULT_SUMMARY_TOKENS = 500;
+
 export interface RecallSummaryOptions {
   /** Whole turns never summarized; default 3 (the turns of the `[SESSION]` window). */
   keepLast?: number;

@@ -30,7 +30,7 @@ import { FactsCache } from './facts/facts-view.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts } from './facts/rank-facts.ts';
 import { checkRetryOptions, type JobWorker } from './jobs/job-worker.ts';
 import { createSummaryWorker, type SummaryEngine } from './jobs/summary-worker.ts';
-import { DEPRECATED_RECALL_METHODS, type DialogueLogRow, type LongTermVersion, type Recall, type RecallOptions } from './recall-api.ts';
+import { DEFAULT_SUMMARY_KEEP_LAST, DEFAULT_SUMMARY_TOKENS, DEPRECATED_RECALL_METHODS, type DialogueLogRow, type LongTermVersion, type Recall, type RecallOptions } from './recall-api.ts';
 import { localNow, type FactsErrorHandler, type RecallDeps } from './recall-deps.ts';
 import { RecallClosedError } from './recall-errors.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
@@ -164,10 +164,6 @@ function summaryEngineOf(options: RecallOptions, memory: RecallDeps['memory']): 
   return { keepLast, maxTokens, llm, clock: options.clock, reader };
 }
 
-/** The turns of the `[SESSION]` window (3 rounds): never summarized by default. */
-export const DEFAULT_SUMMARY_KEEP_LAST = 3;
-/** A session's older part that makes a summary due, and the longest summary, in o200k tokens. */
-export const DEFAULT_SUMMARY_TOKENS = 500;
 
 /** The embedding drain: the runtime's supervised one, or one of the service's own. */
 function embeddingDrain(deps: RecallDeps, options: RecallOptions): { current: () => EmbeddingDrain | undefined; closeOwn: () => Promise<void> } {
