@@ -293,6 +293,8 @@ export interface ImportBatch {
    * their own (search/doc-numbers.ts), shown in no view. Each names its session and anchor.
    */
   sessionDocs?: readonly (NewDailyRecord & { sessionId: string; sessionMessageId: number })[];
+  /** Appended to the session's summaries' companion in order (`summaryEntry`), unchecked: numbered on from its last. */
+  summaries?: { sessionId: string; entries: readonly NewSummary[] };
 }
 
 export interface ErasureReport {

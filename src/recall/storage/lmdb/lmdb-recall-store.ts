@@ -20,6 +20,7 @@ import { commitFacts, factEntries, factHistory, factsGeneration, factsState, lon
 import { createLmdbJobQueue, type QueuedNote } from './lmdb-job-queue.ts';
 import { appendTurn, deleteSession, fork, incarnationTx, KeyedLocks, touch, turnKey } from './lmdb-turns.ts';
 import { appendSummary } from './lmdb-summaries.ts';
+import { summaryConversationId, summaryEntry } from '../../../provider/summary-record.ts';
 import type { SearchPool } from './pool/search-pool.ts';
 import { commit, HIGH, openRawText, openRecallDbs, type RecallEnvironment } from './recall-dbs.ts';
 import { fromDailyRecord, fromLogRecord, fromSessionEntry, toLogRecord, toSessionEntry } from './record-codec.ts';
@@ -180,6 +181,9 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
         });
       }
       if (batch.transcript !== undefined) await options.transcripts.append(sessionConversationId(userId, batch.transcript.sessionId), batch.transcript.entries);
+      if (batch.summaries !== undefined) {
+        await options.transcripts.append(summaryConversationId(sessionConversationId(userId, batch.summaries.sessionId)), batch.summaries.entries.map(summaryEntry));
+      }
     }),
     async close() {
       await repaired;
