@@ -99,7 +99,7 @@ export type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent, ToolChoice, 
 export { fallbackLlm } from './llm/fallback-llm.ts';
 export { openAICompatible, type OpenAICompatibleOptions } from './llm/openai-compatible.ts';
 export { llmFromEnv } from './llm/llm-from-env.ts';
-export type { Language } from './language.ts';
+export type { Language, LanguageSetting } from './language.ts';
 
 // The layered memory of the Agent Memory Demo.
 export {

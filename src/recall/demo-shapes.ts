@@ -3,6 +3,7 @@ import type { ExtractionStatus } from './jobs/extraction-worker.ts';
 import type { SearchResult } from './queries/search-result.ts';
 import type { DailyRow, SessionRow } from './rows/row-types.ts';
 import type { SessionSummary } from './rows/session-list.ts';
+import type { SummaryRecord } from '../provider/summary-record.ts';
 
 /**
  * The one place where recall's camelCase records take the Agent Memory Demo's snake_case shapes
@@ -40,6 +41,11 @@ export function rowBody(row: SessionRow): RowBody {
   };
   if (row.error) body.error = { code: row.error.code, message: row.error.message };
   return body;
+}
+
+/** A rolling summary: its fields are single words, the same in either casing. */
+export function summaryBody(s: SummaryRecord): SummaryRecord {
+  return { id: s.id, text: s.text, from: s.from, to: s.to, model: s.model, at: s.at, previous: s.previous, method: s.method };
 }
 
 export function dailyRowBody(row: DailyRow): DailyRowBody {

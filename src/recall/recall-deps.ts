@@ -1,7 +1,6 @@
-import type { Language } from '../language.ts';
+import type { LanguageSetting } from '../language.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
-import type { Summarizer } from '../provider/summarizer.ts';
 import type { WallClock } from '../wall-clock.ts';
 import type { LocalTime } from './rows/local-time.ts';
 import type { RecallStore } from './storage/recall-store.ts';
@@ -10,6 +9,7 @@ import type { EmbeddingDrain } from './embeddings/embedding-drain.ts';
 import type { EmbeddingsClient } from './embeddings/embeddings-client.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings/embeddings-options.ts';
 import type { RecallLimits } from './recall-limits.ts';
+import type { SummaryEngine } from './jobs/summary-worker.ts';
 
 export type { FactsErrorHandler };
 
@@ -29,9 +29,9 @@ export interface RecallDeps extends FactsDeps {
   /** Token budget of a turn's `[LONG_TERM]` section. */
   longTermTokens: number;
   /** Rolling summaries of the sessions (recall's `summary` option); undefined: off. */
-  summarizer: Summarizer | undefined;
-  /** Of the system prompt, titles, offline replies, Mnemo's tools and the facts prompts (language.ts). */
-  language: Language;
+  summary: SummaryEngine | undefined;
+  /** Of the system prompt, titles, offline replies, Mnemo's tools and the facts prompts (language.ts: `'auto'` resolves per text with `languageOf`). */
+  language: LanguageSetting;
   /** Embeddings (recall's `embeddings` option); undefined: BM25 alone. */
   embeddings: RecallEmbeddings | undefined;
   /** What one user can make it hold (recall-limits.ts). */

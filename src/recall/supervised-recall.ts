@@ -12,7 +12,7 @@ const FORWARDED = [
   'searchSession', 'searchDaily', 'sessionWindow', 'search', 'embeddingsStatus', 'embeddingsIdle', 'rebuildSearchIndex', 'dailyWindow',
   'dailyMessages', 'getLongTerm', 'setLongTerm', 'undoLongTerm', 'longTermHistory', 'listFacts', 'factHistory', 'remember', 'updateFact',
   'forgetFact', 'rankFacts', 'extractionIdle', 'extractionStatus', 'retryDeadExtractions', 'dialogueLog', 'importDemoFolder',
-  'exportDemoFolder', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
+  'exportDemoFolder', 'summaries', 'summaryIdle', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
 ] as const satisfies ReadonlyArray<Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>>;
 
 /**

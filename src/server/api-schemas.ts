@@ -227,6 +227,21 @@ export const API_SCHEMAS = {
       ...errors,
     },
   },
+  summaries: {
+    summary: "A session's rolling summaries, oldest first, with provenance (the last is what the next turn sends as [SUMMARY])",
+    tags: ['mnemo'],
+    params: sessionParams,
+    querystring: userQuery,
+    response: {
+      200: items({
+        type: 'object',
+        description: '`from`..`to`: the message ids it covers; `previous`: the id of the summary it builds on (null for the first); `method`: llm or extractive',
+        properties: { id: int, text: str, from: int, to: int, model: str, at: str, previous: { type: ['integer', 'null'] }, method: { type: 'string', enum: ['llm', 'extractive'] } },
+        required: ['id', 'text', 'from', 'to', 'model', 'at', 'previous', 'method'],
+      }),
+      ...errors,
+    },
+  },
   searchSession: { summary: 'Keyword search in one session', tags: ['mnemo'], params: sessionParams, querystring: searchQuery(false), response: { 200: items(row), ...errors } },
   sessionWindow: { summary: 'Rows around a message of one session', tags: ['mnemo'], params: sessionParams, querystring: windowQuery(false), response: { 200: items(row), ...errors } },
   searchDaily: { summary: "Keyword search in a user's daily view", tags: ['mnemo'], querystring: searchQuery(true), response: { 200: items(dailyRow), ...errors } },

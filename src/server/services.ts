@@ -36,6 +36,7 @@ export type RecallApi = Pick<
   | 'dailyMessages'
   | 'rankFacts'
   | 'recordTurn'
+  | 'summaries'
 > &
   /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
   Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>> &

@@ -1,7 +1,9 @@
 import { InvalidInputError } from '../../errors.ts';
+import { languageOf } from '../../language.ts';
 import { validateMessage } from '../../memory/contract/validate-message.ts';
 import type { JsonObject, Message } from '../../message.ts';
 import { currentLink, noteLink } from '../../telemetry/tracing.ts';
+import { summaryLinkKey } from '../../provider/summarizer.ts';
 import { extractionLinkKey } from '../jobs/extraction-worker.ts';
 import type { ToolCallView } from '../rows/row-types.ts';
 import { offlineTitle } from '../rows/session-title.ts';
@@ -16,7 +18,7 @@ import { assertRoomForSession } from '../recall-limits.ts';
  * reply, with the reply's tool calls, exactly where `chat` stores its own turns (chat-service.ts
  * steps 2, 5 and 6): the session's two rows, their daily rows, the ranked index (the stores'
  * hooks), the dialogue log, the extraction queue (with a facts model) and the sessions index;
- * with rolling summaries on, the session's summary check. No model is called: a session
+ * with rolling summaries on, the session's `summarize` job when it is due. No model is called: a session
  * without a title gets the offline one from the message (`offlineTitle`).
  *
  * Input is checked before anything is written (`InvalidInputError`, nothing stored): ids
@@ -69,7 +71,9 @@ export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Prom
     const known = await deps.store.session(userId, sessionId);
     if (known === undefined) assertRoomForSession(await deps.store.sessions(userId), deps.limits.sessionsPerUser);
     const asked = localNow(deps);
-    const title = known?.title || offlineTitle(message, deps.language);
+    const title = known?.title || offlineTitle(message, languageOf(deps.language, message));
+    // Whether the session's older part is due for a summary: then its job rides in this commit.
+    const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
     const meta: JsonObject = transcript.length > 0 ? { ts: asked.ts, transcript: transcript as unknown as JsonObject[] } : { ts: asked.ts };
     const row = { day: asked.day, ts: asked.ts, sessionId };
     const turnSpan = currentLink();
@@ -85,6 +89,7 @@ export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Prom
         const messageIds = [userRow!.message_id, replyRow!.message_id];
         // Noted before the job commits, so its span (telemetry/tracing.ts) finds the turn's to link to.
         if (deps.factsLlm !== undefined) noteLink(extractionLinkKey(userId, { sessionId, replyId: messageIds[1]! }), turnSpan);
+        if (summarize) noteLink(summaryLinkKey(sessionConversationId(userId, sessionId)), turnSpan);
         return {
           daily: [
             { ...row, role: 'user', content: message, sessionMessageId: messageIds[0]! },
@@ -92,16 +97,15 @@ export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Prom
           ],
           log: { ts: asked.ts, sessionId, userMessage: message, assistantReply: reply, memoryContext, toolCalls },
           settles: true,
-          jobs:
-            deps.factsLlm === undefined
-              ? []
-              : [{ kind: 'extract' as const, userId, payload: { sessionId, replyId: messageIds[1]!, userMessage: message, assistantReply: reply, messageIds } }],
+          jobs: [
+            ...(deps.factsLlm === undefined ? [] : [{ kind: 'extract' as const, userId, payload: { sessionId, replyId: messageIds[1]!, userMessage: message, assistantReply: reply, messageIds } }]),
+            ...(summarize ? [{ kind: 'summarize' as const, userId, payload: { sessionId } }] : []),
+          ],
           touch: { title, updatedAt: asked.ts },
         };
       },
     });
     const [userRecord, replyRecord] = records;
-    deps.summarizer?.afterTurn(sessionConversationId(userId, sessionId));
     return { title, toolCalls, messageIds: { user: userRecord!.message_id, reply: replyRecord!.message_id } };
   } finally {
     await unlock();

@@ -1,4 +1,5 @@
 import { errorRecord, InvalidInputError, type ErrorRecord } from '../../errors.ts';
+import { languageOf } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import { createJobWorker, type JobOutcome, type JobWorker, type RetryOptions } from './job-worker.ts';
 import type { LeasedJob } from '../storage/job-queue.ts';
@@ -81,7 +82,7 @@ export function createExtractionWorker(
     try {
       const aborted = AbortSignal.any([signal, userLease.signal]);
       const p = job.payload;
-      const facts = await extractFacts(llm, p, aborted, deps.language);
+      const facts = await extractFacts(llm, p, aborted, languageOf(deps.language, p.userMessage));
       const source: FactSource = { via: 'extraction', sessionId: p.sessionId, messageIds: p.messageIds };
       for (const fact of facts) {
         try {

@@ -15,12 +15,13 @@ import type { LmdbContext } from './lmdb-context.ts';
 import { commit, commitRemoval, HIGH, type RecallDbs } from './recall-dbs.ts';
 import { fromDailyRecord, fromLogRecord, toSessionEntry } from './record-codec.ts';
 import { removeSessionDocs } from './session-docs.ts';
+import { forkSummaries } from './lmdb-summaries.ts';
 import { registerSession, removeSession, sessionEntry, touchSession } from './sessions-index.ts';
 
 /**
  * The session write paths of the LMDB adapter: a turn's rows with what they imply, titles,
  * forks, deletion. One process owns the directory, so a session's turns are serialized by an
- * in-process lock (`SessionLocks`), and the erasure guard is a per-user random incarnation key
+ * in-process lock (`KeyedLocks`), and the erasure guard is a per-user random incarnation key
  * (`[userId, 'incarnation']` in `recall.counters`) that the user's first write makes and an
  * erasure removes with everything else.
  *
@@ -120,7 +121,10 @@ export async function fork(ctx: LmdbContext, userId: string, f: { sourceId: stri
   if (sessionEntry(dbs, userId, f.targetId) !== undefined) {
     throw new ForkError('fork_target_exists', `session ${f.targetId} already exists`, { sessionId: f.targetId });
   }
-  await ctx.memory.fork(sessionConversationId(userId, f.sourceId), f.messageId, sessionConversationId(userId, f.targetId));
+  const source = sessionConversationId(userId, f.sourceId);
+  const target = sessionConversationId(userId, f.targetId);
+  await ctx.memory.fork(source, f.messageId, target);
+  await forkSummaries(ctx, source, f.messageId, target);
   await commit(dbs, () => {
     incarnationTx(dbs, userId);
     registerSession(dbs, userId, f.targetId, f.now);
@@ -132,6 +136,16 @@ export async function fork(ctx: LmdbContext, userId: string, f: { sourceId: stri
 }
 
 export async function deleteSession(ctx: LmdbContext, userId: string, sessionId: string, ifLastId: number | undefined): Promise<'deleted' | 'missing' | 'changed'> {
+  // No summary of the session is appended while it is deleted (lmdb-summaries.ts).
+  const release = await ctx.userLocks.lock(userId);
+  try {
+    return await deleteUnlocked(ctx, userId, sessionId, ifLastId);
+  } finally {
+    await release();
+  }
+}
+
+async function deleteUnlocked(ctx: LmdbContext, userId: string, sessionId: string, ifLastId: number | undefined): Promise<'deleted' | 'missing' | 'changed'> {
   const { dbs, memory } = ctx;
   const conversationId = sessionConversationId(userId, sessionId);
   const existed = sessionEntry(dbs, userId, sessionId) !== undefined || (await memory.lastId(conversationId)) > 0;
@@ -158,7 +172,7 @@ export function turnKey(ctx: LmdbContext, userId: string, sessionId: string, key
 }
 
 /** One holder per key at a time, in the order they asked; the rest wait. */
-export class SessionLocks {
+export class KeyedLocks {
   private readonly tails = new Map<string, Promise<void>>();
 
   async lock(key: string): Promise<() => Promise<void>> {
