@@ -17,10 +17,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
 import { DEFAULT_LLM_CONFIG } from './cli-options.ts';
-import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES, type Language } from '../language.ts';
+import { isLanguageSetting, LANGUAGE_SETTINGS, type LanguageSetting } from '../language.ts';
 import { isValidId } from '../recall/recall-ids.ts';
 
-export const MCP_HELP = `Usage: mnemo mcp --user <id> [--data-dir <path>] [--language <zh|en>] [--llm-config <path>]
+export const MCP_HELP = `Usage: mnemo mcp --user <id> [--data-dir <path>] [--language <zh|en|auto>] [--llm-config <path>]
 
 Serves one user's memory as an MCP server over stdio (for Claude Desktop, Cursor and other
 agent hosts): tools search_memory, remember, update_memory, forget, list_sessions,
@@ -29,7 +29,8 @@ A data directory that a running server holds is refused: use that server's /mcp 
 
   --user <id>          MNEMO_MCP_USER   the user whose memory is served (required)
   --data-dir <path>    MNEMO_DATA_DIR   LMDB data directory   [./data]
-  --language <zh|en>   MNEMO_LANGUAGE   language of titles and of the tools' texts   [zh]
+  --language <zh|en|auto> MNEMO_LANGUAGE language of titles and of the tools' texts; auto:
+                                        each message's (as the server's)   [auto]
   --llm-config <path>  MNEMO_LLM_CONFIG the facts model and embeddings   [config/llm.yaml]
   -h, --help                            print this help and exit
 `;
@@ -37,7 +38,7 @@ A data directory that a running server holds is refused: use that server's /mcp 
 export interface McpCommandOptions {
   dataDir: string;
   userId: string;
-  language: Language;
+  language: LanguageSetting;
   llmConfigPath: string;
   llmConfigExplicit: boolean;
   help: boolean;
@@ -65,8 +66,8 @@ export function parseMcpOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   const help = values.help === true;
   const userId = pick(values.user, 'MNEMO_MCP_USER') ?? '';
   if (!help && !isValidId(userId)) throw new ConfigError(userId === '' ? 'mnemo mcp needs --user <id>' : `invalid --user ${JSON.stringify(userId)}`);
-  const language = pick(values.language, 'MNEMO_LANGUAGE') ?? DEFAULT_LANGUAGE;
-  if (!isLanguage(language)) throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGES.join(', ')}`);
+  const language = pick(values.language, 'MNEMO_LANGUAGE') ?? 'auto';
+  if (!isLanguageSetting(language)) throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGE_SETTINGS.join(', ')}`);
   const llmConfig = pick(values['llm-config'], 'MNEMO_LLM_CONFIG');
   return {
     dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),

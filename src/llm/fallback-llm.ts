@@ -2,7 +2,7 @@ import { DEFAULT_LANGUAGE, type Language } from '../language.ts';
 import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
 import type { LlmStreamEvent } from './llm-service.ts';
-import { tracedLlm } from '../telemetry/gen-ai.ts';
+import { tracedLlm } from './traced-llm.ts';
 
 /**
  * The offline fallback of the Agent Memory Demo (`FallbackAgent.respond`): deterministic,

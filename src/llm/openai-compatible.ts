@@ -12,7 +12,7 @@ import type { Message, ToolCall } from '../message.ts';
 import { LlmError } from './llm-errors.ts';
 import type { ChatOptions, LlmResponse, LlmService, ToolChoice, Usage } from './llm-service.ts';
 import type { LlmStreamEvent } from './llm-service.ts';
-import { tracedLlm } from '../telemetry/gen-ai.ts';
+import { tracedLlm } from './traced-llm.ts';
 
 export interface OpenAICompatibleOptions {
   apiKey: string;

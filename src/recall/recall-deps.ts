@@ -2,6 +2,7 @@ import type { LanguageSetting } from '../language.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
 import type { WallClock } from '../wall-clock.ts';
+import type { Summarizer } from '../provider/summarizer.ts';
 import type { LocalTime } from './rows/local-time.ts';
 import type { RecallStore } from './storage/recall-store.ts';
 import type { FactsDeps, FactsErrorHandler } from './facts/facts-deps.ts';
@@ -9,7 +10,6 @@ import type { EmbeddingDrain } from './embeddings/embedding-drain.ts';
 import type { EmbeddingsClient } from './embeddings/embeddings-client.ts';
 import type { ResolvedEmbeddingsOptions } from './embeddings/embeddings-options.ts';
 import type { RecallLimits } from './recall-limits.ts';
-import type { SummaryEngine } from './jobs/summary-worker.ts';
 
 export type { FactsErrorHandler };
 
@@ -49,4 +49,15 @@ export interface RecallEmbeddings {
 
 export function localNow(deps: Pick<RecallDeps, 'clock' | 'localTime'>): LocalTime {
   return deps.localTime(deps.clock.now());
+}
+
+/** Rolling summaries of sessions (recall-api.ts `summary`), as the turn and the summary worker use them. */
+export interface SummaryEngine {
+  keepLast: number;
+  maxTokens: number;
+  /** Writes the summaries; `undefined`: extractive. */
+  llm: LlmService | undefined;
+  clock: WallClock | undefined;
+  /** The read side a turn uses (`latest`, `due`); its own writes go through jobs. */
+  reader: Summarizer;
 }

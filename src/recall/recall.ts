@@ -33,9 +33,9 @@ import {
 import { FactsCache } from './facts/facts-view.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts } from './facts/rank-facts.ts';
 import { checkRetryOptions, type JobWorker } from './jobs/job-worker.ts';
-import { createSummaryWorker, type SummaryEngine } from './jobs/summary-worker.ts';
+import { createSummaryWorker } from './jobs/summary-worker.ts';
 import { DEFAULT_SUMMARY_KEEP_LAST, DEFAULT_SUMMARY_TOKENS, DEPRECATED_RECALL_METHODS, type DialogueLogRow, type LongTermVersion, type Recall, type RecallOptions } from './recall-api.ts';
-import { localNow, type FactsErrorHandler, type RecallDeps } from './recall-deps.ts';
+import { localNow, type FactsErrorHandler, type RecallDeps, type SummaryEngine } from './recall-deps.ts';
 import { RecallClosedError } from './recall-errors.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import { assertRoomForFork, assertRoomForSession, assertSearchTerms, resolveRecallLimits } from './recall-limits.ts';

@@ -11,12 +11,11 @@
  * - a chat turn: `invoke_agent mnemo`, `gen_ai.operation.name` `invoke_agent`,
  *   `gen_ai.agent.name` `mnemo`, `gen_ai.conversation.id` (the session id).
  *
- * `tracedLlm(service, {provider, model})` is an `LlmService` whose `chat` and `stream` are
- * each one model-call span; the service is otherwise the same (its errors, its streaming).
+ * The model-call span itself is made by the LLM layer (llm/traced-llm.ts), which knows what a
+ * response holds; this file is the vocabulary and the spans of tools and turns.
  */
-import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
-import type { LlmResponse, LlmService } from '../llm/llm-service.ts';
-import { tracedStream, withSpan } from './tracing.ts';
+import type { Attributes } from '@opentelemetry/api';
+import { withSpan } from './tracing.ts';
 
 export const GEN_AI_OPERATION = 'gen_ai.operation.name';
 export const GEN_AI_PROVIDER = 'gen_ai.provider.name';
@@ -28,44 +27,6 @@ export const GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 export const GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
 export const GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
 export const GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id';
-
-export interface ModelInfo {
-  /** `gen_ai.provider.name`: `openai` for any OpenAI-compatible server, `mnemo` for the offline fallback. */
-  provider: string;
-  model: string;
-}
-
-export function tracedLlm<S extends LlmService>(service: S, info: ModelInfo): S {
-  const name = `chat ${info.model}`;
-  const attributes: Attributes = { [GEN_AI_OPERATION]: 'chat', [GEN_AI_PROVIDER]: info.provider, [GEN_AI_REQUEST_MODEL]: info.model };
-  const client = { kind: SpanKind.CLIENT };
-  const stream = service.stream?.bind(service);
-  return {
-    ...service,
-    chat: (messages, options) =>
-      withSpan(name, attributes, async (span) => {
-        const response = await service.chat(messages, options);
-        recordResponse(span, response);
-        return response;
-      }, client),
-    ...(stream === undefined
-      ? {}
-      : {
-          stream: (messages, options) =>
-            tracedStream(name, attributes, () => stream(messages, options), (span, event) => {
-              if (event.type === 'done') recordResponse(span, event.response);
-            }, client),
-        }),
-  };
-}
-
-function recordResponse(span: Span, response: LlmResponse): void {
-  if (response.finish_reason !== undefined) span.setAttribute(GEN_AI_FINISH_REASONS, [response.finish_reason]);
-  if (response.usage !== undefined) {
-    span.setAttribute(GEN_AI_INPUT_TOKENS, response.usage.prompt_tokens);
-    span.setAttribute(GEN_AI_OUTPUT_TOKENS, response.usage.completion_tokens);
-  }
-}
 
 /** Runs one tool call in its `execute_tool` span. */
 export function withToolSpan<T>(name: string, callId: string, fn: () => Promise<T>): Promise<T> {

@@ -3,7 +3,7 @@ import { languageOf } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import { createSummarizer, type Summarizer } from '../../provider/summarizer.ts';
 import type { WallClock } from '../../wall-clock.ts';
-import type { RecallDeps } from '../recall-deps.ts';
+import type { RecallDeps, SummaryEngine } from '../recall-deps.ts';
 import { sessionConversationId } from '../recall-ids.ts';
 import type { UserGate } from '../user-gate.ts';
 import { createJobWorker, DEFAULT_RETRY, type JobWorker } from './job-worker.ts';
@@ -28,15 +28,6 @@ import { createJobWorker, DEFAULT_RETRY, type JobWorker } from './job-worker.ts'
  *   dead-lettered; the next due turn queues it afresh. Its `lastError` keeps Mnemo's sentence;
  *   the whole error goes to one `console.warn` line.
  */
-export interface SummaryEngine {
-  keepLast: number;
-  maxTokens: number;
-  /** Writes the summaries; `undefined`: extractive. */
-  llm: LlmService | undefined;
-  clock: WallClock | undefined;
-  /** The read side a turn uses (`latest`, `due`); its own writes go through jobs. */
-  reader: Summarizer;
-}
 
 export function createSummaryWorker(
   deps: RecallDeps & { summary: SummaryEngine },

@@ -7,7 +7,7 @@ import type { RecallDbs } from './recall-dbs.ts';
 import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
 import type { VectorCache } from './embeddings/vector-cache.ts';
 import type { DiskRoom } from '../../../memory/lmdb/disk-room.ts';
-import type { KeyedLocks } from './lmdb-turns.ts';
+import type { KeyedLocks } from './keyed-locks.ts';
 
 /** What the parts of the LMDB adapter share (lmdb-recall-store.ts builds it). */
 export interface LmdbContext {

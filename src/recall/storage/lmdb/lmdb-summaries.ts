@@ -3,7 +3,7 @@ import { sessionConversationId } from '../../recall-ids.ts';
 import type { WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import type { LmdbContext } from './lmdb-context.ts';
-import { checkGuard } from './lmdb-turns.ts';
+import { checkGuard } from './write-guards.ts';
 import { sessionEntry } from './sessions-index.ts';
 
 /**
