@@ -99,6 +99,7 @@ describe('/openapi.json and the answers it describes', () => {
     await check('GET', '/api/conversations', '/api/conversations?user_id=bob');
     await check('GET', '/api/conversations/:session_id/messages', '/api/conversations/s1/messages');
     await check('GET', '/api/conversations/:session_id/messages', '/api/conversations/s1/messages?limit=1');
+    await check('GET', '/api/conversations/:session_id/summaries', '/api/conversations/s1/summaries');
     await check('GET', '/api/conversations/:session_id/search', '/api/conversations/s1/search?keyword=tea');
     await check('GET', '/api/conversations/:session_id/window', '/api/conversations/s1/window?message_id=1&after=1');
     await check('GET', '/api/daily/search', '/api/daily/search?keyword=tea');
