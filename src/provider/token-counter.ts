@@ -7,6 +7,15 @@ export type TokenCounter = (message: Message) => number;
 const NON_TEXT_PART_TOKENS = 85;
 /** Per message and per tool call, the framing the chat format adds (the OpenAI cookbook's 3). */
 const FRAMING_TOKENS = 3;
+/**
+ * The longest run of non-space characters encoded in one piece. js-tiktoken merges a piece's
+ * byte pairs in time quadratic in its length: one pasted 2 KB string without spaces (base64, a
+ * hash dump, 'kkkk...') cost ~0.5 s per count. Longer runs are encoded in slices of this length:
+ * a cut moves the count by at most one token per slice (85 of o200k's 200k tokens are longer
+ * than 64 bytes, all runs of one symbol), and the worst case stays near 15 µs a character.
+ */
+const LONGEST_PIECE = 64;
+const LONG_RUN = new RegExp(`\\S{${LONGEST_PIECE + 1},}`, 'g');
 
 let loading: Promise<TokenCounter> | undefined;
 
@@ -24,10 +33,26 @@ export function o200kTokenCounter(): Promise<TokenCounter> {
     ]);
     const encoder = new Tiktoken(ranks.default);
     // Special-token text inside a message is ordinary text: never throw on it.
-    const count = (text: string): number => (text ? encoder.encode(text, [], []).length : 0);
+    const encoded = (text: string): number => (text ? encoder.encode(text, [], []).length : 0);
+    const count = (text: string): number => sliced(text, encoded);
     return (message: Message): number => countWith(count, message);
   })();
   return loading;
+}
+
+/** `encode` over `text`, each run of non-space characters longer than LONGEST_PIECE in slices. */
+function sliced(text: string, encode: (text: string) => number): number {
+  if (text.length <= LONGEST_PIECE) return encode(text);
+  let n = 0;
+  let from = 0;
+  for (const run of text.matchAll(LONG_RUN)) {
+    n += encode(text.slice(from, run.index));
+    for (let at = run.index; at < run.index + run[0].length; at += LONGEST_PIECE) {
+      n += encode(text.slice(at, Math.min(at + LONGEST_PIECE, run.index + run[0].length)));
+    }
+    from = run.index + run[0].length;
+  }
+  return n + encode(text.slice(from));
 }
 
 function countWith(count: (text: string) => number, m: Message): number {
