@@ -1,4 +1,4 @@
-import { DEFAULT_LANGUAGE, type Language } from '../language.ts';
+import { DEFAULT_LANGUAGE, languageOf, type Language, type LanguageSetting } from '../language.ts';
 import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
 import type { LlmStreamEvent } from './llm-service.ts';
@@ -25,16 +25,22 @@ import { tracedLlm } from './traced-llm.ts';
  *
  * In English (`language: 'en'`; the default is the demo's Chinese): if the context's lowercase
  * form contains "language" or "english", `Got it: {message}. I will keep answering in English.`,
- * else `Got it: {message}. I have saved it to memory.`
+ * else `Got it: {message}. I have saved it to memory.` (no second period after a message that
+ * ends a sentence). `'auto'`: each reply in the language of its user message (`languageOf`).
  */
-export function fallbackLlm(options: { language?: Language } = {}): LlmService {
-  const language = options.language ?? DEFAULT_LANGUAGE;
+export function fallbackLlm(options: { language?: LanguageSetting } = {}): LlmService {
+  const setting = options.language ?? DEFAULT_LANGUAGE;
+  const reply = (messages: readonly Message[]): string => {
+    const message = lastUserText(messages);
+    const context = memoryContext(messages);
+    return fallbackReply(message, context, languageOf(setting, message, context));
+  };
   const llm: LlmService = tracedLlm({
     async chat(messages): Promise<LlmResponse> {
-      return { content: fallbackReply(lastUserText(messages), memoryContext(messages), language), finish_reason: 'stop' };
+      return { content: reply(messages), finish_reason: 'stop' };
     },
     async *stream(messages, options = {}): AsyncGenerator<LlmStreamEvent> {
-      const content = fallbackReply(lastUserText(messages), memoryContext(messages), language);
+      const content = reply(messages);
       for (const delta of fallbackChunks(content)) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (options.signal?.aborted) return;
@@ -63,13 +69,16 @@ export function fallbackChunks(reply: string): string[] {
   return chunks;
 }
 
+const SENTENCE_END = /[.!?。！？]\s*$/u;
+
 /** The demo's `FallbackAgent.respond(user_message, memory_context)`, exactly (in Chinese). */
 export function fallbackReply(userMessage: string, memoryContext: string, language: Language = DEFAULT_LANGUAGE): string {
   if (language === 'en') {
     const lower = memoryContext.toLowerCase();
+    const said = SENTENCE_END.test(userMessage) ? userMessage : `${userMessage}.`;
     return lower.includes('language') || lower.includes('english')
-      ? `Got it: ${userMessage}. I will keep answering in English.`
-      : `Got it: ${userMessage}. I have saved it to memory.`;
+      ? `Got it: ${said} I will keep answering in English.`
+      : `Got it: ${said} I have saved it to memory.`;
   }
   const chinese = memoryContext.includes('中文') || memoryContext.toLowerCase().includes('language');
   return chinese

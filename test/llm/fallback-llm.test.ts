@@ -53,9 +53,12 @@ describe('fallbackLlm: the Agent Memory Demo offline reply', () => {
 });
 
 describe('llmFromEnv', () => {
-  it('is the offline fallback without OPENAI_API_KEY', async () => {
-    const r = await llmFromEnv({}).chat([{ role: 'user', content: 'x' }]);
-    expect(r.content).toBe('收到：x。我已经记录到记忆中。');
+  it('is the offline fallback without OPENAI_API_KEY, answering each message in its language', async () => {
+    const llm = llmFromEnv({});
+    expect((await llm.chat([{ role: 'user', content: '你好' }])).content).toBe('收到：你好。我已经记录到记忆中。');
+    expect((await llm.chat([{ role: 'user', content: 'x' }])).content).toBe('Got it: x. I have saved it to memory.');
+    // A message that ends a sentence gets no second period.
+    expect((await llm.chat([{ role: 'user', content: 'What is my name?' }])).content).toBe('Got it: What is my name? I have saved it to memory.');
   });
 
   it('talks to OPENAI_BASE_URL with OPENAI_MODEL when OPENAI_API_KEY is set', async () => {

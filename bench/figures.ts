@@ -1,0 +1,43 @@
+/**
+ * Renders the headline figures of bench/results/latest.json into the pages that show current
+ * figures (README.md and docs/benchmarks.md, between their figures markers).
+ *
+ *   npx tsx bench/figures.ts           # rewrite the pages
+ *   npx tsx bench/figures.ts --check   # exit 1, naming the pages, when they differ from the results
+ *
+ * Run it after a full run of the suite (`npm run bench -- --full`) has written latest.json.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { RunResult } from './suite/result-types.ts';
+import { renderHeadline, withHeadline } from './suite/report/headline.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Each page and how it links to every table. */
+export const FIGURE_PAGES: ReadonlyArray<{ page: string; more: string }> = [
+  { page: 'README.md', more: '[docs/benchmarks.md](docs/benchmarks.md)' },
+  { page: 'docs/benchmarks.md', more: '[bench/results/latest.md](../bench/results/latest.md)' },
+];
+
+/** Each page's text as the results render it, beside its text now. */
+export function renderedPages(root = ROOT): Array<{ page: string; now: string; rendered: string }> {
+  const run = JSON.parse(readFileSync(`${root}/bench/results/latest.json`, 'utf8')) as RunResult;
+  return FIGURE_PAGES.map(({ page, more }) => {
+    const now = readFileSync(`${root}/${page}`, 'utf8');
+    return { page, now, rendered: withHeadline(now, renderHeadline(run, more)) };
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const stale = renderedPages().filter((p) => p.now !== p.rendered);
+  if (process.argv.includes('--check')) {
+    if (stale.length > 0) {
+      console.error(`figures differ from bench/results/latest.json: ${stale.map((p) => p.page).join(', ')} (run npx tsx bench/figures.ts)`);
+      process.exit(1);
+    }
+  } else {
+    for (const p of stale) writeFileSync(`${ROOT}/${p.page}`, p.rendered);
+    console.log(stale.length === 0 ? 'figures up to date' : `rewrote ${stale.map((p) => p.page).join(', ')}`);
+  }
+}

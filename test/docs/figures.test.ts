@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { FIGURE_PAGES, renderedPages } from '../../bench/figures.ts';
+import { BEGIN, END } from '../../bench/suite/report/headline.ts';
+
+// The pages that show current figures carry them as bench/results/latest.json renders them:
+// a run of the suite, then `npx tsx bench/figures.ts`, is the only way a figure changes.
+
+describe('the headline figures of README.md and docs/benchmarks.md', () => {
+  const pages = renderedPages();
+
+  it('are rendered between markers on each page', () => {
+    expect(pages.map((p) => p.page)).toEqual(FIGURE_PAGES.map((p) => p.page));
+    for (const p of pages) {
+      const table = p.rendered.slice(p.rendered.indexOf(BEGIN), p.rendered.indexOf(END));
+      // Eight rows (header and rule aside), each with a Mnemo figure and a ratio.
+      expect(table.split('\n').filter((l) => /^\| .* \| [\d,.]+ \|.*x \((ahead|behind)\) \|$/.test(l))).toHaveLength(8);
+      expect(table).toMatch(/Node \d+\.\d+\.\d+/);
+    }
+  });
+
+  it('match bench/results/latest.json (npx tsx bench/figures.ts rewrites them)', () => {
+    for (const p of pages) expect(p.now, p.page).toBe(p.rendered);
+  });
+});
