@@ -9,6 +9,10 @@
  */
 import { InvalidInputError } from './errors.ts';
 
+/**
+ * The language of Mnemo's own texts (see above): `'zh'` (the Demo's Chinese, the default) or
+ * `'en'`.
+ */
 export type Language = 'zh' | 'en';
 
 export const LANGUAGES: readonly Language[] = ['zh', 'en'];

@@ -6,10 +6,13 @@ import { MnemoError } from '../../errors.ts';
  * taken over after its lease expired). Nothing was written.
  */
 export class StaleWriteError extends MnemoError {
+  /** Always `'write_stale'`. */
   readonly code = 'write_stale';
 
   constructor(
+    /** `erased`: the user was erased meanwhile; `lease_lost`: the job's lease is gone. */
     readonly reason: 'erased' | 'lease_lost',
+    /** The user. */
     readonly userId: string,
   ) {
     super(
