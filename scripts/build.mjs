@@ -4,13 +4,13 @@
 //             source maps (comments stripped), .d.ts with their documentation and declaration
 //             maps, the chat page's static files.
 //   dist/cjs  one CommonJS module per public entry (`.`, `./otp`, `./server`, `./postgres`,
-//             `./testing`, `./langgraph`) that
+//             `./testing`, `./langgraph`, `./mcp`, `./ai-sdk`) that
 //             require()s the ES module build (Node loads ES modules from require() since 20.19
 //             and 22.12), with a CommonJS-format .d.ts beside it. One build, so `import` and
 //             `require` users share one copy of Mnemo: one MnemoError class, one set of
 //             module-level state, and the tarball holds the code once.
 // Plain Node, no TypeScript loader: it runs wherever `npm pack` runs.
-//   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/readme builds its own copy,
+//   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/docs builds its own copy,
 //                                        so it never reads a dist/ that `npm pack` is rewriting)
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ const dist = outAt > 0 && process.argv[outAt + 1] !== undefined ? resolve(proces
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 /** Public entry → its module in the ES build (paths under dist/esm, without extension). */
-const ENTRIES = { index: 'src/index', otp: 'src/otp/index', server: 'src/server/index', postgres: 'src/postgres', testing: 'src/testing', langgraph: 'src/langgraph/index' };
+const ENTRIES = { index: 'src/index', otp: 'src/otp/index', server: 'src/server/index', postgres: 'src/postgres', testing: 'src/testing', langgraph: 'src/langgraph/index', mcp: 'src/mcp/index', 'ai-sdk': 'src/ai-sdk/index' };
 
 function fail(message) {
   console.error(`build: ${message}`);

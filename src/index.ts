@@ -32,6 +32,9 @@ export {
   FactConflictError,
   FactNotFoundError,
   StaleWriteError,
+  SearchPoolClosedError,
+  ExtractionAnswerError,
+  EmbeddingsError,
   type RecallLimitCode,
 } from './recall/index.ts';
 
@@ -98,7 +101,7 @@ export type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent, ToolChoice, 
 export { fallbackLlm } from './llm/fallback-llm.ts';
 export { openAICompatible, type OpenAICompatibleOptions } from './llm/openai-compatible.ts';
 export { llmFromEnv } from './llm/llm-from-env.ts';
-export type { Language } from './language.ts';
+export type { Language, LanguageSetting } from './language.ts';
 
 // The layered memory of the Agent Memory Demo.
 export {
@@ -121,6 +124,8 @@ export type {
   ChatResult,
   ChatStreamEvent,
   SessionRow,
+  RecordTurnInput,
+  RecordTurnResult,
   DailyRow,
   ToolCallView,
   RowError,

@@ -16,7 +16,8 @@
  *   --facts-model <name|off>  MNEMO_FACTS_MODEL      llm.facts_model, else the chat model
  *   --request-timeout <ms>    MNEMO_REQUEST_TIMEOUT  30000  (headers and body must arrive in it: else 408)
  *   --stop-timeout <ms>       MNEMO_STOP_TIMEOUT     10000  (then turns in flight are cancelled)
- *   --language <zh|en>        MNEMO_LANGUAGE         zh     (system prompt, titles, offline reply)
+ *   --language <zh|en|auto>   MNEMO_LANGUAGE         auto   (system prompt, titles, offline reply; auto: each turn its message's)
+ *   --summary-tokens <n|off>  MNEMO_SUMMARY_TOKENS   500    (a session's rolling summary: when due, and its longest; off: none)
  *   --rate-limit <n>          MNEMO_RATE_LIMIT       600    (/api requests a minute per user; 0: none)
  *   --max-turns <n>           MNEMO_MAX_TURNS        4      (chat turns at once per user)
  *   --max-sessions <n>        MNEMO_MAX_SESSIONS     10000  (sessions per user)
@@ -42,7 +43,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './cli-errors.ts';
 import { factsModelSetting } from './llm-config.ts';
-import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES, type Language } from '../language.ts';
+import { isLanguageSetting, LANGUAGE_SETTINGS, type LanguageSetting } from '../language.ts';
+import { DEFAULT_SUMMARY_TOKENS } from '../recall/recall-api.ts';
 import type { EmbeddingsOverrides } from './embeddings-config.ts';
 
 export interface CliOptions {
@@ -70,8 +72,10 @@ export interface CliOptions {
   requestTimeoutMs: number;
   /** After a stop signal, how long turns in flight may run before they are cancelled. */
   stopTimeoutMs: number;
-  /** Of the system prompt, the title prompt, offline titles and the offline reply. */
-  language: Language;
+  /** Of the system prompt, the title prompt, offline titles and the offline reply; `'auto'` (the default): each turn its message's. */
+  language: LanguageSetting;
+  /** Recall's rolling summaries: the o200k tokens that make one due and its longest; `null`: off. */
+  summaryTokens: number | null;
   /** Over the config file's `embeddings` section (embeddings-config.ts). */
   embeddings: EmbeddingsOverrides;
   /** `/api` requests a minute per user; 0: no limit. */
@@ -92,6 +96,7 @@ export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI 
 
 Usage: mnemo [options]
        mnemo compact [--data-dir <path>]   compact a stopped server's data directory (--help there)
+       mnemo mcp --user <id> [--data-dir <path>]   one user's memory as an MCP server on stdio (--help there)
 
 Options (flag, else environment variable, else default):
   --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]
@@ -120,8 +125,14 @@ Options (flag, else environment variable, else default):
                                                   else 408 and the connection closes  [30000]
   --stop-timeout <ms>      MNEMO_STOP_TIMEOUT     after a stop signal, turns still running are
                                                   cancelled and stored as interrupted  [10000]
-  --language <zh|en>       MNEMO_LANGUAGE         language of the system prompt, the title prompt,
-                                                  offline titles and the offline reply  [zh]
+  --language <zh|en|auto>  MNEMO_LANGUAGE         language of the system prompt, the title prompt,
+                                                  offline titles and the offline reply; auto: each
+                                                  turn in its message's (Chinese when it has Han
+                                                  characters or asks for 中文, else English); zh is
+                                                  the Agent Memory Demo's  [auto]
+  --summary-tokens <n|off> MNEMO_SUMMARY_TOKENS   a session's rolling summary (what the model gets of
+                                                  its older part): made in the background once that
+                                                  part passes n tokens, at most n long; off: none  [500]
   --embeddings-model <m>   MNEMO_EMBEDDINGS_MODEL embed rows for hybrid recall (BM25 + vectors, RRF)
                                                   with this model  [embeddings.model, else none]
   --embeddings-base-url <u> MNEMO_EMBEDDINGS_BASE_URL  its OpenAI-compatible endpoint
@@ -176,6 +187,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         'request-timeout': { type: 'string' },
         'stop-timeout': { type: 'string' },
         language: { type: 'string' },
+        'summary-tokens': { type: 'string' },
         'embeddings-model': { type: 'string' },
         'embeddings-base-url': { type: 'string' },
         'embeddings-dimensions': { type: 'string' },
@@ -233,10 +245,12 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   if (factsModel !== undefined && factsModelSetting(factsModel) === undefined) {
     throw new ConfigError('--facts-model must be a model name or off');
   }
-  const language = pick(values.language, 'MNEMO_LANGUAGE') ?? DEFAULT_LANGUAGE;
-  if (!isLanguage(language)) {
-    throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGES.join(', ')}`);
+  const language = pick(values.language, 'MNEMO_LANGUAGE') ?? 'auto';
+  if (!isLanguageSetting(language)) {
+    throw new ConfigError(`invalid --language ${JSON.stringify(language)}: use one of ${LANGUAGE_SETTINGS.join(', ')}`);
   }
+  const summarySetting = pick(values['summary-tokens'], 'MNEMO_SUMMARY_TOKENS');
+  const summaryTokens = summarySetting === 'off' ? null : (whole('summary-tokens', summarySetting, 1) ?? DEFAULT_SUMMARY_TOKENS);
   const recallLimits: RecallLimits = {};
   const sessionsPerUser = whole('max-sessions', pick(values['max-sessions'], 'MNEMO_MAX_SESSIONS'), 1);
   const forksPerSession = whole('max-forks', pick(values['max-forks'], 'MNEMO_MAX_FORKS'), 1);
@@ -262,6 +276,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
       whole('request-timeout', pick(values['request-timeout'], 'MNEMO_REQUEST_TIMEOUT'), 1) ?? DEFAULT_REQUEST_TIMEOUT_MS,
     stopTimeoutMs: whole('stop-timeout', pick(values['stop-timeout'], 'MNEMO_STOP_TIMEOUT'), 0) ?? DEFAULT_STOP_TIMEOUT_MS,
     language,
+    summaryTokens,
     embeddings: {
       model: pick(values['embeddings-model'], 'MNEMO_EMBEDDINGS_MODEL'),
       baseURL: pick(values['embeddings-base-url'], 'MNEMO_EMBEDDINGS_BASE_URL'),

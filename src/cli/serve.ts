@@ -97,6 +97,7 @@ export async function serve(
     observer: metrics.writeObserver,
     recall: {
       language: options.language,
+      summary: options.summaryTokens === null ? false : { maxTokens: options.summaryTokens },
       onFactsError: (error, task) => logFactsError(error, task),
       ...models,
       ...(embeddings === undefined ? {} : { embeddings }),

@@ -7,6 +7,7 @@ import { parseToolCall, type ToolCallRecord } from './tool-call.ts';
 import { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
 import { addUsage, type LoopEvent } from './stream-events.ts';
 import type { Usage } from '../llm/llm-service.ts';
+import { withToolSpan } from '../telemetry/gen-ai.ts';
 
 /**
  * The one tool loop, used by `kernel.invoke` and by the agent: call the model, run the tools
@@ -75,7 +76,7 @@ export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options:
     let ok = true;
     let after = on;
     try {
-      const out = await kernel.invokeTool(name, args, on);
+      const out = await withToolSpan(name, id, () => kernel.invokeTool(name, args, on));
       after = out.context;
       content = encodeResult(out.result);
     } catch (err) {

@@ -2,6 +2,7 @@ import { DEFAULT_LANGUAGE, type Language } from '../language.ts';
 import type { Message } from '../message.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
 import type { LlmStreamEvent } from './llm-service.ts';
+import { tracedLlm } from './traced-llm.ts';
 
 /**
  * The offline fallback of the Agent Memory Demo (`FallbackAgent.respond`): deterministic,
@@ -28,7 +29,7 @@ import type { LlmStreamEvent } from './llm-service.ts';
  */
 export function fallbackLlm(options: { language?: Language } = {}): LlmService {
   const language = options.language ?? DEFAULT_LANGUAGE;
-  const llm: LlmService = {
+  const llm: LlmService = tracedLlm({
     async chat(messages): Promise<LlmResponse> {
       return { content: fallbackReply(lastUserText(messages), memoryContext(messages), language), finish_reason: 'stop' };
     },
@@ -41,7 +42,7 @@ export function fallbackLlm(options: { language?: Language } = {}): LlmService {
       }
       yield { type: 'done', response: { content, finish_reason: 'stop' } };
     },
-  };
+  }, { provider: 'mnemo', model: 'fallback' });
   fallbacks.add(llm);
   return llm;
 }

@@ -12,6 +12,7 @@ import type { Message, ToolCall } from '../message.ts';
 import { LlmError } from './llm-errors.ts';
 import type { ChatOptions, LlmResponse, LlmService, ToolChoice, Usage } from './llm-service.ts';
 import type { LlmStreamEvent } from './llm-service.ts';
+import { tracedLlm } from './traced-llm.ts';
 
 /** What `openAICompatible` takes. */
 export interface OpenAICompatibleOptions {
@@ -70,7 +71,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
     }
     return body;
   };
-  return {
+  return tracedLlm({
     async chat(messages, chatOptions: ChatOptions = {}): Promise<LlmResponse> {
       let completion: ChatCompletion;
       try {
@@ -131,7 +132,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): LlmService {
       if (usage) response.usage = usage;
       yield { type: 'done', response };
     },
-  };
+  }, { provider: 'openai', model: options.model });
 }
 
 /**

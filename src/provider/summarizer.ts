@@ -11,13 +11,14 @@ import {
   assertSummarizableId,
   latestSummary,
   listSummaries,
-  provenanceMeta,
   summaryConversationId,
+  summaryEntry,
   toSummaryRecord,
-  type SummaryProvenance,
+  type NewSummary,
   type SummaryRecord,
 } from './summary-record.ts';
 import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
+import { linkedRoot, noteLink, withSpan } from '../telemetry/tracing.ts';
 
 /**
  * Rolling summaries of conversations in a `MessageLog` (compaction without deletion), the
@@ -31,7 +32,9 @@ import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
  * summary covering up to the last pending message, appended to the companion conversation
  * (summary-record.ts). Nothing is deleted from the history. A backlog longer than
  * 4 × `maxTokens` (a long history put under a summarizer) is summarized in steps of at most
- * that much, each building on the last.
+ * that much, each building on the last; with `catchUp: 'newest'`, only its newest step is (one
+ * model call, whatever the backlog: the summary's `from` then says where it starts, and the
+ * older rows stay in the history, summarized by nothing).
  *
  * Without an `llm` (or with `fallbackLlm()`, whose replies are canned) the summary is
  * extractive (extractive-summary.ts). A model's summary longer than `maxTokens` is cut to it.
@@ -39,8 +42,11 @@ import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
  * Scheduling: per store and conversation, one summarization at a time, across every
  * summarizer over that store in this process; checks requested while one waits are merged.
  * `afterTurn` returns at once and never throws: a failure goes to `onError` (default
- * `console.warn`) and the next check tries again. Before appending, the latest summary is read
- * again: if another writer (another process) added one meanwhile, this one is dropped.
+ * `console.warn`) and the next check tries again. `check` is the same check, awaited (a job
+ * runs it: it rejects on failure). A summary is stored by `append` only while the latest
+ * summary is still the one it builds on: if another writer (another process) added one
+ * meanwhile, this one is dropped (the default `append` reads the latest again, then appends to
+ * the companion; recall's stores it through its storage port, guarded against erasure).
  */
 export interface SummarizerOptions {
   /** The model that writes summaries. Default: none, the extractive summary. */
@@ -62,6 +68,15 @@ export interface SummarizerOptions {
    * (language.ts). Default `'en'`; the recall service passes its own (default `'zh'`).
    */
   language?: Language;
+  /**
+   * Stores a summary made on `summary.previous` (the companion record id it builds on, `null`
+   * for the first): the record stored, or `undefined` when another summary came first (then
+   * nothing is stored and the pass ends). Default: the companion conversation of `log`, after
+   * reading its latest again.
+   */
+  append?: (conversationId: string, summary: NewSummary) => Promise<SummaryRecord | undefined>;
+  /** A backlog past 4 × `maxTokens`: `'all'` of it in steps (default), or only its `'newest'` step. */
+  catchUp?: 'all' | 'newest';
 }
 
 /**
@@ -71,6 +86,17 @@ export interface SummarizerOptions {
 export interface Summarizer {
   /** Schedules a check of `conversationId` (after a turn): returns at once; throws only on a reserved id. */
   afterTurn(conversationId: string): void;
+  /**
+   * The check `afterTurn` schedules, awaited: summarizes the pending part once it passes
+   * `maxTokens`. The newest summary made, or `undefined`; rejects on failure (the model's, a
+   * `SummaryFailedError`, the store's). `signal` aborts the model call.
+   */
+  check(conversationId: string, options?: { signal?: AbortSignal }): Promise<SummaryRecord | undefined>;
+  /**
+   * Whether a check would summarize now: one read of what follows the latest summary. (A
+   * reply not yet stored changes nothing: it belongs to the last turn, which is recent.)
+   */
+  due(conversationId: string): Promise<boolean>;
   /** Summarizes the pending part now, whatever its size (after any summarization in flight). The newest summary made, or `undefined` when nothing was pending. */
   summarize(conversationId: string): Promise<SummaryRecord | undefined>;
   /** Every summary, oldest first, with provenance. */
@@ -116,6 +142,11 @@ interface Lane {
   checkQueued: boolean;
 }
 
+/** The key a turn notes its span under, for the summary its turn causes to link to (telemetry/tracing.ts). */
+export function summaryLinkKey(conversationId: string): string {
+  return `summary\u0000${conversationId}`;
+}
+
 /**
  * A summarizer of the conversations in `log`. Summaries go to each conversation's companion
  * conversation in the same log; the history is never changed.
@@ -132,6 +163,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
   const onError = options.onError ?? warn;
   const clock = options.clock ?? systemWallClock;
   const language = options.language ?? 'en';
+  const newestOnly = options.catchUp === 'newest';
   const counter = async (): Promise<TokenCounter> => options.countTokens ?? (await o200kTokenCounter());
   let lanes = lanesByStore.get(log);
   if (lanes === undefined) lanesByStore.set(log, (lanes = new Map()));
@@ -152,44 +184,66 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     return result;
   };
 
-  /** One pass: read what follows the latest summary; summarize the pending part if due (or forced). */
-  const pass = async (id: string, force: boolean): Promise<SummaryRecord | undefined> => {
-    const count = await counter();
-    let latest = await latestSummary(log, id);
-    const rows = await log.range(id, { from: (latest?.to ?? 0) + 1 });
-    const { pending, coveredTo } = splitPending(rows, keepLast);
-    if (pending.length === 0) return undefined;
-    const cost = pending.reduce((sum, r) => sum + count(r.message), 0);
-    if (!force && cost <= maxTokens) return undefined;
-    let made: SummaryRecord | undefined;
-    for (const step of steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)) {
-      const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count);
-      const provenance: SummaryProvenance = {
-        from: (latest?.to ?? 0) + 1,
-        to: step.to,
-        model,
-        at: isoWithOffset(clock.now()),
-        previous: latest?.id ?? null,
-        method: llm === undefined ? 'extractive' : 'llm',
-      };
+  const append =
+    options.append ??
+    (async (id: string, summary: NewSummary): Promise<SummaryRecord | undefined> => {
       // Another writer (another process over the same store) may have summarized meanwhile.
       const now = await latestSummary(log, id);
-      if ((now?.id ?? null) !== (latest?.id ?? null)) return made;
-      const [stored] = await log.append(summaryConversationId(id), [
-        { message: { role: 'assistant', content: text }, meta: provenanceMeta(provenance) },
-      ]);
-      latest = toSummaryRecord(stored!);
-      made = latest;
-    }
-    return made;
+      if ((now?.id ?? null) !== summary.previous) return undefined;
+      const [stored] = await log.append(summaryConversationId(id), [summaryEntry(summary)]);
+      return toSummaryRecord(stored!);
+    });
+
+  /** What follows the latest summary: the pending part (and its cost) and the id it covers to. */
+  const pendingOf = async (id: string) => {
+    const count = await counter();
+    const latest = await latestSummary(log, id);
+    const rows = await log.range(id, { from: (latest?.to ?? 0) + 1 });
+    const split = splitPending(rows, keepLast);
+    return { latest, count, cost: split.pending.reduce((sum, r) => sum + count(r.message), 0), ...split };
   };
 
-  const summaryText = async (id: string, previous: string | undefined, messages: Message[], count: TokenCounter): Promise<string> => {
+  /** One pass: read what follows the latest summary; summarize the pending part if due (or forced). */
+  const pass = async (id: string, force: boolean, signal?: AbortSignal): Promise<SummaryRecord | undefined> => {
+    const { latest: first, count, cost, pending, coveredTo } = await pendingOf(id);
+    let latest = first;
+    if (pending.length === 0) return undefined;
+    if (!force && cost <= maxTokens) return undefined;
+    // A summary is made: its own trace, linked to the turn that asked for it (telemetry/tracing.ts).
+    return withSpan('mnemo.summary', { 'mnemo.summary.messages': pending.length }, async () => {
+      let made: SummaryRecord | undefined;
+      const all = [...steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)];
+      // Catching up on the newest step only: the summary starts at its first row.
+      const skipTo = newestOnly && all.length > 1 ? all[all.length - 1] : undefined;
+      for (const step of skipTo === undefined ? all : [skipTo]) {
+        const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count, signal);
+        const summary: NewSummary = {
+          text,
+          from: step === skipTo ? step.messages[0]!.message_id : (latest?.to ?? 0) + 1,
+          to: step.to,
+          model,
+          at: isoWithOffset(clock.now()),
+          previous: latest?.id ?? null,
+          method: llm === undefined ? 'extractive' : 'llm',
+        };
+        const stored = await append(id, summary);
+        if (stored === undefined) return made;
+        latest = stored;
+        made = latest;
+      }
+      return made;
+    }, linkedRoot(summaryLinkKey(id)));
+  };
+
+  const summaryText = async (id: string, previous: string | undefined, messages: Message[], count: TokenCounter, signal?: AbortSignal): Promise<string> => {
     if (llm === undefined) return extractiveSummary(previous, messages, maxTokens, count, language);
-    const response = await llm.chat([
-      { role: 'system', content: summaryInstruction(maxTokens, language) },
-      { role: 'user', content: summaryRequest(previous, messages, language) },
-    ]);
+    const response = await llm.chat(
+      [
+        { role: 'system', content: summaryInstruction(maxTokens, language) },
+        { role: 'user', content: summaryRequest(previous, messages, language) },
+      ],
+      signal === undefined ? {} : { signal },
+    );
     const text = typeof response.content === 'string' ? response.content.trim() : '';
     if (text === '') throw new SummaryFailedError(`the model returned no summary for ${JSON.stringify(id)}`, id);
     return clipToTokens(text, maxTokens, count);
@@ -199,6 +253,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     afterTurn(id) {
       assertSummarizableId(id);
       const lane = byId.get(id);
+      noteLink(summaryLinkKey(id));
       if (lane?.checkQueued) return;
       void enqueue(id, async (l) => {
         l.checkQueued = false;
@@ -213,6 +268,11 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
         }
       });
       byId.get(id)!.checkQueued = true;
+    },
+    check: async (id, checkOptions = {}) => enqueue(assertSummarizableId(id), () => pass(id, false, checkOptions.signal)),
+    due: async (id) => {
+      const { pending, cost } = await pendingOf(assertSummarizableId(id));
+      return pending.length > 0 && cost > maxTokens;
     },
     summarize: async (id) => enqueue(assertSummarizableId(id), () => pass(id, true)),
     summaries: async (id) => listSummaries(log, assertSummarizableId(id)),
@@ -294,7 +354,7 @@ function warn(error: unknown, conversationId: string): void {
 /** Every option checked when the summarizer is made, so a bad one fails there (`InvalidMemoryConfigError`). */
 function checkOptions(options: SummarizerOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidMemoryConfigError('options must be an object', options);
-  const { llm, keepLast, maxTokens, countTokens, onError, model, clock, language } = options;
+  const { llm, keepLast, maxTokens, countTokens, onError, model, clock, language, append, catchUp } = options;
   if (language !== undefined) assertLanguage(language);
   if (llm !== undefined && (typeof llm !== 'object' || llm === null || typeof llm.chat !== 'function')) {
     throw new InvalidMemoryConfigError('llm must be an LlmService (with chat)', llm);
@@ -307,6 +367,8 @@ function checkOptions(options: SummarizerOptions): void {
   }
   if (countTokens !== undefined && typeof countTokens !== 'function') throw new InvalidMemoryConfigError('countTokens must be a function', countTokens);
   if (onError !== undefined && typeof onError !== 'function') throw new InvalidMemoryConfigError('onError must be a function', onError);
+  if (append !== undefined && typeof append !== 'function') throw new InvalidMemoryConfigError('append must be a function', append);
+  if (catchUp !== undefined && catchUp !== 'all' && catchUp !== 'newest') throw new InvalidMemoryConfigError(`catchUp must be 'all' or 'newest', got ${String(catchUp)}`, catchUp);
   if (model !== undefined && typeof model !== 'string') throw new InvalidMemoryConfigError('model must be a string', model);
   if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
     throw new InvalidMemoryConfigError('clock must have now()', clock);

@@ -56,6 +56,11 @@ export interface SummaryProvenance {
   method: 'llm' | 'extractive';
 }
 
+/** A summary to store: its text and provenance (`previous` is the one it builds on). */
+export interface NewSummary extends SummaryProvenance {
+  text: string;
+}
+
 /** A stored summary: its record id in the companion conversation, its text and provenance. */
 export interface SummaryRecord extends SummaryProvenance {
   /** Its record id in the companion conversation. */
@@ -80,6 +85,11 @@ export function toSummaryRecord(stored: StoredMessage): SummaryRecord | undefine
     previous: typeof previous === 'number' ? previous : null,
     method: method === 'extractive' ? 'extractive' : 'llm',
   };
+}
+
+/** The companion record of a summary. */
+export function summaryEntry(summary: NewSummary): { message: { role: 'assistant'; content: string }; meta: JsonObject } {
+  return { message: { role: 'assistant', content: summary.text }, meta: provenanceMeta(summary) };
 }
 
 export function provenanceMeta(p: SummaryProvenance): JsonObject {

@@ -16,6 +16,7 @@ export {
   type SessionWindowQuery,
 } from './recall-api.ts';
 export type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
+export type { RecordTurnInput, RecordTurnResult } from './chat/record-turn.ts';
 export { TurnInterruptedError } from './chat/turn-interrupted.ts';
 export type { DailyRow, RowError, SessionRow, ToolCallView } from './rows/row-types.ts';
 export type { SessionsPage, SessionSummary } from './rows/session-list.ts';
@@ -25,7 +26,8 @@ export type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 export type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
 export { createMemoryTools, FACT_TOOL_NAMES, MEMORY_TOOL_NAMES, type FactTarget, type MemoryToolBackend } from './chat/memory-tools.ts';
 export type { FactEntry, FactOrigin, FactSource, FactVerdict, FactVerdictKind, FactWrite } from './records/fact-entry.ts';
-export { FactConflictError, FactNotFoundError } from './facts/fact-errors.ts';
+export { EmbeddingsError } from './embeddings/embedding-errors.ts';
+export { ExtractionAnswerError, FactConflictError, FactNotFoundError } from './facts/fact-errors.ts';
 export { DEFAULT_LONG_TERM_TOKENS, type RankedFact, type RankOptions } from './facts/rank-facts.ts';
 export type { RememberInput } from './facts/facts-service.ts';
 export type { DeadExtraction, ExtractionRetryOptions, ExtractionStatus } from './jobs/extraction-worker.ts';

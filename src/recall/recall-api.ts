@@ -1,9 +1,11 @@
-import type { Language } from '../language.ts';
+import type { LanguageSetting } from '../language.ts';
 import type { Tool } from '../kernel/tool.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { JsonValue } from '../message.ts';
 import type { WallClock } from '../wall-clock.ts';
+import type { SummaryRecord } from '../provider/summary-record.ts';
 import type { ChatInput, ChatResult, ChatStreamEvent } from './chat/chat-service.ts';
+import type { RecordTurnInput, RecordTurnResult } from './chat/record-turn.ts';
 import type { ExportOptions, ExportReport } from './demo-folder/demo-export.ts';
 import type { ImportOptions, ImportReport } from './demo-folder/demo-import.ts';
 import type { EmbeddingDrain } from './jobs/embed-drain.ts';
@@ -74,17 +76,22 @@ export interface RecallOptions {
   /** o200k tokens at most in a turn's `[LONG_TERM]` section. Default 300. */
   longTermTokens?: number;
   /**
-   * Rolling summaries of the sessions (provider/summarizer.ts). Default off (the Demo's
-   * context, unchanged). On: after each turn's reply is stored, a background check summarizes
-   * the session's older part once it passes `maxTokens`, and each turn's context starts with
-   * the latest summary as `[SUMMARY]` (before `[SESSION]`).
+   * Rolling summaries of the sessions (provider/summarizer.ts, jobs/summary-worker.ts).
+   * Default on: written by the summary model (recall's `llm`), offline extractive. A turn whose
+   * session's older part (after the latest summary, before its last `keepLast` turns) passes
+   * `maxTokens` queues a `summarize` job in its reply's commit; a worker summarizes it in the
+   * background, never inside a turn; each later turn's context starts with the latest summary
+   * as `[SUMMARY]` (before `[SESSION]`), at most `maxTokens` long. Until a session has one,
+   * its context is the Demo's exactly. `false`: off (no job, no `[SUMMARY]`).
    */
   summary?: RecallSummaryOptions | false;
   /**
    * The language of the system prompt, the title prompt, offline titles and the offline
-   * fallback's reply (language.ts). Default `'zh'`: the Agent Memory Demo's texts.
+   * fallback's reply (language.ts). Default `'zh'`: the Agent Memory Demo's texts. `'auto'`:
+   * each turn in the language of the user's message (Chinese when it has a Han character or
+   * the turn's context says `中文`, else English).
    */
-  language?: Language;
+  language?: LanguageSetting;
   /**
    * Embeddings for hybrid recall (embeddings/embeddings-options.ts has every field and its
    * default). Needs a store opened with embeddings. Default: none: `search` and the ranking of
@@ -107,11 +114,16 @@ export interface RecallOptions {
   limits?: RecallLimits;
 }
 
+/** The turns of the `[SESSION]` window (3 rounds): never summarized by default. */
+export const DEFAULT_SUMMARY_KEEP_LAST = 3;
+/** A session's older part that makes a summary due, and the longest summary, in o200k tokens. */
+export const DEFAULT_SUMMARY_TOKENS = 500;
+
 /** Rolling summaries of a recall's sessions (`RecallOptions.summary`). */
 export interface RecallSummaryOptions {
-  /** Whole turns never summarized; default 4. */
+  /** Whole turns never summarized; default 3 (the turns of the `[SESSION]` window). */
   keepLast?: number;
-  /** Budget of the summarized part and the longest summary; default 2000. */
+  /** o200k tokens of the older part that make a summary due, and the longest summary; default 500. */
   maxTokens?: number;
   /** The model that writes summaries. Default: recall's `llm` (none: extractive). */
   llm?: LlmService;
@@ -218,6 +230,20 @@ export interface Recall {
   chat(input: ChatInput): Promise<ChatResult>;
   /** `chat`, streamed (chat-stream.ts): deltas, tool calls and results, then `done` with `chat`'s result. */
   chatStream(input: ChatInput): AsyncIterableIterator<ChatStreamEvent>;
+  /**
+   * Stores a turn whose reply came from elsewhere (another framework's model call, such as the
+   * AI SDK middleware) where `chat` stores its own: both rows, their daily rows, the log, the
+   * extraction job and the listing, in one commit (chat/record-turn.ts). No model is called.
+   */
+  recordTurn(input: RecordTurnInput): Promise<RecordTurnResult>;
+  /**
+   * The session's rolling summaries (recall's `summary` option), oldest first, each with its
+   * provenance (`from`..`to`: the record ids it covers, the rows' `messageId` in sessions Mnemo
+   * wrote; `model`, `at`, `previous`, `method`); the last is what a turn sends. `[]`: none yet.
+   */
+  summaries(userId: string, sessionId: string): Promise<SummaryRecord[]>;
+  /** Resolves when no summary job is due (at once with summaries off). */
+  summaryIdle(): Promise<void>;
   /** Listed sessions, newest `updatedAt` first (ties in creation order); `[]` for an unknown user. */
   listSessions(userId: string): Promise<SessionSummary[]>;
   /**

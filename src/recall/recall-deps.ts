@@ -1,8 +1,8 @@
-import type { Language } from '../language.ts';
+import type { LanguageSetting } from '../language.ts';
 import type { LlmService } from '../llm/llm-service.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
-import type { Summarizer } from '../provider/summarizer.ts';
 import type { WallClock } from '../wall-clock.ts';
+import type { Summarizer } from '../provider/summarizer.ts';
 import type { LocalTime } from './rows/local-time.ts';
 import type { RecallStore } from './storage/recall-store.ts';
 import type { FactsDeps, FactsErrorHandler } from './facts/facts-deps.ts';
@@ -29,9 +29,9 @@ export interface RecallDeps extends FactsDeps {
   /** Token budget of a turn's `[LONG_TERM]` section. */
   longTermTokens: number;
   /** Rolling summaries of the sessions (recall's `summary` option); undefined: off. */
-  summarizer: Summarizer | undefined;
-  /** Of the system prompt, titles, offline replies, Mnemo's tools and the facts prompts (language.ts). */
-  language: Language;
+  summary: SummaryEngine | undefined;
+  /** Of the system prompt, titles, offline replies, Mnemo's tools and the facts prompts (language.ts: `'auto'` resolves per text with `languageOf`). */
+  language: LanguageSetting;
   /** Embeddings (recall's `embeddings` option); undefined: BM25 alone. */
   embeddings: RecallEmbeddings | undefined;
   /** What one user can make it hold (recall-limits.ts). */
@@ -49,4 +49,15 @@ export interface RecallEmbeddings {
 
 export function localNow(deps: Pick<RecallDeps, 'clock' | 'localTime'>): LocalTime {
   return deps.localTime(deps.clock.now());
+}
+
+/** Rolling summaries of sessions (recall-api.ts `summary`), as the turn and the summary worker use them. */
+export interface SummaryEngine {
+  keepLast: number;
+  maxTokens: number;
+  /** Writes the summaries; `undefined`: extractive. */
+  llm: LlmService | undefined;
+  clock: WallClock | undefined;
+  /** The read side a turn uses (`latest`, `due`); its own writes go through jobs. */
+  reader: Summarizer;
 }

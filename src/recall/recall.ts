@@ -1,9 +1,14 @@
 import { InvalidInputError, MnemoError } from '../errors.ts';
-import { assertLanguage, DEFAULT_LANGUAGE } from '../language.ts';
-import { createSummarizer, type Summarizer } from '../provider/summarizer.ts';
+import { assertLanguageSetting, DEFAULT_LANGUAGE, languageOf } from '../language.ts';
+import { createSummarizer } from '../provider/summarizer.ts';
+import { listSummaries } from '../provider/summary-record.ts';
 import { systemWallClock } from '../wall-clock.ts';
 import { chatTurn } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
+import { recordTurn } from './chat/record-turn.ts';
+import { withSpan } from '../telemetry/tracing.ts';
+import { withTurnSpan } from '../telemetry/gen-ai.ts';
+import { tracedHits } from './queries/traced-hits.ts';
 import { turnTools } from './chat/turn-tools.ts';
 import { exportDemoFolder } from './demo-folder/demo-export.ts';
 import { importDemoFolder } from './demo-folder/demo-import.ts';
@@ -28,8 +33,9 @@ import {
 import { FactsCache } from './facts/facts-view.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts } from './facts/rank-facts.ts';
 import { checkRetryOptions, type JobWorker } from './jobs/job-worker.ts';
-import { DEPRECATED_RECALL_METHODS, type DialogueLogRow, type LongTermVersion, type Recall, type RecallOptions } from './recall-api.ts';
-import { localNow, type FactsErrorHandler, type RecallDeps } from './recall-deps.ts';
+import { createSummaryWorker } from './jobs/summary-worker.ts';
+import { DEFAULT_SUMMARY_KEEP_LAST, DEFAULT_SUMMARY_TOKENS, DEPRECATED_RECALL_METHODS, type DialogueLogRow, type LongTermVersion, type Recall, type RecallOptions } from './recall-api.ts';
+import { localNow, type FactsErrorHandler, type RecallDeps, type SummaryEngine } from './recall-deps.ts';
 import { RecallClosedError } from './recall-errors.ts';
 import { assertSessionId, assertUserId, newSessionId, sessionConversationId } from './recall-ids.ts';
 import { assertRoomForFork, assertRoomForSession, assertSearchTerms, resolveRecallLimits } from './recall-limits.ts';
@@ -62,6 +68,7 @@ interface Service {
   /** `track`, under the gate of the user named (validated first). */
   user<T>(userId: unknown, work: (u: string) => Promise<T>): Promise<T>;
   extraction: JobWorker | undefined;
+  summaries: JobWorker | undefined;
   drain: () => EmbeddingDrain | undefined;
 }
 
@@ -115,7 +122,8 @@ export function createRecall(options: RecallOptions): Recall {
     });
   const drain = embeddingDrain(deps, options);
   const extraction = options.factsLlm === undefined ? undefined : createExtractionWorker(deps, options.factsLlm, track, gate, retry);
-  const service: Service = { deps, limits, gate, track, user, extraction, drain: drain.current };
+  const summaries = deps.summary === undefined ? undefined : createSummaryWorker({ ...deps, summary: deps.summary }, track, gate);
+  const service: Service = { deps, limits, gate, track, user, extraction, summaries, drain: drain.current };
   const recall = {
     ...sessionCalls(service),
     ...readCalls(service),
@@ -123,9 +131,9 @@ export function createRecall(options: RecallOptions): Recall {
     ...operationCalls(service),
     async close() {
       extraction?.close();
+      summaries?.close();
       closed = true;
       while (running.size > 0) await Promise.all(running);
-      await deps.summarizer?.idle();
       await drain.closeOwn();
     },
   };
@@ -142,7 +150,7 @@ function resolveDeps(options: RecallOptions): RecallDeps {
   if (!Number.isSafeInteger(longTermTokens) || longTermTokens < 0) {
     throw new InvalidInputError('invalid_option', `longTermTokens must be an integer >= 0, got ${longTermTokens}`, { option: 'longTermTokens' });
   }
-  const language = assertLanguage(options.language ?? DEFAULT_LANGUAGE, 'language');
+  const language = assertLanguageSetting(options.language ?? DEFAULT_LANGUAGE, 'language');
   const embeddingsOptions = options.embeddings === undefined ? undefined : resolveEmbeddingsOptions(options.embeddings);
   if (embeddingsOptions !== undefined && !store.embeddings) {
     throw new InvalidInputError('invalid_option', 'embeddings need a store opened with embeddings: true', { option: 'embeddings' });
@@ -160,7 +168,7 @@ function resolveDeps(options: RecallOptions): RecallDeps {
     factsLlm: options.factsLlm,
     onFactsError: guardedHandler(options.onFactsError ?? warnFactsError),
     longTermTokens,
-    summarizer: summarizerOf(options, store.transcripts, language),
+    summary: summaryEngineOf(options, store.transcripts),
     language,
     embeddings:
       embeddingsOptions === undefined || client === undefined
@@ -170,18 +178,21 @@ function resolveDeps(options: RecallOptions): RecallDeps {
   };
 }
 
-function summarizerOf(options: RecallOptions, memory: RecallDeps['memory'], language: RecallDeps['language']): Summarizer | undefined {
-  const summary = options.summary === undefined || options.summary === false ? undefined : options.summary;
-  if (summary === undefined) return undefined;
+/** Recall's rolling summaries (on unless `summary: false`), its options checked here. */
+function summaryEngineOf(options: RecallOptions, memory: RecallDeps['memory']): SummaryEngine | undefined {
+  if (options.summary === false) return undefined;
+  const summary = options.summary ?? {};
+  if (typeof summary !== 'object' || summary === null) {
+    throw new InvalidInputError('invalid_option', 'summary must be an object or false', { option: 'summary' });
+  }
+  const keepLast = summary.keepLast ?? DEFAULT_SUMMARY_KEEP_LAST;
+  const maxTokens = summary.maxTokens ?? DEFAULT_SUMMARY_TOKENS;
   const llm = summary.llm ?? options.llm;
-  return createSummarizer(memory, {
-    ...(summary.keepLast === undefined ? {} : { keepLast: summary.keepLast }),
-    ...(summary.maxTokens === undefined ? {} : { maxTokens: summary.maxTokens }),
-    ...(llm === undefined ? {} : { llm }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    language,
-  });
+  // Checks every option (InvalidMemoryConfigError) as the jobs' summarizers will take them.
+  const reader = createSummarizer(memory, { keepLast, maxTokens, ...(llm === undefined ? {} : { llm }) });
+  return { keepLast, maxTokens, llm, clock: options.clock, reader };
 }
+
 
 /** The embedding drain: the runtime's supervised one, or one of the service's own. */
 function embeddingDrain(deps: RecallDeps, options: RecallOptions): { current: () => EmbeddingDrain | undefined; closeOwn: () => Promise<void> } {
@@ -196,15 +207,16 @@ function embeddingDrain(deps: RecallDeps, options: RecallOptions): { current: ()
 function sessionCalls(s: Service) {
   const { deps, user } = s;
   return {
-    chat: ((input) => user(input?.userId, () => chatTurn(deps, input))) satisfies Recall['chat'],
-    chatStream: ((input) => chatStream(deps, input, (work) => user(input?.userId, () => work()))) satisfies Recall['chatStream'],
-    listSessions: ((userId) => user(userId, async (u) => listSessions(await deps.store.sessions(u), localNow(deps).ts, deps.language))) satisfies Recall['listSessions'],
+    chat: ((input) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => chatTurn(deps, input)))) satisfies Recall['chat'],
+    chatStream: ((input) => chatStream(deps, input, (work) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => work())))) satisfies Recall['chatStream'],
+    recordTurn: ((input) => user(input?.userId, () => recordTurn(deps, input))) satisfies Recall['recordTurn'],
+    listSessions: ((userId) => user(userId, async (u) => listSessions(await deps.store.sessions(u), localNow(deps).ts, languageOf(deps.language, '')))) satisfies Recall['listSessions'],
     listSessionsPage: ((userId, page = {}) =>
       user(userId, async (u) => {
         if (page.cursor !== undefined && typeof page.cursor !== 'string') {
           throw new InvalidInputError('invalid_cursor', 'cursor must be a string', { field: 'cursor' });
         }
-        return listSessionsPage(await deps.store.sessions(u), localNow(deps).ts, deps.language, pageLimit(page.limit), page.cursor);
+        return listSessionsPage(await deps.store.sessions(u), localNow(deps).ts, languageOf(deps.language, ''), pageLimit(page.limit), page.cursor);
       })) satisfies Recall['listSessionsPage'],
     createSession: ((userId) => user(userId, async () => newSessionId())) satisfies Recall['createSession'],
     sessionMessages: ((userId, sessionId) => user(userId, (u) => sessionRows(deps, u, assertSessionId(sessionId)))) satisfies Recall['sessionMessages'],
@@ -216,7 +228,7 @@ function sessionCalls(s: Service) {
         const sessions = await deps.store.sessions(u);
         assertRoomForSession(sessions, s.limits.sessionsPerUser);
         assertRoomForFork(sessions, source, s.limits.forksPerSession);
-        const title = sessions.find((e) => e.sessionId === source)?.title || untitled(deps.language);
+        const title = sessions.find((e) => e.sessionId === source)?.title || untitled(languageOf(deps.language, ''));
         await deps.store.forkSession(u, { sourceId: source, messageId, targetId: target, title, now: localNow(deps).ts });
         return target;
       })) satisfies Recall['forkSession'],
@@ -227,8 +239,6 @@ function sessionCalls(s: Service) {
         if (ifLastId !== undefined && (!Number.isSafeInteger(ifLastId) || ifLastId < 0)) {
           throw new InvalidInputError('invalid_option', 'ifLastId must be an integer >= 0', { option: 'ifLastId' });
         }
-        // The summarizer's job on the session must not write after it.
-        await deps.summarizer?.settled(sessionConversationId(u, ses));
         return (await deps.store.deleteSession(u, ses, ifLastId === undefined ? {} : { ifLastId })) === 'deleted';
       })) satisfies Recall['deleteSession'],
   };
@@ -250,9 +260,10 @@ function readCalls(s: Service) {
     search: ((q) =>
       user(q?.userId, async () => {
         assertSearchTerms(q.query, s.limits.searchTerms);
-        return searchHybrid(deps, q);
+        return withSpan('mnemo.search', {}, async (span) => tracedHits(span, await searchHybrid(deps, q)));
       })) satisfies Recall['search'],
     rebuildSearchIndex: ((userId) => user(userId, (u) => deps.store.rebuildIndex(u))) satisfies Recall['rebuildSearchIndex'],
+    summaries: ((userId, sessionId) => user(userId, (u) => listSummaries(deps.memory, sessionConversationId(u, assertSessionId(sessionId))))) satisfies Recall['summaries'],
     dialogueLog: ((userId, sessionId) =>
       user(userId, async (u) => {
         const ses = sessionId === undefined ? undefined : assertSessionId(sessionId);
@@ -296,6 +307,9 @@ function operationCalls(s: Service) {
     extractionIdle: (async () => {
       await extraction?.idle();
     }) satisfies Recall['extractionIdle'],
+    summaryIdle: (async () => {
+      await s.summaries?.idle();
+    }) satisfies Recall['summaryIdle'],
     extractionStatus: (() => track(() => extractionStatus(deps))) satisfies Recall['extractionStatus'],
     retryDeadExtractions: ((userId) =>
       track(async () => {
@@ -319,9 +333,6 @@ function operationCalls(s: Service) {
       // Claimed now, synchronously: calls of the user made after this one are refused, and the
       // user's running background job loses its lease (user-gate.ts).
       const erasure = gate.exclusive(u, async () => {
-        // Jobs started by the user's last turns (the summarizer's) must not write after it.
-        const summarizer = deps.summarizer;
-        if (summarizer !== undefined) await Promise.all((await deps.store.sessions(u)).map((e) => summarizer.settled(sessionConversationId(u, e.sessionId))));
         const report = await deps.store.eraseUser(u);
         deps.facts.delete(u);
         return report;

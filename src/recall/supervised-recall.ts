@@ -8,11 +8,11 @@ export type SupervisedRecall = Omit<Recall, 'close'>;
 
 /** Every call of `Recall` that returns a promise: forwarded as is. */
 const FORWARDED = [
-  'chat', 'listSessions', 'listSessionsPage', 'createSession', 'sessionMessages', 'sessionMessagesPage', 'forkSession', 'deleteSession',
+  'chat', 'recordTurn', 'listSessions', 'listSessionsPage', 'createSession', 'sessionMessages', 'sessionMessagesPage', 'forkSession', 'deleteSession',
   'searchSession', 'searchDaily', 'sessionWindow', 'search', 'embeddingsStatus', 'embeddingsIdle', 'rebuildSearchIndex', 'dailyWindow',
   'dailyMessages', 'getLongTerm', 'setLongTerm', 'undoLongTerm', 'longTermHistory', 'listFacts', 'factHistory', 'remember', 'updateFact',
   'forgetFact', 'rankFacts', 'extractionIdle', 'extractionStatus', 'retryDeadExtractions', 'dialogueLog', 'importDemoFolder',
-  'exportDemoFolder', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
+  'exportDemoFolder', 'summaries', 'summaryIdle', 'getSessionMessages', 'listMemory', 'memoryHistory', 'updateMemory', 'forgetMemory', 'rankMemory',
 ] as const satisfies ReadonlyArray<Exclude<keyof Recall, 'memoryTools' | 'chatStream' | 'close'>>;
 
 /**

@@ -19,6 +19,8 @@
  *   DELETE /api/conversations/:sid?user_id=        → {session_id, deleted: true} | 404
  *   POST   /api/conversations/:sid/fork            {user_id, message_id, new_session_id?}
  *            → {session_id}  (branch at a row: 409 new id taken, 404 no such row)
+ *   GET    /api/conversations/:sid/summaries?user_id=  → {items:[{id, text, from, to, model, at, previous, method}]}
+ *            (the session's rolling summaries, oldest first; unknown session or none yet: [])
  *   GET    /api/conversations/:sid/search?user_id=&keyword=&limit=20          → {items}
  *   GET    /api/conversations/:sid/window?user_id=&message_id=&before=0&after=0 → {items}
  *   GET    /api/daily/search?user_id=&keyword=&day=&limit=20                  → {items}
@@ -70,7 +72,7 @@ import { requireIds } from './request-validation.ts';
 import { API_SCHEMAS as S } from './api-schemas.ts';
 import { errorCode } from './metrics.ts';
 import type { RecallApi, RuntimeView } from './services.ts';
-import { dailyRowBody, factBody, rowBody, searchBody, sessionBody } from './demo-shapes.ts';
+import { dailyRowBody, factBody, factWriteBody, rowBody, searchBody, sessionBody, summaryBody } from '../recall/demo-shapes.ts';
 import { decodeCursor, encodeCursor } from './page-cursor.ts';
 import { toolCallTimeline } from './tool-call-timeline.ts';
 import { turnSignal } from './turn-signal.ts';
@@ -265,6 +267,13 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     return { session_id: await recall.forkSession(body.user_id, session_id, body.message_id, target) };
   });
 
+  api.get<{ Params: SessionParams; Querystring: UserQuery }>('/api/conversations/:session_id/summaries', { config: USER, schema: S.summaries }, async (request) => {
+    const { user_id } = request.query;
+    const { session_id } = request.params;
+    requireIds({ user_id, session_id });
+    return { items: (await recall.summaries(user_id, session_id)).map(summaryBody) };
+  });
+
   api.get<{ Params: SessionParams; Querystring: SearchQuery }>('/api/conversations/:session_id/search', { config: USER, schema: S.searchSession }, async (request) => {
     const q = request.query;
     const { session_id } = request.params;
@@ -364,14 +373,14 @@ export function registerApiRoutes(api: FastifyInstance, { recall, runtime, stopS
     const body = request.body;
     requireIds({ user_id: body.user_id });
     const w = await recall.remember(body.user_id, { text: body.text, ...(body.key === '' ? {} : { key: body.key }) });
-    return { status: w.status, item: factBody(w.entry) };
+    return factWriteBody(w);
   });
 
   api.patch<{ Params: MemoryParams; Body: UpdateMemoryBody }>('/api/memory/:id', { config: USER, schema: S.updateMemory }, async (request) => {
     const body = request.body;
     requireIds({ user_id: body.user_id });
     const w = await recall.updateFact(body.user_id, request.params.id, { text: body.text, version: body.version });
-    return { status: w.status, item: factBody(w.entry) };
+    return factWriteBody(w);
   });
 
   api.delete<{ Params: MemoryParams; Querystring: UserQuery }>('/api/memory/:id', { config: USER, schema: S.forgetMemory }, async (request) => {

@@ -43,7 +43,7 @@ export const FIELD_MAX_CHARS = {
 const bounded = (kind: keyof typeof FIELD_MAX_CHARS, extra: Schema = {}) => ({ ...str, maxLength: FIELD_MAX_CHARS[kind], ...extra });
 const dayField = (description: string) => bounded('day', { default: '', description });
 
-const errorBody: Schema = {
+export const errorBody: Schema = {
   type: 'object',
   description: '`detail`: a sentence, or (422) FastAPI\'s issue list [{type, loc, msg, input}]; `code` for model failures and interrupted turns',
   properties: {
@@ -67,7 +67,8 @@ const row: Schema = {
   },
   required: ['ts', 'role', 'content', 'message_id', 'tool_calls'],
 };
-const dailyRow: Schema = { ...row, properties: { ...(row['properties'] as Schema), day: str, session_id: str } };
+// `session_id` is null for an imported daily row whose file did not say (DailyRow).
+const dailyRow: Schema = { ...row, properties: { ...(row['properties'] as Schema), day: str, session_id: { type: ['string', 'null'] } } };
 const items = (of: Schema): Schema => ({ type: 'object', properties: { items: { type: 'array', items: of } }, required: ['items'] });
 
 /** `limit` or `cursor` asks for a page: then the answer has `next_cursor`; neither: the Demo's whole list. */
@@ -223,6 +224,21 @@ export const API_SCHEMAS = {
       200: { type: 'object', properties: { session_id: str }, required: ['session_id'] },
       404: errorBody,
       409: errorBody,
+      ...errors,
+    },
+  },
+  summaries: {
+    summary: "A session's rolling summaries, oldest first, with provenance (the last is what the next turn sends as [SUMMARY])",
+    tags: ['mnemo'],
+    params: sessionParams,
+    querystring: userQuery,
+    response: {
+      200: items({
+        type: 'object',
+        description: '`from`..`to`: the message ids it covers; `previous`: the id of the summary it builds on (null for the first); `method`: llm or extractive',
+        properties: { id: int, text: str, from: int, to: int, model: str, at: str, previous: { type: ['integer', 'null'] }, method: { type: 'string', enum: ['llm', 'extractive'] } },
+        required: ['id', 'text', 'from', 'to', 'model', 'at', 'previous', 'method'],
+      }),
       ...errors,
     },
   },

@@ -18,6 +18,9 @@
  * - `user`: as `authenticated`, and a `user` principal may only name its own `user_id` (in the
  *   body, the query string or the path): another is 403 `{detail, code: 'forbidden'}`; when
  *   the request names none, the principal's own id is filled in where the route's schema takes it;
+ * - `self`: a `user` principal only (a user token, or the trusted header's user), acting for
+ *   that user with nothing in the request to name one (`/mcp`); the shared token, the admin
+ *   token and an open server's anonymous callers cannot say which user, so they are refused;
  * - `operator`: the admin token; when none is configured, the shared token; when no token of
  *   any kind is configured (an open server), everyone. Never a user token.
  *
@@ -35,9 +38,9 @@ import { isValidId } from '../recall/recall-ids.ts';
 import { matchToken, presentedBearer, tokenDigest } from './bearer-token.ts';
 import { HttpError } from './server-errors.ts';
 
-/** A route's access level (see above): `public`, `authenticated`, `user` or `operator`. */
-export type Access = 'public' | 'authenticated' | 'user' | 'operator';
-export const ACCESS_LEVELS: readonly Access[] = ['public', 'authenticated', 'user', 'operator'];
+/** A route's access level (see above): `public`, `authenticated`, `user`, `self` or `operator`. */
+export type Access = 'public' | 'authenticated' | 'user' | 'self' | 'operator';
+export const ACCESS_LEVELS: readonly Access[] = ['public', 'authenticated', 'user', 'self', 'operator'];
 /** What a route that declares no access gets. */
 export const DEFAULT_ACCESS: Access = 'operator';
 
@@ -200,6 +203,8 @@ export function installAuthorization(app: FastifyInstance, options: Authorizatio
       case 'authenticated':
       case 'user':
         return principal.kind !== 'anonymous' || apiOpen;
+      case 'self':
+        return principal.kind === 'user';
       case 'operator':
         return principal.kind === 'admin' || (principal.kind === 'shared' && adminToken === null) || allOpen;
     }
@@ -218,7 +223,11 @@ export function installAuthorization(app: FastifyInstance, options: Authorizatio
       reply.header('www-authenticate', 'Bearer realm="mnemo"');
       throw new HttpError(401, refused);
     }
-    throw new HttpError(403, principal.kind === 'user' ? 'a user token cannot use this route' : 'this route needs the admin token', 'forbidden');
+    const why =
+      access === 'self' ? 'this route acts for the caller’s own user: it needs a user token or the trusted user header'
+      : principal.kind === 'user' ? 'a user token cannot use this route'
+      : 'this route needs the admin token';
+    throw new HttpError(403, why, 'forbidden');
   });
 
   app.addHook('preValidation', async (request: FastifyRequest) => {

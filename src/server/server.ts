@@ -20,6 +20,9 @@
  * - the page is served from a fixed allow-list with a strict Content-Security-Policy;
  * - no CORS headers, so other origins cannot read answers.
  *
+ * MCP (mcp-route.ts): `POST /mcp` serves the caller's own memory over Streamable HTTP, the
+ * user taken from the credentials as on `/api/*`.
+ *
  * Operations (ops-routes.ts): `/healthz` and `/readyz` need no token and reveal nothing;
  * `/metrics` (Prometheus, metrics.ts) is an operator route; `/openapi.json` is generated from
  * the routes' schemas (api-schemas.ts).
@@ -38,6 +41,7 @@ import type { AddressInfo } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { registerApiRoutes } from './api-routes.ts';
+import { registerMcpRoute } from './mcp-route.ts';
 import { validated } from './api-schemas.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import { registerExtractionRoutes, registerMetricsRoute, registerProbeRoutes } from './ops-routes.ts';
@@ -240,6 +244,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
       onTurn: (seconds, outcome) => metrics.turn(seconds, outcome),
       ...(options.stopSignal ? { stopSignal: options.stopSignal } : {}),
     });
+    registerMcpRoute(api, options.recall);
   });
   return app;
 }

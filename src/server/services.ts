@@ -35,6 +35,9 @@ export type RecallApi = Pick<
   | 'forgetFact'
   | 'eraseUser'
   | 'dailyMessages'
+  | 'rankFacts'
+  | 'recordTurn'
+  | 'summaries'
 > &
   /** For operators: `/fact-extraction` and `mnemo_fact_extraction_jobs` (absent: neither). */
   Partial<Pick<Recall, 'extractionStatus' | 'retryDeadExtractions'>> &

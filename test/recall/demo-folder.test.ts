@@ -334,6 +334,53 @@ describe('round trip', () => {
   });
 });
 
+describe('rolling summaries in the folder', () => {
+  it('an export writes each session’s summaries to summaries/{id}.jsonl; an import takes them back, and exports them again byte for byte', async () => {
+    fx = openRecall({ summary: { keepLast: 1, maxTokens: 40 } });
+    for (let i = 1; i <= 5; i++) {
+      await fx.recall.chat({ userId: 'u', sessionId: 's', message: `turn ${i}: ${'a few words about the summer trip '.repeat(4)}` });
+      await fx.recall.summaryIdle();
+    }
+    await fx.recall.chat({ userId: 'u', sessionId: 'short', message: 'hi' });
+    const summaries = await fx.recall.summaries('u', 's');
+    expect(summaries.length).toBeGreaterThan(1);
+    const out = join(work, 'exported');
+    await fx.recall.exportDemoFolder(out);
+    const lines = readFileSync(join(out, 'u', 'summaries', 's.jsonl'), 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as JsonObject)).toEqual(summaries);
+    expect(Object.keys(JSON.parse(lines[0]!) as JsonObject)).toEqual(['id', 'text', 'from', 'to', 'model', 'at', 'previous', 'method']);
+    expect(readdirSync(join(out, 'u', 'summaries'))).toEqual(['s.jsonl']);
+
+    const again = openRecall({ summary: { keepLast: 1, maxTokens: 40 } });
+    try {
+      await again.recall.importDemoFolder(out);
+      expect(await again.recall.summaries('u', 's')).toEqual(summaries);
+      await again.recall.chat({ userId: 'u', sessionId: 's', message: 'after the import' });
+      const log = (await again.recall.dialogueLog('u', 's')).at(-1)!;
+      expect(log.memoryContext.startsWith(`[SUMMARY]\n${summaries.at(-1)!.text}\n`)).toBe(true);
+    } finally {
+      await again.close();
+    }
+    const third = openRecall();
+    try {
+      await third.recall.importDemoFolder(out);
+      const reexported = join(work, 're-exported');
+      await third.recall.exportDemoFolder(reexported);
+      expect(filesUnder(reexported)).toEqual(filesUnder(out));
+    } finally {
+      await third.close();
+    }
+  });
+
+  it('refuses a summaries line that is not a summary, before anything is written', async () => {
+    put(join(work, 'src', 'u', 'sessions', 's.jsonl'), jsonl([row('2026-04-08T10:00:00', 'user', 'hi', 'session')]));
+    put(join(work, 'src', 'u', 'summaries', 's.jsonl'), jsonl([{ text: 'no provenance' }]));
+    fx = openRecall();
+    await expect(fx.recall.importDemoFolder(join(work, 'src'))).rejects.toMatchObject({ code: 'invalid_message' });
+    expect(await fx.recall.listSessions('u')).toEqual([]);
+  });
+});
+
 describe('refusals', () => {
   async function refused(root: string, code: string): Promise<void> {
     fx = openRecall();

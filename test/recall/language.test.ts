@@ -8,8 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/llm-service.ts';
-import { createSummarizer } from '../../src/provider/summarizer.ts';
-import { sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 
 // The `language` setting: 'zh' (the default) keeps every Demo text; 'en' writes the same
@@ -66,10 +64,29 @@ describe('the English texts', () => {
     expect(fallbackReply('hi', 'Reply in ENGLISH please')).toBe('收到：hi。我已经记录到记忆中。');
   });
 
-  it('English offline titles keep up to 40 code points and say "New chat" when blank', () => {
-    expect(offlineTitle('  Plan a weekend hike in the Fragrant Hills near Beijing  ', 'en')).toBe('Plan a weekend hike in the Fragrant Hill');
+  it('English offline titles are the first words within 40 code points, cut at a word boundary, and "New chat" when blank', () => {
+    expect(offlineTitle('  Plan a weekend hike in the Fragrant Hills near Beijing  ', 'en')).toBe('Plan a weekend hike in the Fragrant');
+    expect(offlineTitle('Hi! I like espresso and keep a small machine', 'en')).toBe('Hi! I like espresso and keep a small');
+    // Whole when it fits; a space just past the 40th code point still ends the phrase there.
+    expect(offlineTitle('Hi! I like espresso and keep a small', 'en')).toBe('Hi! I like espresso and keep a small');
+    expect(offlineTitle(`${'a'.repeat(40)} tail`, 'en')).toBe('a'.repeat(40));
+    // Line breaks and runs of spaces are single spaces; a cut drops a trailing comma or dash.
+    expect(offlineTitle('Hello there,\n\nI want to plan a trip, maybe, to Lisbon soon', 'en')).toBe('Hello there, I want to plan a trip');
+    expect(offlineTitle('one word that is far too long: antidisestablishmentarianism', 'en')).toBe('one word that is far too long');
+    expect(offlineTitle(`${'x'.repeat(60)}`, 'en')).toBe('x'.repeat(40));
+    expect(offlineTitle('😀 '.repeat(30), 'en')).toBe('😀 '.repeat(20).trim());
     expect(offlineTitle('   ', 'en')).toBe('New chat');
     expect(offlineTitle('   ')).toBe('新对话');
+  });
+
+  it('Chinese titles stay the Demo’s 12-code-point cut, English or not', () => {
+    expect(offlineTitle('Hi! I like espresso and keep a small machine')).toBe('Hi! I like e');
+    expect(offlineTitle('我喜欢手冲咖啡，家里有一台小咖啡机和磨豆机')).toBe('我喜欢手冲咖啡，家里有一');
+  });
+
+  it('a model’s English title is cut at a word boundary too', async () => {
+    const llm = scriptedLlm([says('A long title about espresso machines and grinders at home')]);
+    expect(await generateTitle(llm, 'msg', 'reply', undefined, 'en')).toBe('A long title about espresso machines and');
   });
 
   it('an English title is asked for in English, at temperature 0', async () => {
@@ -109,6 +126,40 @@ describe('a recall service with a language', () => {
     expect(system.role).toBe('system');
     expect(String(system.content)).toMatch(/^You are an assistant with layered memory\./);
     expect(String(llm.calls[1]!.messages[0]!.content)).toMatch(/^Give the conversation below a short title/);
+  });
+
+  it("'auto' offline: each turn in its message's language; a message saying 中文 switches to Chinese while it is in the context, as in the Demo", async () => {
+    fx = openRecall({ language: 'auto' });
+    const chat = (sessionId: string, message: string) => fx!.recall.chat({ userId: 'u', sessionId, message });
+    expect(await chat('en', 'Hi! I like espresso and keep a small machine')).toEqual({
+      reply: 'Got it: Hi! I like espresso and keep a small machine. I have saved it to memory.',
+      memoryHits: 0,
+      title: 'Hi! I like espresso and keep a small',
+      toolCalls: [],
+    });
+    expect(await chat('zh', '我喜欢手冲咖啡，家里有一台小咖啡机')).toMatchObject({ reply: '收到：我喜欢手冲咖啡，家里有一台小咖啡机。我已经记录到记忆中。', title: '我喜欢手冲咖啡，家里有一' });
+    expect((await chat('sw', 'please answer in 中文 from now on')).reply).toBe('收到：please answer in 中文 from now on。我会继续用中文回答。');
+    expect((await chat('sw', 'thanks')).reply).toBe('收到：thanks。我会继续用中文回答。');
+    expect((await chat('sw', 'and one more')).reply).toBe('收到：and one more。我会继续用中文回答。');
+    // Each Chinese reply says 中文 itself, so the session stays Chinese, as the Demo's does.
+    expect((await chat('sw', 'hello')).reply).toBe('收到：hello。我会继续用中文回答。');
+    expect((await chat('other', 'hello')).reply).toBe('Got it: hello. I have saved it to memory.');
+    expect((await chat('blank', '')).title).toBe('New chat');
+    expect((await fx.recall.listSessions('u')).map((c) => c.title)).toContain('please answer in 中文 from now on'.slice(0, 12));
+  });
+
+  it("'auto' with a model: the system prompt, the title prompt and Mnemo's tool texts follow the message", async () => {
+    const llm = scriptedLlm([says('Hello!'), says('Greeting'), says('你好！'), says('问候')]);
+    fx = openRecall({ language: 'auto', llm });
+    await fx.recall.chat({ userId: 'u', sessionId: 'a', message: 'hi there' });
+    await fx.recall.chat({ userId: 'u', sessionId: 'b', message: '你好' });
+    expect(String(llm.calls[0]!.messages[0]!.content)).toMatch(/^You are an assistant with layered memory\./);
+    expect(String(llm.calls[1]!.messages[0]!.content)).toMatch(/^Give the conversation below a short title/);
+    expect(String(llm.calls[2]!.messages[0]!.content)).toMatch(/^你是一个拥有分层记忆的助手/);
+    expect(String(llm.calls[3]!.messages[0]!.content)).toMatch(/^请为下面这段对话起一个简短的中文标题/);
+    const described = (i: number) => (llm.calls[i]!.options?.tools ?? []).find((t) => t.name === 'search_memory')?.description ?? '';
+    expect(CJK.test(described(0))).toBe(false);
+    expect(CJK.test(described(2))).toBe(true);
   });
 
   it('refuses a language it does not have, with invalid_option', () => {
@@ -218,7 +269,7 @@ describe('the summaries in each language', () => {
       };
       fx = openRecall({ language, summary: { keepLast: 1, maxTokens: 40, llm: summaryLlm } });
       for (let i = 1; i <= 4; i++) await fx.recall.chat({ userId: 'u', sessionId: 's', message: long(i) });
-      await createSummarizer(fx.memory).idle();
+      await fx.recall.summaryIdle();
       expect(asked.length).toBeGreaterThan(0);
       expect(asked[0]![0]).toMatch(instruction);
       expect(asked[0]![1]).toMatch(request);
@@ -229,9 +280,8 @@ describe('the summaries in each language', () => {
     for (const [language, label] of [['zh', '用户：turn 1'], ['en', 'User: turn 1']] as const) {
       fx = openRecall({ language, summary: { keepLast: 1, maxTokens: 200 } });
       for (let i = 1; i <= 4; i++) await fx.recall.chat({ userId: 'u', sessionId: 's', message: long(i) });
-      const summarizer = createSummarizer(fx.memory);
-      await summarizer.idle();
-      expect((await summarizer.latest(sessionConversationId('u', 's')))?.text).toContain(label);
+      await fx.recall.summaryIdle();
+      expect((await fx.recall.summaries('u', 's')).at(-1)?.text).toContain(label);
       await fx.close();
       fx = undefined;
     }

@@ -72,7 +72,7 @@ async function writeUser(rt: Runtime, user: 'alice' | 'bob'): Promise<void> {
       await rt.recall.chat({ userId: user, sessionId: s, message: `${U}_MSG_MARKER ${i} ${'some words to summarize '.repeat(4)}` });
     }
   }
-  await createSummarizer(rt.memory).idle();
+  await rt.recall.summaryIdle();
 }
 
 function lmdbRoot(rt: Runtime): RootDatabase {

@@ -57,6 +57,7 @@ function expected(route: RouteAccess, caller: Caller): Expected {
   if (route.access === 'public') return 'allowed';
   if (caller === 'no token' || caller === 'wrong token') return 'unauthorized';
   if (route.access === 'operator') return caller === 'admin' ? 'allowed' : 'forbidden';
+  if (route.access === 'self') return caller === "the user's token" || caller === "another user's token" ? 'allowed' : 'forbidden';
   if (route.access === 'user' && caller === "another user's token" && takesUser(route)) return 'forbidden';
   return 'allowed';
 }

@@ -240,6 +240,37 @@ describe('chat page', () => {
   });
 });
 
+describe('chat page: earlier in this session', () => {
+  it('shows the session’s latest rolling summary above its rows, collapsed, in the page’s language', async () => {
+    const user = 'summary-user';
+    for (let i = 1; i <= 12; i++) {
+      await t.recall.chat({ userId: user, sessionId: 'long', message: `turn ${i}: ${'words about a long trip to Lisbon and its trams '.repeat(4)}` });
+    }
+    await t.recall.summaryIdle();
+    const latest = (await t.recall.summaries(user, 'long')).at(-1)!;
+    expect(latest).toBeDefined();
+    const page = await openPage(user);
+    const panel = page.locator('#messages > details.session-summary');
+    await panel.waitFor();
+    expect(await page.locator('#messages > *').first().getAttribute('class')).toBe('session-summary');
+    expect(await panel.locator('summary').innerText()).toBe('本次对话的早前内容');
+    expect(await panel.getAttribute('open')).toBeNull();
+    await panel.locator('summary').click();
+    expect(await panel.locator('.session-summary-text').textContent()).toBe(latest.text);
+    expect(await panel.locator('.session-summary-meta').innerText()).toContain(`第 1–${latest.to} 条消息的摘要`);
+    // The rows are all still there below it.
+    expect(await page.locator('.msg.user').count()).toBe(12);
+    // In English, and a session without one shows none.
+    await page.selectOption('#lang', 'en');
+    await page.locator('#messages > details.session-summary summary', { hasText: 'Earlier in this session' }).waitFor();
+    await page.click('#new-conv');
+    await send(page, 'a short one');
+    await page.locator('.msg.assistant:not(.streaming) .bubble', { hasText: 'stub answer to "a short one"' }).waitFor();
+    expect(await page.locator('details.session-summary').count()).toBe(0);
+    await page.context().close();
+  });
+});
+
 describe('chat page: copying, code, stop and regenerate', () => {
   it('copies a message and a code block, and highlights the code', async () => {
     const page = await openPage('code-user');

@@ -25,7 +25,8 @@ describe('command-line options', () => {
       llmMaxRetries: undefined,
       requestTimeoutMs: 30_000,
       stopTimeoutMs: 10_000,
-      language: 'zh',
+      language: 'auto',
+      summaryTokens: 500,
       embeddings: {},
       rateLimitPerMinute: 600,
       maxConcurrentTurns: 4,
@@ -33,6 +34,15 @@ describe('command-line options', () => {
       help: false,
       version: false,
     });
+  });
+
+  it('sizes the rolling summaries with --summary-tokens or MNEMO_SUMMARY_TOKENS, off turns them off', () => {
+    expect(parseCliOptions(['--summary-tokens', '800'], {}, cwd).summaryTokens).toBe(800);
+    expect(parseCliOptions([], { MNEMO_SUMMARY_TOKENS: 'off' }, cwd).summaryTokens).toBeNull();
+    expect(parseCliOptions([], {}, cwd).summaryTokens).toBe(500);
+    expect(() => parseCliOptions(['--summary-tokens', '0'], {}, cwd)).toThrow(ConfigError);
+    expect(() => parseCliOptions(['--summary-tokens', 'lots'], {}, cwd)).toThrow(/invalid --summary-tokens "lots"/);
+    expect(HELP_TEXT).toMatch(/--summary-tokens <n\|off>\s+MNEMO_SUMMARY_TOKENS/);
   });
 
   it('reads the per-user limits from flags or MNEMO_* (0 turns the rate limit off)', () => {
@@ -93,13 +103,14 @@ describe('command-line options', () => {
     });
   });
 
-  it('reads the language from --language or MNEMO_LANGUAGE, the flag first, and refuses any but zh and en', () => {
+  it('reads the language from --language or MNEMO_LANGUAGE, the flag first, auto by default, and refuses any but zh, en and auto', () => {
     expect(parseCliOptions(['--language', 'en'], {}, cwd).language).toBe('en');
     expect(parseCliOptions([], { MNEMO_LANGUAGE: 'en' }, cwd).language).toBe('en');
     expect(parseCliOptions(['--language', 'zh'], { MNEMO_LANGUAGE: 'en' }, cwd).language).toBe('zh');
-    expect(parseCliOptions([], { MNEMO_LANGUAGE: '' }, cwd).language).toBe('zh');
-    expect(() => parseCliOptions(['--language', 'fr'], {}, cwd)).toThrow(/invalid --language "fr": use one of zh, en/);
-    expect(HELP_TEXT).toMatch(/--language <zh\|en>\s+MNEMO_LANGUAGE/);
+    expect(parseCliOptions([], { MNEMO_LANGUAGE: '' }, cwd).language).toBe('auto');
+    expect(parseCliOptions([], {}, cwd).language).toBe('auto');
+    expect(() => parseCliOptions(['--language', 'fr'], {}, cwd)).toThrow(/invalid --language "fr": use one of zh, en, auto/);
+    expect(HELP_TEXT).toMatch(/--language <zh\|en\|auto>\s+MNEMO_LANGUAGE/);
   });
 
   it('refuses a timeout or retry count that is not a whole number in range', () => {

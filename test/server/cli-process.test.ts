@@ -130,11 +130,12 @@ describe('mnemo command', { timeout: 120_000 }, () => {
 
     const second = await start();
     const list = await http(second.url, 'GET', '/api/conversations?user_id=demo-user');
-    expect(list.json).toEqual({ items: [{ session_id: 'keep', title: 'remember the', updated_at: expect.any(String) }] });
+    // The command's default language is auto: an English message gets English (title and reply).
+    expect(list.json).toEqual({ items: [{ session_id: 'keep', title: 'remember the lighthouse', updated_at: expect.any(String) }] });
     const messages = await http(second.url, 'GET', '/api/conversations/keep/messages?user_id=demo-user');
     expect((messages.json as { items: { content: string }[] }).items.map((i) => i.content)).toEqual([
       'remember the lighthouse',
-      '收到：remember the lighthouse。我已经记录到记忆中。',
+      'Got it: remember the lighthouse. I have saved it to memory.',
     ]);
     expect(await stop(second.p, 'SIGINT')).toBe(0);
   });

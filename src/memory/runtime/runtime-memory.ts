@@ -4,6 +4,7 @@ import type { StorageSlot } from './storage-slot.ts';
 import { validatedLog } from '../contract/validated-log.ts';
 import { validateLastId, type ConditionalClear } from '../contract/conditional-clear.ts';
 import { validateConversationId } from '../contract/validate-input.ts';
+import { withSpan } from '../../telemetry/tracing.ts';
 
 /**
  * `runtime.memory`: the runtime's store as a `MessageLog`. Arguments are validated here, at
@@ -16,7 +17,7 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
   const log = validatedLog({
     checkOpen() {},
     get: async (c) => (await table()).messages(c),
-    append: (c, entries, options) => router.append(c, entries, options),
+    append: (c, entries, options) => withSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options)),
     clear: (c) => router.clear(c),
     fork: (source, at, newId) => router.fork(newId, source, at),
     range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),

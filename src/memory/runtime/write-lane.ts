@@ -1,3 +1,4 @@
+import { detached } from '../../telemetry/tracing.ts';
 import { runStep, takeStep, type PendingOp, type Step, type StepContext } from './write-queue.ts';
 
 /** What every step of the lane runs with; the lane keeps the last id. */
@@ -106,7 +107,8 @@ export class WriteLane {
     this.context.lastId = lastId;
     this.step = undefined;
     this.inFlight = undefined;
-    this.next();
+    // The next step serves whoever queued meanwhile: not a child of the caller that began this one.
+    detached(() => this.next());
   }
 
   // The owner crashes with it; whoever waits for idle goes with the owner.

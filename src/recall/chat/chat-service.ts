@@ -1,6 +1,7 @@
 import { createAgent } from '../../agent/agent.ts';
 import { dropFailedTurns, turnError } from '../../agent/failed-turns.ts';
 import { InvalidInputError } from '../../errors.ts';
+import { languageOf, type Language } from '../../language.ts';
 import { fallbackChunks, fallbackReply } from '../../llm/fallback-llm.ts';
 import { LlmError } from '../../llm/llm-errors.ts';
 import { abortedError } from '../../llm/llm-stream.ts';
@@ -23,6 +24,9 @@ import { buildPromptContext } from './prompt-context.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { turnTools } from './turn-tools.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
+import { currentLink, noteLink } from '../../telemetry/tracing.ts';
+import { summaryLinkKey } from '../../provider/summarizer.ts';
+import { extractionLinkKey } from '../jobs/extraction-worker.ts';
 import { rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
 import { assertRoomForSession } from '../recall-limits.ts';
 
@@ -41,7 +45,9 @@ import { assertRoomForSession } from '../recall-limits.ts';
  *    the Demo's "3 rounds"), minus failed turns (agent/failed-turns.ts), and the long-term
  *    facts within the token budget (facts/rank-facts.ts): `[SESSION]` / `[LONG_TERM]`
  *    sections, each only when non-empty (`[DAILY]` is never injected by a turn). With rolling
- *    summaries on, the session's latest summary goes first, as a `[SUMMARY]` section.
+ *    summaries on (the default) and once the session has one, its latest summary (at most the
+ *    summary's `maxTokens`) goes first, as a `[SUMMARY]` section. The turn's language
+ *    (recall's `language`; `'auto'`: its message's, or `中文` in this context) is settled here.
  * 4. Reply. With no LLM configured: the Demo's offline reply from the message and that
  *    context, no tools. With one: an agent with the memory tools bound to this user and
  *    session and the system prompt (rules + context), run without a history of its own (the
@@ -50,11 +56,14 @@ import { assertRoomForSession } from '../recall-limits.ts';
  *    results paired by `tool_call_id`) in its `meta.transcript`, its daily mirror (with the
  *    `{name, input, output}` projection), the dialogue-log row (message, reply, the exact
  *    context sent, tool calls), the turn's extraction job and key, and the session's listing:
- *    one step of the store. An offline turn is two commits in all. With summaries on, the
- *    session's summary check is then scheduled in the background (it never delays the reply).
- * 6. Title: kept if the session has one; else made from this turn (offline: the first 12
- *    code points of the message; with an LLM: asked of it, falling back on error), in the step
- *    of 5 whenever it is known by then (every turn but an LLM session's first).
+ *    one step of the store. An offline turn is two commits in all. With summaries on, a
+ *    session whose older part is due for a summary (`Summarizer.due`: one read of what follows
+ *    its latest summary) gets its `summarize` job in the same step; the summary is made by
+ *    the job worker in the background (jobs/summary-worker.ts), never inside a turn.
+ * 6. Title: kept if the session has one; else made from this turn in its language
+ *    (rows/session-title.ts; offline: in Chinese the first 12 code points of the message, in
+ *    English its first words within 40; with an LLM: asked of it, falling back on error), in
+ *    the step of 5 whenever it is known by then (every turn but an LLM session's first).
  * 7. Answer `{reply, memoryHits (1 when the long-term section is non-empty, else 0), title,
  *    toolCalls}`.
  *
@@ -165,6 +174,8 @@ interface Turn {
   onEvent: ((event: ChatStreamEvent) => void) | undefined;
   /** The guard of the turn's writes after its user row. */
   guard: WriteGuard;
+  /** Of what Mnemo writes for this turn (`languageOf`: the message's, then its context's too). */
+  language: Language;
 }
 
 /** What the turn sent the model, and what it made so far (a failure records it). */
@@ -187,7 +198,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput, onEvent?: (ev
   if (typeof message !== 'string') {
     throw new InvalidInputError('invalid_message', 'message must be a string', { field: 'message' });
   }
-  const turn = { userId, sessionId, message, signal: input.signal, onEvent, guard: {} };
+  const turn = { userId, sessionId, message, signal: input.signal, onEvent, guard: {}, language: languageOf(deps.language, message) };
   const key = input.idempotencyKey === undefined ? undefined : validateIdempotencyKey(input.idempotencyKey);
   if (key === undefined) return locked(deps, { ...turn, keyed: undefined });
   let running = runningTurns.get(deps.store);
@@ -259,8 +270,9 @@ async function assembleContext(deps: RecallDeps, turn: Turn, progress: Progress)
     (row) => row.error !== undefined,
     (row) => row.role === 'user',
   );
-  const summary = deps.summarizer === undefined ? undefined : (await deps.summarizer.latest(conversationId))?.text;
+  const summary = deps.summary === undefined ? undefined : (await deps.summary.reader.latest(conversationId))?.text;
   progress.memoryContext = buildPromptContext({ session, daily: [], longTerm: longTerm.text, ...(summary === undefined ? {} : { summary }) });
+  turn.language = languageOf(deps.language, turn.message, progress.memoryContext);
   return longTerm;
 }
 
@@ -268,7 +280,7 @@ async function assembleContext(deps: RecallDeps, turn: Turn, progress: Progress)
 async function replyTo(deps: RecallDeps, turn: Turn, longTerm: LongTermContext, progress: Progress): Promise<string> {
   const { onEvent, signal } = turn;
   if (deps.llm === undefined) {
-    const reply = fallbackReply(turn.message, progress.memoryContext, deps.language);
+    const reply = fallbackReply(turn.message, progress.memoryContext, turn.language);
     for (const text of onEvent ? fallbackChunks(reply) : []) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (signal?.aborted) throw abortedError(signal);
@@ -279,8 +291,8 @@ async function replyTo(deps: RecallDeps, turn: Turn, longTerm: LongTermContext, 
   }
   const agent = createAgent({
     llm: deps.llm,
-    tools: turnTools(deps, turn.userId, turn.sessionId, longTerm.shown),
-    systemPrompt: buildSystemPrompt(progress.memoryContext, deps.language),
+    tools: turnTools(deps, turn.userId, turn.sessionId, longTerm.shown, turn.language),
+    systemPrompt: buildSystemPrompt(progress.memoryContext, turn.language),
     memory: false,
     maxToolIterations: deps.maxToolIterations,
   });
@@ -314,7 +326,10 @@ async function storeReply(
   // The title is known after a session's first turn (and offline, always): then the listing
   // rides in the commit of the reply. Only a first turn with an LLM asks for its title after
   // that commit, so a slow title call holds back nothing durable.
-  const knownTitle = (await deps.store.session(userId, sessionId))?.title || (deps.llm === undefined ? offlineTitle(message, deps.language) : '');
+  const knownTitle = (await deps.store.session(userId, sessionId))?.title || (deps.llm === undefined ? offlineTitle(message, turn.language) : '');
+  // Whether the session's older part is due for a summary: then its job rides in this commit.
+  const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
+  const turnSpan = currentLink();
   const { session } = await deps.store.appendTurn(
     {
       userId,
@@ -326,11 +341,17 @@ async function storeReply(
         // was committed) is the reply.
         if (typeof record!.message.content === 'string') reply = record!.message.content;
         const result = { reply, memoryHits: made.memoryHits, title: knownTitle, toolCalls };
+        // Noted before the job commits, so its span (telemetry/tracing.ts) finds the turn's to link to.
+        if (deps.factsLlm !== undefined) noteLink(extractionLinkKey(userId, { sessionId, replyId: record!.message_id }), turnSpan);
+        if (summarize) noteLink(summaryLinkKey(sessionConversationId(userId, sessionId)), turnSpan);
         return {
           daily: [mirror(turn, answered, 'assistant', reply, record!.message_id, toolCalls)],
           log: logRow(turn, answered.ts, reply, progress.memoryContext, toolCalls),
           settles: true,
-          jobs: deps.factsLlm === undefined ? [] : [extractionJob(turn, reply, [made.userRecordId, record!.message_id])],
+          jobs: [
+            ...(deps.factsLlm === undefined ? [] : [extractionJob(turn, reply, [made.userRecordId, record!.message_id])]),
+            ...(summarize ? [summaryJob(turn)] : []),
+          ],
           ...(keyed === undefined ? {} : { turnKey: { key: keyed.key, value: { result, at: deps.clock.now() } } }),
           ...(knownTitle === '' ? {} : { touch: { title: knownTitle, updatedAt: localNow(deps).ts } }),
         };
@@ -339,11 +360,9 @@ async function storeReply(
     turn.guard,
   );
   progress.replied = true;
-  // In the background: the summary check (and any summarization) never delays this reply.
-  deps.summarizer?.afterTurn(sessionConversationId(userId, sessionId));
   const title =
     session?.title ??
-    (await deps.store.touchSession(userId, sessionId, { title: await generateTitle(deps.llm, message, reply, turn.signal, deps.language), updatedAt: localNow(deps).ts }, turn.guard)).title;
+    (await deps.store.touchSession(userId, sessionId, { title: await generateTitle(deps.llm, message, reply, turn.signal, turn.language), updatedAt: localNow(deps).ts }, turn.guard)).title;
   return { reply, memoryHits: made.memoryHits, title, toolCalls };
 }
 
@@ -363,7 +382,7 @@ async function recordFailure(deps: RecallDeps, turn: Turn, progress: Progress, e
         daily: [{ ...mirror(turn, at, 'assistant', reply, record!.message_id, toolCalls), error }],
         log: { ...logRow(turn, at.ts, reply, progress.memoryContext, toolCalls), error },
         settles: true,
-        touch: { title: offlineTitle(turn.message, deps.language), updatedAt: at.ts },
+        touch: { title: offlineTitle(turn.message, turn.language), updatedAt: at.ts },
         ...(keyed === undefined ? {} : { turnKey: { key: keyed.key, value: { failedAttempts: keyed.attempt + 1, at: deps.clock.now() } } }),
       }),
     },
@@ -390,6 +409,12 @@ function logRow(turn: Turn, ts: string, reply: string, memoryContext: string, to
 function extractionJob(turn: Turn, reply: string, messageIds: number[]) {
   const payload = { sessionId: turn.sessionId, replyId: messageIds[1]!, userMessage: turn.message, assistantReply: reply, messageIds };
   return { kind: 'extract' as const, userId: turn.userId, payload };
+}
+
+/** The session's summary job, guarded by the incarnation this turn wrote under (job-queue.ts). */
+function summaryJob(turn: Turn) {
+  const { incarnation } = turn.guard;
+  return { kind: 'summarize' as const, userId: turn.userId, payload: { sessionId: turn.sessionId, ...(incarnation === undefined ? {} : { incarnation }) } };
 }
 
 /** Reads an agent's stream to its end, handing each event on; resolves with the run's result. */

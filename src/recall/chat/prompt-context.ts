@@ -3,9 +3,10 @@
  * `[SESSION]`, `[DAILY]`, `[LONG_TERM]` in that order, each only when non-empty, rows as
  * `{role}: {content}`, joined with `\n`; `''` when all three are empty.
  *
- * Mnemo's one addition: with rolling summaries on (recall's `summary` option), the session's
- * latest summary comes first, as `[SUMMARY]` (its text), before `[SESSION]`: the summary
- * covers the older part of the session, the rows after it are the recent part.
+ * Mnemo's one addition: once the session has a rolling summary (recall's `summary` option, on
+ * by default), its latest comes first, as `[SUMMARY]` (its text), before `[SESSION]`: the
+ * summary covers the older part of the session, the rows after it are the recent part. A
+ * session with none gets the Demo's context exactly.
  */
 export interface ContextRow {
   role: string;

@@ -1,3 +1,4 @@
+import { languageOf, type Language } from '../../language.ts';
 import { factSeq } from '../records/fact-entry.ts';
 import { FactConflictError, FactNotFoundError } from '../facts/fact-errors.ts';
 import { currentWithKey, nearDuplicateOf } from '../facts/fact-rules.ts';
@@ -16,10 +17,11 @@ import { TOOL_TEXTS } from './tool-texts.ts';
  * `search_memory`. `shown`: the entries its `[LONG_TERM]` section showed (`'all'` outside a
  * turn): `remember_note` rewrites the document the model saw, so entries it was never shown
  * stay current. A fact the model names is found by its id, its key, or (nearly) its text.
+ * `language`: of Mnemo's tool texts (a turn's own; default the service's, `'auto'` English).
  */
-export function turnTools(deps: RecallDeps, userId: string, sessionId: string, shown: ReadonlySet<number> | 'all' = 'all') {
+export function turnTools(deps: RecallDeps, userId: string, sessionId: string, shown: ReadonlySet<number> | 'all' = 'all', language: Language = languageOf(deps.language, '')) {
   const source = { via: 'tool', sessionId } as const;
-  const t = TOOL_TEXTS[deps.language];
+  const t = TOOL_TEXTS[language];
   const demoAndFactTools = createMemoryTools(
     {
       rememberNote: async (note) => {
@@ -59,9 +61,9 @@ export function turnTools(deps: RecallDeps, userId: string, sessionId: string, s
       searchDaily: (keyword, day, limit) => searchDailyRows(deps, userId, keyword, limit, day),
       dailyWindow: (id, before, after, day) => dailyWindowRows(deps, userId, id, before, after, day),
     },
-    deps.language,
+    language,
   );
-  return [...demoAndFactTools, createSearchMemoryTool((args) => searchHybrid(deps, { userId, ...args }), deps.language)];
+  return [...demoAndFactTools, createSearchMemoryTool((args) => searchHybrid(deps, { userId, ...args }), language)];
 }
 
 /** A current entry named by id, by key, or by (nearly) its text, as the model saw it. */

@@ -12,6 +12,7 @@ import type { DailyRecord, LogRecord, SessionEntry } from '../records/records.ts
 import type { RecallDeps } from '../recall-deps.ts';
 import { assertId, sessionConversationId } from '../recall-ids.ts';
 import { toSessionRow } from '../rows/session-row.ts';
+import { listSummaries } from '../../provider/summary-record.ts';
 
 /**
  * Export to the demo's folder layout (the inverse of demo-import.ts), one folder per user:
@@ -19,7 +20,9 @@ import { toSessionRow } from '../rows/session-row.ts';
  * imported file unchanged since, byte for byte: facts/fact-document.ts),
  * `conversations.json` (listed sessions in creation order, Python's `indent=2`),
  * `sessions/{id}.jsonl`, `daily/YYYY-MM-DD.jsonl`, `logs/llm_dialogue.jsonl` (lines as
- * Python's `json.dumps(row, ensure_ascii=False)` writes them).
+ * Python's `json.dumps(row, ensure_ascii=False)` writes them), and Mnemo's own
+ * `summaries/{id}.jsonl`: a session's rolling summaries, oldest first, one
+ * `{id, text, from, to, model, at, previous, method}` a line (the Demo reads no such folder).
  *
  * Imported rows are written back from their original JSON (a legacy row without `message_id`
  * stays without one: the demo back-fills it on read); rows Mnemo wrote get the demo's shape
@@ -83,6 +86,8 @@ async function exportUser(deps: RecallDeps, userId: string, dir: string): Promis
     if (records.length === 0) continue;
     const shift = entry.demoIds?.shift ?? 0;
     await write(join(dir, 'sessions', sessionFileName(entry.sessionId)), lines(records.map((r) => sessionLine(r, shift))));
+    const summaries = await listSummaries(deps.memory, sessionConversationId(userId, entry.sessionId));
+    if (summaries.length > 0) await write(join(dir, 'summaries', sessionFileName(entry.sessionId)), lines(summaries.map((s) => ({ ...s }))));
   }
 
   for (const day of await store.days(userId)) {

@@ -5,6 +5,7 @@ import type { JsonObject, JsonValue } from '../../message.ts';
 import { isCalendarDay } from '../rows/calendar-day.ts';
 import { decodeFolderName, encodeFolderName } from './folder-name.ts';
 import { assertId } from '../recall-ids.ts';
+import type { NewSummary } from '../../provider/summary-record.ts';
 
 /**
  * Reading the demo's folder layout, safely:
@@ -15,6 +16,7 @@ import { assertId } from '../recall-ids.ts';
  *                  sessions/{session_id}.jsonl
  *                  daily/YYYY-MM-DD.jsonl
  *                  logs/llm_dialogue.jsonl
+ *                  summaries/{session_id}.jsonl   Mnemo's own: rolling summaries (not the Demo's)
  * ```
  *
  * Names become keys, so they are checked before anything is read: user folders and session
@@ -45,6 +47,8 @@ export interface DemoUser {
   sessions: Map<string, DemoRow[]>;
   daily: Map<string, DemoRow[]>;
   log: JsonObject[];
+  /** `summaries/{session}.jsonl`: each session's rolling summaries, in file order. */
+  summaries: Map<string, NewSummary[]>;
 }
 
 export async function readDemoFolder(root: string, only?: readonly string[]): Promise<DemoUser[]> {
@@ -70,7 +74,7 @@ export async function readDemoFolder(root: string, only?: readonly string[]): Pr
 }
 
 async function readUser(userId: string, dir: string): Promise<DemoUser> {
-  const user: DemoUser = { userId, conversations: [], sessions: new Map(), daily: new Map(), log: [] };
+  const user: DemoUser = { userId, conversations: [], sessions: new Map(), daily: new Map(), log: [], summaries: new Map() };
   const entries = new Set(await visibleEntries(dir));
 
   if (entries.has('memory.md') && (await kindOf(join(dir, 'memory.md'))) === 'file') {
@@ -99,6 +103,18 @@ async function readUser(userId: string, dir: string): Promise<DemoUser> {
       user.daily.set(stem, await readRows(file));
     }
   }
+  if (entries.has('summaries') && (await kindOf(join(dir, 'summaries'))) === 'directory') {
+    for (const [stem, file] of await jsonlFiles(join(dir, 'summaries'))) {
+      user.summaries.set(
+        idOfName('session_id', stem, file),
+        (await readObjects(file)).map(([raw, line]) => {
+          const summary = summaryOf(raw);
+          if (summary === undefined) throw bad(file, `line ${line} is not a summary {text, from, to, model, at, previous, method}`);
+          return summary;
+        }),
+      );
+    }
+  }
   if (entries.has('logs') && (await kindOf(join(dir, 'logs'))) === 'directory') {
     const file = join(dir, 'logs', 'llm_dialogue.jsonl');
     if ((await visibleEntries(join(dir, 'logs'))).includes('llm_dialogue.jsonl') && (await kindOf(file)) === 'file') {
@@ -106,6 +122,16 @@ async function readUser(userId: string, dir: string): Promise<DemoUser> {
     }
   }
   return user;
+}
+
+/** A summary line as the export writes it (`id` is not read: the import numbers them in order). */
+function summaryOf(raw: JsonObject): NewSummary | undefined {
+  const { text, from, to, model, at, previous, method } = raw;
+  const whole = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  if (typeof text !== 'string' || !whole(from) || !whole(to) || typeof model !== 'string' || typeof at !== 'string') return undefined;
+  if (previous !== null && !whole(previous)) return undefined;
+  if (method !== 'llm' && method !== 'extractive') return undefined;
+  return { text, from, to, model, at, previous, method };
 }
 
 async function jsonlFiles(dir: string): Promise<[string, string][]> {

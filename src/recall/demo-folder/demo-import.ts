@@ -26,6 +26,9 @@ import { demoToolCalls } from '../rows/demo-tool-calls.ts';
  *   booleans and floats count as missing. Session rows stay in file order; a day's rows are
  *   kept in id order (a day whose ids are not ascending in its file comes back sorted).
  * - Each row keeps its original JSON (in `meta.import`), so an export writes it back as it was.
+ * - Mnemo's own `summaries/{session}.jsonl` (what an export wrote) come back as the session's
+ *   rolling summaries, numbered 1, 2, ... in file order; those of a session with no rows file
+ *   are left out.
  * - Daily rows are linked to a session when their `meta.session_id` names one (the demo's later
  *   versions wrote it); older daily rows belong to no session and survive a session's deletion.
  * - Everything imported is found by ranked recall (`recall.search`): daily rows and long-term
@@ -126,6 +129,9 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
       await store.importBatch(u, { transcript: { sessionId, entries } });
     }
     report.sessionRows += rows.length;
+  }
+  for (const [sessionId, entries] of user.summaries) {
+    if (user.sessions.has(sessionId) && entries.length > 0) await store.importBatch(u, { summaries: { sessionId, entries } });
   }
 
   for (const [day, rows] of user.daily) {

@@ -1,4 +1,4 @@
-import type { Language } from '../../language.ts';
+import type { LanguageSetting } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { WallClock } from '../../wall-clock.ts';
 import type { LocalTime } from '../rows/local-time.ts';
@@ -20,8 +20,8 @@ export interface FactsDeps {
   factsLlm: LlmService | undefined;
   /** Told of every judge and extraction failure, whole (recall's `onFactsError`). */
   onFactsError: FactsErrorHandler;
-  /** Of the facts prompts. */
-  language: Language;
+  /** Of the facts prompts (`'auto'`: each in the language of the text it is about). */
+  language: LanguageSetting;
   clock: WallClock;
   /** The local wall time of an instant (a document version's `ts`). */
   localTime(epochMs: number): LocalTime;

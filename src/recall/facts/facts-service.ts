@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../errors.ts';
+import { languageOf } from '../../language.ts';
 import { StorageError } from '../../memory/contract/memory-errors.ts';
 import type { FactsDeps } from './facts-deps.ts';
 import type { WriteGuard } from '../storage/recall-store.ts';
@@ -93,7 +94,7 @@ export async function rememberFact(deps: FactsDeps, userId: string, input: Remem
   if (deps.factsLlm !== undefined && key === undefined && nearDuplicateOf(view.current, shapeOf(text)) === undefined) {
     const candidates = (await rankFacts(deps, view, text, { limit: 5, tokenBudget: 4_000 })).filter((r) => r.score > 0);
     if (candidates.length > 0) {
-      verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), options.signal, deps.language, (error) => deps.onFactsError(error, 'judge'));
+      verdict = await judgeFact(deps.factsLlm, text, candidates.map((c) => c.entry), options.signal, languageOf(deps.language, text), (error) => deps.onFactsError(error, 'judge'));
     }
   }
   const source = input.source ?? { via: 'api' };

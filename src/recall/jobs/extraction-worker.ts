@@ -1,6 +1,9 @@
 import { errorRecord, InvalidInputError, type ErrorRecord } from '../../errors.ts';
+import { languageOf } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
-import { createJobWorker, type JobWorker, type RetryOptions } from './job-worker.ts';
+import { createJobWorker, type JobOutcome, type JobWorker, type RetryOptions } from './job-worker.ts';
+import type { LeasedJob } from '../storage/job-queue.ts';
+import { linkedRoot, withSpan } from '../../telemetry/tracing.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import type { UserGate } from '../user-gate.ts';
 import type { FactSource } from '../records/fact-entry.ts';
@@ -73,31 +76,39 @@ export function createExtractionWorker(
       deps.onFactsError(error, 'extraction');
       return errorRecord(error, 'extraction_failed');
     },
-    async run([job], signal) {
-      let userLease;
-      try {
-        userLease = gate.lease(job!.userId);
-      } catch {
-        return ['gone']; // the user is being erased: the job goes with them
-      }
-      try {
-        const aborted = AbortSignal.any([signal, userLease.signal]);
-        const p = job!.payload;
-        const facts = await extractFacts(llm, p, aborted, deps.language);
-        const source: FactSource = { via: 'extraction', sessionId: p.sessionId, messageIds: p.messageIds };
-        for (const fact of facts) {
-          try {
-            await rememberFact(deps, job!.userId, { ...fact, source }, { signal: aborted, guard: { job: job! } });
-          } catch (error) {
-            if (!(error instanceof InvalidInputError)) throw error;
-          }
-        }
-        return ['done'];
-      } finally {
-        userLease.release();
-      }
-    },
+    run: ([job], signal) =>
+      withSpan('mnemo.extraction', { 'mnemo.extraction.attempt': job!.attempts + 1 }, () => runJob(job!, signal), linkedRoot(extractionLinkKey(job!.userId, job!.payload))),
   });
+
+  async function runJob(job: LeasedJob<'extract'>, signal: AbortSignal): Promise<JobOutcome[]> {
+    let userLease;
+    try {
+      userLease = gate.lease(job.userId);
+    } catch {
+      return ['gone']; // the user is being erased: the job goes with them
+    }
+    try {
+      const aborted = AbortSignal.any([signal, userLease.signal]);
+      const p = job.payload;
+      const facts = await extractFacts(llm, p, aborted, languageOf(deps.language, p.userMessage));
+      const source: FactSource = { via: 'extraction', sessionId: p.sessionId, messageIds: p.messageIds };
+      for (const fact of facts) {
+        try {
+          await rememberFact(deps, job.userId, { ...fact, source }, { signal: aborted, guard: { job } });
+        } catch (error) {
+          if (!(error instanceof InvalidInputError)) throw error;
+        }
+      }
+      return ['done'];
+    } finally {
+      userLease.release();
+    }
+  }
+}
+
+/** The key a turn notes its span under, for its extraction job's span to link to (telemetry/tracing.ts). */
+export function extractionLinkKey(userId: string, job: { sessionId: string; replyId: number }): string {
+  return `extraction\u0000${userId}\u0000${job.sessionId}\u0000${job.replyId}`;
 }
 
 /** What is queued and what was dead-lettered. */

@@ -2,14 +2,17 @@ import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 
 /**
- * A session's title, made once from its first turn (reference §5.4).
- * - Offline: the first code points of the trimmed message (12 in Chinese, the demo's; 40 in
- *   English, where 12 letters are rarely a word or two; astral characters are not split),
- *   the language's untitled title (`新对话`, `New chat`) when the message is blank.
+ * A session's title, made once from its first turn (reference §5.4), in the turn's language.
+ * - Offline: from the trimmed message, the language's untitled title (`新对话`, `New chat`)
+ *   when it is blank.
  * - With a model: a short title asked of it at temperature 0 (as the demo does) from the
- *   first message and reply, in the language's words, trimmed, line breaks removed, cut to
- *   the same length; an empty answer or any error (an abort included) falls back to the
- *   offline title.
+ *   first message and reply, in the language's words, trimmed, line breaks removed; an empty
+ *   answer or any error (an abort included) falls back to the offline title.
+ * Then cut to fit: in Chinese the first 12 code points (the Demo's cut, exactly); in English a
+ * short phrase, its whitespace runs made single spaces, kept whole up to 40 code points and
+ * else cut at the last space that keeps it within 40 (trailing `,;:` and dashes dropped), so
+ * "Hi! I like espresso and keep a small machine" is "Hi! I like espresso and keep a small";
+ * one word longer than 40 is cut at 40. Astral characters are never split.
  * The result is trimmed again, untitled when blank (as the demo's index writer does).
  * `UNTITLED` is the Chinese one: what the session index shows for an entry with no title.
  */
@@ -54,5 +57,17 @@ export async function generateTitle(
 }
 
 function finish(text: string, language: Language): string {
-  return Array.from(text).slice(0, TITLE_LENGTH[language]).join('').trim() || UNTITLED_IN[language];
+  const cut = language === 'zh' ? Array.from(text).slice(0, TITLE_LENGTH.zh).join('') : phrase(text.replace(/\s+/gu, ' ').trim(), TITLE_LENGTH.en);
+  return cut.trim() || UNTITLED_IN[language];
+}
+
+/** `text` whole if it has at most `max` code points, else cut at the last space within them. */
+function phrase(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  // chars[max] is the first one left out: a space there ends the phrase at max exactly.
+  let space = max;
+  while (space > 0 && chars[space] !== ' ') space--;
+  if (space === 0) return chars.slice(0, max).join('');
+  return chars.slice(0, space).join('').replace(/[\s,;:\-\u2013\u2014]+$/u, '');
 }

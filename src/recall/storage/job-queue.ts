@@ -47,10 +47,15 @@ export interface EmbedPayload {
   id: number;
 }
 
-/** A session whose older part may need summarizing. */
+/** A session whose older part is due for a rolling summary (queued by the turn that found it due). */
 export interface SummarizePayload {
   /** The session. */
   sessionId: string;
+  /**
+   * The user's incarnation the turn wrote under (`WriteGuard.incarnation`): the summary is
+   * stored only while it holds, so nothing summarized before an erasure is stored after it.
+   */
+  incarnation?: string;
 }
 
 /** The payload of each job kind. */

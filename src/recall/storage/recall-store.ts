@@ -1,5 +1,6 @@
 import type { MessageLog, NewEntry } from '../../memory/contract/message-log.ts';
 import type { StoredMessage } from '../../message.ts';
+import type { NewSummary, SummaryRecord } from '../../provider/summary-record.ts';
 import type { DocTemplate, FactEntry } from '../records/fact-entry.ts';
 import type { RankedFilters } from '../search/rank-filters.ts';
 import type { JobLease, JobQueue, NewJob } from './job-queue.ts';
@@ -48,8 +49,10 @@ import type {
  *
  * Session transcripts are conversations `session/{userId}/{sessionId}` of `transcripts` (with
  * the summaries' companion conversations, provider/summary-record.ts). The domain reads them
- * there; their writes go through this port (`appendTurn`, `forkSession`, `deleteSession`,
- * `eraseUser`, `importBatch`) so that they commit with what depends on them.
+ * there (a session's summaries with `listSummaries`/`latestSummary` over `transcripts`); their
+ * writes go through this port (`appendTurn`, `appendSummary`, `forkSession`, `deleteSession`,
+ * `eraseUser`, `importBatch`) so that they commit with what depends on them, and never after
+ * what removes them.
  */
 export interface RecallStore {
   /** Which engine: `'lmdb'`, `'postgres'`, or a third party's name. */
@@ -85,7 +88,11 @@ export interface RecallStore {
   touchSession(userId: string, sessionId: string, change: { title: string; updatedAt: string }, guard?: WriteGuard): Promise<SessionEntry>;
   /**
    * Branches `sourceId` at `messageId` into the new `targetId` (MessageLog `fork`: the prefix is
-   * shared), registered, listed with `title`, and linked to its source, in one step.
+   * shared), registered, listed with `title`, and linked to its source, in one step. The target
+   * starts with the source's rolling summaries that cover no row after `messageId` (those with
+   * `to <= messageId`: a prefix of the source's companion, since each summary covers further
+   * than the one before; the companion is forked at the last of them, so their record ids and
+   * `previous` links are the source's), and none when there is no such summary.
    * `ForkError` `fork_target_exists` when the target has an entry or rows, `fork_point_missing`
    * when the source has no such row.
    */
@@ -102,6 +109,21 @@ export interface RecallStore {
    * once the caller holds the session, with the function that lets it go.
    */
   lockSession(userId: string, sessionId: string): Promise<() => Promise<void>>;
+
+  // ---- rolling summaries ----
+  /**
+   * Appends a rolling summary (provider/summarizer.ts) to the session's companion conversation
+   * in `transcripts` (`summaryConversationId(sessionConversationId(userId, sessionId))`, the
+   * record `summaryEntry(summary)`), in one step, on conditions checked in that step, which
+   * is ordered with `eraseUser` and `deleteSession` (a summary is never stored after either):
+   * - the guard holds (the user was not erased since the turn that asked for the summary) and
+   *   the session's entry is still the one numbered `guard.sessionOrder` (not deleted, nor
+   *   deleted and made again): else `StaleWriteError` (`erased`, `session_gone`), nothing stored;
+   * - the companion's newest summary is still `summary.previous` (its record id; `null`: the
+   *   companion is empty): else `undefined` and nothing stored (another writer came first).
+   * Resolves with the summary as stored.
+   */
+  appendSummary(userId: string, sessionId: string, summary: NewSummary, guard: WriteGuard & { sessionOrder: number }): Promise<SummaryRecord | undefined>;
 
   // ---- the turn ----
   /**
@@ -324,6 +346,13 @@ export interface ImportBatch {
     /** Its id in the session. */
     sessionMessageId: number;
   })[];
+  /** Appended to the session's summaries' companion in order (`summaryEntry`), unchecked: numbered on from its last. */
+  summaries?: {
+    /** The session summarized. */
+    sessionId: string;
+    /** The summaries to append. */
+    entries: readonly NewSummary[];
+  };
 }
 
 /** What `eraseUser` removed. */

@@ -9,8 +9,10 @@
 // on messages and code blocks, stop and regenerate, "edit and resend" as a branch (fork), a
 // ranked search box over all memory, structured tool panels (name, arguments as formatted
 // JSON, output), a side panel with the user's tool-call timeline (filterable, each call opening
-// its turn), the daily view by day, the long-term memory and the supervision tree, and Chinese
-// or English labels (i18n.js). A user token's user comes from GET /api/whoami.
+// its turn), the daily view by day, the long-term memory and the supervision tree, "earlier in
+// this session" (the session's latest rolling summary, what the model is sent of its older
+// part) above its rows, and Chinese or English labels (i18n.js). A user token's user comes
+// from GET /api/whoami.
 import { marked } from '/static/vendor/marked.esm.js';
 import DOMPurify from '/static/vendor/purify.es.mjs';
 import hljs from '/static/vendor/highlight.min.js';
@@ -545,6 +547,7 @@ async function openConversation(sessionId, anchor) {
       if (anchor && !target && matchesAnchor(item, anchor)) target = row;
     }
     refreshRegenerate();
+    await showSummary(sessionId, generation);
     if (target) {
       target.classList.add('flash');
       target.querySelector('details.tool-calls')?.setAttribute('open', '');
@@ -552,6 +555,41 @@ async function openConversation(sessionId, anchor) {
     }
   } catch (err) {
     showFailure(err);
+  }
+}
+
+/**
+ * "Earlier in this session": the session's latest rolling summary (GET .../summaries), a
+ * collapsed panel above its rows, redrawn in place (kept open if it was); nothing when the
+ * session has none. A failure to fetch it leaves the page as it is.
+ */
+async function showSummary(sessionId, generation) {
+  let data;
+  try {
+    data = await api('GET', `/api/conversations/${encodeURIComponent(sessionId)}/summaries?${q({ user_id: state.userId })}`);
+  } catch {
+    return;
+  }
+  if (generation !== state.generation || sessionId !== state.sessionId) return;
+  const latest = (data.items || []).at(-1);
+  const shown = el.messages.querySelector('.session-summary');
+  if (!latest) {
+    shown?.remove();
+    return;
+  }
+  const panel = element('details', 'session-summary');
+  const head = document.createElement('summary');
+  head.textContent = t('earlierInSession');
+  const method = t(latest.method === 'llm' ? 'summaryByModel' : 'summaryExtractive');
+  const meta = element('div', 'session-summary-meta', t('summaryCovers', { to: latest.to, method }));
+  const text = element('div', 'session-summary-text', latest.text);
+  panel.append(head, meta, text);
+  panel.dataset.summaryId = String(latest.id);
+  if (shown) {
+    panel.open = shown.open;
+    shown.replaceWith(panel);
+  } else {
+    el.messages.prepend(panel);
   }
 }
 
@@ -663,6 +701,8 @@ async function runTurn(text) {
   // The next turn can be sent while the list and panel catch up with this one.
   if (!answered) return;
   try {
+    // A summary made after an earlier turn (the one just sent is summarized in the background).
+    await showSummary(sessionId, generation);
     await loadConversations();
     if (state.panel === 'tools' || state.panel === 'daily' || state.panel === 'memory') refreshPanel();
   } catch (err) {

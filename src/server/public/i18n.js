@@ -99,6 +99,10 @@ const STRINGS = {
     live: '实时 · {time}',
     restarts: '重启 {n}',
     mailbox: '邮箱 {n}',
+    earlierInSession: '本次对话的早前内容',
+    summaryCovers: '第 1–{to} 条消息的摘要（{method}），模型会收到它',
+    summaryByModel: '模型所写',
+    summaryExtractive: '摘录',
   },
   en: {
     htmlLang: 'en',
@@ -193,6 +197,10 @@ const STRINGS = {
     live: 'Live · {time}',
     restarts: 'restarts {n}',
     mailbox: 'mailbox {n}',
+    earlierInSession: 'Earlier in this session',
+    summaryCovers: 'A summary of messages 1–{to} ({method}); the model is sent it',
+    summaryByModel: 'written by the model',
+    summaryExtractive: 'extracts',
   },
 };
 

@@ -7,6 +7,7 @@ import type { RecallDbs } from './recall-dbs.ts';
 import type { RawSessionRecord, ScanSource } from './search/search-scan.ts';
 import type { VectorCache } from './embeddings/vector-cache.ts';
 import type { DiskRoom } from '../../../memory/lmdb/disk-room.ts';
+import type { KeyedLocks } from './keyed-locks.ts';
 
 /** What the parts of the LMDB adapter share (lmdb-recall-store.ts builds it). */
 export interface LmdbContext {
@@ -27,4 +28,6 @@ export interface LmdbContext {
   vectors: VectorCache;
   /** The title a session gets when its first turn was cut short (the domain's offline title). */
   titleOf(firstMessage: string): string;
+  /** Per user id: a summary's append, the user's erasure and session deletions, one at a time (lmdb-summaries.ts). */
+  userLocks: KeyedLocks;
 }

@@ -4,7 +4,7 @@ import type { LongTermRecord } from '../../records/records.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import { embedFactEnded, embedFactWritten } from './embeddings/embed-hooks.ts';
 import type { LmdbContext } from './lmdb-context.ts';
-import { incarnationOf, incarnationTx } from './lmdb-turns.ts';
+import { incarnationOf, incarnationTx } from './write-guards.ts';
 import { longTermHistory, undoLongTerm, writeLongTerm } from './long-term-store.ts';
 import { commit, HIGH, type RecallDbs } from './recall-dbs.ts';
 import { fromFactEntry, toFactEntry, toLongTermRecord } from './record-codec.ts';

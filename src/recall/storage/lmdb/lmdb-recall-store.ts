@@ -18,7 +18,11 @@ import { vectorCount, vectorRanking } from './embeddings/vector-query.ts';
 import type { LmdbContext } from './lmdb-context.ts';
 import { commitFacts, factEntries, factHistory, factsGeneration, factsState, longTermVersions } from './lmdb-facts.ts';
 import { createLmdbJobQueue, type QueuedNote } from './lmdb-job-queue.ts';
-import { appendTurn, deleteSession, fork, incarnationTx, SessionLocks, touch, turnKey } from './lmdb-turns.ts';
+import { appendTurn, deleteSession, fork, touch, turnKey } from './lmdb-turns.ts';
+import { KeyedLocks } from './keyed-locks.ts';
+import { incarnationTx } from './write-guards.ts';
+import { appendSummary } from './lmdb-summaries.ts';
+import { summaryConversationId, summaryEntry } from '../../../provider/summary-record.ts';
 import type { SearchPool } from './pool/search-pool.ts';
 import { commit, HIGH, openRawText, openRecallDbs, type RecallEnvironment } from './recall-dbs.ts';
 import { fromDailyRecord, fromLogRecord, fromSessionEntry, toLogRecord, toSessionEntry } from './record-codec.ts';
@@ -34,7 +38,7 @@ import { cosineWith, encodeVector, textHash } from '../../search/vector-codec.ts
 import { docRef } from '../../search/doc-numbers.ts';
 import type { RankedFilters } from '../../search/rank-filters.ts';
 import type { Key } from 'lmdb';
-import { DEFAULT_LANGUAGE, type Language } from '../../../language.ts';
+import { DEFAULT_LANGUAGE, languageOf, type LanguageSetting } from '../../../language.ts';
 import { offlineTitle } from '../../rows/session-title.ts';
 
 /**
@@ -76,8 +80,8 @@ export interface LmdbRecallStoreOptions {
   embeddings?: boolean;
   /** Time of the job queue (due times, leases). Default: the system clock. */
   clock?: WallClock;
-  /** Of the offline title a session gets when a killed process cut its first turn short. Default `'zh'`. */
-  language?: Language;
+  /** Of the offline title a session gets when a killed process cut its first turn short (`'auto'`: its message's). Default `'zh'`. */
+  language?: LanguageSetting;
 }
 
 export const DEFAULT_POOL_THRESHOLD = 20_000;
@@ -112,10 +116,11 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
     queue,
     clock,
     vectors: new VectorCache(),
-    titleOf: (first) => offlineTitle(first, options.language ?? DEFAULT_LANGUAGE),
+    titleOf: (first) => offlineTitle(first, languageOf(options.language ?? DEFAULT_LANGUAGE, first)),
+    userLocks: new KeyedLocks(),
   };
   const vectorPoolThreshold = options.vectorPoolThreshold ?? DEFAULT_POOL_THRESHOLD;
-  const locks = new SessionLocks();
+  const locks = new KeyedLocks();
   const repaired = repairAtOpen(ctx);
   const ready = <A extends unknown[], R>(f: (...args: A) => R | Promise<R>) => async (...args: A): Promise<R> => {
     await repaired;
@@ -143,6 +148,7 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
     deleteSession: ready((userId, sessionId, o) => deleteSession(ctx, userId, sessionId, o?.ifLastId)),
     lockSession: (userId, sessionId) => locks.lock(JSON.stringify([userId, sessionId])),
     appendTurn: ready((a, guard) => appendTurn(ctx, a, guard)),
+    appendSummary: ready((userId, sessionId, summary, guard) => appendSummary(ctx, userId, sessionId, summary, guard)),
     turnKey: ready(async (userId, sessionId, key) => turnKey(ctx, userId, sessionId, key)),
     dailyDay: ready(async (userId, day) => readDay(dbs, userId, day)),
     dailyWindow: ready(async (userId, day, anchor, before, after) => dailyWindow(dbs, userId, day, { anchor, before, after })),
@@ -187,6 +193,9 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
         });
       }
       if (batch.transcript !== undefined) await options.transcripts.append(sessionConversationId(userId, batch.transcript.sessionId), batch.transcript.entries);
+      if (batch.summaries !== undefined) {
+        await options.transcripts.append(summaryConversationId(sessionConversationId(userId, batch.summaries.sessionId)), batch.summaries.entries.map(summaryEntry));
+      }
     }),
     async close() {
       await repaired;

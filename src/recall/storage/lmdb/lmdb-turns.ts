@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { hasConditionalClear } from '../../../memory/contract/conditional-clear.ts';
 import { ForkError } from '../../../memory/contract/fork.ts';
 import type { AppendOptions } from '../../../memory/contract/message-log.ts';
@@ -7,22 +6,22 @@ import { summaryConversationId } from '../../../provider/summary-record.ts';
 import { sessionConversationId } from '../../recall-ids.ts';
 import type { SessionEntry, TurnKeyRecord } from '../../records/records.ts';
 import type { TurnAppend, TurnAppended, WriteGuard } from '../recall-store.ts';
-import { StaleWriteError } from '../stale-write-error.ts';
 import { catchUpDaily, forgetMirror, mirrorSessionRow, rowsPending, rowsSettled, startMirror } from './daily-mirror.ts';
 import { removeSessionDailyRows } from './daily-store.ts';
 import { putLogRow } from './dialogue-log.ts';
 import type { LmdbContext } from './lmdb-context.ts';
+import { checkGuard, incarnationTx } from './write-guards.ts';
 import { commit, commitRemoval, HIGH, type RecallDbs } from './recall-dbs.ts';
 import { fromDailyRecord, fromLogRecord, toSessionEntry } from './record-codec.ts';
 import { removeSessionDocs } from './session-docs.ts';
+import { forkSummaries } from './lmdb-summaries.ts';
 import { registerSession, removeSession, sessionEntry, touchSession } from './sessions-index.ts';
 
 /**
  * The session write paths of the LMDB adapter: a turn's rows with what they imply, titles,
  * forks, deletion. One process owns the directory, so a session's turns are serialized by an
- * in-process lock (`SessionLocks`), and the erasure guard is a per-user random incarnation key
- * (`[userId, 'incarnation']` in `recall.counters`) that the user's first write makes and an
- * erasure removes with everything else.
+ * in-process lock (keyed-locks.ts), and the erasure guard is a per-user incarnation
+ * (write-guards.ts).
  *
  * A turn's rows commit with their side writes in ONE transaction (one fsync): the side writes
  * are issued as a recall transaction from the append's `onNumbered` hook, in the event turn of
@@ -31,32 +30,6 @@ import { registerSession, removeSession, sessionEntry, touchSession } from './se
  * not call the hook: the side writes then commit on their own, given the stored records, and
  * skip what is there already (a mirrored row by its session message id).
  */
-const INCARNATION = 'incarnation';
-
-/** Inside a write transaction: the user's incarnation, made by their first write. */
-export function incarnationTx(dbs: RecallDbs, userId: string): string {
-  const key = [userId, INCARNATION];
-  const held = dbs.counters.get(key) as unknown;
-  if (typeof held === 'string') return held;
-  const made = randomUUID();
-  (dbs.counters as unknown as { put(k: string[], v: string): void }).put(key, made);
-  return made;
-}
-
-/** The user's incarnation, `undefined` before their first write (or after an erasure). */
-export function incarnationOf(dbs: RecallDbs, userId: string): string | undefined {
-  const held = dbs.counters.get([userId, INCARNATION]) as unknown;
-  return typeof held === 'string' ? held : undefined;
-}
-
-/** Whether `guard` still holds (read outside a transaction: one process, the gate serializes erasures). */
-export function checkGuard(ctx: LmdbContext, userId: string, guard: WriteGuard | undefined): void {
-  if (guard?.incarnation !== undefined && incarnationOf(ctx.dbs, userId) !== guard.incarnation) {
-    throw new StaleWriteError('erased', userId);
-  }
-  if (guard?.job !== undefined && !ctx.queue.heldTx(guard.job)) throw new StaleWriteError('lease_lost', userId);
-}
-
 export async function appendTurn(ctx: LmdbContext, a: TurnAppend, guard: WriteGuard | undefined): Promise<TurnAppended> {
   const { dbs } = ctx;
   const { userId, sessionId } = a;
@@ -120,7 +93,10 @@ export async function fork(ctx: LmdbContext, userId: string, f: { sourceId: stri
   if (sessionEntry(dbs, userId, f.targetId) !== undefined) {
     throw new ForkError('fork_target_exists', `session ${f.targetId} already exists`, { sessionId: f.targetId });
   }
-  await ctx.memory.fork(sessionConversationId(userId, f.sourceId), f.messageId, sessionConversationId(userId, f.targetId));
+  const source = sessionConversationId(userId, f.sourceId);
+  const target = sessionConversationId(userId, f.targetId);
+  await ctx.memory.fork(source, f.messageId, target);
+  await forkSummaries(ctx, source, f.messageId, target);
   await commit(dbs, () => {
     incarnationTx(dbs, userId);
     registerSession(dbs, userId, f.targetId, f.now);
@@ -132,6 +108,16 @@ export async function fork(ctx: LmdbContext, userId: string, f: { sourceId: stri
 }
 
 export async function deleteSession(ctx: LmdbContext, userId: string, sessionId: string, ifLastId: number | undefined): Promise<'deleted' | 'missing' | 'changed'> {
+  // No summary of the session is appended while it is deleted (lmdb-summaries.ts).
+  const release = await ctx.userLocks.lock(userId);
+  try {
+    return await deleteUnlocked(ctx, userId, sessionId, ifLastId);
+  } finally {
+    await release();
+  }
+}
+
+async function deleteUnlocked(ctx: LmdbContext, userId: string, sessionId: string, ifLastId: number | undefined): Promise<'deleted' | 'missing' | 'changed'> {
   const { dbs, memory } = ctx;
   const conversationId = sessionConversationId(userId, sessionId);
   const existed = sessionEntry(dbs, userId, sessionId) !== undefined || (await memory.lastId(conversationId)) > 0;
@@ -155,22 +141,4 @@ export async function deleteSession(ctx: LmdbContext, userId: string, sessionId:
 
 export function turnKey(ctx: LmdbContext, userId: string, sessionId: string, key: string): TurnKeyRecord | undefined {
   return ctx.dbs.turnKeys.get([userId, sessionId, key]);
-}
-
-/** One holder per key at a time, in the order they asked; the rest wait. */
-export class SessionLocks {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async lock(key: string): Promise<() => Promise<void>> {
-    const before = this.tails.get(key);
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = (before ?? Promise.resolve()).then(() => mine);
-    this.tails.set(key, tail);
-    await before;
-    return async () => {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    };
-  }
 }

@@ -28,8 +28,9 @@ import { commitRemoval, HIGH, MARKER_START, type RecallDbs } from './recall-dbs.
  * conversation actors: an actor's writes are its own transactions, and one transaction across
  * many actors is not possible through them. The actors keep a cached last id, though, which must
  * not outlive the erasure (a next turn would number from 57, not 1). So, in order: (a) the caller
- * (recall's user gate) holds the user: nothing of theirs runs, the summarizer's jobs on their
- * sessions are settled; (b) the one transaction, which also removes the user's jobs, so a job
+ * (recall's user gate) holds the user: nothing of theirs runs; and the erasure holds the user's
+ * lock (lmdb-summaries.ts), so no summary job's append runs beside it, and one after it finds
+ * the user's incarnation gone; (b) the one transaction, which also removes the user's jobs, so a job
  * still running loses its lease and its writes (which check it inside their transactions) store
  * nothing; (c) each erased conversation gets a `clear` through the MessageLog (the
  * conversation's actor, or the standalone store's lane), which finds nothing left to delete and
@@ -44,6 +45,16 @@ import { commitRemoval, HIGH, MARKER_START, type RecallDbs } from './recall-dbs.
  */
 /** Runs once the caller holds the user (no call of theirs is running or can start). */
 export async function eraseUserData(ctx: LmdbContext, userId: string): Promise<ErasureReport> {
+  // A summary job's append (not a call of the user's) waits, then finds the user gone (lmdb-summaries.ts).
+  const release = await ctx.userLocks.lock(userId);
+  try {
+    return await eraseLocked(ctx, userId);
+  } finally {
+    await release();
+  }
+}
+
+async function eraseLocked(ctx: LmdbContext, userId: string): Promise<ErasureReport> {
   const { dbs } = ctx;
   const prefixes = [sessionConversationPrefix(userId), `${SUMMARY_ID_PREFIX}/${sessionConversationPrefix(userId)}`];
   const erased = new Set<string>();

@@ -1,6 +1,6 @@
 /**
  * The fenced code blocks of a Markdown file, with their language, the 1-based line of their first
- * code line, and the README test's marker: an HTML comment on the last non-blank line before the
+ * code line, and the docs test's marker: an HTML comment on the last non-blank line before the
  * fence,
  *
  *   <!-- readme-test: typecheck-only (needs an API key) -->
@@ -25,7 +25,7 @@ export interface CodeBlock {
 const MARKER = /^<!--\s*readme-test:\s*(.*?)\s*-->$/;
 const TYPECHECK_ONLY = /^typecheck-only \((.+)\)$/;
 
-export function codeBlocks(markdown: string): CodeBlock[] {
+export function codeBlocks(markdown: string, page = 'README.md'): CodeBlock[] {
   const lines = markdown.split('\n');
   const blocks: CodeBlock[] = [];
   let lastText = '';
@@ -44,7 +44,7 @@ export function codeBlocks(markdown: string): CodeBlock[] {
     const marker = MARKER.exec(lastText);
     if (marker !== null) {
       const only = TYPECHECK_ONLY.exec(marker[1]!);
-      if (only === null) throw new Error(`README line ${start}: unknown readme-test marker "${marker[1]}"`);
+      if (only === null) throw new Error(`${page}:${start}: unknown readme-test marker "${marker[1]}"`);
       block.mode = 'typecheck-only';
       block.reason = only[1]!;
     }
@@ -55,7 +55,7 @@ export function codeBlocks(markdown: string): CodeBlock[] {
   return blocks;
 }
 
-/** TypeScript blocks: the ones the README test type-checks (and runs unless marked). */
+/** TypeScript blocks: the ones the docs test type-checks (and runs unless marked). */
 export function isTypeScript(block: CodeBlock): boolean {
   return block.lang === 'ts' || block.lang === 'typescript';
 }

@@ -1,9 +1,16 @@
-import type { DailyRow, ExtractionStatus, FactEntry, SearchResult, SessionRow, SessionSummary } from '../recall/index.ts';
+import type { FactEntry, FactWrite } from './records/fact-entry.ts';
+import type { ExtractionStatus } from './jobs/extraction-worker.ts';
+import type { SearchResult } from './queries/search-result.ts';
+import type { DailyRow, SessionRow } from './rows/row-types.ts';
+import type { SessionSummary } from './rows/session-list.ts';
+import type { SummaryRecord } from '../provider/summary-record.ts';
 
 /**
- * The one place where the API's bodies take the Agent Memory Demo's snake_case shapes (its
- * `/api` and its JSON files), from recall's camelCase records: exactly the Demo's fields, in its
- * order, nothing internal. Everything new keeps the same casing.
+ * The one place where recall's camelCase records take the Agent Memory Demo's snake_case shapes
+ * (its `/api` and its JSON files) for what leaves the process: the HTTP API's bodies, the MCP
+ * tools' answers, the AI SDK tools' results. Exactly the Demo's fields, in its order, nothing
+ * internal; everything new keeps the same casing, so a row, a hit or a fact reads the same over
+ * HTTP, MCP and the AI SDK.
  */
 export interface RowBody {
   /** Local wall time `YYYY-MM-DDTHH:MM:SS`. */
@@ -57,6 +64,11 @@ export function rowBody(row: SessionRow): RowBody {
   return body;
 }
 
+/** A rolling summary: its fields are single words, the same in either casing. */
+export function summaryBody(s: SummaryRecord): SummaryRecord {
+  return { id: s.id, text: s.text, from: s.from, to: s.to, model: s.model, at: s.at, previous: s.previous, method: s.method };
+}
+
 export function dailyRowBody(row: DailyRow): DailyRowBody {
   return { ...rowBody(row), day: row.day, session_id: row.sessionId };
 }
@@ -96,6 +108,11 @@ export function factBody(e: FactEntry) {
     version: e.version,
     verdict: e.verdict ? { verdict: e.verdict.verdict, target: e.verdict.target ?? null, by: e.verdict.by, judge_error: e.verdict.judgeError ?? null } : null,
   };
+}
+
+/** A fact write's answer: `added`, `duplicate`, ... and the entry. */
+export function factWriteBody(w: FactWrite) {
+  return { status: w.status, item: factBody(w.entry) };
 }
 
 /** `/fact-extraction`: the counts, and the dead jobs (user and session ids) for the admin alone. */

@@ -4,9 +4,10 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeBlocks, isShell, isTypeScript, type CodeBlock } from './readme-blocks.ts';
+import { codeBlocks, isShell, isTypeScript, type CodeBlock } from './markdown-blocks.ts';
+import { markdownPages } from './docs-pages.ts';
 
-// Every TypeScript block of README.md is type-checked (strict, the repo's tsconfig) and, unless
+// Every TypeScript block of README.md and of docs/**/*.md is type-checked (strict, the repo's tsconfig) and, unless
 // marked `<!-- readme-test: typecheck-only (reason) -->`, run in its own child process with tsx,
 // in a fresh directory (its `./data`), which must exit 0. The blocks are written inside the repo
 // (`.tmp/`) beside their own build of this package (node_modules/mnemo: package.json and a
@@ -16,14 +17,18 @@ import { codeBlocks, isShell, isTypeScript, type CodeBlock } from './readme-bloc
 // blocks: every URL on a curl line is plain ASCII (curl sends raw bytes, which servers refuse).
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const README = join(ROOT, 'README.md');
-const WORK = join(ROOT, '.tmp', `readme-examples-${process.pid}`);
+const WORK = join(ROOT, '.tmp', `docs-examples-${process.pid}`);
 const RUN_TIMEOUT_MS = 90_000;
 const PARALLEL_RUNS = 2;
 
-const blocks = codeBlocks(readFileSync(README, 'utf8'));
+/** A block and the page it is on (`README.md`, `docs/guides/facts.md`). */
+interface PageBlock extends CodeBlock {
+  page: string;
+}
+
+const blocks: PageBlock[] = markdownPages().flatMap((page) => codeBlocks(readFileSync(join(ROOT, page), 'utf8'), page).map((b) => ({ ...b, page })));
 const tsBlocks = blocks.filter(isTypeScript);
-const fileOf = (b: CodeBlock): string => join(WORK, `line-${b.line}`, 'example.ts');
+const fileOf = (b: PageBlock): string => join(WORK, b.page.replace(/\.md$/, '').replace(/[/.]/g, '_'), `line-${b.line}`, 'example.ts');
 
 interface RunResult {
   code: number | null;
@@ -41,7 +46,7 @@ function blockEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function runBlock(b: CodeBlock): Promise<RunResult> {
+function runBlock(b: PageBlock): Promise<RunResult> {
   const file = fileOf(b);
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: dirname(file), env: blockEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -74,12 +79,12 @@ async function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) 
 }
 
 /** Type-checks every block in one program with the repo's compiler options; messages by block. */
-function typeCheck(): Map<CodeBlock, string[]> {
+function typeCheck(): Map<PageBlock, string[]> {
   const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (p) => ts.sys.readFile(p));
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
   const program = ts.createProgram(tsBlocks.map(fileOf), parsed.options);
-  const byFile = new Map<string, CodeBlock>(tsBlocks.map((b) => [fileOf(b), b]));
-  const found = new Map<CodeBlock, string[]>(tsBlocks.map((b) => [b, []]));
+  const byFile = new Map<string, PageBlock>(tsBlocks.map((b) => [fileOf(b), b]));
+  const found = new Map<PageBlock, string[]>(tsBlocks.map((b) => [b, []]));
   // The blocks' own diagnostics, not the whole program's: the sources they import are checked
   // by `npm run check`, and checking them again here would triple the time.
   const all = [
@@ -100,13 +105,13 @@ function typeCheck(): Map<CodeBlock, string[]> {
       continue;
     }
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
-    found.get(block)!.push(`README.md:${block.line + line}:${character + 1}: TS${d.code}: ${text}`);
+    found.get(block)!.push(`${block.page}:${block.line + line}:${character + 1}: TS${d.code}: ${text}`);
   }
   return found;
 }
 
-let diagnostics: Map<CodeBlock, string[]>;
-let runs: Map<CodeBlock, RunResult>;
+let diagnostics: Map<PageBlock, string[]>;
+let runs: Map<PageBlock, RunResult>;
 
 /** The package as installed: its package.json and a fresh build, under WORK/node_modules. */
 function installOwnBuild(): void {
@@ -117,7 +122,7 @@ function installOwnBuild(): void {
   // missing or half-written) but find node_modules/mnemo; dependencies resolve from the repo's.
   writeFileSync(join(WORK, 'package.json'), '{ "name": "mnemo-readme-examples", "private": true, "type": "module" }\n');
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--out', join(pkg, 'dist')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build for the README examples failed:\n${r.stdout}${r.stderr}`);
+  if (r.status !== 0) throw new Error(`build for the docs examples failed:\n${r.stdout}${r.stderr}`);
 }
 
 beforeAll(async () => {
@@ -139,14 +144,15 @@ afterAll(() => {
   rmSync(WORK, { recursive: true, force: true });
 });
 
-describe('README.md TypeScript examples', () => {
+describe('TypeScript examples of the README and docs/', () => {
   it('has TypeScript examples to check', () => {
-    expect(tsBlocks.length).toBeGreaterThan(5);
+    expect(tsBlocks.length).toBeGreaterThan(20);
+    expect(new Set(tsBlocks.map((b) => b.page)).size).toBeGreaterThan(10);
   });
 
   for (const b of tsBlocks) {
     const first = b.code.split('\n').find((l) => l.trim() !== '' && !l.startsWith('import')) ?? '';
-    const label = `README line ${b.line} (${first.trim().slice(0, 50)})`;
+    const label = `${b.page}:${b.line} (${first.trim().slice(0, 50)})`;
 
     it(`${label} type-checks`, () => {
       expect(diagnostics.get(b)).toEqual([]);
@@ -163,7 +169,7 @@ describe('README.md TypeScript examples', () => {
   }
 });
 
-describe('README.md shell examples', () => {
+describe('shell examples of the README and docs/', () => {
   const curlLines = blocks
     .filter(isShell)
     .flatMap((b) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeBlocks } from './readme-blocks.ts';
+import { codeBlocks } from './markdown-blocks.ts';
 
 // How the README test finds its blocks and their markers.
 

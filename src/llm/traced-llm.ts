@@ -1,0 +1,56 @@
+/**
+ * `tracedLlm(service, {provider, model})`: an `LlmService` whose `chat` and `stream` are each one
+ * model-call span of the GenAI conventions (telemetry/gen-ai.ts: `chat {model}`, kind CLIENT, the
+ * provider and model, and from the answer its finish reason and token usage); the service is
+ * otherwise the same (its errors, its streaming). Without a tracer provider the spans are no-ops.
+ */
+import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  GEN_AI_FINISH_REASONS,
+  GEN_AI_INPUT_TOKENS,
+  GEN_AI_OPERATION,
+  GEN_AI_OUTPUT_TOKENS,
+  GEN_AI_PROVIDER,
+  GEN_AI_REQUEST_MODEL,
+} from '../telemetry/gen-ai.ts';
+import { tracedStream, withSpan } from '../telemetry/tracing.ts';
+import type { LlmResponse, LlmService } from './llm-service.ts';
+
+export interface ModelInfo {
+  /** `gen_ai.provider.name`: `openai` for any OpenAI-compatible server, `mnemo` for the offline fallback. */
+  provider: string;
+  model: string;
+}
+
+export function tracedLlm<S extends LlmService>(service: S, info: ModelInfo): S {
+  const name = `chat ${info.model}`;
+  const attributes: Attributes = { [GEN_AI_OPERATION]: 'chat', [GEN_AI_PROVIDER]: info.provider, [GEN_AI_REQUEST_MODEL]: info.model };
+  const client = { kind: SpanKind.CLIENT };
+  const stream = service.stream?.bind(service);
+  return {
+    ...service,
+    chat: (messages, options) =>
+      withSpan(name, attributes, async (span) => {
+        const response = await service.chat(messages, options);
+        recordResponse(span, response);
+        return response;
+      }, client),
+    ...(stream === undefined
+      ? {}
+      : {
+          stream: (messages, options) =>
+            tracedStream(name, attributes, () => stream(messages, options), (span, event) => {
+              if (event.type === 'done') recordResponse(span, event.response);
+            }, client),
+        }),
+  };
+}
+
+function recordResponse(span: Span, response: LlmResponse): void {
+  if (response.finish_reason !== undefined) span.setAttribute(GEN_AI_FINISH_REASONS, [response.finish_reason]);
+  if (response.usage !== undefined) {
+    span.setAttribute(GEN_AI_INPUT_TOKENS, response.usage.prompt_tokens);
+    span.setAttribute(GEN_AI_OUTPUT_TOKENS, response.usage.completion_tokens);
+  }
+}
+

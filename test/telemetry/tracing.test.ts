@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { openAICompatible } from '../../src/llm/openai-compatible.ts';
+import { startRuntime, type Runtime } from '../../src/runtime.ts';
+import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
+import { startTracing, type Tracing } from '../support/otel.ts';
+import { says, scriptedLlm } from '../support/scripted-llm.ts';
+
+// Mnemo's spans as an application's tracer provider records them (an in-memory exporter):
+// one trace per chat turn, its model calls, tools and writes inside it, background work linked.
+
+describe('OpenTelemetry traces', () => {
+  let tracing: Tracing;
+  let stub: ChatStub;
+  let runtime: Runtime;
+  let dir: string;
+  const spans = (): ReadableSpan[] => tracing.exporter.getFinishedSpans();
+  const named = (name: string) => spans().filter((s) => s.name === name);
+  const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+
+  beforeAll(async () => {
+    tracing = startTracing();
+    stub = await startChatStub();
+    dir = mkdtempSync(join(tmpdir(), 'mnemo-otel-'));
+    runtime = await startRuntime({
+      dataDir: dir,
+      name: 'mnemo_otel_test',
+      recall: {
+        llm: openAICompatible({ apiKey: 'test', baseURL: stub.baseURL, model: 'stub-model', maxRetries: 0 }),
+        factsLlm: scriptedLlm([], says('{"facts": []}')),
+        summary: { keepLast: 0, maxTokens: 1, llm: scriptedLlm([], says('a summary')) },
+      },
+    });
+  });
+  afterAll(async () => {
+    await runtime?.stop();
+    await stub?.close();
+    await tracing?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('makes a chat turn one trace: model calls with GenAI attributes, the tool call, the appends and commits', async () => {
+    tracing.exporter.reset();
+    await runtime.recall.chat({ userId: 'u1', sessionId: 's1', message: 'coffee preferences please' });
+    const [turn] = named('invoke_agent mnemo');
+    expect(turn).toBeDefined();
+    expect(turn!.parentSpanContext).toBeUndefined();
+    expect(turn!.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'mnemo', 'gen_ai.conversation.id': 's1' });
+    const traceId = turn!.spanContext().traceId;
+
+    // The stub calls a tool, then answers, then titles the session: three model calls.
+    const calls = named('chat stub-model');
+    expect(calls).toHaveLength(3);
+    for (const call of calls) {
+      expect(call.spanContext().traceId).toBe(traceId);
+      expect(call.kind).toBe(SpanKind.CLIENT);
+      expect(call.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'stub-model',
+        'gen_ai.usage.input_tokens': expect.any(Number),
+        'gen_ai.usage.output_tokens': expect.any(Number),
+      });
+    }
+    expect(calls[0]!.attributes['gen_ai.response.finish_reasons']).toEqual(['tool_calls']);
+
+    const [tool] = named('execute_tool search_session');
+    expect(tool!.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search_session', 'gen_ai.tool.call.id': expect.any(String) });
+    expect(tool!.spanContext().traceId).toBe(traceId);
+
+    const appends = named('mnemo.memory.append').filter((s) => s.spanContext().traceId === traceId);
+    expect(appends).toHaveLength(2);
+    for (const append of appends) expect(parentOf(append)).toBe(turn!.spanContext().spanId);
+    const commits = named('mnemo.memory.commit').filter((s) => s.spanContext().traceId === traceId);
+    expect(commits.map(parentOf).sort()).toEqual(appends.map((a) => a.spanContext().spanId).sort());
+    // No message text and no user id on any span.
+    for (const s of spans()) expect(JSON.stringify(s.attributes)).not.toMatch(/coffee|u1/);
+  });
+
+  it('links the turn’s extraction job and summary, each a trace of its own, to the turn', async () => {
+    tracing.exporter.reset();
+    await runtime.recall.chat({ userId: 'u1', sessionId: 's2', message: 'tea is better' });
+    await runtime.recall.extractionIdle();
+    // The summary check runs in the background: wait for its span.
+    for (let i = 0; i < 200 && named('mnemo.summary').length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const turn = named('invoke_agent mnemo')[0]!.spanContext();
+    for (const name of ['mnemo.extraction', 'mnemo.summary']) {
+      const [job] = named(name);
+      expect(job, name).toBeDefined();
+      expect(job!.parentSpanContext, name).toBeUndefined();
+      expect(job!.spanContext().traceId, name).not.toBe(turn.traceId);
+      expect(job!.links.map((l) => l.context.spanId), name).toEqual([turn.spanId]);
+    }
+  });
+
+  it('traces a ranked search with what it found', async () => {
+    tracing.exporter.reset();
+    await runtime.recall.search({ userId: 'u1', query: 'tea' });
+    const [search] = named('mnemo.search');
+    expect(search!.attributes).toMatchObject({ 'mnemo.search.ranking': 'bm25', 'mnemo.search.hits': expect.any(Number) });
+  });
+
+  it('marks a failed turn with its error code and Mnemo’s own sentence', async () => {
+    tracing.exporter.reset();
+    await expect(runtime.recall.chat({ userId: 'u1', sessionId: 's3', message: 'please #fail' })).rejects.toMatchObject({ code: 'llm_bad_request' });
+    const [turn] = named('invoke_agent mnemo');
+    expect(turn!.status.code).toBe(SpanStatusCode.ERROR);
+    expect(turn!.attributes['error.type']).toBe('llm_bad_request');
+    const [call] = named('chat stub-model');
+    expect(call!.status.code).toBe(SpanStatusCode.ERROR);
+  });
+
+  it('is a no-op without a tracer provider', async () => {
+    await tracing.stop();
+    await runtime.recall.chat({ userId: 'u1', sessionId: 's4', message: 'untraced' });
+    expect(trace.getActiveSpan()).toBeUndefined();
+    tracing = startTracing();
+    await runtime.recall.chat({ userId: 'u1', sessionId: 's4', message: 'traced again' });
+    expect(named('invoke_agent mnemo')).toHaveLength(1);
+  });
+});
