@@ -79,7 +79,7 @@ export { safeWindow } from './provider/safe-window.ts';
 export { tokenWindowProvider, type TokenWindowOptions } from './provider/token-window-provider.ts';
 export { summaryProvider, type SummaryProvider, type SummaryProviderOptions } from './provider/summary-provider.ts';
 export { createSummarizer, type Summarizer, type SummarizerOptions } from './provider/summarizer.ts';
-export type { SummaryRecord, SummaryProvenance } from './provider/summary-record.ts';
+export type { SummaryRecord, SummaryProvenance, NewSummary } from './provider/summary-record.ts';
 export type { TokenCounter } from './provider/token-counter.ts';
 
 // Kernel, tools and agents.

@@ -58,6 +58,7 @@ export interface SummaryProvenance {
 
 /** A summary to store: its text and provenance (`previous` is the one it builds on). */
 export interface NewSummary extends SummaryProvenance {
+  /** The summary. */
   text: string;
 }
 
