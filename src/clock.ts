@@ -6,9 +6,14 @@
  * inject a clock they move themselves instead of sleeping.
  */
 export interface Clock {
+  /** The current time in milliseconds. */
   now(): number;
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/**
+ * `performance.now()`: never steps back with the system clock. What supervisors measure restart
+ * intensity with.
+ */
 export const monotonicClock: Clock = { now: () => performance.now() };

@@ -10,6 +10,7 @@
  * code instead; its message (the provider's words) goes to the log only.
  */
 export abstract class MnemoError extends Error {
+  /** The stable code callers branch on (`err.code`); each subclass documents its own. */
   abstract readonly code: string;
 
   constructor(message: string, options?: { cause?: unknown }) {
@@ -25,7 +26,9 @@ export abstract class MnemoError extends Error {
 
 /** A failure as stored and served: `{code, message}`, the message being Mnemo's own sentence. */
 export interface ErrorRecord {
+  /** The error's stable code. */
   code: string;
+  /** Mnemo's own sentence for it (`MnemoError.sentence`), never a provider's text. */
   message: string;
 }
 
@@ -40,14 +43,23 @@ export function errorRecord(err: unknown, foreignCode: string): ErrorRecord {
 /** Bad input at a public boundary. Nothing was stored or changed. */
 export class InvalidInputError<C extends string = InvalidInputCode> extends MnemoError {
   constructor(
+    /** Which rule the input broke (`InvalidInputCode`, or a layer's own code such as `invalid_query`). */
     readonly code: C,
     message: string,
+    /** What was wrong, when there is more to say than the message (e.g. `{ option: 'idleMs' }`). */
     readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
   }
 }
 
+/**
+ * The codes of `InvalidInputError` at the store and runtime boundary:
+ * - `invalid_message`: a message (or its `meta`) a store cannot keep; details say which and why;
+ * - `invalid_batch`: messages or entries that are not an array, or an entry that is not `{ message, meta? }`;
+ * - `invalid_id`: an empty or otherwise unusable conversation, user or session id;
+ * - `invalid_option`: an option or argument out of its range (details name it).
+ */
 export type InvalidInputCode =
   | 'invalid_message'
   | 'invalid_batch'

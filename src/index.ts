@@ -11,6 +11,8 @@
  *
  * Importing this entry loads the runtime, the memory and recall; the HTTP server, PostgreSQL's
  * driver, the OpenAI client and the o200k tokenizer load when first used.
+ *
+ * @module mnemo
  */
 
 // Errors: one hierarchy, stable codes (every layer's errors a user may catch).
@@ -77,7 +79,7 @@ export { safeWindow } from './provider/safe-window.ts';
 export { tokenWindowProvider, type TokenWindowOptions } from './provider/token-window-provider.ts';
 export { summaryProvider, type SummaryProvider, type SummaryProviderOptions } from './provider/summary-provider.ts';
 export { createSummarizer, type Summarizer, type SummarizerOptions } from './provider/summarizer.ts';
-export type { SummaryRecord, SummaryProvenance } from './provider/summary-record.ts';
+export type { SummaryRecord, SummaryProvenance, NewSummary } from './provider/summary-record.ts';
 export type { TokenCounter } from './provider/token-counter.ts';
 
 // Kernel, tools and agents.
@@ -166,4 +168,45 @@ export type {
   MemoryToolBackend,
   FactTarget,
 } from './recall/index.ts';
+// The storage ports, for your own store: what a `RecallStore` and a `MessageLog` exchange.
+export type {
+  WriteGuard,
+  TurnAppend,
+  TurnSideWrites,
+  TurnAppended,
+  FactsState,
+  FactsChange,
+  RankedDoc,
+  NearDoc,
+  VectorWrite,
+  ImportBatch,
+  SessionEntry,
+  DailyRecord,
+  NewDailyRecord,
+  LogRecord,
+  NewLogRecord,
+  LongTermRecord,
+  TurnKeyRecord,
+  TurnAnswer,
+  JobQueue,
+  JobKind,
+  Job,
+  NewJob,
+  LeasedJob,
+  DeadJob,
+  JobLease,
+  JobCounts,
+  JobPayloads,
+  ExtractPayload,
+  EmbedPayload,
+  SummarizePayload,
+  FactVerdictKind,
+  RecallEnvironment,
+} from './recall/index.ts';
+export type { DocTemplate, DocLine } from './recall/records/fact-entry.ts';
+export type { RankedFilters } from './recall/search/rank-filters.ts';
+export type { ParsedToolCall, ToolCallRecord } from './kernel/tool-call.ts';
+export type { ConditionalClear } from './memory/contract/conditional-clear.ts';
+export type { ConversationSelection } from './memory/contract/erasable-log.ts';
+export type { WallClock } from './wall-clock.ts';
 export * from './deprecated.ts';

@@ -15,6 +15,10 @@
  */
 import { InvalidInputError } from './errors.ts';
 
+/**
+ * The language of Mnemo's own texts (see above): `'zh'` (the Demo's Chinese, the default) or
+ * `'en'`.
+ */
 export type Language = 'zh' | 'en';
 
 /** What a service is configured with: a language, or `'auto'` (each turn its own). */

@@ -1,6 +1,8 @@
 /**
  * `mnemo/postgres`: the PostgreSQL stores, for many processes on one database. Importing it
  * loads `pg`. (`startRuntime({ storage: { postgres } })` loads it by itself when asked for.)
+ *
+ * @module mnemo/postgres
  */
 export {
   createPostgresStore,

@@ -47,6 +47,7 @@ export interface RetentionOptions {
   clock?: WallClock;
 }
 
+/** What one tick of the retention sweep did (`runtime.retention.sweep()`). */
 export interface SweepReport {
   /** Conversations and sessions looked at in this tick. */
   examined: number;

@@ -62,6 +62,7 @@ import { resolveEmbeddingsOptions } from './recall/embeddings/embeddings-options
 import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
 import { RecallUnavailableError } from './recall/recall-errors.ts';
 
+/** What `startRuntime` takes; every field is optional. */
 export interface RuntimeOptions {
   /**
    * Prefix of every registered name in the tree (`<name>_default_memory`, ...). Default
@@ -78,7 +79,17 @@ export interface RuntimeOptions {
    * - `{ postgres: url }`: the PostgreSQL store (`createPostgresStore`), shared by every
    *   process pointed at the same database; the runtime closes its pool on `stop()`.
    */
-  storage?: 'lmdb' | 'memory' | { store: MessageLog } | { postgres: string };
+  storage?:
+    | 'lmdb'
+    | 'memory'
+    | {
+        /** Your own store. */
+        store: MessageLog;
+      }
+    | {
+        /** A PostgreSQL connection string, `postgres://user:password@host:port/database`. */
+        postgres: string;
+      };
   /** LMDB environment options (see `LmdbEnvironmentOptions`: each with its default and cost). */
   lmdb?: LmdbEnvironmentOptions;
   /**
@@ -121,6 +132,10 @@ export interface RuntimeOptions {
   children?: (runtime: RuntimeParts) => readonly ChildSpec[];
 }
 
+/**
+ * The layered memory's options in a runtime (`RuntimeOptions.recall`): `createRecall`'s, without
+ * the store (the runtime opens it in its LMDB environment), plus the search pool.
+ */
 export interface RuntimeRecallOptions extends Omit<RecallOptions, 'store' | 'embeddingsDrain'> {
   /** A search pool of worker threads for large scans (LMDB); `false`: every scan inline. Default: half the cores. */
   pool?: SearchPoolOptions | false;
@@ -130,14 +145,21 @@ export interface RuntimeRecallOptions extends Omit<RecallOptions, 'store' | 'emb
 
 /** What extra children may use. */
 export interface RuntimeParts {
+  /** The runtime's name (`RuntimeOptions.name`). */
   readonly name: string;
+  /**
+   * The default store: each conversation's writes go through its own actor; reads go straight to
+   * storage.
+   */
   readonly memory: MessageLog;
+  /** What the store is built on. */
   readonly storage: RuntimeStorage;
 }
 
 /** The store's foundation. Discriminated by `kind`. */
 export type RuntimeStorage =
   | {
+      /** LMDB in `dataDir`. */
       readonly kind: 'lmdb';
       /** The resolved data directory. */
       readonly path: string;
@@ -157,8 +179,16 @@ export type RuntimeStorage =
        */
       openDB<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: DatabaseOptions): Database<V, K>;
     }
-  | { readonly kind: 'memory' }
-  | { readonly kind: 'custom'; readonly store: MessageLog };
+  | {
+      /** In process memory. */
+      readonly kind: 'memory';
+    }
+  | {
+      /** Your own store, or PostgreSQL. */
+      readonly kind: 'custom';
+      /** That store. */
+      readonly store: MessageLog;
+    };
 
 export interface Runtime extends RuntimeParts {
   /**
@@ -171,6 +201,7 @@ export interface Runtime extends RuntimeParts {
   readonly retention: RuntimeRetention;
   /** A snapshot of the live supervision tree. */
   inspect(): TreeNode;
+  /** The tree's start, exit, restart, start_error, escalate and fatal events (`TreeEvent`). */
   readonly events: EventStream<TreeEvent>;
   /** Conversation actors alive now (read from the router: costs nothing). */
   readonly liveConversations: number;
@@ -199,12 +230,21 @@ export interface Runtime extends RuntimeParts {
   compact(options?: { copy?: CopyMethod }): Promise<OnlineCompactionReport>;
   /** Resolves with the root's exit reason once the tree is gone (stopped, or fatal). */
   readonly exited: Promise<ExitReason>;
+  /**
+   * Stops the tree right to left: conversation actors commit what they hold, the environment is
+   * flushed and closed (and a store the runtime made from `{ postgres }` closed). Idempotent;
+   * writes after it began reject with `store_closed`.
+   */
   stop(): Promise<void>;
 }
 
+/** What `runtime.health()` reports (for readiness probes). */
 export interface RuntimeHealth {
+  /** Whether the supervision tree runs. */
   tree: 'running' | 'stopped';
+  /** Whether the store is open (closed while stopped or compacting). */
   storage: 'open' | 'closed';
+  /** Whether a write would be taken now (LMDB: a probe write committed). */
   writable: boolean;
   /** Why it is not writable (the probe's error code or message). */
   error?: string;
@@ -213,6 +253,10 @@ export interface RuntimeHealth {
 /** The LMDB database the readiness probe writes one key to. */
 export const HEALTH_DB = 'mnemo_health';
 
+/**
+ * Per-conversation TTLs and the retention sweep (`runtime.retention`). LMDB storage only:
+ * `invalid_option` otherwise.
+ */
 export interface RuntimeRetention {
   /**
    * The conversation's own idle TTL: `ms` (a positive integer), `null` (never expires), or
@@ -230,6 +274,28 @@ export const DEFAULT_DATA_DIR = './data';
 export const DEFAULT_IDLE_MS = 60_000;
 export const DEFAULT_MAX_LIVE_CONVERSATIONS = 10_000;
 
+/**
+ * Starts Mnemo: the supervision tree with the default store (`memory`), the layered memory
+ * (`recall`, LMDB only) and the retention sweeper (when asked), and binds `defaultMemory()` to its
+ * store. Resolves once the tree runs. One process per LMDB data directory.
+ *
+ * @throws `InvalidInputError` `invalid_option` for a bad `idleMs`, `maxLiveConversations` or
+ * `storage`, or `retention` without LMDB storage.
+ * @throws `StorageError` `data_dir_locked` when another live process holds `dataDir`
+ * (`details.pid`); `storage_full` when the disk has no room to open it.
+ *
+ * @example
+ * ```ts
+ * import { startRuntime } from 'mnemo';
+ *
+ * const runtime = await startRuntime({ dataDir: './data' });
+ * await runtime.memory.add('alice', [{ role: 'user', content: 'hello' }]);
+ * console.log(await runtime.memory.get('alice')); // survives a restart: it is on disk
+ * const { reply } = await runtime.recall.chat({ userId: 'alice', sessionId: 's1', message: 'Hi, I am Alice.' });
+ * console.log(reply); // offline without an `llm`: the Demo's fallback reply
+ * await runtime.stop();
+ * ```
+ */
 export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const name = options.name ?? 'mnemo';
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;

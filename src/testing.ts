@@ -9,6 +9,8 @@
  *
  * `describeChatMemoryContract` is the subset for a plain `ChatMemory`.
  * Also here: `createFaultInjector` (crash actors on purpose, for recovery tests).
+ *
+ * @module mnemo/testing
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from './errors.ts';
@@ -21,15 +23,19 @@ export { createFaultInjector, type FaultInjector } from './memory/runtime/fault-
 
 /** A store under test, and how to dispose of it after each test. */
 export interface StoreUnderTest<S> {
+  /** The store. */
   log: S;
+  /** Disposes of it (called after each test). */
   close?: () => Promise<void>;
 }
 
+/** What a contract suite hands the factory of each test's store. */
 export interface ContractOptions {
   /** A clock the store must stamp `ts` from. */
   clock: WallClock;
 }
 
+/** Makes a fresh, empty store for one test, stamping `ts` from `options.clock`. */
 export type MakeStore<S> = (options: ContractOptions) => Promise<StoreUnderTest<S>>;
 
 /** A stepping clock: each reading is one second after the last, from 2026-01-02T03:04:05Z. */
@@ -91,6 +97,10 @@ export const tricky: readonly Message[] = [
   } as Message,
 ];
 
+/**
+ * Registers, under `describe(name)`, the vitest tests every `ChatMemory` must pass, each on a fresh
+ * store from `make`.
+ */
 export function describeChatMemoryContract(name: string, make: MakeStore<ChatMemory>): void {
   describe(`${name}: ChatMemory contract`, () => {
     it('returns [] for an unknown conversation', async () => {
@@ -255,6 +265,22 @@ export function describeChatMemoryContract(name: string, make: MakeStore<ChatMem
   });
 }
 
+/**
+ * Registers, under `describe(name)`, the vitest tests every `MessageLog` must pass (the
+ * `ChatMemory` contract, ids, ranges, tails, system messages, idempotency keys, forks, bad input),
+ * each on a fresh store from `make`.
+ *
+ * @example
+ * ```ts
+ * import { describeMessageLogContract } from 'mnemo/testing';
+ * import { createInMemoryStore } from 'mnemo';
+ *
+ * describeMessageLogContract('in-memory store', async ({ clock }) => {
+ *   const store = createInMemoryStore({ clock });
+ *   return { log: store, close: () => store.close() };
+ * });
+ * ```
+ */
 export function describeMessageLogContract(name: string, make: MakeStore<MessageLog>): void {
   describeChatMemoryContract(name, make);
 

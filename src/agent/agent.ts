@@ -52,9 +52,19 @@ import { resolveMemory, type MemoryConfig } from './memory-config.ts';
  * already stored stay, the reply being written is not stored) and waits for it to settle.
  */
 export interface AgentConfig {
+  /**
+   * The model the agent calls (`openAICompatible`, `llmFromEnv`, `fallbackLlm`, or your own
+   * `LlmService`). Required: without it `createAgent` throws `NoLlmServiceError`.
+   */
   llm: LlmService;
+  /** Tools the model may call (`defineTool`). Default none. */
   tools?: readonly Tool[];
+  /** Sent first on every LLM call and never stored. Default none. */
   systemPrompt?: string;
+  /**
+   * Where the history lives (see `MemoryConfig`). Default `'default'`: the shared default store, no
+   * window.
+   */
   memory?: MemoryConfig;
   /** Default: a fresh `conv_...` id. */
   conversationId?: string;
@@ -66,8 +76,11 @@ export interface AgentConfig {
   parallelTools?: boolean;
 }
 
+/** What `run` resolves with (and `stream`'s `done` event carries). */
 export interface AgentRunResult {
+  /** The model's last answer: the one that called no more tools. */
   response: LlmResponse;
+  /** Every tool call of the run, in call order, with its result. */
   toolCallsMade: ToolCallRecord[];
   /** LLM calls made by this run. */
   iterations: number;
@@ -80,11 +93,27 @@ export interface AgentRunResult {
   messages: Message[];
 }
 
+/** An agent made by `createAgent`: one conversation, its memory and its kernel. Frozen. */
 export interface Agent {
+  /** The conversation its history is stored under. */
   readonly conversationId: string;
   /** `undefined` when memory is off. */
   readonly memory: MemoryProvider | undefined;
+  /**
+   * The kernel it calls the model and its tools through (no memory filter: the agent stores
+   * explicitly).
+   */
   readonly kernel: Kernel;
+  /**
+   * Runs one turn: stores `text` as a user message, calls the model (and the tools it asks for, up
+   * to the limits) and stores every message of the turn. Runs of one agent are serialized.
+   *
+   * @throws `InvalidInputError` `invalid_message` when `text` is not a string.
+   * @throws `MaxToolIterationsError` (`max_tool_iterations`) or `MaxToolCallsError`
+   * (`max_tool_calls`) when a limit is reached.
+   * @throws `LlmError` (its `code`), or a `StorageError` from the store: the turn is stored as
+   * failed (its user message and an error marker) and left out of what later runs send.
+   */
   run(text: string, options?: { signal?: AbortSignal }): Promise<AgentRunResult>;
   /** `run`, streamed (lazy, single use; see above). */
   stream(text: string, options?: { signal?: AbortSignal }): AsyncIterableIterator<StreamEvent<AgentRunResult>>;
@@ -92,11 +121,33 @@ export interface Agent {
   messages(): Promise<Message[]>;
   /** Appends one message to the history; nothing without memory. */
   addMessage(message: Message): Promise<void>;
+  /** Clears the stored history of its conversation; nothing without memory. */
   clearMessages(): Promise<void>;
   /** The last assistant message with text content (tool-call-only turns and error markers skipped). */
   lastResponse(): Promise<AssistantMessage | undefined>;
 }
 
+/**
+ * Makes an agent (see `AgentConfig` for what a run does). Nothing is read or stored until the first
+ * call.
+ *
+ * @throws `NoLlmServiceError` (`no_llm_service`) without `llm`.
+ * @throws `InvalidInputError` `invalid_option` for a bad `maxToolIterations` or `maxToolCalls`;
+ * `invalid_id` for an empty `conversationId`.
+ * @throws `InvalidMemoryConfigError` (`invalid_memory_config`) for a `memory` setting that cannot
+ * work.
+ *
+ * @example
+ * ```ts
+ * import { createAgent, llmFromEnv, startRuntime } from 'mnemo';
+ *
+ * const runtime = await startRuntime({ dataDir: './data' }); // the default store, durable
+ * const agent = createAgent({ llm: llmFromEnv(), conversationId: 'alice', memory: { window: 50 } });
+ * const { response } = await agent.run('My name is Alice.');
+ * console.log(response.content);
+ * await runtime.stop();
+ * ```
+ */
 export function createAgent(config: AgentConfig): Agent {
   if (!config?.llm) throw new NoLlmServiceError();
   const maxToolIterations = config.maxToolIterations ?? 10;

@@ -18,8 +18,14 @@ import { InvalidMemoryConfigError } from '../provider/provider-errors.ts';
  */
 export type MemoryConfig =
   | 'default'
-  | { window: number }
-  | { store: ChatMemory }
+  | {
+      /** The shared default store; the model is sent the last `window` non-system messages (an integer > 0). */
+      window: number;
+    }
+  | {
+      /** Your own store, no window. */
+      store: ChatMemory;
+    }
   | MemoryProvider
   | false
   | 'none';

@@ -30,10 +30,16 @@ import { buildPromptContext } from '../recall/chat/prompt-context.ts';
 import { assertSessionId, assertUserId } from '../recall/recall-ids.ts';
 import { rankedFactTexts, recallLines, recentRows, recordTurn, type MemoryRecall } from '../mcp/recall-view.ts';
 
+/** What `mnemoMiddleware` takes. */
 export interface MnemoMiddlewareOptions {
   /** A runtime (`startRuntime`), or anything with its `recall`. */
-  runtime: { readonly recall: MemoryRecall };
+  runtime: {
+    /** The recall service memory is read from and stored in. */
+    readonly recall: MemoryRecall;
+  };
+  /** The user whose memory it is. */
   userId: string;
+  /** The session every call is a turn of. */
   sessionId: string;
   /** Ranked recall hits put in the prompt, 0..100. Default 0: none. */
   recall?: number;
@@ -47,8 +53,16 @@ type GenerateResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wr
 type StreamResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>;
 type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : never;
 
+/** The session rows in the prompt by default (`sessionRows`): the Demo's three rounds. */
 export const DEFAULT_SESSION_ROWS = 6;
 
+/**
+ * A middleware for `wrapLanguageModel` that puts the memory context in each call's prompt and
+ * stores each finished turn in the session (see above).
+ *
+ * @throws `InvalidInputError` `invalid_id` for an unusable `userId` or `sessionId`;
+ * `invalid_option` for a `recall` or `sessionRows` out of range.
+ */
 export function mnemoMiddleware(options: MnemoMiddlewareOptions): LanguageModelMiddleware {
   const userId = assertUserId(options.userId);
   const sessionId = assertSessionId(options.sessionId);

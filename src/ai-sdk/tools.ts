@@ -10,12 +10,23 @@ import type { MemoryRecall } from '../mcp/recall-view.ts';
 import { assertUserId } from '../recall/recall-ids.ts';
 import type { JsonObject } from '../message.ts';
 
+/** What `mnemoTools` takes. */
 export interface MnemoToolsOptions {
   /** A runtime (`startRuntime`), or anything with its `recall`. */
-  runtime: { readonly recall: MemoryRecall };
+  runtime: {
+    /** The recall service the tools call. */
+    readonly recall: MemoryRecall;
+  };
+  /** The one user the tools act for. */
   userId: string;
 }
 
+/**
+ * The memory tools (`MEMORY_TOOLS` of `mnemo/mcp`) as an AI SDK `ToolSet` bound to `userId`, for
+ * `generateText({ tools })` and the like.
+ *
+ * @throws `InvalidInputError` `invalid_id` for an unusable `userId`.
+ */
 export function mnemoTools(options: MnemoToolsOptions): ToolSet {
   const userId = assertUserId(options.userId);
   const { recall } = options.runtime;

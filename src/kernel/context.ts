@@ -5,15 +5,20 @@
  * Contexts are immutable values; every helper returns a new one.
  */
 export interface Context {
+  /** The conversation the call belongs to; `undefined` when none was set. */
   readonly conversationId: string | undefined;
+  /** Free variables for tools and filters (`newContext({ vars })`). */
   readonly vars: Readonly<Record<string, unknown>>;
+  /** Each filter's private state, by filter name (see `createFilter`). */
   readonly filterStates: Readonly<Record<string, unknown>>;
 }
 
+/** A fresh context: the given conversation id and variables, no filter state. */
 export function newContext(init: { conversationId?: string; vars?: Record<string, unknown> } = {}): Context {
   return { conversationId: init.conversationId, vars: { ...init.vars }, filterStates: {} };
 }
 
+/** A copy of `context` with conversation id `id`. */
 export function withConversationId(context: Context, id: string): Context {
   return { ...context, conversationId: id };
 }

@@ -33,6 +33,12 @@ export interface MemoryFilterOptions {
   window?: number;
 }
 
+/**
+ * The memory filter over `store` (see `MemoryFilterOptions` for what it does around each call). Put
+ * it first in `createKernel({ filters })`; it switches `invoke` to delta mode.
+ *
+ * @throws `InvalidInputError` `invalid_option` for a `window` that is not an integer > 0.
+ */
 export function memoryFilter(store: ChatMemory, options: MemoryFilterOptions = {}): Filter {
   const { window } = options;
   if (window !== undefined && (!Number.isInteger(window) || window <= 0)) {

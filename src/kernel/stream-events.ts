@@ -13,33 +13,50 @@ import type { ParsedToolCall } from './tool-call.ts';
  * A failed run yields no `done`: its error is thrown from the iteration.
  */
 export interface TextEvent {
+  /** A piece of the reply. */
   type: 'text';
+  /** The text, as it arrived. */
   delta: string;
 }
 
+/** A tool call about to run. */
 export interface ToolCallEvent {
+  /** A call about to run. */
   type: 'tool_call';
+  /** The call, as `parseToolCall` reads it. */
   call: ParsedToolCall;
 }
 
+/** A tool call that finished. */
 export interface ToolResultEvent {
+  /** A call finished. */
   type: 'tool_result';
+  /** The id of its call. */
   callId: string;
+  /** The tool's name. */
   name: string;
+  /** The content the model gets back. */
   output: string;
+  /** False when the tool threw or was not found. */
   ok: boolean;
 }
 
+/** The last event of a run that succeeded. */
 export interface DoneEvent<R> {
+  /** The run is over. */
   type: 'done';
+  /** The final response. */
   response: LlmResponse;
+  /** Summed over the run's LLM calls; absent when none reported usage. */
   usage?: Usage;
+  /** What `invoke` (or `run`) would have resolved with. */
   result: R;
 }
 
 /** What the tool loop reports while it runs (everything but `done`). */
 export type LoopEvent = TextEvent | ToolCallEvent | ToolResultEvent;
 
+/** One event of `kernel.stream` or `agent.stream`; `R` is the run's result type. */
 export type StreamEvent<R> = LoopEvent | DoneEvent<R>;
 
 /** The sum of the usages given; `undefined` when none is. */

@@ -12,14 +12,22 @@ import type { JsonObject } from '../message.ts';
  * Stores keep the call exactly as the response carried it; this only reads it.
  */
 export interface ParsedToolCall {
+  /** The call's id (`'unknown'` when the response had none). */
   id: string;
+  /** The tool's name (`'unknown'` when the response had none). */
   name: string;
+  /** The decoded arguments (see above). */
   args: JsonObject;
 }
 
 /** What a loop did with one call: the content the model got back, and whether it failed. */
 export interface ToolCallRecord extends ParsedToolCall {
+  /**
+   * The content the model got back: the tool's result, or `{"error": ...}` when it threw or was not
+   * found.
+   */
   result: string;
+  /** False when the tool threw or was not found. */
   ok: boolean;
 }
 

@@ -10,6 +10,10 @@ import type { Context } from './context.ts';
  * the loop.
  */
 export interface Tool extends ToolSpec {
+  /**
+   * Runs the call: `args` as the model sent them (decoded, unchecked), `context` the call's. Its
+   * result (or error) goes back to the model.
+   */
   execute(args: JsonObject, context: Context): Promise<unknown>;
 }
 

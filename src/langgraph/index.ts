@@ -2,6 +2,8 @@
  * src/langgraph: LangGraph.js persistence on Mnemo. `MnemoSaver` (a checkpointer) and
  * `MnemoStore` (a long-term store) keep their data in Mnemo's LMDB environment. This is the
  * only layer that imports `@langchain/*`: the core never needs them.
+ *
+ * @module mnemo/langgraph
  */
 export { MnemoSaver, FORK_KEY, type MnemoSaverOptions, type MnemoSaverSettings } from './mnemo-saver.ts';
 export { CheckpointConflictError } from './langgraph-errors.ts';

@@ -9,11 +9,15 @@ import { MnemoError } from '../errors.ts';
  * `configurable.fork = true`.
  */
 export class CheckpointConflictError extends MnemoError {
+  /** Always `'checkpoint_conflict'`. */
   readonly code = 'checkpoint_conflict';
 
   constructor(
+    /** Which put was refused and why. */
     readonly details: {
+      /** The thread (`configurable.thread_id`). */
       readonly threadId: string;
+      /** Its namespace (`configurable.checkpoint_ns`, `''` for the root graph). */
       readonly checkpointNs: string;
       /** The checkpoint the put tried to write. */
       readonly checkpointId: string;

@@ -15,9 +15,20 @@ import type { Runtime } from '../runtime.ts';
  * - `{ root }`: an environment you opened yourself with lmdb-js (you close it).
  */
 export type LmdbSource =
-  | { readonly runtime: Runtime }
-  | { readonly path: string; readonly lmdb?: LmdbEnvironmentOptions }
-  | { readonly root: RootDatabase };
+  | {
+      /** A running runtime with LMDB storage. */
+      readonly runtime: Runtime;
+    }
+  | {
+      /** A data directory. */
+      readonly path: string;
+      /** The environment's options when this is the first user of the directory in the process. */
+      readonly lmdb?: LmdbEnvironmentOptions;
+    }
+  | {
+      /** An open lmdb-js root database. */
+      readonly root: RootDatabase;
+    };
 
 export interface OpenedSource {
   readonly root: RootDatabase;

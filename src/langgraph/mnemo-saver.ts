@@ -22,6 +22,7 @@ import { jsonEqual } from './json-equal.ts';
 import type { SerializedPut, SerializedValue, SerializedWrite } from './thread-writer.ts';
 import { ThreadWriters } from './thread-writer-router.ts';
 
+/** The saver's own options, beside its `LmdbSource`. */
 export interface MnemoSaverSettings {
   /** Serializer of checkpoints, metadata and writes. Default: LangGraph's `JsonPlusSerializer`. */
   readonly serde?: SerializerProtocol;
@@ -33,6 +34,7 @@ export interface MnemoSaverSettings {
   readonly idleMs?: number;
 }
 
+/** What `new MnemoSaver(options)` takes: where the data lives (`LmdbSource`) and the settings. */
 export type MnemoSaverOptions = LmdbSource & MnemoSaverSettings;
 
 /** `configurable` key asking a put to branch from a checkpoint that is not the head. */
@@ -71,6 +73,10 @@ export class MnemoSaver extends BaseCheckpointSaver {
     this.writers = new ThreadWriters({ runtimeName: this.source.runtimeName, deps: { tables: this.tables, serde: this.serde, idleMs } });
   }
 
+  /**
+   * The checkpoint `config` names (`thread_id`, `checkpoint_ns`, and `checkpoint_id`, else the
+   * namespace's head), with its pending writes; `undefined` when there is none (or no `thread_id`).
+   */
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     if (config.configurable?.['thread_id'] === undefined) return undefined;
     this.source.checkOpen();
@@ -86,6 +92,11 @@ export class MnemoSaver extends BaseCheckpointSaver {
     return this.tupleOf(threadId, checkpointNs, id, row, await this.serde.loadsTyped(row.t, row.m));
   }
 
+  /**
+   * The checkpoints matching `config` (any of `thread_id`, `checkpoint_ns`, `checkpoint_id`),
+   * newest id first (across threads and namespaces too, as SQL savers order them), filtered by metadata (JSON equality), `before` a checkpoint id,
+   * at most `limit`.
+   */
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
     const configurable = config.configurable ?? {};
     const threadId = configurable['thread_id'] === undefined ? undefined : threadIdOf(configurable['thread_id']);
@@ -110,6 +121,15 @@ export class MnemoSaver extends BaseCheckpointSaver {
     }
   }
 
+  /**
+   * Writes a checkpoint as a child of the one `config` names, through the thread's writer; resolves
+   * once committed and flushed, with the new checkpoint's config.
+   *
+   * @throws `CheckpointConflictError` (`checkpoint_conflict`) when the named parent is no longer
+   * the head (nothing written); pass `configurable.fork = true` to branch on purpose.
+   * @throws `InvalidInputError` `invalid_id` for an unusable thread, namespace, checkpoint or
+   * channel name.
+   */
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const { threadId, checkpointNs, checkpointId: parentId } = addressOf(config);
     const checkpointId = checkKeyPart('checkpoint_id', checkpoint.id);

@@ -17,6 +17,7 @@ import { selectNamespaces } from './namespace-match.ts';
 import { matchesFilter } from './store-filter.ts';
 import { itemKey, namespacePath, StoreTables, type ItemKey, type ItemRow } from './store-tables.ts';
 
+/** The store's own options, beside its `LmdbSource`. */
 export interface MnemoStoreSettings {
   /**
    * Semantic search: embed the given fields of every item put (LangGraph's `IndexConfig`:
@@ -27,6 +28,7 @@ export interface MnemoStoreSettings {
   readonly index?: IndexConfig;
 }
 
+/** What `new MnemoStore(options)` takes: where the data lives (`LmdbSource`) and the settings. */
 export type MnemoStoreOptions = LmdbSource & MnemoStoreSettings;
 
 /**

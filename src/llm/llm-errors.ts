@@ -34,8 +34,13 @@ export const LLM_ERROR_SENTENCES: Readonly<Record<LlmErrorCode, string>> = {
   llm_error: 'the model’s answer could not be used',
 };
 
+/**
+ * A failed model call, with a stable `code` (`LlmErrorCode`). Its `message` is the provider's
+ * own text, for the log; its `sentence`, what is stored and served, is Mnemo's for the code.
+ */
 export class LlmError extends MnemoError {
   constructor(
+    /** Why the call failed (see `LlmErrorCode`). */
     readonly code: LlmErrorCode,
     message: string,
     options?: { cause?: unknown; status?: number },

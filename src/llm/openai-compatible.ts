@@ -14,11 +14,14 @@ import type { ChatOptions, LlmResponse, LlmService, ToolChoice, Usage } from './
 import type { LlmStreamEvent } from './llm-service.ts';
 import { tracedLlm } from './traced-llm.ts';
 
+/** What `openAICompatible` takes. */
 export interface OpenAICompatibleOptions {
+  /** The server's API key (sent as a bearer token). */
   apiKey: string;
   /** The server's `/v1` root, e.g. `http://127.0.0.1:8000/v1`. Default: `OPENAI_BASE_URL`
    *  when set (the client reads it), else OpenAI's. */
   baseURL?: string;
+  /** The model to call, e.g. `'gpt-4o-mini'`. */
   model: string;
   /** Retries of 408/409/429/5xx and connection errors, with the client's own backoff
    *  (it honours `retry-after` / `retry-after-ms`). Default 2. */

@@ -28,16 +28,26 @@ import { mnemoVersion } from '../version.ts';
 import { MEMORY_TOOLS } from './memory-tools.ts';
 import { currentFacts, newestSessions, sessionTranscript, type MemoryRecall } from './recall-view.ts';
 
+/** What `createMcpServer` takes. */
 export interface McpServerOptions {
+  /** The recall service it serves (a running runtime's `runtime.recall`). Not owned: never closed. */
   recall: MemoryRecall;
   /** The one user whose memory this server serves. */
   userId: string;
 }
 
+/** The resource of the user's current long-term facts (JSON). */
 export const FACTS_URI = 'mnemo://facts';
+/** The URI template of one session's transcript (JSON rows, chronological); see `sessionUri`. */
 export const SESSION_URI_TEMPLATE = 'mnemo://sessions/{session_id}';
 const LISTED_SESSIONS = 100;
 
+/**
+ * An MCP server of `userId`'s memory: the memory tools (`MEMORY_TOOLS`) and the facts and session
+ * resources (see above). Connect it to any transport of the SDK (`await server.connect(transport)`).
+ *
+ * @throws `InvalidInputError` `invalid_id` for an unusable `userId`.
+ */
 export function createMcpServer(options: McpServerOptions): McpServer {
   const { recall } = options;
   const userId = assertUserId(options.userId);
@@ -95,6 +105,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   return mcp;
 }
 
+/** The resource URI of session `sessionId`'s transcript (the id percent-encoded). */
 export function sessionUri(sessionId: string): string {
   return `mnemo://sessions/${encodeURIComponent(sessionId)}`;
 }

@@ -21,14 +21,31 @@ import type { JsonObject } from '../message.ts';
 import * as view from './recall-view.ts';
 import type { MemoryRecall } from './recall-view.ts';
 
+/** One memory tool: what a model is told about it, and the call into recall. */
 export interface MemoryToolDef {
+  /** Its name, as the model calls it (`search_memory`, ...). */
   name: string;
+  /** A short human title. */
   title: string;
+  /** What it does, for the model. */
   description: string;
   /** JSON Schema (draft 7 subset) of the arguments object. */
-  inputSchema: { type: 'object'; properties: Record<string, JsonObject>; required: string[] };
+  inputSchema: {
+    /** Always `'object'`. */
+    type: 'object';
+    /** Each argument's schema, by name. */
+    properties: Record<string, JsonObject>;
+    /** The arguments it must have. */
+    required: string[];
+  };
   /** Reads only (MCP's `readOnlyHint`). */
   readOnly: boolean;
+  /**
+   * Calls recall for `userId` with `args` as sent (recall checks them) and resolves with the JSON
+   * answer.
+   *
+   * @throws recall's `MnemoError`s (`InvalidInputError` and its code, `memory_conflict`, ...).
+   */
   run(recall: MemoryRecall, userId: string, args: Readonly<Record<string, unknown>>): Promise<JsonObject>;
 }
 
@@ -37,6 +54,7 @@ const int = (description: string): JsonObject => ({ type: 'integer', description
 const day = (description: string): JsonObject => ({ type: 'string', description: `${description} (YYYY-MM-DD)`, pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
 const object = (properties: Record<string, JsonObject>, required: string[] = []) => ({ type: 'object' as const, properties, required });
 
+/** The memory tools, in the order they are listed (see above). */
 export const MEMORY_TOOLS: readonly MemoryToolDef[] = [
   {
     name: 'search_memory',

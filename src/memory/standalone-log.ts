@@ -21,6 +21,10 @@ import { runStep, takeStep, type PendingOp, type Step, type StepContext } from '
  * refuses new work (`store_closed`), lets pending writes finish, then closes the table.
  */
 export interface ClosableLog extends MessageLog {
+  /**
+   * Refuses new work (`store_closed`), lets pending writes finish, then closes the store.
+   * Idempotent.
+   */
   close(): Promise<void>;
 }
 

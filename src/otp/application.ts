@@ -27,14 +27,23 @@ import { createEventStream } from './event-stream.ts';
 import { traceProcess, type ProcessTraceEvent } from './trace.ts';
 import type { EventStream, TreeEvent } from './tree-events.ts';
 
+/**
+ * What `startApplication` takes besides the spec: the root's name and clock (`SupervisorOptions`).
+ */
 export type ApplicationOptions = SupervisorOptions;
 
 /** One node of `Application.inspect()`. */
 export interface TreeNode {
   /** The child id under its supervisor (undefined for the root and dynamic children). */
   readonly id: string | undefined;
+  /**
+   * The running process, `'restarting'` while a failed restart is retried, undefined when not
+   * running.
+   */
   readonly pid: Pid | 'restarting' | undefined;
+  /** Its registered name, if any. */
   readonly name: string | undefined;
+  /** `'worker'` or `'supervisor'`. */
   readonly type: ChildType;
   /** `running`, `exiting` (stopping gracefully), `restarting`, or `undefined` (spec kept, no process). */
   readonly status: 'running' | 'exiting' | 'restarting' | 'undefined';
@@ -42,12 +51,15 @@ export interface TreeNode {
   readonly state: unknown;
   /** How many times the supervisor restarted this child. */
   readonly restarts: number;
+  /** Messages accepted but not yet taken by its behaviour. */
   readonly mailboxDepth: number;
   /** Children, for supervisors (in start order). */
   readonly children: readonly TreeNode[];
 }
 
+/** A running supervision tree, from `startApplication`. */
 export interface Application {
+  /** The root supervisor. */
   readonly root: Pid;
   /** A snapshot of the live tree, synchronous. */
   inspect(): TreeNode;
@@ -66,6 +78,7 @@ export interface Application {
   trace(listener: (event: ProcessTraceEvent) => void): () => void;
 }
 
+/** What `installShutdownHandlers` takes. */
 export interface ShutdownHandlerOptions {
   /** Default `['SIGTERM', 'SIGINT']`. */
   readonly signals?: readonly NodeJS.Signals[];

@@ -29,8 +29,12 @@ import { codeOf, deliverInfo, isSelf, resolve, type PendingCall, type Process } 
 export type { From } from './from.ts';
 
 /** The event a machine receives for `call(ref, request)`. */
-export type CallEvent<TRequest extends Message = Message, R = unknown> = TRequest & { readonly from: From<R> };
+export type CallEvent<TRequest extends Message = Message, R = unknown> = TRequest & {
+  /** Where the reply goes: `from.reply(value)` or `from.fail(error)`, once. */
+  readonly from: From<R>;
+};
 
+/** Options of `call`. */
 export interface CallOptions {
   /**
    * Reject with `timeout` after this many ms. Default 5000 (OTP's); `Infinity` waits forever.

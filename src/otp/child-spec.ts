@@ -18,31 +18,50 @@
 import { SupervisorError } from './otp-errors.ts';
 import type { Pid } from './pid.ts';
 
+/** When a child is restarted (see above). Default `'permanent'`. */
 export type RestartType = 'permanent' | 'transient' | 'temporary';
+/** How a child is stopped (see above): kill at once, ms of grace then kill, or wait. */
 export type ShutdownSpec = 'brutal_kill' | number | 'infinity';
+/** What a child is; a supervisor gets `shutdown: 'infinity'` by default. */
 export type ChildType = 'worker' | 'supervisor';
+/** What a child's `start` returns: its Pid, or `'ignore'` (no process, spec kept). */
 export type StartResult = Pid | 'ignore';
 /** When a supervisor ends with its significant children (OTP 24's auto_shutdown). */
 export type AutoShutdown = 'never' | 'any_significant' | 'all_significant';
 
+/** One child of a supervisor (supervisor:child_spec()). Invalid: SupervisorError `invalid_child_spec`. */
 export interface ChildSpec {
+  /** Unique among its siblings; names it in `terminateChild`, `restartChild`, events. */
   readonly id: string;
+  /** Spawns the child and returns its Pid (or `'ignore'`); the supervisor links it to itself. */
   readonly start: () => StartResult | Promise<StartResult>;
+  /** Default `'permanent'`. */
   readonly restart?: RestartType;
+  /** Default 5000 ms for a worker, `'infinity'` for a supervisor. */
   readonly shutdown?: ShutdownSpec;
+  /** Default `'worker'`. */
   readonly type?: ChildType;
+  /** Its own exit may end the supervisor (`autoShutdown`). Default false; never for a permanent child. */
   readonly significant?: boolean;
+  /** A start not settled by then fails with ExitError `timeout`. Default `Infinity`. */
   readonly startTimeoutMs?: number;
 }
 
 /** The one child template of a dynamic supervisor; `startChild(sup, ...args)` calls `start(...args)`. */
 export interface DynamicChildSpec<TArgs extends unknown[] = unknown[]> {
+  /** Optional: a dynamic supervisor's children are addressed by Pid. */
   readonly id?: string;
+  /** Spawns one child from `startChild`'s arguments. */
   readonly start: (...args: TArgs) => StartResult | Promise<StartResult>;
+  /** Default `'permanent'`. */
   readonly restart?: RestartType;
+  /** Default 5000 ms for a worker, `'infinity'` for a supervisor. */
   readonly shutdown?: ShutdownSpec;
+  /** Default `'worker'`. */
   readonly type?: ChildType;
+  /** As in `ChildSpec`. Default false. */
   readonly significant?: boolean;
+  /** As in `ChildSpec`. Default `Infinity`. */
   readonly startTimeoutMs?: number;
 }
 

@@ -11,18 +11,36 @@ export type ExitReason =
   | 'shutdown'
   | 'killed'
   | 'noproc'
-  | { readonly shutdown: unknown }
-  | { readonly crashed: unknown };
+  | {
+      /** Asked to stop, with this term. */
+      readonly shutdown: unknown;
+    }
+  | {
+      /** The value its behaviour threw. */
+      readonly crashed: unknown;
+    };
 
 /** What `exit(pid, signal)` and `stop(pid, reason)` accept: `'kill'` is untrappable (the target exits `killed`). */
-export type ExitSignal = 'kill' | 'normal' | 'shutdown' | { readonly shutdown: unknown } | { readonly crashed: unknown };
+export type ExitSignal =
+  | 'kill'
+  | 'normal'
+  | 'shutdown'
+  | {
+      /** Stop, with this term. */
+      readonly shutdown: unknown;
+    }
+  | {
+      /** Exit as if it had thrown this value. */
+      readonly crashed: unknown;
+    };
 
 /** OTP's "not abnormal": transient children are not restarted after these. */
 export function isNormalExit(reason: ExitReason): boolean {
   return reason === 'normal' || reason === 'shutdown' || (typeof reason === 'object' && 'shutdown' in reason);
 }
 
-export function isCrash(reason: ExitReason): reason is { readonly crashed: unknown } {
+/** True for `{ crashed }`: an exception escaped the behaviour. */
+export function isCrash(reason: ExitReason): reason is Extract<ExitReason, { readonly crashed: unknown }> {
   return typeof reason === 'object' && 'crashed' in reason;
 }
 

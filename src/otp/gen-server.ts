@@ -43,7 +43,9 @@ import { deliverAfter, type TimerRef } from './timers.ts';
 /** Return from `handleCall` to reply later through `from`. */
 export const noReply: unique symbol = Symbol('noReply');
 
+/** A gen server's handle on itself, given to `init`. */
 export interface ServerSelf {
+  /** Its own Pid. */
   readonly pid: Pid;
   /** Stop after the current handler (or at once, if idle); `terminate` runs first. */
   stop(reason?: ExitReason): void;
@@ -55,9 +57,14 @@ export interface ServerSelf {
 
 /** The info a gen server gets when its `self.timeout(ms)` passed without a message. */
 export interface TimeoutInfo {
+  /** Always `'timeout'`. */
   readonly type: 'timeout';
 }
 
+/**
+ * The callbacks of a gen server (see above for when each runs). `S` is its state, `TInput` its
+ * `init` argument, `TCall`/`TCast`/`TInfo` the messages it takes.
+ */
 export interface GenServerCallbacks<
   S,
   TInput = void,
@@ -65,11 +72,28 @@ export interface GenServerCallbacks<
   TCast extends Message = Message,
   TInfo extends Message = Message,
 > {
+  /**
+   * The initial state, from the start's `input`; no message is handled before it resolves. A throw
+   * crashes the process and the start rejects.
+   */
   init(input: TInput, self: ServerSelf): S | Promise<S>;
+  /**
+   * A `call`: returns (or resolves with) the reply, or `noReply` to answer later through `from`.
+   */
   handleCall?(request: TCall, from: From, state: S): unknown;
+  /** A `cast`: updates `state`. */
   handleCast?(message: TCast, state: S): void | Promise<void>;
+  /**
+   * Anything else: `send`, timers, trapped exit signals, `self.timeout`. Unhandled infos are
+   * dropped.
+   */
   handleInfo?(message: TInfo | ExitMessage | TimeoutInfo, state: S): void | Promise<void>;
+  /** Runs after the callback that called `self.continue(request)`, before any message. */
   handleContinue?(request: unknown, state: S): void | Promise<void>;
+  /**
+   * Runs before the server exits on `self.stop`, `stop(pid)`, a trapped parent exit, or a crash
+   * (not awaited then).
+   */
   terminate?(reason: ExitReason, state: S): void | Promise<void>;
 }
 
@@ -152,6 +176,25 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
+/**
+ * Compiles gen server callbacks into logic for `start`, `spawn` or a child spec.
+ *
+ * @example
+ * ```ts
+ * import { call, cast, genServer, start } from 'mnemo/otp';
+ *
+ * const counter = genServer<{ n: number }, number, { type: 'get' }, { type: 'add'; by: number }>({
+ *   init: (first) => ({ n: first }),
+ *   handleCall: (_request, _from, state) => state.n,
+ *   handleCast: (message, state) => {
+ *     state.n += message.by;
+ *   },
+ * });
+ * const pid = await start(counter, { input: 1, name: 'counter' });
+ * cast(pid, { type: 'add', by: 2 });
+ * console.log(await call(pid, { type: 'get' })); // 3
+ * ```
+ */
 export function genServer<S, TInput = void, TCall extends Message = Message, TCast extends Message = Message, TInfo extends Message = Message>(
   callbacks: GenServerCallbacks<S, TInput, TCall, TCast, TInfo>,
 ): GenServerLogic<TInput> {

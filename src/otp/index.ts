@@ -6,6 +6,8 @@
  * a local name registry, and inspection. Supervisors (`supervisor.ts`) are our own code with
  * OTP's exact semantics; `application.ts` starts a tree and watches it. xstate stays behind
  * this barrel: nothing outside src/otp should need to import xstate to use a process.
+ *
+ * @module mnemo/otp
  */
 export type { Pid, ProcessRef, Message } from './pid.ts';
 export type { ExitReason, ExitSignal } from './exit-reason.ts';
@@ -27,7 +29,7 @@ export {
   processInfo,
   processes,
   pidOf,
-  self as selfPid,
+  selfPid,
   TERMINATE,
   EXIT,
   HIBERNATE,

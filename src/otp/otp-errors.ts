@@ -12,6 +12,7 @@ import type { Pid } from './pid.ts';
  */
 export type ExitCode = 'noproc' | 'timeout' | 'calling_self' | 'normal' | 'shutdown' | 'killed' | 'crashed';
 
+/** A failed `call` or synchronous start, with its `ExitCode`. */
 export class ExitError extends MnemoError {
   /**
    * For `crashed`, the original thrown value (also `cause`); for a `{ shutdown: term }` exit,
@@ -20,6 +21,7 @@ export class ExitError extends MnemoError {
   readonly reason: unknown;
 
   constructor(
+    /** Why it failed (see `ExitCode`). */
     readonly code: ExitCode,
     /** The exit reason exactly as the runtime saw it (`timeout`/`calling_self` are call-side). */
     readonly exit: ExitReason | 'timeout' | 'calling_self',
@@ -31,6 +33,7 @@ export class ExitError extends MnemoError {
   }
 }
 
+/** Why a registry operation failed. */
 export type RegistryErrorCode =
   /** The name is held by another live process (`pid` names it). */
   | 'already_registered'
@@ -43,10 +46,13 @@ export type RegistryErrorCode =
   /** The name is not a non-empty string. */
   | 'badarg';
 
+/** A refused `register`, `unregister` or named spawn (see `RegistryErrorCode`). Nothing changed. */
 export class RegistryError extends MnemoError {
   constructor(
+    /** Why it was refused. */
     readonly code: RegistryErrorCode,
     message: string,
+    /** For `already_registered`: the process holding the name. */
     readonly pid?: Pid,
   ) {
     super(message);
@@ -78,14 +84,21 @@ export type SupervisorErrorCode =
    */
   | 'failed_to_start_child';
 
+/** A supervisor's refusal or start failure (see `SupervisorErrorCode`). */
 export class SupervisorError extends MnemoError {
   constructor(
+    /** What went wrong. */
     readonly code: SupervisorErrorCode,
     message: string,
+    /** What it concerns, as the code has it. */
     readonly details: {
+      /** `already_started`: the running child. */
       readonly pid?: Pid;
+      /** The child concerned. */
       readonly childId?: string;
+      /** `failed_to_start_child`: the start's error (also `cause`). */
       readonly reason?: unknown;
+      /** `invalid_child_spec` / `invalid_supervisor_flags`: the bad field. */
       readonly field?: string;
     } = {},
   ) {

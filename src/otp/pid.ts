@@ -5,9 +5,11 @@
  * callers should address a registered name instead.
  */
 export abstract class Pid {
+  /** The number in `<0.ID.0>`: unique, never reused. */
   abstract readonly id: number;
   /** Makes Pid nominal: only the runtime creates Pids. */
   declare private readonly pidBrand: void;
+  /** `<0.ID.0>`. */
   abstract toString(): string;
 }
 
@@ -16,5 +18,6 @@ export type ProcessRef = Pid | string;
 
 /** Every message is an event object with a `type`, as xstate requires. */
 export interface Message {
+  /** What the message is; behaviours dispatch on it. */
   readonly type: string;
 }

@@ -69,20 +69,27 @@ interface Hibernated {
 
 /** Sent to a behaviour asked to stop gracefully. A machine that handles it should end in a final state. */
 export const TERMINATE = 'otp.terminate';
+/** The event a machine gets when asked to stop gracefully (`TERMINATE`). */
 export interface TerminateEvent {
+  /** Always `TERMINATE`. */
   readonly type: typeof TERMINATE;
+  /** Why it is asked to stop: it exits with this reason. */
   readonly reason: ExitReason;
 }
 
 /** An exit signal, as received by a process that traps exits. */
 export const EXIT = 'otp.exit';
+/** An exit signal delivered as a message (`EXIT`) to a process that traps exits. */
 export interface ExitMessage {
+  /** Always `EXIT`. */
   readonly type: typeof EXIT;
   /** The process that sent it (a linked process that exited, or the caller of `exit`); undefined from top-level code. */
   readonly from: Pid | undefined;
+  /** The sender's exit reason (or the signal `exit` sent). */
   readonly reason: ExitReason;
 }
 
+/** Options of `spawn` (and `start`). */
 export interface SpawnOptions<TInput = unknown> {
   /** Register under this name atomically with the spawn; a taken name throws RegistryError and spawns nothing. */
   readonly name?: string;
@@ -96,6 +103,7 @@ export interface SpawnOptions<TInput = unknown> {
   readonly mailboxDepth?: (snapshot: unknown) => number;
 }
 
+/** Options of `start`: `spawn`'s, and how long to wait for `init`. */
 export interface StartOptions<TInput = unknown> extends SpawnOptions<TInput> {
   /**
    * Give up on an `init` that has not finished after this many ms: the process is killed
@@ -113,9 +121,13 @@ export type ProcessState = ProcessStatus | 'dead';
 /** What the shell treats differently: gen servers get enveloped calls and infos; machines can wind down on TERMINATE. */
 export type ProcessKind = 'machine' | 'server' | 'other';
 
+/** What `processInfo` reports about a live process. */
 export interface ProcessInfo {
+  /** The process. */
   readonly pid: Pid;
+  /** Its registered name, if any. */
   readonly name: string | undefined;
+  /** `running`, or `exiting` while it winds down. */
   readonly status: ProcessStatus;
   /** Messages accepted but not yet taken by the behaviour. */
   readonly mailboxDepth: number;
@@ -123,8 +135,11 @@ export interface ProcessInfo {
   readonly pendingCalls: number;
   /** A machine's state value (`snapshot.value`); undefined for other logic. */
   readonly state: unknown;
+  /** The processes it is linked to. */
   readonly links: readonly Pid[];
+  /** Monitors watching it. */
   readonly monitors: number;
+  /** Whether it receives exit signals as messages. */
   readonly trapExit: boolean;
 }
 
@@ -135,6 +150,7 @@ export interface PendingCall {
 
 /** Watches one process's exit (monitors). */
 export interface ExitWatcher {
+  /** Called once, after the process exits, with its exit reason. */
   fire(reason: ExitReason, pid: Pid): void;
 }
 
@@ -331,6 +347,14 @@ export function self(): Process | undefined {
   if (current !== undefined || !contextOn) return current;
   const turn = serverContext.getStore();
   return turn?.live === true ? turn.proc : undefined;
+}
+
+/**
+ * The pid of the process running now (erlang:self/0): inside a machine's synchronous turn, or
+ * across the awaits of a gen server callback. `undefined` outside any process.
+ */
+export function selfPid(): Pid | undefined {
+  return self();
 }
 
 /** True if `target` is the process running now (gen:call's `calling_self` check). */
@@ -647,6 +671,7 @@ export function unlink(a: Pid, b: Pid): void {
   b.links = fewWithout(b.links, a);
 }
 
+/** True while `ref` (a Pid, or a registered name) names a live process. */
 export function isAlive(ref: ProcessRef): boolean {
   return resolve(ref) !== undefined;
 }

@@ -18,6 +18,7 @@ export class ServiceSlot<T> {
     return this.owner !== undefined && isAlive(this.owner) ? this.value : undefined;
   }
 
+  /** The live value; waits while its owner restarts. Rejects with the closing error once closed. */
   get(): Promise<T> {
     if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
     const value = this.current();
@@ -25,6 +26,10 @@ export class ServiceSlot<T> {
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
+  /**
+   * Publishes `value`, owned by `owner` (it is current while `owner` lives), and hands it to every
+   * waiting `get`.
+   */
   publish(value: T, owner: Pid): void {
     this.value = value;
     this.owner = owner;
@@ -38,6 +43,7 @@ export class ServiceSlot<T> {
     this.owner = undefined;
   }
 
+  /** Closes the slot: every waiting and later `get` rejects with `error` (the first close's). */
   close(error: Error): void {
     this.closedWith ??= error;
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);

@@ -51,8 +51,16 @@ import { EXIT, exit, exitSignal, link, Process, resolve, startProcess, unlink, t
 import { emitSupervisorEvent } from './supervisor-events.ts';
 import type { TreeEvent } from './tree-events.ts';
 
+/**
+ * What a supervisor restarts when a child exits: the child (`one_for_one`), all (`one_for_all`), or
+ * it and those started after it (`rest_for_one`).
+ */
 export type Strategy = 'one_for_one' | 'one_for_all' | 'rest_for_one';
 
+/**
+ * How a supervisor restarts (supervisor:sup_flags()). Invalid: SupervisorError
+ * `invalid_supervisor_flags`.
+ */
 export interface SupervisorFlags {
   /** Default `one_for_one`. */
   readonly strategy?: Strategy;
@@ -64,12 +72,15 @@ export interface SupervisorFlags {
   readonly autoShutdown?: AutoShutdown;
 }
 
+/** What `startSupervisor` (and `startApplication`) takes: the flags and the children. */
 export interface SupervisorSpec extends SupervisorFlags {
   /** Started left to right, each start awaited; stopped right to left. */
   readonly children: readonly ChildSpec[];
 }
 
+/** What `startDynamicSupervisor` takes: one child template (simple_one_for_one) and the flags. */
 export interface DynamicSupervisorSpec<TArgs extends unknown[] = unknown[]> {
+  /** The template every `startChild(sup, ...args)` starts from. */
   readonly child: DynamicChildSpec<TArgs>;
   /** Default 1. */
   readonly intensity?: number;
@@ -81,6 +92,7 @@ export interface DynamicSupervisorSpec<TArgs extends unknown[] = unknown[]> {
   readonly autoShutdown?: AutoShutdown;
 }
 
+/** How a supervisor runs: its name and clock. */
 export interface SupervisorOptions {
   /** Register the supervisor under this name. */
   readonly name?: string;
@@ -94,6 +106,7 @@ export interface ChildInfo {
   readonly id: string | undefined;
   /** The running child, `'restarting'` while a failed restart is retried, undefined if not running. */
   readonly pid: Pid | 'restarting' | undefined;
+  /** `'worker'` or `'supervisor'`. */
   readonly type: ChildType;
 }
 
@@ -105,6 +118,7 @@ export interface ChildCounts {
   readonly active: number;
   /** Specs (dynamic: children) of type supervisor. */
   readonly supervisors: number;
+  /** Specs (dynamic: children) of type worker. */
   readonly workers: number;
 }
 
@@ -600,6 +614,31 @@ function unwrapInitError(error: unknown): never {
  * `invalid_supervisor_flags` / `invalid_child_spec`, nothing started), then starts the
  * children in order; resolves once all started, rejects with `failed_to_start_child` after
  * stopping the ones already started.
+ *
+ * @throws `SupervisorError` `invalid_supervisor_flags`, `invalid_child_spec` (nothing started) or
+ * `failed_to_start_child` (`details.childId`, `details.reason`; the started ones were stopped).
+ * @throws `RegistryError` `already_registered` when `options.name` is taken.
+ *
+ * @example
+ * ```ts
+ * import { genServer, start, startSupervisor, stop, whichChildren } from 'mnemo/otp';
+ *
+ * const worker = genServer<Record<string, never>>({ init: () => ({}) });
+ * const sup = await startSupervisor(
+ *   {
+ *     strategy: 'one_for_one',
+ *     intensity: 3,
+ *     period: 5,
+ *     children: [
+ *       { id: 'a', start: () => start(worker) },
+ *       { id: 'b', start: () => start(worker), restart: 'transient' },
+ *     ],
+ *   },
+ *   { name: 'my_sup' },
+ * );
+ * console.log((await whichChildren(sup)).map((c) => c.id)); // [ 'b', 'a' ]
+ * await stop(sup, 'shutdown');
+ * ```
  */
 export function startSupervisor(spec: SupervisorSpec, options: SupervisorOptions = {}): Promise<Pid> {
   return startSupervisorProcess(spec, options);
@@ -679,6 +718,7 @@ export function whichChildren(sup: ProcessRef): Promise<ChildInfo[]> {
   return call<ChildInfo[], SupervisorCall>(sup, { type: 'which_children' }, forever);
 }
 
+/** Counts of the supervisor's children, like supervisor:count_children/1. */
 export function countChildren(sup: ProcessRef): Promise<ChildCounts> {
   return call<ChildCounts, SupervisorCall>(sup, { type: 'count_children' }, forever);
 }

@@ -11,16 +11,18 @@
  */
 import { InvalidInputError } from '../errors.ts';
 import type { Message, ProcessRef } from './pid.ts';
-import { deliverInfo, resolve, type Owned, type Process } from './process.ts';
+import { deliverInfo, resolve, type Process } from './process.ts';
 
 let nextRef = 1;
 
 /** A running timer, as `cancelTimer` and `readTimer` take it. */
-export class TimerRef implements Owned {
+export class TimerRef {
+  /** Unique per timer. */
   readonly id = nextRef++;
   private handle: ReturnType<typeof setTimeout> | undefined;
   private readonly deadline: number;
 
+  /** @internal Made by `sendAfter` and `startTimer`, never by hand. */
   constructor(
     private readonly owner: Process | undefined,
     ms: number,
@@ -40,6 +42,9 @@ export class TimerRef implements Owned {
     return this.handle === undefined ? false : Math.max(0, Math.round(this.deadline - performance.now()));
   }
 
+  /**
+   * Cancels it (nothing if it fired or was cancelled). `cancelTimer` also says how long was left.
+   */
   cancel(): void {
     if (this.handle === undefined) return;
     clearTimeout(this.handle);
@@ -47,6 +52,7 @@ export class TimerRef implements Owned {
     this.owner?.owned?.delete(this);
   }
 
+  /** `#Ref<timer.id>`. */
   toString(): string {
     return `#Ref<timer.${this.id}>`;
   }
@@ -54,8 +60,11 @@ export class TimerRef implements Owned {
 
 /** What `startTimer` delivers (erlang:start_timer's `{timeout, TimerRef, Msg}`). */
 export interface TimerMessage<M = unknown> {
+  /** Always `'timeout'`. */
   readonly type: 'timeout';
+  /** The timer that fired (what `startTimer` returned). */
   readonly ref: TimerRef;
+  /** The message given to `startTimer`. */
   readonly message: M;
 }
 
@@ -77,22 +86,40 @@ function arm(dest: ProcessRef, ms: number, build: (ref: TimerRef) => Message): T
   return ref;
 }
 
+/**
+ * Sends `message` to `dest` after `ms` (erlang:send_after/3); a gen server gets it in `handleInfo`.
+ *
+ * @throws `InvalidInputError` `invalid_option` for an `ms` that is not a non-negative finite
+ * number.
+ */
 export function sendAfter<M extends Message>(dest: ProcessRef, message: M, ms: number): TimerRef {
   checkMs(ms, 'sendAfter');
   return arm(dest, ms, () => message);
 }
 
+/**
+ * Sends `{ type: 'timeout', ref, message }` (`TimerMessage`) to `dest` after `ms`
+ * (erlang:start_timer/3).
+ *
+ * @throws `InvalidInputError` `invalid_option` for an `ms` that is not a non-negative finite
+ * number.
+ */
 export function startTimer<M>(dest: ProcessRef, message: M, ms: number): TimerRef {
   checkMs(ms, 'startTimer');
   return arm(dest, ms, (ref): TimerMessage<M> => ({ type: 'timeout', ref, message }));
 }
 
+/**
+ * Cancels the timer: the ms that were left, or false if it already fired, was cancelled or died
+ * with its process.
+ */
 export function cancelTimer(ref: TimerRef): number | false {
   const left = ref.left();
   ref.cancel();
   return left;
 }
 
+/** The ms left, or false (as `cancelTimer`, without cancelling). */
 export function readTimer(ref: TimerRef): number | false {
   return ref.left();
 }

@@ -12,9 +12,24 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Pid, ProcessRef } from './pid.ts';
 import { keepAwake, releaseAwake, resolve } from './process.ts';
 
+/** One traced event (see above). */
 export type ProcessTraceEvent =
-  | { readonly type: 'received'; readonly pid: Pid; readonly message: string }
-  | { readonly type: 'state'; readonly pid: Pid; readonly state: unknown };
+  | {
+      /** A message reached the behaviour. */
+      readonly type: 'received';
+      /** The process. */
+      readonly pid: Pid;
+      /** The message's `type` (for a call, the request's). */
+      readonly message: string;
+    }
+  | {
+      /** A machine entered a state. */
+      readonly type: 'state';
+      /** The process. */
+      readonly pid: Pid;
+      /** Its `snapshot.value`. */
+      readonly state: unknown;
+    };
 
 const INTERNAL = /^(xstate\.|otp\.(resume|poke|crash|continue|timeout_tick)$)/;
 

@@ -15,11 +15,20 @@ import type { Message } from '../message.ts';
  * - `lastTurn(id)`: the history from its last user message on (all of it without one).
  */
 export interface MemoryProvider {
+  /** The conversation so far, oldest first; `[]` when there is none. */
   history(conversationId: string): Promise<Message[]>;
+  /** Stores `messages`; once it resolves, every later `history` sees them. */
   append(conversationId: string, messages: readonly Message[]): Promise<void>;
+  /**
+   * What to send the model instead of `messages` (the history plus this run); never changes the
+   * store.
+   */
   prepare(conversationId: string, messages: readonly Message[]): Promise<Message[]>;
+  /** Forgets the conversation. */
   clear(conversationId: string): Promise<void>;
+  /** `prepare(id, await history(id))`, reading only what it returns. */
   prepareHistory?(conversationId: string): Promise<Message[]>;
+  /** The history from its last user message on (all of it without one). */
   lastTurn?(conversationId: string): Promise<Message[]>;
 }
 

@@ -79,6 +79,10 @@ export interface SummarizerOptions {
   catchUp?: 'all' | 'newest';
 }
 
+/**
+ * A summarizer over one `MessageLog`, from `createSummarizer` (see `SummarizerOptions` for how it
+ * decides).
+ */
 export interface Summarizer {
   /** Schedules a check of `conversationId` (after a turn): returns at once; throws only on a reserved id. */
   afterTurn(conversationId: string): void;
@@ -143,6 +147,13 @@ export function summaryLinkKey(conversationId: string): string {
   return `summary\u0000${conversationId}`;
 }
 
+/**
+ * A summarizer of the conversations in `log`. Summaries go to each conversation's companion
+ * conversation in the same log; the history is never changed.
+ *
+ * @throws `InvalidMemoryConfigError` (`invalid_memory_config`) for a bad option (`keepLast`,
+ * `maxTokens`, `llm`, ...); `InvalidInputError` `invalid_option` for an unknown `language`.
+ */
 export function createSummarizer(log: MessageLog, options: SummarizerOptions = {}): Summarizer {
   checkOptions(options);
   const keepLast = options.keepLast ?? DEFAULT_KEEP_LAST;

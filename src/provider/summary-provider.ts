@@ -29,7 +29,11 @@ import { assertSummarizableId, summaryMessage, type SummaryRecord } from './summ
 export type SummaryProviderOptions = SummarizerOptions;
 
 export interface SummaryProvider extends MemoryProvider {
+  /**
+   * What `prepare` would send after the stored history, read from the store in three bounded reads.
+   */
   prepareHistory(conversationId: string): Promise<Message[]>;
+  /** The history from its last user message on. */
   lastTurn(conversationId: string): Promise<Message[]>;
   /** Summarizes the pending part now (see `Summarizer.summarize`); the next turn uses it. */
   summarize(conversationId: string): Promise<SummaryRecord | undefined>;
@@ -37,9 +41,17 @@ export interface SummaryProvider extends MemoryProvider {
   summaries(conversationId: string): Promise<SummaryRecord[]>;
   /** Resolves once no summarization over this store is running or queued. */
   idle(): Promise<void>;
+  /** The summarizer underneath (for `forget`, `latest`, `settled`). */
   readonly summarizer: Summarizer;
 }
 
+/**
+ * A provider that sends the latest rolling summary and what follows it (see
+ * `SummaryProviderOptions`), summarizing in the background after each final answer.
+ *
+ * @throws `InvalidMemoryConfigError` (`invalid_memory_config`) when `store` is not a `MessageLog`,
+ * or for a bad option.
+ */
 export function summaryProvider(store: ChatMemory, options: SummaryProviderOptions = {}): SummaryProvider {
   if (typeof store !== 'object' || store === null || !isMessageLog(store) || typeof store.append !== 'function') {
     throw new InvalidMemoryConfigError('summaryProvider needs a MessageLog (get, add, clear, append, range, tail, systemMessages)', store);

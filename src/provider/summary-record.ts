@@ -52,17 +52,21 @@ export interface SummaryProvenance {
   at: string;
   /** The companion record id of the summary it builds on, `null` for the first. */
   previous: number | null;
+  /** `'llm'`: written by the model; `'extractive'`: picked from the messages offline. */
   method: 'llm' | 'extractive';
 }
 
 /** A summary to store: its text and provenance (`previous` is the one it builds on). */
 export interface NewSummary extends SummaryProvenance {
+  /** The summary. */
   text: string;
 }
 
 /** A stored summary: its record id in the companion conversation, its text and provenance. */
 export interface SummaryRecord extends SummaryProvenance {
+  /** Its record id in the companion conversation. */
   id: number;
+  /** The summary. */
   text: string;
 }
 

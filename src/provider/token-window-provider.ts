@@ -8,6 +8,7 @@ import { readTokenWindow } from './bounded-windows.ts';
 import { isMessageLog, readLastTurn } from './history-reader.ts';
 import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
 
+/** What `tokenWindowProvider` takes. */
 export interface TokenWindowOptions {
   /** Budget for what is sent, system messages included. An integer > 0. */
   maxTokens: number;

@@ -13,16 +13,37 @@ import type { SummaryRecord } from '../provider/summary-record.ts';
  * HTTP, MCP and the AI SDK.
  */
 export interface RowBody {
+  /** Local wall time `YYYY-MM-DDTHH:MM:SS`. */
   ts: string;
+  /** `user` or `assistant`. */
   role: string;
+  /** The text. */
   content: string;
+  /** The row's anchor (in its session, or in its day for a daily row). */
   message_id: number;
-  tool_calls: { name: string; input: string; output: string }[];
-  error?: { code: string; message: string };
+  /** The reply's tool calls. */
+  tool_calls: {
+    /** The tool's name. */
+    name: string;
+    /** Its arguments, as Python's `json.dumps` prints them. */
+    input: string;
+    /** Its output. */
+    output: string;
+  }[];
+  /** Set on a failed turn's reply row. */
+  error?: {
+    /** The error's stable code. */
+    code: string;
+    /** Mnemo's own sentence. */
+    message: string;
+  };
 }
 
+/** A daily row as the API sends it: a `RowBody` with its day and session. */
 export interface DailyRowBody extends RowBody {
+  /** `YYYY-MM-DD`. */
   day: string;
+  /** The session that wrote it; `null` for an imported row that named none. */
   session_id: string | null;
 }
 

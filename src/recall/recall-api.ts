@@ -101,6 +101,8 @@ export interface RecallOptions {
   /**
    * Who drains the embedding queue. Default: the service itself (a drain started with it,
    * stopped by `close`). The runtime passes its supervised drain (supervisors/recall.ts).
+   *
+   * @internal The runtime's plumbing; an application leaves it unset.
    */
   embeddingsDrain?: () => EmbeddingDrain | undefined;
   /**
@@ -117,6 +119,7 @@ export const DEFAULT_SUMMARY_KEEP_LAST = 3;
 /** A session's older part that makes a summary due, and the longest summary, in o200k tokens. */
 export const DEFAULT_SUMMARY_TOKENS = 500;
 
+/** Rolling summaries of a recall's sessions (`RecallOptions.summary`). */
 export interface RecallSummaryOptions {
   /** Whole turns never summarized; default 3 (the turns of the `[SESSION]` window). */
   keepLast?: number;
@@ -126,16 +129,26 @@ export interface RecallSummaryOptions {
   llm?: LlmService;
 }
 
+/**
+ * What `searchSession` takes: a keyword scan of one session (the Demo's case-folded substring
+ * rule), newest hits kept.
+ */
 export interface SearchSessionQuery {
+  /** The user. */
   userId: string;
+  /** The session. */
   sessionId: string;
+  /** The text to find. */
   keyword: string;
   /** Default 20, clamped to 1..200. */
   limit?: number;
 }
 
+/** What `searchDaily` takes: a keyword scan of the user's daily rows. */
 export interface SearchDailyQuery {
+  /** The user. */
   userId: string;
+  /** The text to find. */
   keyword: string;
   /** Default 20, clamped to 1..200. */
   limit?: number;
@@ -143,25 +156,35 @@ export interface SearchDailyQuery {
   day?: string;
 }
 
+/** What `sessionWindow` takes: the rows around one row of a session. */
 export interface SessionWindowQuery {
+  /** The user. */
   userId: string;
+  /** The session. */
   sessionId: string;
   /** The anchor; an integer or a numeric string. */
   messageId: JsonValue;
   /** Rows before the anchor; default 0, negatives count as 0. */
   before?: number;
+  /** Rows after the anchor; default 0, negatives count as 0. */
   after?: number;
 }
 
+/** What `dailyWindow` takes: the rows around one row of a day. */
 export interface DailyWindowQuery {
+  /** The user. */
   userId: string;
+  /** The anchor: the row's id within its day (an integer or a numeric string). */
   messageId: JsonValue;
+  /** Rows before the anchor; default 0, negatives count as 0. */
   before?: number;
+  /** Rows after the anchor; default 0, negatives count as 0. */
   after?: number;
   /** Default `''`: today, in the configured zone. */
   day?: string;
 }
 
+/** Options of `eraseUser`. */
 export interface EraseUserOptions {
   /**
    * Also compact the LMDB environment once the erasure committed (`runtime.compact()`), so no
@@ -173,16 +196,37 @@ export interface EraseUserOptions {
 
 /** One version of the long-term document. */
 export interface LongTermVersion {
+  /** 1, 2, 3, ... per user. */
   version: number;
+  /** The document as it was then. */
   content: string;
+  /** When it was written (local wall time `YYYY-MM-DDTHH:MM:SS`). */
   ts: string;
+  /** What wrote it: the `remember_note` tool, `setLongTerm`, or an import. */
   source: 'remember_note' | 'set' | 'import';
 }
 
 /** One turn of the dialogue log (the Demo's `llm_dialogue.jsonl` row), as the API gives it. */
 export type DialogueLogRow = Omit<LogRecord, 'seq' | 'imported'>;
 
+/**
+ * The layered memory's calls (see `RecallOptions` for the guarantees every call keeps). Made by
+ * `createRecall`; a runtime's is `runtime.recall`.
+ *
+ * Every call naming a user rejects with `InvalidInputError` `invalid_id` for a bad id,
+ * `UserErasingError` (`user_erasing`) while that user is being erased, `RecallClosedError`
+ * (`recall_closed`) after `close`, and a `StorageError` when the store fails.
+ */
 export interface Recall {
+  /**
+   * One chat turn (see `ChatInput` for every step): stores the user's row, replies (offline or with
+   * the model and the memory tools), stores the reply with its daily mirror, log row and title.
+   *
+   * @throws `InvalidInputError` (`invalid_id`, `invalid_message`, `invalid_option` for a bad
+   * `idempotencyKey`), `RecallLimitError` `session_limit`, `TurnInterruptedError`
+   * (`turn_interrupted`) when `signal` fires first, `LlmError` from the model, `StaleWriteError`
+   * (`write_stale`) when the user was erased meanwhile.
+   */
   chat(input: ChatInput): Promise<ChatResult>;
   /** `chat`, streamed (chat-stream.ts): deltas, tool calls and results, then `done` with `chat`'s result. */
   chatStream(input: ChatInput): AsyncIterableIterator<ChatStreamEvent>;
@@ -231,8 +275,17 @@ export interface Recall {
    * still that; false, and nothing deleted, when it is not.
    */
   deleteSession(userId: string, sessionId: string, options?: { ifLastId?: number }): Promise<boolean>;
+  /**
+   * Keyword recall in one session: rows containing `keyword` (case-folded), the newest `limit`,
+   * oldest first.
+   */
   searchSession(query: SearchSessionQuery): Promise<SessionRow[]>;
+  /**
+   * Keyword recall in the daily view: rows containing `keyword`, the newest `limit`, oldest first;
+   * each hit says its day.
+   */
   searchDaily(query: SearchDailyQuery): Promise<DailyRow[]>;
+  /** The rows around an anchor of a session; `[]` when the anchor is not one of its rows. */
   sessionWindow(query: SessionWindowQuery): Promise<SessionRow[]>;
   /**
    * Ranked recall across every session, day and long-term memory of the user: BM25
@@ -246,6 +299,10 @@ export interface Recall {
   embeddingsIdle(): Promise<void>;
   /** Rebuilds the user's ranked index from their rows; returns the rows indexed. */
   rebuildSearchIndex(userId: string): Promise<number>;
+  /**
+   * The rows around an anchor of one day; `[]` when the anchor is not one of its rows (or the day
+   * is invalid).
+   */
   dailyWindow(query: DailyWindowQuery): Promise<DailyRow[]>;
   /** One day's rows (default today), chronological. */
   dailyMessages(userId: string, day?: string): Promise<DailyRow[]>;
@@ -255,6 +312,7 @@ export interface Recall {
   setLongTerm(userId: string, document: string): Promise<LongTermVersion | null>;
   /** Drops the newest version; returns the document now current, `null` when there was none. */
   undoLongTerm(userId: string): Promise<string | null>;
+  /** Every version of the long-term document, oldest first. */
   longTermHistory(userId: string): Promise<LongTermVersion[]>;
   /** Current long-term facts, or those valid at `asOf` (ISO 8601): what was believed then. */
   listFacts(userId: string, options?: { asOf?: string }): Promise<FactEntry[]>;
@@ -282,7 +340,21 @@ export interface Recall {
   dialogueLog(userId: string, sessionId?: string): Promise<DialogueLogRow[]>;
   /** The memory tools bound to one user and session (what a turn gives its agent). */
   memoryTools(userId: string, sessionId: string): Tool[];
+  /**
+   * Imports an Agent Memory Demo data folder (`root/{user}/...`) as it is: ids, titles, anchors and
+   * raw JSON kept.
+   *
+   * @throws `InvalidInputError` `invalid_option` when a user already has memory here (an import
+   * never merges), `invalid_message` for a malformed file (naming file and line).
+   */
   importDemoFolder(root: string, options?: ImportOptions): Promise<ImportReport>;
+  /**
+   * Writes users' memory as an Agent Memory Demo data folder under `root`; an import followed by an
+   * export gives back the same JSON.
+   *
+   * @throws `InvalidInputError` `invalid_option` when a user's folder exists and is not empty,
+   * `invalid_id` for an id too long for a file name.
+   */
   exportDemoFolder(root: string, options?: ExportOptions): Promise<ExportReport>;
   /**
    * Erases everything of the user in one step of the store: sessions and their summaries, daily
@@ -305,6 +377,10 @@ export interface Recall {
   forgetMemory(userId: string, id: string, options?: { version?: number }): Promise<FactEntry>;
   /** @deprecated Use `rankFacts`. */
   rankMemory(userId: string, query: string, options?: RankOptions): Promise<RankedFact[]>;
+  /**
+   * Refuses new calls (`recall_closed`), waits for the running ones and the background work it
+   * owns. The store stays open: close it after.
+   */
   close(): Promise<void>;
 }
 

@@ -20,6 +20,7 @@ import { MAX_CONVERSATION_ID_BYTES } from '../memory/contract/validate-input.ts'
  * (`folder-name.ts`).
  */
 export const ID_MAX_CHARS = 128;
+/** The id rule in one line, as error messages and the HTTP API's schemas say it. */
 export const ID_RULE = `1-${ID_MAX_CHARS} characters, no control characters, no leading or trailing space, not . or ..`;
 
 const CONTROL = /\p{Cc}/u;
@@ -40,6 +41,7 @@ export function idProblem(value: unknown): string | null {
   return null;
 }
 
+/** True when `value` is a valid user or session id (the rule above). */
 export function isValidId(value: unknown): value is string {
   return idProblem(value) === null;
 }

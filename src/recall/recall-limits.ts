@@ -18,8 +18,11 @@ import type { SessionEntry } from './records/records.ts';
  *   after stop words) than that: `search_terms_limit`; each term is one more postings read.
  */
 export interface RecallLimits {
+  /** Sessions one user may have. Default 10,000. */
   sessionsPerUser?: number;
+  /** Direct forks of one session. Default 1,000. */
   forksPerSession?: number;
+  /** Distinct terms of one `search` query. Default 128. */
   searchTerms?: number;
 }
 

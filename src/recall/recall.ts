@@ -72,7 +72,32 @@ interface Service {
   drain: () => EmbeddingDrain | undefined;
 }
 
-/** The layered memory over a store (recall-api.ts has the contract of every call). */
+/**
+ * The layered memory over a store (see `Recall` and `RecallOptions` for every call). Most
+ * applications use `runtime.recall`, the same service made and supervised by `startRuntime`;
+ * call this for a store of your own. It does not own the store: close the service, then the
+ * store.
+ *
+ * @throws `InvalidInputError` `invalid_option` without a store, for a bad `longTermTokens`,
+ * `limits` or `language`, or `embeddings` over a store opened without them.
+ *
+ * @example
+ * ```ts
+ * import { createLmdbRecallStore, createRecall, startRuntime } from 'mnemo';
+ *
+ * const runtime = await startRuntime({ dataDir: './data', recall: false });
+ * if (runtime.storage.kind !== 'lmdb') throw new Error('needs LMDB');
+ * const { root, path } = runtime.storage;
+ * const store = createLmdbRecallStore({ env: { root, path }, transcripts: runtime.memory });
+ * const recall = createRecall({ store, language: 'en' });
+ *
+ * await recall.chat({ userId: 'alice', sessionId: 's1', message: 'I live in Lyon.' });
+ * console.log((await recall.search({ userId: 'alice', query: 'Lyon' })).items.length);
+ * await recall.close();
+ * await store.close();
+ * await runtime.stop();
+ * ```
+ */
 export function createRecall(options: RecallOptions): Recall {
   const deps = resolveDeps(options);
   const limits = resolveRecallLimits(options.limits);

@@ -38,16 +38,32 @@ import { isValidId } from '../recall/recall-ids.ts';
 import { matchToken, presentedBearer, tokenDigest } from './bearer-token.ts';
 import { HttpError } from './server-errors.ts';
 
+/** A route's access level (see above): `public`, `authenticated`, `user`, `self` or `operator`. */
 export type Access = 'public' | 'authenticated' | 'user' | 'self' | 'operator';
 export const ACCESS_LEVELS: readonly Access[] = ['public', 'authenticated', 'user', 'self', 'operator'];
 /** What a route that declares no access gets. */
 export const DEFAULT_ACCESS: Access = 'operator';
 
+/** Who a request is from (see above), on `request.principal`. */
 export type Principal =
-  | { kind: 'anonymous' }
-  | { kind: 'shared' }
-  | { kind: 'user'; userId: string }
-  | { kind: 'admin' };
+  | {
+      /** No token, or one that matches nothing. */
+      kind: 'anonymous';
+    }
+  | {
+      /** The shared token: acts for any user it names. */
+      kind: 'shared';
+    }
+  | {
+      /** A user's token (or the trusted header): acts for `userId` only. */
+      kind: 'user';
+      /** The user it acts for. */
+      userId: string;
+    }
+  | {
+      /** The admin token: everything, for any user. */
+      kind: 'admin';
+    };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -79,9 +95,13 @@ export interface AuthorizationOptions {
 
 /** One registered route and the access it declared (`declared: false`: it got the default). */
 export interface RouteAccess {
+  /** The HTTP method. */
   method: string;
+  /** The route's path, as registered (`/api/sessions/:session_id`). */
   url: string;
+  /** Who may call it. */
   access: Access;
+  /** False when the route declared none and got the default (`operator`). */
   declared: boolean;
   /** The route's schema (what it takes), for tests that call every route. */
   schema?: FastifySchema;
@@ -109,6 +129,7 @@ export function routeAccess(app: FastifyInstance): readonly RouteAccess[] {
 
 /** Options that cannot make a coherent policy (a library caller's mistake; the CLI checks first). */
 export class AuthorizationConfigError extends MnemoError {
+  /** Always `'invalid_auth_config'`. */
   readonly code = 'invalid_auth_config';
 }
 

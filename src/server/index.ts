@@ -1,3 +1,10 @@
+/**
+ * `mnemo/server`: the HTTP API and the chat page (fastify 5), over a recall service and a
+ * runtime. `startServer` listens; `createServer` builds the app without listening. Also here:
+ * the metrics, the authorization table and the HTTP errors. Importing it loads fastify.
+ *
+ * @module mnemo/server
+ */
 export { createServer, startServer, DEFAULT_BODY_LIMIT } from './server.ts';
 export type { ServerOptions, RunningServer } from './server.ts';
 export { createServerMetrics, type ServerMetrics } from './metrics.ts';

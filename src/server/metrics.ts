@@ -38,7 +38,9 @@ import type { EmbeddingsStatus } from '../recall/queries/embeddings-status.ts';
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
+/** The server's Prometheus metrics (`GET /metrics`), from `createServerMetrics`. */
 export interface ServerMetrics {
+  /** The prom-client registry holding them. */
   readonly registry: Registry;
   /** Pass as `RuntimeOptions.observer`: counts appends and commit batch sizes. */
   readonly writeObserver: WriteObserver;
@@ -57,9 +59,18 @@ export interface ServerMetrics {
   /** Count the restarts `events` reports (conversation actors of runtime `name` as one child). */
   trackRestarts(events: EventStream<TreeEvent>, runtimeName: string | undefined): () => void;
   /** The exposition text and its content type. */
-  scrape(): Promise<{ contentType: string; body: string }>;
+  scrape(): Promise<{
+    /** The exposition format's content type. */
+    contentType: string;
+    /** The exposition text. */
+    body: string;
+  }>;
 }
 
+/**
+ * A fresh metrics registry (with Node's default process metrics unless `defaultMetrics: false`).
+ * Pass it as `ServerOptions.metrics`.
+ */
 export function createServerMetrics(options: { defaultMetrics?: boolean } = {}): ServerMetrics {
   const registry = new Registry();
   const registers = [registry];

@@ -39,16 +39,24 @@ import { drainRefusedBody } from './refused-body.ts';
 
 /** One FastAPI/pydantic validation issue. */
 export interface ValidationIssue {
+  /** The issue's kind (`missing`, `string_type`, ...), as pydantic names it. */
   type: string;
+  /** Where: `['body', 'user_id']`, `['query', 'limit']`. */
   loc: (string | number)[];
+  /** What is wrong, in words. */
   msg: string;
+  /** The value found there. */
   input: unknown;
+  /** More about the rule broken (a limit, a pattern). */
   ctx?: Record<string, unknown>;
 }
 
 /** A request whose fields do not have the declared shape: 422 with every issue found. */
 export class RequestValidationError extends Error {
-  constructor(readonly issues: ValidationIssue[]) {
+  constructor(
+    /** Every issue found. */
+    readonly issues: ValidationIssue[],
+  ) {
     super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
     this.name = 'RequestValidationError';
   }
@@ -57,7 +65,9 @@ export class RequestValidationError extends Error {
 /** An error that already knows its status and its `detail` text. */
 export class HttpError extends Error {
   constructor(
+    /** The HTTP status to answer with. */
     readonly statusCode: number,
+    /** The body's `detail`. */
     readonly detail: string,
     /** A stable code for the body (`forbidden`), when the status alone is not enough. */
     readonly code?: string,

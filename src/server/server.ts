@@ -66,10 +66,20 @@ import type { RecallApi, RuntimeView } from './services.ts';
 import { loadStaticAssets, registerStaticAssets } from './static-assets.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 
+/** The default `bodyLimit`: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
+/**
+ * What `createServer` (and `startServer`) takes: the services to serve and the safety settings (see
+ * above for each default).
+ */
 export interface ServerOptions {
+  /** The layered memory the API serves: `runtime.recall`, or a `createRecall` service. */
   recall: RecallApi;
+  /**
+   * The runtime the operator routes look at (`/readyz`, `/metrics`, `GET /api/runtime`): a
+   * `Runtime` will do.
+   */
   runtime: RuntimeView;
   /** The shared token: `Authorization: Bearer <token>` acts for any user on `/api/*`. Default: none. */
   token?: string | null;
@@ -116,6 +126,15 @@ const MAX_PARAM_LENGTH = ID_MAX_CHARS * 3;
 /** A client's own `x-request-id` is kept only when it is this plain (it goes into logs). */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * The fastify app of the API and the chat page, not listening (for `app.inject` in tests, or to add
+ * routes). Use `startServer` to serve it.
+ *
+ * @throws `InvalidInputError` `invalid_option` for a bad `rateLimitPerMinute` or
+ * `maxConcurrentTurns`.
+ * @throws `AuthorizationConfigError` (`invalid_auth_config`) for `trustUserHeader` without
+ * `token`, or a user token equal to the shared or admin token.
+ */
 export function createServer(options: ServerOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -230,11 +249,15 @@ export function createServer(options: ServerOptions): FastifyInstance {
   return app;
 }
 
+/** A listening server, from `startServer`. */
 export interface RunningServer {
+  /** The fastify app. */
   app: FastifyInstance;
   /** `http://host:port` as bound (the real port when 0 was asked for). */
   url: string;
+  /** The address bound. */
   host: string;
+  /** The port bound (the real one when 0 was asked for). */
   port: number;
   /** Whether requests must name a loopback host. */
   loopbackOnly: boolean;
@@ -246,6 +269,25 @@ export interface RunningServer {
   replaceUserTokens(tokens: ReadonlyMap<string, string>): void;
 }
 
+/**
+ * Creates the server (`createServer`) and listens on `host:port`; a loopback `host` turns
+ * `loopbackOnly` on. Resolves once listening.
+ *
+ * @throws What `createServer` throws; the listen error (`EADDRINUSE`, ...) as Node gives it.
+ *
+ * @example
+ * ```ts
+ * import { startRuntime } from 'mnemo';
+ * import { startServer } from 'mnemo/server';
+ *
+ * const runtime = await startRuntime({ dataDir: './data' });
+ * const server = await startServer({ recall: runtime.recall, runtime, host: '127.0.0.1', port: 8000 });
+ * console.log(`chat page at ${server.url}/`);
+ * // on shutdown: finish the requests in flight, then stop the runtime
+ * await server.close();
+ * await runtime.stop();
+ * ```
+ */
 export async function startServer(
   options: Omit<ServerOptions, 'loopbackOnly' | 'stopSignal'> & {
     host: string;

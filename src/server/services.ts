@@ -11,6 +11,7 @@ import type { EventStream, TreeEvent } from '../otp/index.ts';
 import type { Recall } from '../recall/index.ts';
 import type { RuntimeHealth } from '../runtime.ts';
 
+/** The recall calls the API uses (a `Recall` has them all). */
 export type RecallApi = Pick<
   Recall,
   | 'chat'
@@ -43,7 +44,9 @@ export type RecallApi = Pick<
   /** The embedding queue's numbers for `/metrics` (absent: no `mnemo_embeddings_*` values). */
   Partial<Pick<Recall, 'embeddingsStatus'>>;
 
+/** What the server reads of the runtime (a `Runtime` has it all). */
 export interface RuntimeView {
+  /** A JSON-serialisable snapshot of the tree, for `GET /api/runtime`. */
   inspect(): unknown;
   /** The runtime's name (to count conversation actors' restarts as one child). */
   readonly name?: string;

@@ -10,7 +10,14 @@ import type { Message } from '../../message.ts';
  * - `clear` forgets that conversation only; its numbering restarts at 1.
  */
 export interface ChatMemory {
+  /** The conversation's messages, oldest first; `[]` when it is unknown. */
   get(conversationId: string): Promise<Message[]>;
+  /**
+   * Appends `messages`, all or none; resolves once durable and visible to every later read.
+   *
+   * @throws `InvalidInputError` (`invalid_message`, `invalid_id`) for bad input: nothing is stored.
+   */
   add(conversationId: string, messages: readonly Message[]): Promise<void>;
+  /** Forgets the conversation (only it); its numbering restarts at 1. */
   clear(conversationId: string): Promise<void>;
 }

@@ -10,6 +10,12 @@ import type { MessageLog } from './message-log.ts';
  * PostgreSQL has not (retention needs LMDB).
  */
 export interface ConditionalClear {
+  /**
+   * Clears the conversation if its last id is still `lastId` (0: empty); resolves with whether it
+   * cleared.
+   *
+   * @throws `InvalidInputError` `invalid_option` for a `lastId` that is not a non-negative integer.
+   */
   clearIfLastId(conversationId: string, lastId: number): Promise<boolean>;
 }
 

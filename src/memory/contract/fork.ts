@@ -29,10 +29,13 @@ export interface ForkLink {
  */
 export type ForkErrorCode = 'fork_target_exists' | 'fork_point_missing';
 
+/** A fork the store refused (see `ForkErrorCode`). Nothing was written. */
 export class ForkError extends MnemoError {
   constructor(
+    /** Why it was refused. */
     readonly code: ForkErrorCode,
     message: string,
+    /** The conversations and id involved. */
     readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);

@@ -35,10 +35,13 @@ export type StorageErrorCode =
   | 'data_dir_locked'
   | 'environment_shared';
 
+/** A store's failure, with its code (see `StorageErrorCode` for what each guarantees). */
 export class StorageError extends MnemoError {
   constructor(
+    /** What failed (see `StorageErrorCode`). */
     readonly code: StorageErrorCode,
     message: string,
+    /** More about it, by code (e.g. `data_dir_locked`: `pid`, `hostname`). */
     readonly details: Readonly<Record<string, unknown>> = {},
     options?: { cause?: unknown },
   ) {

@@ -8,7 +8,9 @@ import type { ChatMemory } from './chat-memory.ts';
 
 /** One message to append, with optional metadata stored beside it. */
 export interface NewEntry {
+  /** The message to store. */
   message: Message;
+  /** Metadata stored beside it (a JSON object), read back on its `StoredMessage`. */
   meta?: Meta;
 }
 
@@ -35,8 +37,11 @@ export interface AppendOptions {
 
 /** Which ids to read: `from`/`to` inclusive, then at most `limit` rows. */
 export interface RangeQuery {
+  /** The first id. Default 1. */
   from?: number;
+  /** The last id. Default: the conversation's last. */
   to?: number;
+  /** At most this many records (the first ones). Default: all. */
   limit?: number;
 }
 

@@ -3,6 +3,7 @@ import { createSerialLog, type ClosableLog } from '../standalone-log.ts';
 import type { WallClock } from '../../wall-clock.ts';
 import type { ConditionalClear } from '../contract/conditional-clear.ts';
 
+/** What `createInMemoryStore` takes. */
 export interface InMemoryStoreOptions {
   /** Where `ts` comes from. Default: the system clock. */
   clock?: WallClock;

@@ -213,6 +213,7 @@ function journalOf(held: Held, root: RootDatabase, path: string, delay: number):
 export const COMPACTION_STEPS = ['settled', 'rebuilding', 'copied', 'closed', 'swapped', 'reopened'] as const;
 export type CompactionStep = (typeof COMPACTION_STEPS)[number];
 
+/** What `compactDataDir` takes. */
 export interface CompactionOptions {
   /**
    * How the copy is made (compacting-copy.ts). `'pages'` (default): LMDB's compacting copy, the
@@ -225,9 +226,11 @@ export interface CompactionOptions {
   step?: (step: CompactionStep) => void;
 }
 
+/** What a compaction did: `data.mdb`'s size before and after, and how long it took. */
 export interface CompactionReport {
   /** `data.mdb`'s size before and after, in bytes. */
   bytesBefore: number;
+  /** `data.mdb`'s size after, in bytes. */
   bytesAfter: number;
   /** How long the environment was settled, copied, swapped and reopened, in ms. */
   ms: number;

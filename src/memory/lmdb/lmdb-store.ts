@@ -25,6 +25,19 @@ export interface LmdbStore extends ClosableLog, ConditionalClear {
  *
  * Use it outside a runtime; inside one, `runtime.memory` is the same store with its writes
  * routed through per-conversation actors.
+ *
+ * @throws `StorageError` `data_dir_locked` when another live process holds the directory;
+ * `InvalidInputError` `invalid_option` for a bad option.
+ *
+ * @example
+ * ```ts
+ * import { createLmdbStore } from 'mnemo';
+ *
+ * const store = createLmdbStore({ path: './data' });
+ * const [record] = await store.append('alice', [{ message: { role: 'user', content: 'hello' }, meta: { via: 'cli' } }]);
+ * console.log(record?.message_id, await store.tail('alice', 10)); // 1, on disk once it resolved
+ * await store.close();
+ * ```
  */
 export function createLmdbStore(options: LmdbStoreOptions): LmdbStore {
   const { path, clock, ...envOptions } = options;

@@ -18,14 +18,22 @@ import { StorageError } from '../contract/memory-errors.ts';
  *   (permissions, a missing database, ...); nothing stored.
  */
 export class StorageUnavailableError extends StorageError {
+  /** Always `'storage_unavailable'`. */
   declare readonly code: 'storage_unavailable';
-  declare readonly details: Readonly<{ maybeStored: boolean; operation: PostgresOperation }>;
+  /** Whether a write may have been stored after all, and which operation failed. */
+  declare readonly details: Readonly<{
+    /** `true`: a write was in flight as the connection dropped; read before retrying. */
+    maybeStored: boolean;
+    /** What was running. */
+    operation: PostgresOperation;
+  }>;
 
   constructor(message: string, details: Readonly<{ maybeStored: boolean; operation: PostgresOperation }>, options?: { cause?: unknown }) {
     super('storage_unavailable', message, details, options);
   }
 }
 
+/** The operation a `StorageUnavailableError` interrupted. */
 export type PostgresOperation = 'append' | 'clear' | 'read' | 'migrate';
 
 /** SQLSTATEs that mean "the server is not there right now" rather than "your statement failed". */

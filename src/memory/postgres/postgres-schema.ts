@@ -80,6 +80,7 @@ export interface Statement {
   readonly text: string;
 }
 
+/** The schema a PostgreSQL store uses by default: `mnemo`. */
 export const DEFAULT_SCHEMA = 'mnemo';
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;

@@ -43,6 +43,7 @@ export interface PostgresStore extends ClosableLog, ErasableLog {
   migrate(): Promise<void>;
 }
 
+/** What `createPostgresStore` takes: a connection (string or pool), the schema and the clock. */
 export type PostgresStoreOptions = PostgresConnectionOption & {
   /** Schema for the tables (created if missing). Default `'mnemo'`. One schema, one store. */
   schema?: string;
@@ -50,6 +51,9 @@ export type PostgresStoreOptions = PostgresConnectionOption & {
   clock?: WallClock;
 };
 
+/**
+ * How the store reaches PostgreSQL: a connection string (it owns its pool) or your own `pg.Pool`.
+ */
 export type PostgresConnectionOption =
   | {
       /**
@@ -57,16 +61,35 @@ export type PostgresConnectionOption =
        * (`max` 10 connections, 10 s connect timeout, TCP keep-alive) and ends it on `close()`.
        */
       connectionString: string;
+      /** Not with `connectionString`. */
       pool?: never;
     }
   | {
       /** Your own `pg.Pool`, for full control of its options. `close()` leaves it open. */
       pool: Pool;
+      /** Not with `pool`. */
       connectionString?: never;
     };
 
 const ignore = () => {};
 
+/**
+ * A PostgreSQL store (see `PostgresStore`). Connects lazily: the first operation creates the tables
+ * if missing.
+ *
+ * @throws `InvalidInputError` `invalid_option` without a `connectionString` or `pool`, or for a
+ * `schema` that is not an SQL identifier.
+ *
+ * @example
+ * ```ts
+ * import { createPostgresStore } from 'mnemo/postgres';
+ *
+ * const store = createPostgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/mnemo' });
+ * await store.add('alice', [{ role: 'user', content: 'hello' }]);
+ * console.log(await store.lastId('alice'));
+ * await store.close();
+ * ```
+ */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const sql = postgresStatements(options.schema ?? DEFAULT_SCHEMA);
   const clock = options.clock ?? systemWallClock;

@@ -15,6 +15,10 @@ let orphan: LmdbStore | undefined;
 
 export const ORPHAN_DATA_DIR = './data';
 
+/**
+ * The store a caller gets without naming one: the running runtime's `memory` (the last started),
+ * else an unsupervised LMDB store under `./data` (see above).
+ */
 export function defaultMemory(): MessageLog {
   const supervised = bound[bound.length - 1];
   if (supervised !== undefined) return supervised;

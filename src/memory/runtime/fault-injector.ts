@@ -17,11 +17,18 @@ import type { CompactionStep } from '../lmdb/lmdb-environment.ts';
  *   test SIGKILLs its process there.
  */
 export interface FaultInjector {
+  /**
+   * Makes the next `count` commits of `conversationId` crash its actor before writing
+   * (`write_aborted`).
+   */
   failCommits(conversationId: string, count: number): void;
+  /** Makes the next `count` writes or clears through the store actor crash it before writing. */
   failStore(count: number): void;
   /** Consumes one pending commit fault of `conversationId`, if any. */
   takeCommitFault(conversationId: string): boolean;
+  /** Consumes one pending store fault, if any. */
   takeStoreFault(): boolean;
+  /** Called at each named step of `runtime.compact()` as it is reached. */
   compactStep?(step: CompactionStep): void;
 }
 
@@ -32,6 +39,7 @@ export class InjectedFault extends Error {
   }
 }
 
+/** A fault injector with no fault pending. Pass it as `startRuntime({ faults })`. */
 export function createFaultInjector(): FaultInjector {
   const commits = new Map<string, number>();
   let store = 0;

@@ -44,6 +44,10 @@ export interface OnlineCompactionOptions {
   step?: (step: CompactionStep) => void;
 }
 
+/**
+ * What `runtime.compact()` resolves with: the compaction's sizes and times, and the pause writers
+ * saw.
+ */
 export interface OnlineCompactionReport extends CompactionReport {
   /** From the first write held to the last child running again, in ms. */
   pauseMs: number;

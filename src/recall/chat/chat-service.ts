@@ -98,8 +98,11 @@ import { assertRoomForSession } from '../recall-limits.ts';
  * whose user was erased meanwhile (by another process) stores nothing more (`write_stale`).
  */
 export interface ChatInput {
+  /** The user: 1-128 characters, no control character, no edge space, not `.` or `..` (`invalid_id` otherwise). */
   userId: string;
+  /** The session (the same id rule); a new one is registered by its first turn. */
   sessionId: string;
+  /** What the user said (`invalid_message` when not a string; `''` is accepted). */
   message: string;
   /** Cancels the turn (see CANCELLING above). */
   signal?: AbortSignal;
@@ -108,11 +111,15 @@ export interface ChatInput {
   idempotencyKey?: string;
 }
 
+/** What a chat turn answers (the Demo's `/api/chat` body, camelCase). */
 export interface ChatResult {
+  /** The assistant's reply, as stored. */
   reply: string;
   /** 1 when the user's long-term memory was non-empty for this turn, else 0 (the Demo's rule). */
   memoryHits: number;
+  /** The session's title after this turn. */
   title: string;
+  /** The turn's memory tool calls, `{name, input, output}`, in call order. */
   toolCalls: ToolCallView[];
 }
 
@@ -125,10 +132,34 @@ export interface ChatResult {
  * - `done`, last and once: exactly what `chat` returns, after the reply is stored.
  */
 export type ChatStreamEvent =
-  | { type: 'delta'; text: string }
-  | { type: 'tool_call'; name: string; input: string }
-  | { type: 'tool_result'; name: string; output: string }
-  | { type: 'done'; result: ChatResult };
+  | {
+      /** A piece of the reply. */
+      type: 'delta';
+      /** The text, as written. */
+      text: string;
+    }
+  | {
+      /** A memory tool is about to run. */
+      type: 'tool_call';
+      /** The tool's name. */
+      name: string;
+      /** Its arguments, printed as in `toolCalls`. */
+      input: string;
+    }
+  | {
+      /** A memory tool finished. */
+      type: 'tool_result';
+      /** The tool's name. */
+      name: string;
+      /** Its output. */
+      output: string;
+    }
+  | {
+      /** The turn is stored; last and once. */
+      type: 'done';
+      /** What `chat` returns. */
+      result: ChatResult;
+    };
 
 const CONTEXT_ROWS = 6;
 

@@ -22,22 +22,36 @@ import { TOOL_TEXTS } from './tool-texts.ts';
  * may come as a number or a numeric string; anything unreadable takes the default.
  */
 export interface MemoryToolBackend {
+  /** `remember_note`: replaces the long-term document with `note`. */
   rememberNote(note: string): Promise<void>;
   /** The facts tools: each answers the line the model reads back. */
   remember(text: string, key: string | undefined): Promise<string>;
+  /** `update_memory`: changes the fact `target` names to `text`. */
   updateMemory(target: FactTarget, text: string): Promise<string>;
+  /** `forget`: ends the fact `target` names. */
   forget(target: FactTarget): Promise<string>;
+  /** `get_recent_session`: the session's last `rounds` rounds. */
   recentSession(rounds: number): Promise<SessionRow[]>;
+  /** `search_session`: the session's rows containing `keyword`, at most `limit`. */
   searchSession(keyword: string, limit: number): Promise<SessionRow[]>;
+  /** `get_session_window`: the rows around a session message id. */
   sessionWindow(messageId: JsonValue | undefined, before: number, after: number): Promise<SessionRow[]>;
+  /**
+   * `search_daily`: the user's daily rows containing `keyword` (on `day` when it is a date, else on every day),
+   * at most `limit`.
+   */
   searchDaily(keyword: string, day: string, limit: number): Promise<DailyRow[]>;
+  /** `get_daily_window`: the rows around a daily message id of `day` (empty: today). */
   dailyWindow(messageId: JsonValue | undefined, before: number, after: number, day: string): Promise<DailyRow[]>;
 }
 
 /** How the model names a fact: its id (from `remember`), its key, or its text as shown. */
 export interface FactTarget {
+  /** The fact's id (`m1`, `m2`, ...). */
   id?: string;
+  /** The key it was remembered under. */
   key?: string;
+  /** Its text, as shown to the model. */
   memory?: string;
 }
 
@@ -56,6 +70,10 @@ export const MEMORY_TOOL_NAMES = [
 const int = { type: 'integer' } as const;
 const str = { type: 'string' } as const;
 
+/**
+ * The nine memory tools over `backend` (the Demo's six, then the facts tools), with the facts
+ * tools' texts in `language` (default `'zh'`).
+ */
 export function createMemoryTools(backend: MemoryToolBackend, language: Language = DEFAULT_LANGUAGE): Tool[] {
   const texts = TOOL_TEXTS[language];
   return [

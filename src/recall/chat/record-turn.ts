@@ -33,7 +33,9 @@ import { assertRoomForSession } from '../recall-limits.ts';
  * interleaves with another turn of the session, in any process sharing the store.
  */
 export interface RecordTurnInput {
+  /** The user. */
   userId: string;
+  /** The session the turn is stored in (made when new). */
   sessionId: string;
   /** The user's message. */
   message: string;
@@ -49,13 +51,19 @@ export interface RecordTurnInput {
   memoryContext?: string;
 }
 
+/** What `recordTurn` resolves with. */
 export interface RecordTurnResult {
   /** The session's title (kept, or made from this message). */
   title: string;
   /** The reply's tool calls as `chat` answers them. */
   toolCalls: ToolCallView[];
   /** The two rows' anchors in the session. */
-  messageIds: { user: number; reply: number };
+  messageIds: {
+    /** The user message's id. */
+    user: number;
+    /** The reply's id. */
+    reply: number;
+  };
 }
 
 export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Promise<RecordTurnResult> {

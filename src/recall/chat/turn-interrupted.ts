@@ -7,15 +7,18 @@ import { MnemoError } from '../../errors.ts';
  * from a model or storage failure. `reason` is the signal's reason when it was a string.
  */
 export class TurnInterruptedError extends MnemoError {
+  /** Always `'turn_interrupted'`. */
   readonly code = 'turn_interrupted';
 
   constructor(
+    /** The signal's reason when it was a string, else `'cancelled'`. */
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
     super(`the turn was interrupted: ${reason}`, options);
   }
 
+  /** The error for a turn cancelled by `signal`. */
   static of(signal: AbortSignal, cause?: unknown): TurnInterruptedError {
     const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled';
     return new TurnInterruptedError(reason, cause === undefined ? undefined : { cause });

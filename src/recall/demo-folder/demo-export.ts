@@ -41,8 +41,11 @@ export interface ExportOptions {
   users?: string[];
 }
 
+/** What `recall.exportDemoFolder` wrote. */
 export interface ExportReport {
+  /** The users exported. */
   users: string[];
+  /** Files written. */
   files: number;
 }
 

@@ -43,15 +43,31 @@ export interface ImportOptions {
   users?: string[];
 }
 
+/** What `recall.importDemoFolder` stored. */
 export interface ImportReport {
+  /** The users imported. */
   users: string[];
+  /** Sessions stored. */
   sessions: number;
+  /** Rows of `sessions/*.jsonl` stored. */
   sessionRows: number;
+  /** Rows of `daily/*.jsonl` stored. */
   dailyRows: number;
+  /** Rows of `logs/llm_dialogue.jsonl` stored. */
   logRows: number;
+  /** `memory.md` documents stored (one per user that had one). */
   longTermDocuments: number;
   /** Rows whose demo id repeated an earlier row's in the same file, with the id each got. */
-  renumbered: { file: string; line: number; demoId: number; id: number }[];
+  renumbered: {
+    /** The file, as `{user}/sessions/{id}.jsonl` or `{user}/daily/{day}.jsonl`. */
+    file: string;
+    /** Its line in the file, from 1. */
+    line: number;
+    /** The id the row had there. */
+    demoId: number;
+    /** The id it got. */
+    id: number;
+  }[];
 }
 
 const BATCH = 1_000;

@@ -6,10 +6,13 @@ import { MnemoError } from '../../errors.ts';
  * answer) is not, and counts an attempt against each row of the batch at once.
  */
 export class EmbeddingsError extends MnemoError {
+  /** Always `'embeddings_failed'`. */
   readonly code = 'embeddings_failed';
   constructor(
     message: string,
+    /** Whether a later try may succeed (see above). */
     readonly retryable: boolean,
+    /** The endpoint's HTTP status, when it answered. */
     readonly status?: number,
     options?: { cause?: unknown },
   ) {

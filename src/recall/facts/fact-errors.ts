@@ -5,13 +5,20 @@ import { MnemoError } from '../../errors.ts';
  * the entry moved on since the version the caller read; nothing was written.
  */
 export class FactConflictError extends MnemoError {
+  /** Always `'memory_conflict'`. */
   readonly code = 'memory_conflict';
   constructor(
+    /** The entry written to. */
     readonly id: string,
     /** The version the caller expected. */
     readonly expected: number,
     /** The entry's version now, and the id of its current successor when it has one. */
-    readonly actual: { version: number; current?: string },
+    readonly actual: {
+      /** Its version now. */
+      version: number;
+      /** The id of its current successor, when it has one. */
+      current?: string;
+    },
   ) {
     super(
       `memory entry ${id} is at version ${actual.version}` +
@@ -23,8 +30,12 @@ export class FactConflictError extends MnemoError {
 
 /** No current entry of that id for this user (never was, another user's, or forgotten). */
 export class FactNotFoundError extends MnemoError {
+  /** Always `'memory_not_found'`. */
   readonly code = 'memory_not_found';
-  constructor(readonly id: string) {
+  constructor(
+    /** The id asked for. */
+    readonly id: string,
+  ) {
     super(`no current memory entry ${id}`);
   }
 }

@@ -26,9 +26,16 @@ import { rankFacts } from './rank-facts.ts';
  * writes nothing once it no longer holds (`StaleWriteError`).
  */
 export interface RememberInput {
+  /** The fact, a sentence (1-2000 characters, trimmed; `invalid_message` otherwise). */
   text: string;
+  /**
+   * A key naming what the fact is about (`drink`, `city`): a later fact with the same key
+   * supersedes it.
+   */
   key?: string;
+  /** At most 50 tags of at most 100 characters. */
   tags?: string[];
+  /** Where it came from. Default `{ via: 'api' }`. */
   source?: FactSource;
 }
 

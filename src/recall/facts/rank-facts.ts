@@ -44,9 +44,13 @@ export interface RankOptions {
 export const DEFAULT_LONG_TERM_TOKENS = 300;
 export const DEFAULT_RANK_LIMIT = 50;
 
+/** A current fact with its rank for a query (`recall.rankFacts`). */
 export interface RankedFact {
+  /** The fact. */
   entry: FactEntry;
+  /** Its score: BM25, or fused with vector similarity when embeddings are on; higher is better. */
   score: number;
+  /** What its line costs in the budget (o200k tokens, the newline included). */
   tokens: number;
 }
 

@@ -30,17 +30,25 @@ export type ExtractionRetryOptions = RetryOptions;
 
 /** A dead-lettered job as `extractionStatus` lists it. */
 export interface DeadExtraction {
+  /** The user. */
   userId: string;
+  /** The session of the turn. */
   sessionId: string;
   /** The reply's message id. */
   replyId: number;
+  /** The turn's session rows: the user row, the reply. */
   messageIds: number[];
+  /** Attempts made. */
   attempts: number;
+  /** The last failure: its code and Mnemo's own sentence. */
   lastError: ErrorRecord;
+  /** When it was queued (ISO instant). */
   queuedAt: string;
+  /** When it was given up (ISO instant). */
   deadAt: string;
 }
 
+/** What `recall.extractionStatus` reports about fact extraction's queue. */
 export interface ExtractionStatus {
   /** Jobs queued (due now or waiting for a retry). */
   pending: number;

@@ -21,6 +21,12 @@ import { StaleWriteError } from '../storage/stale-write-error.ts';
  * One round at a time per worker; many workers (in many processes) may drain one queue: leases
  * keep them off each other's jobs.
  */
+/**
+ * How a failed job is retried: exponential backoff from `backoffMs`, capped at `maxBackoffMs`,
+ * dead-lettered after `maxAttempts`.
+ *
+ * @inline
+ */
 export interface RetryOptions {
   /** Attempts of a job before it is dead-lettered. Default 5. */
   maxAttempts?: number;

@@ -7,18 +7,26 @@ import type { RecallDeps } from '../recall-deps.ts';
  * it started. The server's `/metrics` shows the same numbers.
  */
 export type EmbeddingsStatus =
-  | { configured: false }
   | {
+      /** No embeddings configured. */
+      configured: false;
+    }
+  | {
+      /** Embeddings are configured. */
       configured: true;
+      /** The embedding model. */
       model: string;
       /** Items waiting, all users. */
       pending: number;
       /** The named user's items waiting (when a user was named). */
       userPending?: number;
+      /** Items given up after `maxAttempts` (found by BM25 only). */
       dead: number;
-      /** The drain's requests, failed requests and vectors stored since it started; 0 while it is down. */
+      /** The drain's requests since it started (0 while it is down). */
       requests: number;
+      /** Of those, the failed ones. */
       failures: number;
+      /** Vectors stored since it started. */
       embedded: number;
       /** Whether a drain is running now (the runtime's restarts it after a crash). */
       draining: boolean;

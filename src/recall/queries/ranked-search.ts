@@ -22,14 +22,23 @@ export { queryTerms };
  * hits are built here, with their snippets and scores rounded to 4 decimals.
  */
 export interface SearchInput {
+  /** Whose memory to search. */
   userId: string;
+  /** The words to look for (`invalid_query` when not a string). */
   query: string;
+  /** Only rows of this session. */
   sessionId?: string;
+  /** Only this day (`YYYY-MM-DD`; `invalid_day` otherwise). */
   day?: string;
+  /** From this day on, inclusive. */
   from?: string;
+  /** Up to this day, inclusive. */
   to?: string;
+  /** Only these roles (`'user'`, `'assistant'`; `'memory'` for long-term lines). */
   roles?: string[];
+  /** Only rows whose turn called this tool. */
   tool?: string;
+  /** Hits at most: default 10, clamped to 1..100. */
   limit?: number;
 }
 

@@ -27,8 +27,21 @@ export async function sessionRows(deps: RecallDeps, userId: string, sessionId: s
 }
 
 /** Which rows `sessionRowsPage` reads: after a record id going up, else before one going down. */
-export type SessionRowsQuery = { after: number; limit?: number } | { before?: number; limit?: number };
+export type SessionRowsQuery =
+  | {
+      /** The rows after this record id, going up. */
+      after: number;
+      /** Rows at most: default 100, clamped to 1..500. */
+      limit?: number;
+    }
+  | {
+      /** The last rows before this record id (none: the newest). */
+      before?: number;
+      /** Rows at most: default 100, clamped to 1..500. */
+      limit?: number;
+    };
 
+/** One page of a session's rows (`recall.sessionRowsPage`). */
 export interface SessionRowsPage {
   /** Chronological. */
   rows: SessionRow[];

@@ -12,9 +12,14 @@ import type { SearchHit } from '../search/search-hit.ts';
  */
 export type Ranking = 'bm25' | 'hybrid';
 
+/** What `recall.search` answers (see `Ranking` above). */
 export interface SearchResult {
+  /** The hits, best first. */
   items: SearchHit[];
+  /** How they were ranked. */
   ranking: Ranking;
+  /** The user's items still waiting for their vector (0 without embeddings). */
   pendingEmbeddings: number;
+  /** Set when the query could not be embedded: the hits are BM25's alone. */
   embeddingsError?: string;
 }

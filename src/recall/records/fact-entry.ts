@@ -12,7 +12,9 @@ import type { ErrorRecord } from '../../errors.ts';
 /** How an entry came to be written. */
 export type FactOrigin = 'api' | 'tool' | 'document' | 'import' | 'extraction';
 
+/** Where a fact came from. */
 export interface FactSource {
+  /** How it was written. */
   via: FactOrigin;
   /** The session whose turn said it (tools, extraction). */
   sessionId?: string;
@@ -23,7 +25,9 @@ export interface FactSource {
 /** How a new fact relates to a current one. */
 export type FactVerdictKind = 'duplicate' | 'update' | 'contradiction' | 'new';
 
+/** The judgement a write made of a new fact against the current ones. */
 export interface FactVerdict {
+  /** What it is. */
   verdict: FactVerdictKind;
   /** The current entry the verdict is about (not for `new`). */
   target?: string;
@@ -34,16 +38,27 @@ export interface FactVerdict {
   judgeError?: ErrorRecord;
 }
 
+/** One version of one fact (see above). */
 export interface FactEntry {
+  /** `m{seq}`: unique per user, in creation order. */
   id: string;
+  /** Whose it is. */
   userId: string;
+  /** The fact. */
   text: string;
+  /** Its key, when it was given one. */
   key?: string;
+  /** Its tags. */
   tags: string[];
+  /** Where it came from. */
   source: FactSource;
+  /** When this entry was written. */
   createdAt: string;
+  /** From when it holds. */
   validFrom: string;
+  /** Until when it held; absent while current. */
   validTo?: string;
+  /** The entry that replaced it, when it was changed (not when forgotten). */
   supersededBy?: string;
   /** The id this entry replaced, when it is a change of one. */
   supersedes?: string;
@@ -55,6 +70,10 @@ export interface FactEntry {
 
 /** What a write did: stored a new entry, found it already known, or left it unchanged. */
 export interface FactWrite {
+  /**
+   * `added`: a new entry; `superseded`: a new entry replacing one; `duplicate`: already known (or
+   * merged into a known one); `unchanged`: the same text.
+   */
   status: 'added' | 'superseded' | 'duplicate' | 'unchanged';
   /** The entry that now holds the fact (the existing one for `duplicate` / `unchanged`). */
   entry: FactEntry;
@@ -69,9 +88,20 @@ export interface FactWrite {
  * trailing spaces). Rendering follows each reference to its current successor (a forgotten
  * fact drops its line) and appends current entries no line refers to.
  */
-export type DocLine = string | { pre: string; ref: number; post: string };
+export type DocLine =
+  | string
+  | {
+      /** Text before the fact (a bullet). */
+      pre: string;
+      /** The seq of the entry it shows. */
+      ref: number;
+      /** Text after it. */
+      post: string;
+    };
 
+/** The long-term document's shape, as its last write left it (see `DocLine`). */
 export interface DocTemplate {
+  /** Its lines, in order. */
   lines: DocLine[];
   /** True for an imported file: its export is the rendering itself, byte for byte. */
   raw: boolean;

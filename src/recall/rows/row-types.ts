@@ -13,14 +13,17 @@ export interface SessionRow {
   ts: string;
   /** `user` or `assistant` for rows Mnemo writes; imported rows keep their role. */
   role: string;
+  /** The text (`''` for a failed turn's reply). */
   content: string;
   /** The anchor: per session, or per user and day for daily rows. */
   messageId: number;
+  /** The tool calls the reply made, `{name, input, output}`; `[]` on user rows. */
   toolCalls: ToolCallView[];
   /** Set on the assistant row recorded for a turn whose agent failed (its content is `''`). */
   error?: RowError;
 }
 
+/** A row of the daily view: a session row as the day numbers it. */
 export interface DailyRow extends SessionRow {
   /** The day whose anchors `messageId` belongs to. */
   day: string;

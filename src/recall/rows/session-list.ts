@@ -11,13 +11,17 @@ import { untitled } from './session-title.ts';
  * missing title.
  */
 export interface SessionSummary {
+  /** The session. */
   sessionId: string;
+  /** Its title (the language's untitled title when it has none). */
   title: string;
+  /** Its last turn, local wall time `YYYY-MM-DDTHH:MM:SS`. */
   updatedAt: string;
 }
 
 /** One page of `listSessions`: the next `limit` after `cursor` (opaque). */
 export interface SessionsPage {
+  /** The sessions of this page, in list order. */
   items: SessionSummary[];
   /** Where the next page starts; `null` after the last. */
   nextCursor: string | null;

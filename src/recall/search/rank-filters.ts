@@ -6,12 +6,17 @@ import type { DailyRecord } from '../records/records.ts';
  * call no tool, have the role `memory`, and are dated by the document version that holds them.
  */
 export interface RankedFilters {
+  /** Only documents of this session. */
   sessionId?: string;
+  /** Only this day (`YYYY-MM-DD`). */
   day?: string;
   /** Inclusive `YYYY-MM-DD` bounds. */
   from?: string;
+  /** Upper bound of `from`..`to`. */
   to?: string;
+  /** Only these roles. */
   roles?: readonly string[];
+  /** Only rows that called this tool. */
   tool?: string;
 }
 

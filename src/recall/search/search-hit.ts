@@ -15,13 +15,20 @@ export interface SearchHit {
   sessionId: string | null;
   /** The anchor: the session row id (`sessionWindow`), else the daily id, or the long-term line (from 1). */
   messageId: number;
+  /** The row's day (`YYYY-MM-DD`), or the long-term version's. */
   day: string;
+  /**
+   * Its score (BM25, or the fused score with `ranking: 'hybrid'`), rounded to 4 decimals; higher is
+   * better.
+   */
   score: number;
+  /** Text around the first query term it holds. */
   snippet: string;
   /** `session`: a session row; `daily`: a daily row without a session; `long_term`: a line of long-term memory. */
   source: 'session' | 'daily' | 'long_term';
   /** The row's role; `memory` for long-term memory. */
   role: string;
+  /** The row's time (local wall time), or the long-term version's. */
   ts: string;
   /** The row's anchor in its day (`dailyWindow`); absent for long-term memory, and for a
    * session row no daily row holds (an imported session without its daily files). */

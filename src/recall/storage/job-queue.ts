@@ -27,10 +27,13 @@ export type JobKind = 'extract' | 'embed' | 'summarize';
 
 /** A finished turn waiting for fact extraction. */
 export interface ExtractPayload {
+  /** The session of the turn. */
   sessionId: string;
   /** The reply's session message id. */
   replyId: number;
+  /** What the user said. */
   userMessage: string;
+  /** What was answered. */
   assistantReply: string;
   /** The turn's session rows: the user row, the reply. */
   messageIds: number[];
@@ -38,6 +41,7 @@ export interface ExtractPayload {
 
 /** An item waiting for its embedding: a document of the ranked index, or a fact. */
 export interface EmbedPayload {
+  /** `d`: a document of the ranked index; `f`: a fact. */
   item: 'd' | 'f';
   /** The document number (search/doc-numbers.ts) or the fact's seq. */
   id: number;
@@ -45,6 +49,7 @@ export interface EmbedPayload {
 
 /** A session whose older part is due for a rolling summary (queued by the turn that found it due). */
 export interface SummarizePayload {
+  /** The session. */
   sessionId: string;
   /**
    * The user's incarnation the turn wrote under (`WriteGuard.incarnation`): the summary is
@@ -53,17 +58,25 @@ export interface SummarizePayload {
   incarnation?: string;
 }
 
+/** The payload of each job kind. */
 export interface JobPayloads {
+  /** Fact extraction of a finished turn. */
   extract: ExtractPayload;
+  /** An item's embedding. */
   embed: EmbedPayload;
+  /** A session's rolling summary. */
   summarize: SummarizePayload;
 }
 
+/** A queued job. */
 export interface Job<K extends JobKind = JobKind> {
+  /** What it does. */
   kind: K;
+  /** Whose data it works on. */
   userId: string;
   /** Unique within `(kind, userId)`; built from the payload (`jobKey`). */
   key: string;
+  /** What it needs. */
   payload: JobPayloads[K];
   /** ISO instant it was queued. */
   queuedAt: string;
@@ -75,6 +88,7 @@ export interface Job<K extends JobKind = JobKind> {
   nextAt?: string;
 }
 
+/** A job that failed every attempt (a dead letter). */
 export interface DeadJob<K extends JobKind = JobKind> extends Job<K> {
   lastError: ErrorRecord;
   /** ISO instant it was given up. */
@@ -83,17 +97,23 @@ export interface DeadJob<K extends JobKind = JobKind> extends Job<K> {
 
 /** A job handed to a worker. Its `token` guards its effects and its outcome. */
 export interface LeasedJob<K extends JobKind = JobKind> extends Job<K> {
+  /** This lease's token: its effects and outcome commit only while it is current. */
   token: string;
 }
 
 /** What a job's writes name to commit only while it is still held (see EFFECTS). */
 export interface JobLease {
+  /** The job's kind. */
   kind: JobKind;
+  /** Its user. */
   userId: string;
+  /** Its key. */
   key: string;
+  /** The lease's token. */
   token: string;
 }
 
+/** How many jobs of a kind are queued, retrying and dead. */
 export interface JobCounts {
   /** Queued (due now or waiting for a retry). */
   pending: number;
@@ -103,11 +123,13 @@ export interface JobCounts {
   dead: number;
 }
 
+/** The durable job queue of a `RecallStore` (see above for its guarantees). */
 export interface JobQueue {
   /** Queues jobs on their own (work that is not part of another write, e.g. a backfill). */
   enqueue(jobs: readonly NewJob[]): Promise<void>;
   /** Up to `limit` due jobs of `kind`, leased for `leaseMs`. */
   lease<K extends JobKind>(kind: K, options: { limit: number; leaseMs: number }): Promise<LeasedJob<K>[]>;
+  /** Removes the job; nothing when its lease is no longer held. */
   complete(job: LeasedJob): Promise<void>;
   /**
    * One more failed attempt: due again `retryInMs` from now (the store's clock), or, with
@@ -116,6 +138,7 @@ export interface JobQueue {
   fail(job: LeasedJob, error: ErrorRecord, retryInMs: number | undefined): Promise<void>;
   /** How long until the next job of `kind` is due, in ms (0: now; `undefined`: none queued), for a timer. */
   nextDue(kind: JobKind): Promise<number | undefined>;
+  /** The counts of `kind` (of `userId`, else every user's). */
   counts(kind: JobKind, userId?: string): Promise<JobCounts>;
   /** The first `limit` dead letters, by user then key. */
   dead<K extends JobKind>(kind: K, options: { limit: number; userId?: string }): Promise<DeadJob<K>[]>;
@@ -131,7 +154,17 @@ export interface JobQueue {
   purgeDead(kind: JobKind, before: string): Promise<number>;
 }
 
-export type NewJob = { [K in JobKind]: { kind: K; userId: string; payload: JobPayloads[K] } }[JobKind];
+/** A job to queue: its kind, user and payload (the key is made from them, `jobKey`). */
+export type NewJob = {
+  [K in JobKind]: {
+    /** What it does. */
+    kind: K;
+    /** Whose data it works on. */
+    userId: string;
+    /** What it needs. */
+    payload: JobPayloads[K];
+  };
+}[JobKind];
 
 /** A job's key within its kind and user: what makes queuing it twice one job. */
 export function jobKey(job: NewJob): string {

@@ -59,6 +59,7 @@ export interface RecallStore {
   readonly engine: string;
   /** The session transcripts, for reads (and the summarizer's companion conversations). */
   readonly transcripts: MessageLog;
+  /** The job queue (extraction, embeddings, summaries), in the same database. */
   readonly jobs: JobQueue;
   /** True when the store was opened with embeddings: stored items queue embedding jobs. */
   readonly embeddings: boolean;
@@ -76,6 +77,7 @@ export interface RecallStore {
   eraseUser(userId: string): Promise<ErasureReport>;
 
   // ---- sessions ----
+  /** The session's entry; `undefined` when it has none. */
   session(userId: string, sessionId: string): Promise<SessionEntry | undefined>;
   /** Every entry of the user, listed or not, in creation order. */
   sessions(userId: string): Promise<SessionEntry[]>;
@@ -133,15 +135,19 @@ export interface RecallStore {
    * with the records and the guard for the turn's later writes.
    */
   appendTurn(append: TurnAppend, guard?: WriteGuard): Promise<TurnAppended>;
+  /** The entry of a keyed turn (`TurnAppend.with`'s `turnKey`); `undefined` when none. */
   turnKey(userId: string, sessionId: string, key: string): Promise<TurnKeyRecord | undefined>;
 
   // ---- the daily view ----
+  /** One day's rows, by id. */
   dailyDay(userId: string, day: string): Promise<DailyRecord[]>;
   /** The anchor row and up to `before`/`after` rows around it in its day; `[]` without the anchor. */
   dailyWindow(userId: string, day: string, anchor: number, before: number, after: number): Promise<DailyRecord[]>;
   /** The user's days with rows, ascending. */
   days(userId: string): Promise<string[]>;
+  /** Keyword scan of the daily view (one `day`, or every day with `null`); see KEYWORD SCANS. */
   scanDaily(userId: string, query: { day: string | null; keyword: string; limit: number }): Promise<DailyRecord[]>;
+  /** Keyword scan of one session's transcript; see KEYWORD SCANS. */
   scanSession(userId: string, sessionId: string, query: { keyword: string; limit: number }): Promise<StoredMessage[]>;
 
   // ---- the dialogue log ----
@@ -149,6 +155,7 @@ export interface RecallStore {
   dialogueLog(userId: string, sessionId?: string): Promise<LogRecord[]>;
 
   // ---- long-term memory and facts ----
+  /** Every version of the long-term document, oldest first. */
   longTermVersions(userId: string): Promise<LongTermRecord[]>;
   /** What a facts write is computed from; its `generation` guards that write. */
   factsState(userId: string): Promise<FactsState>;
@@ -187,6 +194,7 @@ export interface RecallStore {
   /** One step of a Demo folder import (demo-folder/demo-import.ts); rows keep the given ids. */
   importBatch(userId: string, batch: ImportBatch): Promise<void>;
 
+  /** Closes what the store opened (not what it was given: an environment, a pool). Idempotent. */
   close(): Promise<void>;
 }
 
@@ -198,32 +206,54 @@ export interface WriteGuard {
   job?: JobLease;
 }
 
+/** One write of a chat turn (`appendTurn`): rows for the session, and what commits with them. */
 export interface TurnAppend {
+  /** The user. */
   userId: string;
+  /** The session. */
   sessionId: string;
   /** One user row, or one reply (or error) row. */
   entries: readonly NewEntry[];
   /** Appended exactly once under this MessageLog key (chat/turn-keys.ts `rowKeys`). */
   idempotencyKey?: string;
   /** The turn's first write: registers the session (unlisted) if it is new, at `now`. */
-  opens?: { now: string };
+  opens?: {
+    /** Local wall time the session is registered at. */
+    now: string;
+  };
   /** What commits with the rows, given their records as numbered. Pure. */
   with(records: readonly StoredMessage[]): TurnSideWrites;
 }
 
+/** What commits with a turn's rows (from `TurnAppend.with`). */
 export interface TurnSideWrites {
   /** The rows' daily mirrors (each with its `sessionMessageId`). */
   daily: NewDailyRecord[];
+  /** The turn's dialogue-log row. */
   log?: NewLogRecord;
   /** The turn's last row: the turn is settled (crash repair has nothing left to do for it). */
   settles?: boolean;
+  /** Jobs the turn calls for (extraction, summary). */
   jobs?: NewJob[];
-  turnKey?: { key: string; value: TurnKeyRecord };
+  /** The keyed turn's entry (its answer or failed attempts), under its key. */
+  turnKey?: {
+    /** The turn's idempotency key. */
+    key: string;
+    /** Its answer, or its failed attempts. */
+    value: TurnKeyRecord;
+  };
   /** Lists the session (see `touchSession`). */
-  touch?: { title: string; updatedAt: string };
+  touch?: {
+    /** The title, unless the session has one. */
+    title: string;
+    /** The session's new `updatedAt`. */
+    updatedAt: string;
+  };
 }
 
+/** What `appendTurn` resolves with. */
 export interface TurnAppended {
+  /** The rows as numbered. */
   records: StoredMessage[];
   /** The entry as `touch` left it. */
   session?: SessionEntry;
@@ -231,6 +261,7 @@ export interface TurnAppended {
   guard: WriteGuard;
 }
 
+/** A user's facts as a write is computed from (`factsState`). */
 export interface FactsState {
   /** Changed by every `commitFacts` (and by an erasure); `''` for a user never written. */
   generation: string;
@@ -244,24 +275,29 @@ export interface FactsState {
   longTerm?: LongTermRecord;
 }
 
+/** A facts write (`commitFacts`), computed from a `FactsState`. */
 export interface FactsChange {
   /** The generation the store holds once this change is applied (the caller's fresh value). */
   generation: string;
   /** New entries and changed ones (an ended entry with its `validTo`), by seq. */
   entries: readonly FactEntry[];
+  /** The document's new shape, when it changed. */
   doc?: DocTemplate;
   /** A new document version (numbered on from the newest), or the newest dropped. */
   longTerm?: Omit<LongTermRecord, 'version'> | 'undo';
 }
 
+/** A document `rank` found. */
 export interface RankedDoc {
   /** The document number (search/doc-numbers.ts). */
   doc: number;
+  /** Its BM25 score; higher is better. */
   score: number;
   /** The row of a daily document (with its day's `id`) or of a session document (without one). */
   row?: NewDailyRecord;
 }
 
+/** A document or fact `nearest` found. */
 export interface NearDoc {
   /** The document number, or the fact's seq. */
   id: number;
@@ -271,37 +307,67 @@ export interface NearDoc {
   row?: NewDailyRecord;
 }
 
+/** An embedding to store (`putVectors`). */
 export interface VectorWrite {
+  /** `d`: a document; `f`: a fact. */
   item: 'd' | 'f';
+  /** The document number or the fact's seq. */
   id: number;
   /** Of the text embedded (embeddings/vector-codec.ts `textHash`): stored only while still current. */
   hash: number;
+  /** The embedding. */
   vector: Float32Array;
   /** The embedding job this completes. */
   job: JobLease;
 }
 
+/** One step of a Demo folder import (`importBatch`). */
 export interface ImportBatch {
   /** Entries to store as they are given (their `order` included). */
   sessions?: readonly SessionEntry[];
   /** Appended to the session's transcript, in order. */
-  transcript?: { sessionId: string; entries: readonly NewEntry[] };
+  transcript?: {
+    /** The session. */
+    sessionId: string;
+    /** Its rows, in order. */
+    entries: readonly NewEntry[];
+  };
+  /** Daily rows, keeping their ids. */
   daily?: readonly NewDailyRecord[];
+  /** Dialogue-log rows, in order. */
   log?: readonly NewLogRecord[];
   /**
    * Session rows no daily row holds (a folder without its daily files): indexed as documents of
    * their own (search/doc-numbers.ts), shown in no view. Each names its session and anchor.
    */
-  sessionDocs?: readonly (NewDailyRecord & { sessionId: string; sessionMessageId: number })[];
+  sessionDocs?: readonly (NewDailyRecord & {
+    /** The session the row belongs to. */
+    sessionId: string;
+    /** Its id in the session. */
+    sessionMessageId: number;
+  })[];
   /** Appended to the session's summaries' companion in order (`summaryEntry`), unchecked: numbered on from its last. */
-  summaries?: { sessionId: string; entries: readonly NewSummary[] };
+  summaries?: {
+    /** The session summarized. */
+    sessionId: string;
+    /** The summaries to append. */
+    entries: readonly NewSummary[];
+  };
 }
 
+/** What `eraseUser` removed. */
 export interface ErasureReport {
   /** Conversations erased (sessions and their summaries' companions). */
   conversations: number;
   /** Records removed beside them. */
   keys: number;
   /** With `{ compact: true }` (a runtime's recall): the compaction that followed. */
-  compaction?: { bytesBefore: number; bytesAfter: number; pauseMs: number };
+  compaction?: {
+    /** `data.mdb`'s size before, in bytes. */
+    bytesBefore: number;
+    /** And after. */
+    bytesAfter: number;
+    /** How long writers waited, in ms. */
+    pauseMs: number;
+  };
 }

@@ -7,10 +7,16 @@ import { MnemoError } from '../../errors.ts';
  * summary's `appendSummary`). Nothing was written.
  */
 export class StaleWriteError extends MnemoError {
+  /** Always `'write_stale'`. */
   readonly code = 'write_stale';
 
   constructor(
+    /**
+     * `erased`: the user was erased meanwhile; `lease_lost`: the job's lease is gone;
+     * `session_gone`: the session was deleted meanwhile.
+     */
     readonly reason: 'erased' | 'lease_lost' | 'session_gone',
+    /** The user. */
     readonly userId: string,
   ) {
     super(

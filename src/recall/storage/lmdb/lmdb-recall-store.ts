@@ -65,6 +65,10 @@ export interface LmdbRecallStoreOptions {
   transcripts: MessageLog;
   /** Read session rows straight from the `messages` db (and on the pool). Default true; false reads them through `transcripts` (tests of that path). */
   directReads?: boolean;
+  /**
+   * Worker threads for large scans (`createSearchPool`); its owner closes it, before the
+   * environment. Default none: every scan inline.
+   */
   pool?: SearchPool | undefined;
   /** Rows in scope above which a keyword scan goes to the pool. Default 20 000. */
   poolThreshold?: number;
@@ -74,6 +78,7 @@ export interface LmdbRecallStoreOptions {
   vectorPoolThreshold?: number;
   /** Stored items queue embedding jobs. Default false. */
   embeddings?: boolean;
+  /** Time of the job queue (due times, leases). Default: the system clock. */
   clock?: WallClock;
   /** Of the offline title a session gets when a killed process cut its first turn short (`'auto'`: its message's). Default `'zh'`. */
   language?: LanguageSetting;
@@ -82,6 +87,11 @@ export interface LmdbRecallStoreOptions {
 export const DEFAULT_POOL_THRESHOLD = 20_000;
 export const DEFAULT_RANK_POOL_THRESHOLD = 200_000;
 
+/**
+ * The LMDB recall store over `options.env` (see `LmdbRecallStoreOptions`). Opens its named
+ * databases synchronously; crash repair runs before the first call is served. `close()` leaves the
+ * environment, the transcripts and the pool open: they are the caller's.
+ */
 export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallStore {
   const opened = openRecallDbs(options.env);
   const clock = options.clock ?? systemWallClock;

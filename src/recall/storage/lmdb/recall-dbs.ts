@@ -125,13 +125,15 @@ export interface RecallDbs {
  * memory layer's `acquireEnvironment`), with its path for the pool's workers.
  */
 export interface RecallEnvironment {
+  /** The open LMDB root database (lmdb's `open()`); the recall store opens its named databases in it. */
   root: RootDatabase;
+  /** The environment's directory, which the search pool's workers open read-only. */
   path: string;
-  /** The memory layer's guard against lmdb 3.5.6's unhandled commit-failure rejection. */
+  /** @internal The memory layer's guard against lmdb 3.5.6's unhandled commit-failure rejection. */
   guardFailedCommits?(): void;
-  /** The memory layer's write-ahead journal of message appends, when it has one. */
+  /** @internal The memory layer's write-ahead journal of message appends, when it has one. */
   ahead?: Pick<WriteAhead, 'settle' | 'scrub'> | undefined;
-  /** The memory layer's room check (disk-room.ts): a commit takes room first, when there is one. */
+  /** @internal The memory layer's room check (disk-room.ts): a commit takes room first, when there is one. */
   room?: DiskRoom | undefined;
 }
 

@@ -21,27 +21,39 @@ import type { VectorJob } from './vector-job.ts';
  * of searches does not pay a thread start each).
  */
 export interface SearchPoolOptions {
+  /** Threads at most. Default half the cores, at least 1. */
   maxThreads?: number;
+  /** Ms before an idle thread exits. Default 30 000. */
   idleTimeout?: number;
 }
 
+/**
+ * Worker threads for the LMDB recall store's large scans, made by {@link createSearchPool}: pass
+ * it as `createLmdbRecallStore({ pool })` (the runtime makes and supervises its own, see
+ * `RuntimeRecallOptions.pool`). Its owner closes it, before the LMDB environment.
+ */
 export interface SearchPool {
+  /** @internal A large keyword scan of a user's daily rows (the store's, not an application's). */
   run(job: Extract<SearchJob, { kind: 'daily' }>): Promise<DailyRecord[]>;
+  /** @internal A large keyword scan of one session. */
   run(job: Extract<SearchJob, { kind: 'session' }>): Promise<StoredMessage[]>;
-  /** A large ranked query (search/bm25-query.ts). */
+  /** @internal A large ranked query (search/bm25-query.ts). */
   run(job: Extract<RankJob, { kind: 'rank' }>): Promise<RankedDoc[]>;
-  /** The tokenizing half of an index rebuild (search/rebuild.ts). */
+  /** @internal The tokenizing half of an index rebuild (search/rebuild.ts). */
   run(job: Extract<RankJob, { kind: 'terms' }>): Promise<RowTerms[]>;
-  /** A large brute-force vector scan (embeddings/vector-job.ts): `[doc, cosine]`, best first. */
+  /** @internal A large brute-force vector scan (embeddings/vector-job.ts): `[doc, cosine]`, best first. */
   run(job: VectorJob): Promise<[number, number][]>;
   /** Scans running or queued now. */
   readonly pending: number;
   /** Scans finished so far (successfully or not). */
   readonly completed: number;
+  /** True once `close` was called: every later job is refused with `SearchPoolClosedError`. */
   readonly closed: boolean;
+  /** Lets running and queued scans finish, then stops the threads. Idempotent. */
   close(): Promise<void>;
 }
 
+/** A search pool (see `SearchPoolOptions`). No thread starts before the first large scan. */
 export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   const maxThreads = options.maxThreads ?? Math.max(1, Math.floor(availableParallelism() / 2));
   // Built on the first scan: a runtime that never searches a large session (most restarts,
