@@ -8,13 +8,12 @@
  * `<dataDir>/agent-quickstart` (default dataDir: $MNEMO_DATA_DIR or ./data). Without
  * OPENAI_API_KEY the offline fallback answers (and never calls the tool); with it (plus
  * OPENAI_BASE_URL and OPENAI_MODEL for another OpenAI-compatible server) a real model does.
+ *
+ * It imports `mnemo` as an installed copy would; in this checkout run `npm run build` once first
+ * (the package's own name resolves to its dist/). test/docs/examples.test.ts runs it.
  */
 import { join } from 'node:path';
-import { createAgent } from '../src/agent/index.ts';
-import { defineTool } from '../src/kernel/index.ts';
-import { llmFromEnv } from '../src/llm/index.ts';
-import { createLmdbStore } from '../src/memory/index.ts';
-import { defaultProvider } from '../src/provider/index.ts';
+import { createAgent, createLmdbStore, defaultProvider, defineTool, llmFromEnv } from 'mnemo';
 
 const args = process.argv.slice(2);
 const dataDir = args.find((a) => !a.startsWith('--')) ?? process.env['MNEMO_DATA_DIR'] ?? 'data';

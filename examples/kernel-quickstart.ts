@@ -9,11 +9,12 @@
  * in LMDB under `<dataDir>/kernel-quickstart` (default dataDir: $MNEMO_DATA_DIR or ./data).
  * Without OPENAI_API_KEY the offline fallback answers; with it (plus OPENAI_BASE_URL and
  * OPENAI_MODEL for another OpenAI-compatible server) a real model does.
+ *
+ * It imports `mnemo` as an installed copy would; in this checkout run `npm run build` once first
+ * (the package's own name resolves to its dist/). test/docs/examples.test.ts runs it.
  */
 import { join } from 'node:path';
-import { createFilter, createKernel, memoryFilter, newContext, withConversationId } from '../src/kernel/index.ts';
-import { llmFromEnv } from '../src/llm/index.ts';
-import { createLmdbStore } from '../src/memory/index.ts';
+import { createFilter, createKernel, createLmdbStore, llmFromEnv, memoryFilter, newContext, withConversationId } from 'mnemo';
 
 const args = process.argv.slice(2);
 const dataDir = args.find((a) => !a.startsWith('--')) ?? process.env['MNEMO_DATA_DIR'] ?? 'data';

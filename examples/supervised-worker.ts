@@ -2,8 +2,11 @@
  * A supervised worker that crashes and is restarted (README: "The runtime").
  *
  *   npx tsx examples/supervised-worker.ts
+ *
+ * It imports `mnemo` as an installed copy would; in this checkout run `npm run build` once first
+ * (the package's own name resolves to its dist/). test/docs/examples.test.ts runs it.
  */
-import { call, cast, genServer, monitor, start, startSupervisor, stop, whereis } from '../src/otp/index.ts';
+import { call, cast, genServer, monitor, start, startSupervisor, stop, whereis } from 'mnemo/otp';
 
 type Request = { type: 'get' };
 type Command = { type: 'add'; n: number } | { type: 'crash' };

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeBlocks, isShell, isTypeScript, type CodeBlock } from './markdown-blocks.ts';
 import { markdownPages } from './docs-pages.ts';
 
-// Every TypeScript block of README.md and of docs/**/*.md is type-checked (strict, the repo's tsconfig) and, unless
+// Every TypeScript block of README.md and of docs/**/*.md, and every script of examples/, is type-checked (strict, the repo's tsconfig) and, unless
 // marked `<!-- readme-test: typecheck-only (reason) -->`, run in its own child process with tsx,
 // in a fresh directory (its `./data`), which must exit 0. The blocks are written inside the repo
 // (`.tmp/`) beside their own build of this package (node_modules/mnemo: package.json and a
@@ -27,8 +27,13 @@ interface PageBlock extends CodeBlock {
 }
 
 const blocks: PageBlock[] = markdownPages().flatMap((page) => codeBlocks(readFileSync(join(ROOT, page), 'utf8'), page).map((b) => ({ ...b, page })));
-const tsBlocks = blocks.filter(isTypeScript);
-const fileOf = (b: PageBlock): string => join(WORK, b.page.replace(/\.md$/, '').replace(/[/.]/g, '_'), `line-${b.line}`, 'example.ts');
+/** The scripts of examples/, each run whole like a block (they import `mnemo` too). */
+const exampleScripts: PageBlock[] = readdirSync(join(ROOT, 'examples'))
+  .filter((f) => f.endsWith('.ts'))
+  .sort()
+  .map((f) => ({ page: `examples/${f}`, lang: 'ts', line: 1, mode: 'run', code: readFileSync(join(ROOT, 'examples', f), 'utf8') }));
+const tsBlocks = [...blocks.filter(isTypeScript), ...exampleScripts];
+const fileOf = (b: PageBlock): string => join(WORK, b.page.replace(/\.(md|ts)$/, '').replace(/[/.]/g, '_'), `line-${b.line}`, 'example.ts');
 
 interface RunResult {
   code: number | null;
@@ -148,6 +153,7 @@ describe('TypeScript examples of the README and docs/', () => {
   it('has TypeScript examples to check', () => {
     expect(tsBlocks.length).toBeGreaterThan(20);
     expect(new Set(tsBlocks.map((b) => b.page)).size).toBeGreaterThan(10);
+    expect(exampleScripts.map((b) => b.page)).toContain('examples/agent-quickstart.ts');
   });
 
   for (const b of tsBlocks) {
