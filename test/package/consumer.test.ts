@@ -65,7 +65,7 @@ describe('the packed package in a fresh project', { timeout: 240_000 }, () => {
     if (work !== undefined) rmSync(work, { recursive: true, force: true });
   });
 
-  it('ships dist, bin, README, LICENSE and CHANGELOG, and weighs at most 600 KB', () => {
+  it('ships dist, bin, README, LICENSE and CHANGELOG, and weighs at most 800 KB', () => {
     const files = tarballFiles();
     const tops = new Set(files.map((f) => f.split('/')[0]));
     expect([...tops].sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
@@ -78,8 +78,9 @@ describe('the packed package in a fresh project', { timeout: 240_000 }, () => {
     expect(files).toContain('dist/esm/src/server/public/index.html');
     expect(files).toContain('dist/cjs/index.js');
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
-    // The list above keeps foreign files out; the bound catches a stray large one (573 kB at index format 3).
-    expect(readFileSync(tarball).length).toBeLessThanOrEqual(600 * 1024);
+    // The list above keeps foreign files out; the bound catches a stray large one (573 kB at index
+    // format 3; 663 kB with mnemo/mcp, mnemo/ai-sdk, summaries, telemetry and the doc comments).
+    expect(readFileSync(tarball).length).toBeLessThanOrEqual(800 * 1024);
   });
 
   it('installs no TypeScript loader, bundler or test runner with Mnemo', () => {
