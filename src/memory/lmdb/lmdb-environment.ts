@@ -66,9 +66,8 @@ export interface LmdbEnvironmentOptions {
 }
 
 /**
- * `journalDelay`'s default. One conversation's appends, side by side with SQLite WAL FULL
- * (an A/B of four stores with 20, 50, 100 and 200 in one process, two runs): 1.00-1.02x,
- * 1.14x, 1.09-1.13x, 0.93-0.94x. LMDB's batch commit shares the device with the journal's
+ * `journalDelay`'s default, the best of 20, 50, 100 and 200 for one conversation's appends
+ * (docs/performance-history.md). LMDB's batch commit shares the device with the journal's
  * writes: too often, its two flushes delay them; too large a batch, its pages do.
  */
 export const JOURNAL_DELAY_MS = 50;

@@ -43,8 +43,8 @@ import { estimate, type DiskRoom } from './disk-room.ts';
  * in memory, rebuilt from the rows when a conversation is met. The writer (write-queue.ts) looks
  * each key up before the write is issued, so a keyed batch is put under the same one condition
  * as any other: its first id is free, which stops a second writer on the environment that
- * numbered from the same last id. (A key row beside the messages, the earlier layout, cost a
- * put per keyed batch and a sweep: keyed appends ran at ~0.73x of plain ones.)
+ * numbered from the same last id. (Not a key row beside the messages: that costs a put per
+ * keyed batch and a sweep.)
  *
  * Forks (fork.ts): `forks` holds `['of', fork]` → `{source, at}` and `['by', source, fork]` →
  * `at`. A read looks the link up (one get) and, for a fork, reads each segment as a range

@@ -66,23 +66,19 @@ const RETRY_MS = 1000;
 /**
  * The journal is for a batch that would otherwise commit alone: a commit that many appends share
  * costs LMDB's two flushes per many, and the journal would only add a second copy of the bytes,
- * CPU per append and its writes on the main thread (`bench/append-cpu.ts`, 1,000 conversations:
- * 0.45x raw lmdb-js with every append through the journal). So a batch goes straight to LMDB
+ * CPU per append and its writes on the main thread (`bench/append-cpu.ts`). So a batch goes straight to LMDB
  * when `BUSY` records already wait for the journal's next write, and, from then on, while
  * another batch is being committed straight to LMDB (`track`): a hundred conversations
  * appending at once still go through the journal (its lower latency is their throughput), a
- * thousand mostly straight (CPU-bound, they keep LMDB's group commit). Single suite runs, ÷ raw
- * lmdb-js at 100 / 1,000 conversations: every append through the journal 1.11x / 0.48x; 256
- * waiting 1.19x / 0.54x; 16 waiting 0.56x / 0.66x (2 cores shared: ±0.2 between runs).
+ * thousand mostly straight (CPU-bound, they keep LMDB's group commit). 128 was the best of
+ * 16, 128, 256 and always (docs/performance-history.md).
  */
 const BUSY = 128;
 /**
  * Direct commits in flight at once from which the journal stays closed (every batch straight to
  * LMDB) until a round of them (from none to none again) stays under it. Without it, each round
- * at 1,000 conversations sent its first `BUSY` appends through the journal again (~13% of them),
- * and their flushes, written on the main thread, stalled the rest: the table alone at 1,000
- * conversations ran at 0.72-0.84x raw lmdb-js with the journal, 0.98x without (README, commit
- * section; `bench/append-cpu.ts` for the store and the runtime).
+ * at 1,000 conversations sent its first `BUSY` appends through the journal again, and their
+ * flushes, written on the main thread, stalled the rest (`bench/append-cpu.ts`).
  */
 const CROWD = 256;
 /** Submits waiting beyond which a batch goes to LMDB before its delay is up. */

@@ -8,9 +8,8 @@ import { porterStem } from './porter-stemmer.ts';
  *   case-folded.
  * - Chinese and Japanese (Han, Hiragana, Katakana) have no spaces: such a run becomes its
  *   overlapping character bigrams (`北京天气` → `北京 京天 天气`); a lone character stays a
- *   unigram. Bigrams beat `Intl.Segmenter` on this index's own fixture (recall and speed: the
- *   measurement is in the README, "Ranked search"), and need no dictionary, so a query and a
- *   document always cut a name the same way.
+ *   unigram. Bigrams need no dictionary, so a query and a document always cut a name the same
+ *   way (why not `Intl.Segmenter`: docs/guides/ranked-search.md).
  * - Other runs are words: English stop words are dropped, the rest stemmed (Porter), so
  *   `meetings`, `meeting` and `met`… (`met` stays `met`: a stemmer, not a lemmatizer), and a
  *   final `i` of Porter's `y` → `i` dropped from stems of 5+ letters (`allergies` meets
@@ -196,9 +195,9 @@ function* bigrams(run: string, base: number): Generator<Token> {
 }
 
 /**
- * The alternative measured against bigrams: ICU's word segmentation through `Intl.Segmenter`
- * (dictionary-based for Chinese and Japanese). Kept for the README's measurement
- * (bench/search-rank.ts), not used by the index.
+ * ICU's word segmentation through `Intl.Segmenter` (dictionary-based for Chinese and Japanese),
+ * the alternative to bigrams: never used by the index; here so that the retrieval-quality test
+ * and bench/search-rank.ts keep comparing the two on the same rules.
  */
 export function tokenizeWithSegmenter(text: string, locale = 'zh'): string[] {
   const segmenter = new Intl.Segmenter(locale, { granularity: 'word' });
