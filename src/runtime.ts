@@ -89,6 +89,8 @@ export interface RuntimeOptions {
     | {
         /** A PostgreSQL connection string, `postgres://user:password@host:port/database`. */
         postgres: string;
+        /** The schema of Mnemo's tables (created if missing). Default `'mnemo'`. One schema, one store. */
+        schema?: string;
       };
   /** LMDB environment options (see `LmdbEnvironmentOptions`: each with its default and cost). */
   lmdb?: LmdbEnvironmentOptions;
@@ -313,7 +315,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
         : typeof storageOption === 'object' && storageOption !== null && 'store' in storageOption
           ? { kind: 'custom', store: storageOption.store }
           : typeof storageOption === 'object' && storageOption !== null && typeof storageOption.postgres === 'string'
-            ? { kind: 'custom', store: (ownedStore = (await import('./memory/postgres/index.ts')).createPostgresStore({ connectionString: storageOption.postgres })) }
+            ? { kind: 'custom', store: (ownedStore = (await import('./memory/postgres/index.ts')).createPostgresStore({ connectionString: storageOption.postgres, ...(storageOption.schema === undefined ? {} : { schema: storageOption.schema }) })) }
             : invalidStorage();
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   const wallClock = options.wallClock ?? systemWallClock;

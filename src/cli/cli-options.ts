@@ -5,6 +5,8 @@
  *   --host <addr>        MNEMO_HOST        127.0.0.1     loopback only unless you say otherwise
  *   --port <n>           MNEMO_PORT        8000          0 picks a free port
  *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
+ *   --postgres <url>     MNEMO_DATABASE_URL, DATABASE_URL  (none)  PostgreSQL instead of LMDB (many servers, one database)
+ *   --pg-schema <name>   MNEMO_PG_SCHEMA   mnemo         the schema of Mnemo's tables
  *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
  *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: operator routes, any user
  *   --user-tokens <path> MNEMO_USER_TOKENS (none)        JSON/YAML token → user id (user-tokens-file.ts)
@@ -51,6 +53,8 @@ export interface CliOptions {
   host: string;
   port: number;
   dataDir: string;
+  /** PostgreSQL storage instead of LMDB under `dataDir`: the connection string, and the schema. */
+  postgres: { url: string; schema?: string } | null;
   token: string | null;
   adminToken: string | null;
   /** The user tokens file (read by main.ts with user-tokens-file.ts), absolute. */
@@ -94,7 +98,7 @@ export const DEFAULT_LLM_CONFIG = 'config/llm.yaml';
 
 export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI agents (HTTP API and chat page)
 
-Usage: mnemo [options]
+Usage: mnemo [serve] [options]
        mnemo compact [--data-dir <path>]   compact a stopped server's data directory (--help there)
        mnemo mcp --user <id> [--data-dir <path>]   one user's memory as an MCP server on stdio (--help there)
 
@@ -102,6 +106,9 @@ Options (flag, else environment variable, else default):
   --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]
   --port <n>               MNEMO_PORT             port, 0 for any free port   [8000]
   --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
+  --postgres <url>         MNEMO_DATABASE_URL, DATABASE_URL  store everything in PostgreSQL
+                           instead (postgres://user:password@host:port/db): many servers, one database
+  --pg-schema <name>       MNEMO_PG_SCHEMA        schema of Mnemo's tables    [mnemo]
   --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
   --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: the operator routes (GET /metrics,
                                                   GET /api/runtime, /fact-extraction), any user  [none]
@@ -175,6 +182,8 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         host: { type: 'string' },
         port: { type: 'string' },
         'data-dir': { type: 'string' },
+        postgres: { type: 'string' },
+        'pg-schema': { type: 'string' },
         token: { type: 'string' },
         'admin-token': { type: 'string' },
         'user-tokens': { type: 'string' },
@@ -224,6 +233,16 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   }
   if (adminToken !== null && adminToken === token) throw new ConfigError('the admin token must differ from the API token');
 
+  const postgresUrl = pick(values.postgres, 'MNEMO_DATABASE_URL') ?? pick(undefined, 'DATABASE_URL');
+  if (postgresUrl !== undefined && !/^postgres(ql)?:\/\//.test(postgresUrl)) {
+    throw new ConfigError('--postgres must be a connection string postgres://user:password@host:port/database');
+  }
+  const pgSchema = pick(values['pg-schema'], 'MNEMO_PG_SCHEMA');
+  if (pgSchema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(pgSchema)) {
+    throw new ConfigError(`invalid --pg-schema ${JSON.stringify(pgSchema)}: an SQL identifier: a letter or _, then letters, digits or _, at most 63`);
+  }
+  if (pgSchema !== undefined && postgresUrl === undefined) throw new ConfigError('--pg-schema needs --postgres');
+
   const userTokens = pick(values['user-tokens'], 'MNEMO_USER_TOKENS');
   const trustUserHeader = pick(values['trust-user-header'], 'MNEMO_TRUST_USER_HEADER') ?? null;
   if (trustUserHeader !== null) {
@@ -262,6 +281,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     host,
     port,
     dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),
+    postgres: postgresUrl === undefined ? null : { url: postgresUrl, ...(pgSchema === undefined ? {} : { schema: pgSchema }) },
     token,
     adminToken,
     userTokensPath: userTokens === undefined ? null : resolve(cwd, userTokens),

@@ -46,7 +46,8 @@ async function main(): Promise<void> {
   let userTokens = new Map<string, string>();
   let embeddings: EmbeddingsOptions | undefined;
   try {
-    options = parseCliOptions(process.argv.slice(2), process.env, process.cwd());
+    // `mnemo serve ...` is `mnemo ...`: the name deployments and process managers spell out.
+    options = parseCliOptions(process.argv.slice(process.argv[2] === 'serve' ? 3 : 2), process.env, process.cwd());
     if (options.help) {
       process.stdout.write(HELP_TEXT);
       return;

@@ -1,5 +1,6 @@
 /**
- * What `mnemo` runs once its options are read: the runtime (LMDB under the data dir), the
+ * What `mnemo` runs once its options are read: the runtime (LMDB under the data dir, or
+ * PostgreSQL with `--postgres`: then any number of servers may share the database), the
  * recall service and the HTTP server, then a graceful stop on SIGINT/SIGTERM; SIGHUP reloads
  * the user tokens file.
  *
@@ -93,7 +94,7 @@ export async function serve(
   const models = modelServices(llm, (service) => metrics.observeLlm(service));
   const runtime = await startRuntime({
     dataDir: options.dataDir,
-    storage: 'lmdb',
+    storage: options.postgres === null ? 'lmdb' : { postgres: options.postgres.url, ...(options.postgres.schema === undefined ? {} : { schema: options.postgres.schema }) },
     observer: metrics.writeObserver,
     recall: {
       language: options.language,
@@ -132,8 +133,7 @@ export async function serve(
   logger.info(
     {
       url: server.url,
-      dataDir: options.dataDir,
-      storage: 'lmdb',
+      ...(options.postgres === null ? { dataDir: options.dataDir, storage: 'lmdb' } : { storage: 'postgres', schema: options.postgres.schema ?? 'mnemo' }),
       llm: describeLlm(llm),
       embeddings: describeEmbeddings(embeddings),
       auth: describeAuth(options, userTokens.size),

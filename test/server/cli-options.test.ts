@@ -14,6 +14,7 @@ describe('command-line options', () => {
       host: '127.0.0.1',
       port: 8000,
       dataDir: '/srv/app/data',
+      postgres: null,
       token: null,
       adminToken: null,
       userTokensPath: null,
@@ -34,6 +35,19 @@ describe('command-line options', () => {
       help: false,
       version: false,
     });
+  });
+
+  it('reads PostgreSQL storage from --postgres, else MNEMO_DATABASE_URL, else DATABASE_URL, and its schema from --pg-schema or MNEMO_PG_SCHEMA', () => {
+    const url = 'postgres://app:secret@db:5432/mnemo';
+    expect(parseCliOptions(['--postgres', url], {}, cwd).postgres).toEqual({ url });
+    expect(parseCliOptions([], { DATABASE_URL: url }, cwd).postgres).toEqual({ url });
+    expect(parseCliOptions([], { DATABASE_URL: 'postgres://other/x', MNEMO_DATABASE_URL: url }, cwd).postgres).toEqual({ url });
+    expect(parseCliOptions(['--postgres', url, '--pg-schema', 'tenant_a'], {}, cwd).postgres).toEqual({ url, schema: 'tenant_a' });
+    expect(parseCliOptions([], { DATABASE_URL: url, MNEMO_PG_SCHEMA: 'b' }, cwd).postgres).toEqual({ url, schema: 'b' });
+    expect(() => parseCliOptions(['--postgres', 'mysql://db/x'], {}, cwd)).toThrow(ConfigError);
+    expect(() => parseCliOptions(['--postgres', url, '--pg-schema', 'a-b'], {}, cwd)).toThrow(/--pg-schema/);
+    expect(() => parseCliOptions(['--pg-schema', 'a'], {}, cwd)).toThrow(/needs --postgres/);
+    expect(HELP_TEXT).toContain('--postgres');
   });
 
   it('sizes the rolling summaries with --summary-tokens or MNEMO_SUMMARY_TOKENS, off turns them off', () => {
