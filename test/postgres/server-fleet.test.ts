@@ -1,0 +1,200 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { http, type HttpResponse } from '../support/http.ts';
+import { usePostgres } from '../support/postgres-server.ts';
+
+/**
+ * Many servers, one memory: `mnemo serve --postgres` processes on one database, reached
+ * through a round-robin balancer with no session affinity (a loopback proxy here). Each server
+ * is a real process (`node --import tsx src/cli/main.ts`, no wrapper), so SIGKILL ends the
+ * process that writes. The model is the offline fallback: its reply quotes the message, so a
+ * reply shows which message it answers.
+ */
+const db = usePostgres();
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const ADMIN = 'fleet-admin-token';
+const work = mkdtempSync(join(tmpdir(), 'mnemo-fleet-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<unknown>;
+}
+
+/** One `mnemo serve --postgres` process; resolves once it listens. */
+function startMnemo(schema: string): Promise<Running> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('MNEMO_') && !k.startsWith('OPENAI_')) env[k] = v;
+  const child = spawn(
+    process.execPath,
+    ['--import', TSX, MAIN, 'serve', '--port', '0', '--postgres', db.url, '--pg-schema', schema, '--admin-token', ADMIN, '--rate-limit', '0', '--max-turns', '64', '--language', 'en'],
+    { cwd: work, env: { ...env, MNEMO_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  db.cleanup(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    let listening = false;
+    child.stdout!.on('data', (d: Buffer) => {
+      if (listening) return; // the request log, read and dropped
+      out += d.toString();
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (m) {
+        listening = true;
+        resolve({ child, url: m[1]!, exited });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`mnemo exited (${code}) before listening:\n${err}\n${out}`)));
+  });
+}
+
+/** A round-robin HTTP balancer over `backends()` (read per request: a health check drops the dead). */
+function balancer(backends: () => string[]): Promise<{ url: string; server: Server }> {
+  let next = 0;
+  const server = createServer((req, res) => {
+    const list = backends();
+    const target = new URL(list[next++ % list.length]!);
+    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    upstream.on('error', () => {
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502, { 'content-type': 'application/json' }).end('{"error":"bad_gateway"}');
+    });
+    req.pipe(upstream);
+  });
+  db.cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${address.port}`, server });
+    }),
+  );
+}
+
+const auth = { authorization: `Bearer ${ADMIN}` };
+
+/** One chat turn, retried with its key through the balancer until a server answers it. */
+async function chat(base: string, userId: string, sessionId: string, message: string, key: string): Promise<HttpResponse> {
+  for (let attempt = 0; ; attempt++) {
+    let res: HttpResponse | undefined;
+    try {
+      res = await http(base, 'POST', '/api/chat', { body: { user_id: userId, session_id: sessionId, message }, headers: { ...auth, 'idempotency-key': key } });
+    } catch {
+      // The connection died with its server: retry, as a client behind a balancer does.
+    }
+    if (res !== undefined && res.status < 500) return res;
+    if (attempt > 60) throw new Error(`turn ${key} never answered: ${res?.status} ${res?.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function rows(base: string, userId: string, sessionId: string): Promise<Array<{ message_id: number; role: string; content: string }>> {
+  const res = await http(base, 'GET', `/api/conversations/${sessionId}/messages?user_id=${userId}`, { headers: auth });
+  expect(res.status, res.text).toBe(200);
+  return (res.json as { items: Array<{ message_id: number; role: string; content: string }> }).items;
+}
+
+/** Ids 1..n, and each reply right after the message it answers. */
+function expectTurns(list: Array<{ message_id: number; role: string; content: string }>, messages: readonly string[]): void {
+  expect(list.map((r) => r.message_id)).toEqual(list.map((_, i) => i + 1));
+  const users = list.filter((r) => r.role === 'user').map((r) => r.content);
+  expect([...users].sort()).toEqual([...messages].sort());
+  for (let i = 0; i < list.length; i += 2) {
+    expect(list[i]!.role).toBe('user');
+    expect(list[i + 1]?.role).toBe('assistant');
+    expect(list[i + 1]!.content).toContain(list[i]!.content);
+  }
+}
+
+describe('many servers on one PostgreSQL database', () => {
+  it('start at once on an empty database (one migrates), and a turn written through one is read, searched, forked and erased through the others', async () => {
+    const schema = db.schema('fleet');
+    const [a, b, c] = await Promise.all([startMnemo(schema), startMnemo(schema), startMnemo(schema)]);
+    for (const s of [a!, b!, c!]) expect((await http(s.url, 'GET', '/readyz')).status).toBe(200);
+
+    const sent = await chat(a!.url, 'ada', 'trip', 'remember the blue kayak', 'k1');
+    expect(sent.status, sent.text).toBe(200);
+    expectTurns(await rows(b!.url, 'ada', 'trip'), ['remember the blue kayak']);
+
+    const listed = await http(c!.url, 'GET', '/api/conversations?user_id=ada', { headers: auth });
+    expect(JSON.stringify(listed.json)).toContain('trip');
+    const found = await http(c!.url, 'GET', '/api/search?user_id=ada&q=kayak', { headers: auth });
+    expect(found.status, found.text).toBe(200);
+    expect(found.text).toContain('blue kayak');
+
+    const fork = await http(b!.url, 'POST', '/api/conversations/trip/fork', { body: { user_id: 'ada', message_id: 1, new_session_id: 'trip2' }, headers: auth });
+    expect(fork.status, fork.text).toBe(200);
+    expect((await rows(c!.url, 'ada', 'trip2')).map((r) => r.content)).toEqual(['remember the blue kayak']);
+
+    const erased = await http(c!.url, 'DELETE', '/api/users/ada', { headers: auth });
+    expect(erased.status, erased.text).toBe(200);
+    const after = await http(a!.url, 'GET', '/api/conversations?user_id=ada', { headers: auth });
+    expect(after.text).not.toContain('trip');
+    expect((await http(b!.url, 'GET', '/api/search?user_id=ada&q=kayak', { headers: auth })).text).not.toContain('kayak');
+  }, 180_000);
+
+  it('serializes concurrent turns of shared sessions across servers behind a round-robin balancer', async () => {
+    const schema = db.schema('fleet');
+    const servers = await Promise.all([startMnemo(schema), startMnemo(schema), startMnemo(schema)]);
+    const lb = await balancer(() => servers.map((s) => s.url));
+    const sessions = ['s1', 's2', 's3'];
+    const perSession = 6;
+    const sent = new Map(sessions.map((s) => [s, Array.from({ length: perSession }, (_, i) => `${s} message ${i}`)]));
+    // Every turn of every session at once: the three servers take them in any order.
+    const answers = await Promise.all(
+      [...sent].flatMap(([session, messages]) => messages.map((m, i) => chat(lb.url, 'bo', session, m, `${session}-${i}`))),
+    );
+    for (const res of answers) expect(res.status, res.text).toBe(200);
+    for (const [session, messages] of sent) expectTurns(await rows(servers[0]!.url, 'bo', session), messages);
+  }, 240_000);
+
+  it('loses no acknowledged turn when a server is killed mid-run, and stores a turn retried on another server once', async () => {
+    const schema = db.schema('fleet');
+    const servers = await Promise.all([startMnemo(schema), startMnemo(schema), startMnemo(schema)]);
+    let live = servers.map((s) => s.url);
+    const lb = await balancer(() => live);
+    const sessions = ['k1', 'k2', 'k3', 'k4'];
+    const perSession = 8;
+    const acked = new Map<string, string[]>(sessions.map((s) => [s, []]));
+    let answered = 0;
+    const victim = servers[1]!;
+    const killed = (async () => {
+      while (answered < 6) await new Promise((r) => setTimeout(r, 20));
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      // The balancer's health check notices a moment later; until then its requests fail over.
+      await new Promise((r) => setTimeout(r, 300));
+      live = live.filter((u) => u !== victim.url);
+    })();
+    // Each session's turns one after another (a client waits for its answer), sessions in parallel.
+    await Promise.all(
+      sessions.map(async (session) => {
+        for (let i = 0; i < perSession; i++) {
+          const message = `${session} turn ${i}`;
+          const res = await chat(lb.url, 'cy', session, message, `${session}-${i}`);
+          expect(res.status, res.text).toBe(200);
+          acked.get(session)!.push(message);
+          answered++;
+        }
+      }),
+    );
+    await killed;
+    expect(victim.child.signalCode).toBe('SIGKILL');
+    for (const [session, messages] of acked) expectTurns(await rows(servers[0]!.url, 'cy', session), messages);
+  }, 240_000);
+});
