@@ -1,89 +1,33 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { http, type HttpResponse } from '../support/http.ts';
+import { roundRobin, startMnemo as start, type RunningMnemo } from '../support/mnemo-fleet.ts';
 import { usePostgres } from '../support/postgres-server.ts';
 
 /**
  * Many servers, one memory: `mnemo serve --postgres` processes on one database, reached
  * through a round-robin balancer with no session affinity (a loopback proxy here). Each server
- * is a real process (`node --import tsx src/cli/main.ts`, no wrapper), so SIGKILL ends the
- * process that writes. The model is the offline fallback: its reply quotes the message, so a
- * reply shows which message it answers.
+ * is a real process, so SIGKILL ends the process that writes (support/mnemo-fleet.ts). The
+ * model is the offline fallback: its reply quotes the message, so a reply shows which message
+ * it answers.
  */
 const db = usePostgres();
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const ADMIN = 'fleet-admin-token';
 const work = mkdtempSync(join(tmpdir(), 'mnemo-fleet-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<unknown>;
+async function startMnemo(schema: string): Promise<RunningMnemo> {
+  const server = await start({ databaseUrl: db.url, schema, cwd: work, args: ['--admin-token', ADMIN, '--rate-limit', '0', '--max-turns', '64', '--language', 'en'] });
+  db.cleanup(() => server.kill());
+  return server;
 }
 
-/** One `mnemo serve --postgres` process; resolves once it listens. */
-function startMnemo(schema: string): Promise<Running> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('MNEMO_') && !k.startsWith('OPENAI_')) env[k] = v;
-  const child = spawn(
-    process.execPath,
-    ['--import', TSX, MAIN, 'serve', '--port', '0', '--postgres', db.url, '--pg-schema', schema, '--admin-token', ADMIN, '--rate-limit', '0', '--max-turns', '64', '--language', 'en'],
-    { cwd: work, env: { ...env, MNEMO_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  db.cleanup(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    let listening = false;
-    child.stdout!.on('data', (d: Buffer) => {
-      if (listening) return; // the request log, read and dropped
-      out += d.toString();
-      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (m) {
-        listening = true;
-        resolve({ child, url: m[1]!, exited });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`mnemo exited (${code}) before listening:\n${err}\n${out}`)));
-  });
-}
-
-/** A round-robin HTTP balancer over `backends()` (read per request: a health check drops the dead). */
-function balancer(backends: () => string[]): Promise<{ url: string; server: Server }> {
-  let next = 0;
-  const server = createServer((req, res) => {
-    const list = backends();
-    const target = new URL(list[next++ % list.length]!);
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
-    upstream.on('error', () => {
-      if (res.headersSent) res.destroy();
-      else res.writeHead(502, { 'content-type': 'application/json' }).end('{"error":"bad_gateway"}');
-    });
-    req.pipe(upstream);
-  });
-  db.cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address() as { port: number };
-      resolve({ url: `http://127.0.0.1:${address.port}`, server });
-    }),
-  );
+async function balancer(backends: () => string[]): Promise<{ url: string }> {
+  const lb = await roundRobin(backends);
+  db.cleanup(() => lb.close());
+  return lb;
 }
 
 const auth = { authorization: `Bearer ${ADMIN}` };
@@ -175,8 +119,7 @@ describe('many servers on one PostgreSQL database', () => {
     const victim = servers[1]!;
     const killed = (async () => {
       while (answered < 6) await new Promise((r) => setTimeout(r, 20));
-      victim.child.kill('SIGKILL');
-      await victim.exited;
+      await victim.kill();
       // The balancer's health check notices a moment later; until then its requests fail over.
       await new Promise((r) => setTimeout(r, 300));
       live = live.filter((u) => u !== victim.url);
