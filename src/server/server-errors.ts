@@ -20,6 +20,10 @@
  *   is the code's fixed sentence (`LLM_ERROR_SENTENCES`, the one the failed turn's row stores):
  *   the provider's own words can carry a masked key, an account or an internal URL, so they go
  *   only to the log, with the whole error;
+ * - 503 / 507 / 500 `{detail, code}` — the storage failed (`StorageError`, see `STORAGE_STATUS`):
+ *   503 while it is unreachable or closing (retry, on this server or another), 507 when full;
+ *   503 `recall_unavailable` for a runtime without the layered memory. The detail is a fixed
+ *   sentence (a driver's message can name a host or a path); the whole error goes to the log;
  * - 500 `{detail: "server error: ..."}` — anything else (logged with its stack).
  *
  * A request Node's HTTP parser refuses before fastify sees it (raw non-ASCII bytes in the URL,
@@ -34,7 +38,8 @@ import { ForkError } from '../memory/contract/fork.ts';
 import { LlmError, type LlmErrorCode } from '../llm/llm-errors.ts';
 import { TurnInterruptedError } from '../recall/chat/turn-interrupted.ts';
 import { FactConflictError, FactNotFoundError } from '../recall/facts/fact-errors.ts';
-import { RecallLimitError, UserErasingError } from '../recall/recall-errors.ts';
+import { RecallLimitError, RecallUnavailableError, UserErasingError } from '../recall/recall-errors.ts';
+import { StorageError, type StorageErrorCode } from '../memory/contract/memory-errors.ts';
 import { drainRefusedBody } from './refused-body.ts';
 
 /** One FastAPI/pydantic validation issue. */
@@ -94,6 +99,15 @@ const LLM_STATUS: Readonly<Record<LlmErrorCode, number>> = {
   llm_error: 502,
 };
 
+/** The status and fixed sentence of each storage failure a request can meet. */
+const STORAGE_STATUS: Partial<Record<StorageErrorCode, [number, string]>> = {
+  storage_unavailable: [503, 'the storage is unreachable; retry shortly'],
+  store_closed: [503, 'the server is stopping; retry on another'],
+  write_aborted: [503, 'the write was aborted before it was stored; retry'],
+  write_conflict: [503, 'another writer came first; retry'],
+  storage_full: [507, 'the storage is full'],
+};
+
 /** The status and body for any thrown value; `logAsError` marks the ones a human should see. */
 export function errorResponse(err: unknown, bodyLimit: number): {
   status: number;
@@ -128,6 +142,13 @@ export function errorResponse(err: unknown, bodyLimit: number): {
   }
   if (err instanceof TurnInterruptedError) {
     return { status: 503, body: { detail: 'the server is stopping: the turn was interrupted', code: err.code }, logAsError: false };
+  }
+  if (err instanceof StorageError) {
+    const [status, detail] = STORAGE_STATUS[err.code] ?? [500, 'the storage failed'];
+    return { status, body: { detail, code: err.code }, logAsError: true };
+  }
+  if (err instanceof RecallUnavailableError) {
+    return { status: 503, body: { detail: 'this server runs without the layered memory', code: err.code }, logAsError: true };
   }
   if (err instanceof LlmError) {
     return { status: LLM_STATUS[err.code] ?? 502, body: { detail: err.sentence, code: err.code }, logAsError: true };
