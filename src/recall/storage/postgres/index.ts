@@ -3,3 +3,4 @@
  * processes on one database (postgres-recall-store.ts says what it guarantees).
  */
 export { createPostgresRecallStore, type PostgresRecallStoreOptions } from './postgres-recall-store.ts';
+export { isPostgresStore } from './postgres-recall-store.ts';

@@ -411,3 +411,8 @@ async function scanSession(transcripts: PostgresStore, userId: string, sessionId
   }
   return found.reverse();
 }
+
+/** Whether `log` is a store made by `createPostgresStore` (the transcripts this adapter needs). */
+export function isPostgresStore(log: unknown): log is PostgresStore {
+  return postgresStoreInternals(log) !== undefined;
+}
