@@ -175,7 +175,11 @@ export interface RecallStore {
   // ---- ranked recall ----
   /** The `limit` best documents for `terms` that pass `filters` (BM25, best first, ties by doc). */
   rank(userId: string, query: { terms: readonly string[]; filters: RankedFilters; limit: number }): Promise<RankedDoc[]>;
-  /** Rebuilds the user's index from their rows; the documents indexed. */
+  /**
+   * Rebuilds the user's index from their rows (and the newest long-term document's lines); how
+   * many rows it indexed (daily rows and session documents, as `recall.rebuildSearchIndex`
+   * answers: the long-term lines are not counted).
+   */
   rebuildIndex(userId: string): Promise<number>;
   /** With embeddings: the `limit` documents (`'d'`) or current facts (`'f'`) nearest to `vector`. */
   nearest(userId: string, query: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<NearDoc[]>;
