@@ -337,7 +337,6 @@ function describeStoreCases(make: MakeRecallStore, embeddings: boolean): void {
           opens: { now: ts },
           with: ([row]) => ({ daily: [{ day: DAY1, ts, sessionId: 's1', role: 'user', content: 'hello there', sessionMessageId: row!.message_id }] }),
         });
-        expect(opened.session).toBeUndefined();
         expect(await store.session(ALICE, 's1')).toMatchObject({ sessionId: 's1', listed: false });
         const replied = await store.appendTurn(
           {
@@ -517,6 +516,58 @@ function describeStoreCases(make: MakeRecallStore, embeddings: boolean): void {
         await releaseB();
         // Free again.
         await (await store.lockSession(ALICE, 's1'))();
+      }),
+    );
+  });
+
+  describe('order under concurrent writes', () => {
+    it(
+      "concurrent turns of two sessions number the day's rows without gap or duplicate",
+      run(async ({ store }) => {
+        await Promise.all([
+          turn(store, { sessionId: 'a', message: 'a1', reply: 'a2' }),
+          turn(store, { sessionId: 'b', message: 'b1', reply: 'b2' }),
+          turn(store, { sessionId: 'c', message: 'c1', reply: 'c2' }),
+        ]);
+        const rows = await store.dailyDay(ALICE, DAY1);
+        expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6]);
+        for (const s of ['a', 'b', 'c']) {
+          expect(rows.filter((r) => r.sessionId === s).map((r) => [r.content, r.sessionMessageId])).toEqual([
+            [`${s}1`, 1],
+            [`${s}2`, 2],
+          ]);
+        }
+        const log = await store.dialogueLog(ALICE);
+        expect(new Set(log.map((r) => r.seq)).size).toBe(3);
+        const orders = (await store.sessions(ALICE)).map((e) => e.order);
+        expect(new Set(orders).size).toBe(3);
+      }),
+    );
+
+    it(
+      'of two concurrent facts changes from one generation, exactly one commits',
+      run(async ({ store }) => {
+        const a = await factChange(store, ALICE, [{ text: 'Alice plays chess' }]);
+        const b = await factChange(store, ALICE, [{ text: 'Alice plays go' }]);
+        const results = await Promise.all([
+          store.commitFacts(ALICE, a.change, { generation: a.generation }),
+          store.commitFacts(ALICE, b.change, { generation: b.generation }),
+        ]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const won = results[0] ? a : b;
+        expect((await store.factHistory(ALICE)).map((e) => e.text)).toEqual([won === a ? 'Alice plays chess' : 'Alice plays go']);
+        expect(await store.factsGeneration(ALICE)).toBe(won.change.generation);
+      }),
+    );
+
+    it(
+      'concurrent lease calls hand each job out once',
+      run(async ({ store }) => {
+        await store.jobs.enqueue(['a', 'b', 'c', 'd', 'e'].map((s) => ({ kind: 'summarize', userId: ALICE, payload: { sessionId: s } }) as NewJob));
+        const batches = await Promise.all([0, 1, 2].map(() => store.jobs.lease('summarize', { limit: 2, leaseMs: LONG_MS })));
+        const keys = batches.flat().map((j) => j.key);
+        expect(new Set(keys).size).toBe(keys.length);
+        expect(keys.sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
       }),
     );
   });
@@ -826,6 +877,11 @@ function describeStoreCases(make: MakeRecallStore, embeddings: boolean): void {
         expect((await store.factsState(ALICE)).longTerm).toMatchObject({ version: 2 });
         await commit('undo');
         expect((await store.longTermVersions(ALICE)).map((v) => v.version)).toEqual([1]);
+        // The document's shape is kept as given.
+        const doc = { lines: ['# Notes', { pre: '- ', ref: 1, post: '' }, ''], raw: false };
+        const generation = await store.factsGeneration(ALICE);
+        expect(await store.commitFacts(ALICE, { generation: randomUUID(), entries: [], doc }, { generation })).toBe(true);
+        expect((await store.factsState(ALICE)).doc).toEqual(doc);
         expect((await store.factsState(ALICE)).longTerm).toMatchObject({ version: 1, content: 'likes hiking' });
         await commit({ content: 'likes biking', ts: `${DAY1}T12:00:00`, source: 'set' });
         expect((await store.longTermVersions(ALICE)).map((v) => [v.version, v.content])).toEqual([
@@ -874,6 +930,20 @@ function describeStoreCases(make: MakeRecallStore, embeddings: boolean): void {
     );
 
     it(
+      'orders equal scores by document number',
+      run(async ({ store }) => {
+        await turn(store, { message: 'violin lessons', reply: 'noted', day: DAY2 });
+        await turn(store, { message: 'violin lessons', reply: 'noted' });
+        await turn(store, { message: 'violin lessons', reply: 'noted', sessionId: 's2' });
+        const got = await store.rank(ALICE, { terms: queryTerms('violin'), filters: {}, limit: 10 });
+        expect(got).toHaveLength(3);
+        expect(got[0]!.score).toBeCloseTo(got[2]!.score, 9);
+        expect(got.map((d) => d.doc)).toEqual([...got.map((d) => d.doc)].sort((x, y) => x - y));
+        expect(got.map((d) => d.row?.day)).toEqual([DAY1, DAY1, DAY2]);
+      }),
+    );
+
+    it(
       'applies RankedFilters as search/rank-filters.ts defines them, over the same statistics',
       run(async ({ store }) => {
         const rows = await fill(store);
@@ -914,6 +984,14 @@ function describeStoreCases(make: MakeRecallStore, embeddings: boolean): void {
         // A long-term line belongs to no session and has the role `memory`.
         const memoryOnly = await store.rank(ALICE, { terms, filters: { roles: ['memory'] }, limit: 20 });
         expect(memoryOnly.map((d) => d.doc)).toEqual(expected.filter((d) => d.doc < 10).map((d) => d.doc));
+        expect(memoryOnly.every((d) => d.row === undefined)).toBe(true);
+        // The newest version replaces the older one's lines.
+        const g2 = await store.factsGeneration(ALICE);
+        await store.commitFacts(ALICE, { generation: randomUUID(), entries: [], longTerm: { content: 'prefers window seats', ts: `${DAY1}T09:30:00`, source: 'set' } }, { generation: g2 });
+        expect(await store.rank(ALICE, { terms: queryTerms('aisle'), filters: {}, limit: 5 })).toEqual([]);
+        expect((await store.rank(ALICE, { terms: queryTerms('window'), filters: {}, limit: 5 })).map((d) => d.doc)).toEqual([longTermDoc(1)]);
+        const g3 = await store.factsGeneration(ALICE);
+        await store.commitFacts(ALICE, { generation: randomUUID(), entries: [], longTerm: 'undo' }, { generation: g3 });
         expect((await store.rank(ALICE, { terms, filters: { sessionId: 's1' }, limit: 20 })).every((d) => d.doc > 10)).toBe(true);
         // The rows indexed (the long-term lines are indexed again too, not counted: recall-store.ts).
         expect(await store.rebuildIndex(ALICE)).toBe(rows.length);
@@ -1109,6 +1187,49 @@ function describeEmbeddingCases(make: MakeRecallStore): void {
         const b = await factChange(store, ALICE, [{ text: 'Alice drinks coffee', key: 'drink' }], '2026-04-08T03:00:00.000Z');
         await store.commitFacts(ALICE, b.change, { generation: b.generation });
         expect((await store.nearest(ALICE, { item: 'f', vector: vec(1, 0.1), filters: {}, limit: 5 })).map((d) => d.id)).not.toContain(1);
+      }),
+    );
+
+    it(
+      'a long-term line rewritten queues its embedding again: the older lease and text store nothing',
+      run(async ({ store }) => {
+        const write = async (content: string) => {
+          const generation = await store.factsGeneration(ALICE);
+          await store.commitFacts(ALICE, { generation: randomUUID(), entries: [], longTerm: { content, ts: `${DAY1}T10:00:00`, source: 'set' } }, { generation });
+        };
+        await write('likes green tea');
+        const [old] = await store.jobs.lease('embed', { limit: 10, leaseMs: LONG_MS });
+        expect(old!.payload).toEqual({ item: 'd', id: longTermDoc(1) });
+        const oldText = (await store.itemText(ALICE, 'd', old!.payload.id))!;
+        expect(oldText).toBe('likes green tea');
+        await write('likes black coffee');
+        expect(await store.itemText(ALICE, 'd', longTermDoc(1)!)).toBe('likes black coffee');
+        expect(await store.putVectors(ALICE, [{ item: 'd', id: longTermDoc(1)!, hash: textHash(oldText), vector: vec(1, 0), job: old! }])).toBe(0);
+        const [fresh] = await store.jobs.lease('embed', { limit: 10, leaseMs: LONG_MS });
+        expect(fresh!.payload).toEqual({ item: 'd', id: longTermDoc(1) });
+        // The new lease with the old text's hash stores nothing either.
+        expect(await store.putVectors(ALICE, [{ item: 'd', id: longTermDoc(1)!, hash: textHash(oldText), vector: vec(1, 0), job: fresh! }])).toBe(0);
+        expect(await store.putVectors(ALICE, [{ item: 'd', id: longTermDoc(1)!, hash: textHash('likes black coffee'), vector: vec(1, 0), job: fresh! }])).toBe(1);
+        expect((await store.nearest(ALICE, { item: 'd', vector: vec(1, 0), filters: {}, limit: 5 })).map((d) => d.id)).toEqual([longTermDoc(1)]);
+      }),
+    );
+
+    it(
+      "a deleted session's rows lose their vectors and embedding jobs",
+      run(async ({ store }) => {
+        await turn(store, { message: 'north', reply: 'east' });
+        await turn(store, { sessionId: 's2', message: 'south', reply: 'west' });
+        const jobs = await store.jobs.lease('embed', { limit: 10, leaseMs: LONG_MS });
+        const texts = await Promise.all(jobs.map(async (job) => (await store.itemText(ALICE, 'd', job.payload.id))!));
+        const mine = jobs.filter((_, i) => ['north', 'east'].includes(texts[i]!));
+        const writes = mine.map((job, i) => ({ item: 'd' as const, id: job.payload.id, hash: textHash(texts[jobs.indexOf(job)]!), vector: vec(1, i), job }));
+        expect(await store.putVectors(ALICE, writes)).toBe(2);
+        expect((await store.jobs.counts('embed', ALICE)).pending).toBe(2);
+        await store.deleteSession(ALICE, 's1');
+        expect(await store.nearest(ALICE, { item: 'd', vector: vec(1, 0), filters: {}, limit: 10 })).toEqual([]);
+        await store.deleteSession(ALICE, 's2');
+        expect(await store.jobs.counts('embed', ALICE)).toEqual({ pending: 0, retrying: 0, dead: 0 });
+        for (const job of jobs) expect(await store.itemText(ALICE, 'd', job.payload.id)).toBeUndefined();
       }),
     );
 
