@@ -125,7 +125,9 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
     },
     async nextDue(kind) {
       const rows = await ctx.read<{ ms: number | null }>(
-        `SELECT GREATEST(0, ceil(extract(epoch FROM min(GREATEST(COALESCE(next_at, '-infinity'), COALESCE(lease_until, '-infinity'))) - now()) * 1000))::float8 AS ms
+        // (GREATEST skips NULLs: the CASE keeps "none queued" apart from "due now".)
+        `SELECT CASE WHEN count(*) = 0 THEN NULL ELSE GREATEST(0, ceil(extract(epoch FROM
+           min(GREATEST(COALESCE(next_at, queued_at), COALESCE(lease_until, queued_at))) - now()) * 1000)) END::float8 AS ms
          FROM ${s}.recall_jobs WHERE kind = $1`,
         [kind],
       );

@@ -142,7 +142,7 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
       PRIMARY KEY (kind, user_id, key)
     );
     CREATE INDEX recall_jobs_user ON ${s}.recall_jobs (user_id);
-    CREATE INDEX recall_jobs_due ON ${s}.recall_jobs (kind, (GREATEST(COALESCE(next_at, '-infinity'), COALESCE(lease_until, '-infinity'))));
+    CREATE INDEX recall_jobs_due ON ${s}.recall_jobs (kind, (COALESCE(next_at, queued_at)));
     CREATE TABLE ${s}.recall_dead_jobs (
       kind text COLLATE "C" NOT NULL,
       user_id text COLLATE "C" NOT NULL,
