@@ -1,6 +1,8 @@
 /**
- * `mnemo/postgres`: the PostgreSQL stores, for many processes on one database. Importing it
- * loads `pg`. (`startRuntime({ storage: { postgres } })` loads it by itself when asked for.)
+ * `mnemo/postgres`: the PostgreSQL stores, for many processes on one database: the message log
+ * (`createPostgresStore`) and the layered memory (`createPostgresRecallStore`, in the same
+ * schema). Importing it loads `pg`. (`startRuntime({ storage: { postgres } })` loads it by itself
+ * when asked for, and runs `runtime.recall` on it.)
  *
  * @module mnemo/postgres
  */
@@ -13,3 +15,4 @@ export {
   type PostgresConnectionOption,
   type PostgresOperation,
 } from './memory/postgres/index.ts';
+export { createPostgresRecallStore, type PostgresRecallStoreOptions } from './recall/storage/postgres/index.ts';

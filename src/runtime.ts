@@ -195,8 +195,10 @@ export type RuntimeStorage =
 export interface Runtime extends RuntimeParts {
   /**
    * The Agent Memory Demo's layered memory (sessions, daily view, long-term memory, dialogue
-   * log, search and windows, the chat turn). Calls wait while its process restarts; with
-   * storage other than LMDB (or `recall: false`) they reject with `recall_unavailable`.
+   * log, search and windows, the chat turn), on LMDB or on PostgreSQL (`{ postgres }`, or a
+   * `{ store }` made by `createPostgresStore`: in the same database). Calls wait while its
+   * process restarts; with other storage (or `recall: false`) they reject with
+   * `recall_unavailable`.
    */
   readonly recall: SupervisedRecall;
   /** Per-conversation TTLs and the sweep (LMDB storage; see `RuntimeRetention`). */
@@ -353,25 +355,49 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   // An erasure's compaction must leave no byte of the user: a rebuild (README: Retention and erasure).
   const recallHandle = supervisedRecall(recallSlot, () => compact({ copy: 'rebuild' }));
   const recallOptions = options.recall ?? {};
+  // PostgreSQL storage (`{ postgres }`, or a `{ store }` made by createPostgresStore): the layered
+  // memory in the same database, beside the transcripts (loaded only then: it imports `pg`).
+  const postgresRecall =
+    kind.kind === 'custom' && recallOptions !== false && looksLikePostgresStore(kind.store)
+      ? await import('./recall/storage/postgres/index.ts')
+      : undefined;
+  const postgresTranscripts = postgresRecall !== undefined && kind.kind === 'custom' && postgresRecall.isPostgresStore(kind.store) ? kind.store : undefined;
   const recall =
-    storage.kind === 'lmdb' && recallOptions !== false
-      ? recallChildren({
-          runtime: name,
-          openStore: (pool) =>
-            createLmdbRecallStore({
-              env: { root: storage.root, path: storage.path, ahead: slot.lease?.ahead, room: slot.lease?.room },
-              transcripts: memory,
-              pool,
-              ...(recallOptions.poolThreshold === undefined ? {} : { poolThreshold: recallOptions.poolThreshold }),
-              ...(recallOptions.embeddings === undefined ? {} : { embeddings: true, vectorPoolThreshold: resolveEmbeddingsOptions(recallOptions.embeddings).poolThreshold }),
-              ...(recallOptions.clock === undefined ? {} : { clock: recallOptions.clock }),
-              ...(recallOptions.language === undefined ? {} : { language: recallOptions.language }),
-            }),
-          service: withoutStoreOptions(recallOptions),
-          pool: recallOptions.pool ?? {},
-          recallSlot,
-        })
-      : [];
+    recallOptions === false
+      ? []
+      : storage.kind === 'lmdb'
+        ? recallChildren({
+            runtime: name,
+            openStore: (pool) =>
+              createLmdbRecallStore({
+                env: { root: storage.root, path: storage.path, ahead: slot.lease?.ahead, room: slot.lease?.room },
+                transcripts: memory,
+                pool,
+                ...(recallOptions.poolThreshold === undefined ? {} : { poolThreshold: recallOptions.poolThreshold }),
+                ...(recallOptions.embeddings === undefined ? {} : { embeddings: true, vectorPoolThreshold: resolveEmbeddingsOptions(recallOptions.embeddings).poolThreshold }),
+                ...(recallOptions.clock === undefined ? {} : { clock: recallOptions.clock }),
+                ...(recallOptions.language === undefined ? {} : { language: recallOptions.language }),
+              }),
+            service: withoutStoreOptions(recallOptions),
+            pool: recallOptions.pool ?? {},
+            recallSlot,
+          })
+        : postgresRecall !== undefined && postgresTranscripts !== undefined
+          ? recallChildren({
+              runtime: name,
+              // The transcripts are the PostgreSQL store itself: a turn's rows commit in the
+              // recall store's transaction, through the store's own statements.
+              openStore: () =>
+                postgresRecall.createPostgresRecallStore({
+                  transcripts: postgresTranscripts,
+                  ...(recallOptions.embeddings === undefined ? {} : { embeddings: true }),
+                }),
+              service: withoutStoreOptions(recallOptions),
+              // No search pool: PostgreSQL does the heavy reads.
+              pool: false,
+              recallSlot,
+            })
+          : [];
   const retentionOption = options.retention ?? false;
   const retentionChecked = retentionOption === false ? undefined : checkRetentionOptions(retentionOption);
   if (retentionChecked !== undefined && storage.kind !== 'lmdb') {
@@ -401,7 +427,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
           },
         });
   if (recall.length === 0) {
-    recallSlot.close(new RecallUnavailableError(recallOptions === false ? 'the runtime was started with recall: false' : 'the layered memory needs LMDB storage'));
+    recallSlot.close(
+      new RecallUnavailableError(recallOptions === false ? 'the runtime was started with recall: false' : 'the layered memory needs LMDB or PostgreSQL storage'),
+    );
   }
 
   const spec = rootSpec(
@@ -518,6 +546,12 @@ function withoutStoreOptions(options: RuntimeRecallOptions): Omit<RecallOptions,
 function lmdbOnly(storage: RuntimeStorage): Extract<RuntimeStorage, { kind: 'lmdb' }> {
   if (storage.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'per-conversation TTLs need LMDB storage', { option: 'storage' });
   return storage;
+}
+
+/** A store made by createPostgresStore, told without loading `pg` (the module checks for sure). */
+function looksLikePostgresStore(store: MessageLog): boolean {
+  const s = store as Partial<{ schema: unknown; migrate: unknown; eraseConversations: unknown }>;
+  return typeof s.schema === 'string' && typeof s.migrate === 'function' && typeof s.eraseConversations === 'function';
 }
 
 function invalidStorage(): never {

@@ -8,6 +8,9 @@
  *   });
  *
  * `describeChatMemoryContract` is the subset for a plain `ChatMemory`.
+ *
+ * `describeRecallStoreContract` is the suite of the layered memory's storage port
+ * (`RecallStore`, with its `JobQueue`): every adapter of it (LMDB, PostgreSQL, yours) passes it.
  * Also here: `createFaultInjector` (crash actors on purpose, for recovery tests).
  *
  * @module mnemo/testing
@@ -20,6 +23,13 @@ import type { Message } from './message.ts';
 import { isoWithOffset, type WallClock } from './wall-clock.ts';
 
 export { createFaultInjector, type FaultInjector } from './memory/runtime/fault-injector.ts';
+export {
+  describeJobQueueContract,
+  describeRecallStoreContract,
+  type MakeRecallStore,
+  type RecallStoreContractOptions,
+  type RecallStoreUnderTest,
+} from './recall/storage/recall-store-contract.ts';
 
 /** A store under test, and how to dispose of it after each test. */
 export interface StoreUnderTest<S> {

@@ -1,9 +1,10 @@
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { InvalidInputError } from '../../errors.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { ClosableLog } from '../standalone-log.ts';
 import type { ConversationSelection, ErasableLog } from '../contract/erasable-log.ts';
-import { validateConversationId } from '../contract/validate-input.ts';
+import { validateConversationId, validateEntries } from '../contract/validate-input.ts';
+import type { NewEntry } from '../contract/message-log.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { validatedLog } from '../contract/validated-log.ts';
 import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock.ts';
@@ -196,21 +197,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     const outcome = await withClient('append', where, async (client, sent) => {
       await client.query('BEGIN');
       try {
-        const claim = await run(client, sql.claimKeys, [keyed.map((i) => i.conversationId), keyed.map((i) => i.key), keyed.map((i) => i.entries.length), now, now - IDEMPOTENCY_WINDOW_MS]);
-        const won = new Set<string>(claim.rows.map((row: { conversation_id: string; key: string }) => pairOf(row.conversation_id, row.key)));
-        const writing = items.filter((i) => i.key === undefined || won.has(pairOf(i.conversationId, i.key)));
-        const taken = keyed.filter((i) => !won.has(pairOf(i.conversationId, i.key!)));
-        const bases = writing.length === 0 ? new Map<string, number>() : basesOf((await run(client, sql.appendKeyed, entryArrays(writing, true, ts))).rows);
-        const stored = new Map<string, { firstId: number; count: number }>();
-        if (taken.length > 0) {
-          const rows = await run(client, sql.storedKeys, [taken.map((i) => i.conversationId), taken.map((i) => i.key)]);
-          for (const row of rows.rows as Array<{ conversation_id: string; key: string; first_id: string | number; count: number }>) {
-            stored.set(pairOf(row.conversation_id, row.key), { firstId: Number(row.first_id), count: Number(row.count) });
-          }
-        }
+        const claimed = await claimAndAppend(client, items, now, ts);
         sent();
         await client.query('COMMIT');
-        return { writing, bases, stored };
+        return claimed;
       } catch (error) {
         await client.query('ROLLBACK').catch(ignore);
         throw error;
@@ -222,17 +212,55 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // inside a batch's transaction. A failed sweep is retried by a later batch.
       track(withClient('append', undefined, (client) => run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT])).catch(() => (lastSweep = 0)));
     }
+    return recordsOf(items, outcome, ts, (c, values) => read<RecordRow>(c, sql.range, values));
+  }
+
+  /**
+   * Inside the caller's transaction on `client`: the batch's keys claimed (claimKeys), the
+   * claimed and unkeyed entries appended (append / appendKeyed), the taken keys' rows located.
+   */
+  async function claimAndAppend(client: PoolClient, items: readonly AppendItem[], now: number, ts: string): Promise<Claimed> {
+    const keyed = items.filter((i) => i.key !== undefined);
+    if (keyed.length === 0) {
+      return { writing: items, bases: basesOf((await run(client, sql.append, entryArrays(items, false, ts))).rows), stored: new Map() };
+    }
+    const claim = await run(client, sql.claimKeys, [keyed.map((i) => i.conversationId), keyed.map((i) => i.key), keyed.map((i) => i.entries.length), now, now - IDEMPOTENCY_WINDOW_MS]);
+    const won = new Set<string>(claim.rows.map((row: { conversation_id: string; key: string }) => pairOf(row.conversation_id, row.key)));
+    const writing = items.filter((i) => i.key === undefined || won.has(pairOf(i.conversationId, i.key)));
+    const taken = keyed.filter((i) => !won.has(pairOf(i.conversationId, i.key!)));
+    const bases = writing.length === 0 ? new Map<string, number>() : basesOf((await run(client, sql.appendKeyed, entryArrays(writing, true, ts))).rows);
+    const stored = new Map<string, { firstId: number; count: number }>();
+    if (taken.length > 0) {
+      const rows = await run(client, sql.storedKeys, [taken.map((i) => i.conversationId), taken.map((i) => i.key)]);
+      for (const row of rows.rows as Array<{ conversation_id: string; key: string; first_id: string | number; count: number }>) {
+        stored.set(pairOf(row.conversation_id, row.key), { firstId: Number(row.first_id), count: Number(row.count) });
+      }
+    }
+    return { writing, bases, stored };
+  }
+
+  /** Per item, its records: numbered by this batch, or (a taken key) read back as stored under it. */
+  async function recordsOf(
+    items: readonly AppendItem[],
+    outcome: Claimed,
+    ts: string,
+    range: (conversationId: string, values: unknown[]) => Promise<RecordRow[]>,
+  ): Promise<StoredMessage[][]> {
     const fresh = numberedRecords(outcome.writing, outcome.bases, ts);
     const byItem = new Map<AppendItem, StoredMessage[]>(outcome.writing.map((item, i) => [item, fresh[i]!]));
-    return Promise.all(
-      items.map(async (item) => {
-        const mine = byItem.get(item);
-        if (mine !== undefined) return mine;
-        const found = outcome.stored.get(pairOf(item.conversationId, item.key!))!;
-        const rows = await read<RecordRow>(item.conversationId, sql.range, [item.conversationId, found.firstId, found.firstId + found.count - 1, found.count]);
-        return rows.map(toRecord);
-      }),
-    );
+    const out: StoredMessage[][] = [];
+    // One at a time: `range` may run on the caller's one client.
+    for (const item of items) {
+      const mine = byItem.get(item);
+      if (mine !== undefined) {
+        out.push(mine);
+        continue;
+      }
+      const found = outcome.stored.get(pairOf(item.conversationId, item.key!))!;
+      const rows = await range(item.conversationId, [item.conversationId, found.firstId, found.firstId + found.count - 1, found.count]);
+      out.push(rows.map(toRecord));
+    }
+    return out;
   }
 
   /** The append statements' per-entry arrays (and, keyed, each entry's key if it opens a keyed item). */
@@ -259,15 +287,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     await withClient('clear', c, async (client, sent) => {
       await client.query('BEGIN');
       try {
-        // The counter first: its row lock waits for in-flight appends to this conversation, and
-        // the second statement's fresh snapshot then sees (and deletes) what they committed.
-        await run(client, sql.clearCounter, [c]);
-        // Forks reading from c get their prefix as their own rows first (fork.ts).
-        await run(client, sql.materializeForks, [c]);
-        await run(client, sql.dropForksOf, [c]);
-        await run(client, sql.dropFork, [c]);
-        await run(client, sql.clearMessages, [c]);
-        await run(client, sql.clearKeys, [c]);
+        await clearOn(client, c);
         sent();
         await client.query('COMMIT');
       } catch (error) {
@@ -275,6 +295,40 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         throw error;
       }
     });
+  }
+
+  /** Inside the caller's transaction: conversation `c` is cleared (its forks keep their prefix). */
+  async function clearOn(client: PoolClient, c: string): Promise<void> {
+    // The counter first: its row lock waits for in-flight appends to this conversation, and
+    // the second statement's fresh snapshot then sees (and deletes) what they committed.
+    await run(client, sql.clearCounter, [c]);
+    // Forks reading from c get their prefix as their own rows first (fork.ts).
+    await run(client, sql.materializeForks, [c]);
+    await run(client, sql.dropForksOf, [c]);
+    await run(client, sql.dropFork, [c]);
+    await run(client, sql.clearMessages, [c]);
+    await run(client, sql.clearKeys, [c]);
+  }
+
+  /** Inside the caller's transaction: the selected conversations are locked, then erased; how many existed. */
+  async function eraseOn(client: PoolClient, ids: readonly string[], prefixes: readonly string[]): Promise<number> {
+    const locked = await run(client, sql.eraseLock, [ids, prefixes]);
+    await run(client, sql.eraseRows, [ids, prefixes]);
+    return locked.rowCount ?? 0;
+  }
+
+  /** Inside the caller's transaction: the fork's link and counter; the refusal, if refused (nothing written). */
+  async function forkOn(client: PoolClient, newId: string, source: string, at: number): Promise<ForkError | undefined> {
+    // FOR SHARE: a clear of the source (which deletes this row first) waits, or went first.
+    const last = await run(client, sql.sourceLastId, [source]);
+    const sourceLast = last.rows[0] === undefined ? 0 : Number((last.rows[0] as { last_id: string | number }).last_id);
+    if (at > sourceLast) {
+      return new ForkError('fork_point_missing', `conversation ${source} has no message ${at} (its last id is ${sourceLast})`, { source, at, lastId: sourceLast });
+    }
+    const claimed = await run(client, sql.claimForkCounter, [newId, at]);
+    if (claimed.rowCount === 0) return new ForkError('fork_target_exists', `conversation ${newId} already has messages`, { conversationId: newId });
+    await run(client, sql.insertFork, [newId, source, at]);
+    return undefined;
   }
 
   /**
@@ -289,11 +343,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return withClient('clear', `${ids.length} conversations and ${prefixes.length} prefixes`, async (client, sent) => {
       await client.query('BEGIN');
       try {
-        const locked = await run(client, sql.eraseLock, [ids, prefixes]);
-        await run(client, sql.eraseRows, [ids, prefixes]);
+        const n = await eraseOn(client, ids, prefixes);
         sent();
         await client.query('COMMIT');
-        return locked.rowCount ?? 0;
+        return n;
       } catch (error) {
         await client.query('ROLLBACK').catch(ignore);
         throw error;
@@ -306,19 +359,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     const refused = await withClient('append', newId, async (client, sent) => {
       await client.query('BEGIN');
       try {
-        // FOR SHARE: a clear of the source (which deletes this row first) waits, or went first.
-        const last = await run(client, sql.sourceLastId, [source]);
-        const sourceLast = last.rows[0] === undefined ? 0 : Number((last.rows[0] as { last_id: string | number }).last_id);
-        if (at > sourceLast) {
+        const refusal = await forkOn(client, newId, source, at);
+        if (refusal !== undefined) {
           await client.query('ROLLBACK');
-          return new ForkError('fork_point_missing', `conversation ${source} has no message ${at} (its last id is ${sourceLast})`, { source, at, lastId: sourceLast });
+          return refusal;
         }
-        const claimed = await run(client, sql.claimForkCounter, [newId, at]);
-        if (claimed.rowCount === 0) {
-          await client.query('ROLLBACK');
-          return new ForkError('fork_target_exists', `conversation ${newId} already has messages`, { conversationId: newId });
-        }
-        await run(client, sql.insertFork, [newId, source, at]);
         sent();
         await client.query('COMMIT');
         return undefined;
@@ -389,7 +434,80 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return closing;
     },
   };
+  INTERNALS.set(store, {
+    pool,
+    schema: sql.schema,
+    migrate,
+    track,
+    checkOpen: ensureOpen,
+    newPool: (max) =>
+      ownsPool
+        ? new Pool({ connectionString: options.connectionString, max, connectionTimeoutMillis: 10_000, keepAlive: true })
+        : new Pool({ ...(pool as Pool & { options: PoolConfig }).options, max }),
+    async append(client, items) {
+      const now = clock.now();
+      const ts = isoWithOffset(now);
+      const checked = items.map((i) => ({ conversationId: validateConversationId(i.conversationId), entries: validateEntries(i.entries), key: i.key }));
+      const outcome = await claimAndAppend(client, checked, now, ts);
+      const range = async (_c: string, values: unknown[]) => (await run(client, sql.range, values)).rows as RecordRow[];
+      return recordsOf(checked, outcome, ts, range);
+    },
+    clear: clearOn,
+    erase: eraseOn,
+    fork: forkOn,
+    async lastId(client, c) {
+      const rows = (await run(client, sql.lastId, [c])).rows as Array<{ last_id: string | number }>;
+      return rows[0] === undefined ? 0 : Number(rows[0].last_id);
+    },
+    async tail(client, c, n) {
+      return ((await run(client, sql.tail, [c, n])).rows as RecordRow[]).map(toRecord);
+    },
+    async range(client, c, from, to, limit) {
+      return ((await run(client, sql.range, [c, from, to, limit])).rows as RecordRow[]).map(toRecord);
+    },
+  });
   return store;
+}
+
+/**
+ * @internal What the PostgreSQL adapters of other layers (the layered memory's
+ * `createPostgresRecallStore`) use to write transcript rows inside THEIR transaction, through
+ * the same statements as the store's own writes (so the numbering, keys and forks are this
+ * file's, not copied): each function runs on the caller's client, inside its open transaction.
+ */
+export interface PostgresStoreInternals {
+  readonly pool: Pool;
+  readonly schema: string;
+  /** The store's tables exist (run once). */
+  migrate(): Promise<void>;
+  /** Work `close()` waits for. */
+  track<T>(work: Promise<T>): Promise<T>;
+  /** Throws `store_closed` once the store is closing. */
+  checkOpen(): void;
+  /** A new pool on the same server and options, with `max` connections (the caller ends it). */
+  newPool(max: number): Pool;
+  /** Validates and appends each item (keys claimed as `append` does); per item its records. */
+  append(client: PoolClient, items: ReadonlyArray<{ conversationId: string; entries: readonly NewEntry[]; key?: string | undefined }>): Promise<StoredMessage[][]>;
+  clear(client: PoolClient, conversationId: string): Promise<void>;
+  erase(client: PoolClient, ids: readonly string[], prefixes: readonly string[]): Promise<number>;
+  fork(client: PoolClient, newId: string, source: string, at: number): Promise<ForkError | undefined>;
+  lastId(client: PoolClient, conversationId: string): Promise<number>;
+  tail(client: PoolClient, conversationId: string, n: number): Promise<StoredMessage[]>;
+  range(client: PoolClient, conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
+}
+
+const INTERNALS = new WeakMap<object, PostgresStoreInternals>();
+
+/** @internal The internals of a store made by `createPostgresStore`; `undefined` for any other log. */
+export function postgresStoreInternals(log: unknown): PostgresStoreInternals | undefined {
+  return typeof log === 'object' && log !== null ? INTERNALS.get(log) : undefined;
+}
+
+/** The transaction's claims (claimAndAppend): the items written, their id bases, the taken keys' rows. */
+interface Claimed {
+  writing: readonly AppendItem[];
+  bases: Map<string, number>;
+  stored: Map<string, { firstId: number; count: number }>;
 }
 
 /** A `(conversation, key)` pair as one map key (neither contains NUL). */

@@ -20,7 +20,7 @@ import type {
  * retention rules) calls this interface and never a database driver. Adapters:
  * `storage/lmdb/` (the embedded default, the format older versions wrote) and
  * `storage/postgres/` (many processes on one database). Each passes the same conformance suite
- * (`describeRecallStoreContract` from `mnemo/testing`), as every `MessageLog` passes
+ * (`describeRecallStoreContract` from `mnemo/testing`: recall-store-contract.ts), as every `MessageLog` passes
  * `describeMessageLogContract`.
  *
  * What every adapter guarantees:
@@ -44,7 +44,7 @@ import type {
  * - RANKING is the domain's: `rank` scores with BM25 as search/bm25.ts defines it (the same
  *   per-user statistics, so both engines order hits alike), `nearest` with cosine similarity;
  *   both apply `RankedFilters` as search/rank-filters.ts defines them.
- * - KEYWORD SCANS (`scanDaily`, `scanSession`) match as search/keyword-match.ts defines it (the
+ * - KEYWORD SCANS (`scanDaily`, `scanSession`) match as search/keyword-search.ts defines it (the
  *   Demo's case-folded substring rule), newest first, at most `limit`, returned oldest first.
  *
  * Session transcripts are conversations `session/{userId}/{sessionId}` of `transcripts` (with
@@ -175,7 +175,11 @@ export interface RecallStore {
   // ---- ranked recall ----
   /** The `limit` best documents for `terms` that pass `filters` (BM25, best first, ties by doc). */
   rank(userId: string, query: { terms: readonly string[]; filters: RankedFilters; limit: number }): Promise<RankedDoc[]>;
-  /** Rebuilds the user's index from their rows; the documents indexed. */
+  /**
+   * Rebuilds the user's index from their rows (and the newest long-term document's lines); how
+   * many rows it indexed (daily rows and session documents, as `recall.rebuildSearchIndex`
+   * answers: the long-term lines are not counted).
+   */
   rebuildIndex(userId: string): Promise<number>;
   /** With embeddings: the `limit` documents (`'d'`) or current facts (`'f'`) nearest to `vector`. */
   nearest(userId: string, query: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<NearDoc[]>;

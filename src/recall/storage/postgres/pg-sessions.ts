@@ -1,0 +1,86 @@
+import type { PoolClient } from 'pg';
+import type { SessionEntry } from '../../records/records.ts';
+import { num, type PgContext } from './pg-recall-context.ts';
+
+/**
+ * The sessions index in PostgreSQL (`recall_sessions`, one row per session): a session is
+ * registered unlisted by its first write with the user's next creation order
+ * (`recall_users.session_order`, bumped under the user's row lock), listed by `touch` at the end
+ * of a turn (the first title to land stays). Its fork link, Demo ids and imported entry ride in
+ * `extra` (json). Every function here runs inside a write transaction holding the user's row.
+ *
+ * Unlike LMDB, the rows a turn writes and the session's registration commit in one
+ * transaction, so no crash leaves rows without their daily mirror. A process killed between a
+ * first turn's user row and its reply leaves the session registered and unlisted (with its user
+ * row): it is listed by that session's next turn, and found by `sessions` meanwhile.
+ */
+interface SessionRow {
+  session_id: string;
+  title: string;
+  updated_at: string;
+  ord: string | number;
+  listed: boolean;
+  extra: string | null;
+}
+
+const SELECT = 'session_id, title, updated_at, ord, listed, extra::text AS extra';
+
+export function toSessionEntry(row: SessionRow): SessionEntry {
+  const extra = row.extra === null ? {} : (JSON.parse(row.extra) as Pick<SessionEntry, 'fork' | 'demoIds' | 'imported'>);
+  return { sessionId: row.session_id, title: row.title, updatedAt: row.updated_at, order: num(row.ord), listed: row.listed, ...extra };
+}
+
+function extraOf(entry: Pick<SessionEntry, 'fork' | 'demoIds' | 'imported'>): string | null {
+  const extra = {
+    ...(entry.fork === undefined ? {} : { fork: entry.fork }),
+    ...(entry.demoIds === undefined ? {} : { demoIds: entry.demoIds }),
+    ...(entry.imported === undefined ? {} : { imported: entry.imported }),
+  };
+  return Object.keys(extra).length === 0 ? null : JSON.stringify(extra);
+}
+
+export async function sessionIn(ctx: PgContext, client: PoolClient, userId: string, sessionId: string): Promise<SessionEntry | undefined> {
+  const { rows } = await client.query<SessionRow>(`SELECT ${SELECT} FROM ${ctx.s}.recall_sessions WHERE user_id = $1 AND session_id = $2`, [userId, sessionId]);
+  return rows[0] === undefined ? undefined : toSessionEntry(rows[0]);
+}
+
+export async function session(ctx: PgContext, userId: string, sessionId: string): Promise<SessionEntry | undefined> {
+  const rows = await ctx.read<SessionRow>(`SELECT ${SELECT} FROM ${ctx.s}.recall_sessions WHERE user_id = $1 AND session_id = $2`, [userId, sessionId]);
+  return rows[0] === undefined ? undefined : toSessionEntry(rows[0]);
+}
+
+export async function sessions(ctx: PgContext, userId: string): Promise<SessionEntry[]> {
+  return (await ctx.read<SessionRow>(`SELECT ${SELECT} FROM ${ctx.s}.recall_sessions WHERE user_id = $1 ORDER BY ord, session_id`, [userId])).map(toSessionEntry);
+}
+
+/** Registers the session (unlisted) unless it is known; the entry. */
+export async function registerSession(ctx: PgContext, client: PoolClient, userId: string, sessionId: string, now: string, extra?: Pick<SessionEntry, 'fork'>): Promise<SessionEntry> {
+  const known = await sessionIn(ctx, client, userId, sessionId);
+  if (known !== undefined) return known;
+  const { rows } = await client.query<{ session_order: string }>(`UPDATE ${ctx.s}.recall_users SET session_order = session_order + 1 WHERE user_id = $1 RETURNING session_order`, [userId]);
+  const order = num(rows[0]!.session_order);
+  const entry: SessionEntry = { sessionId, title: '', updatedAt: now, order, listed: false, ...(extra?.fork === undefined ? {} : { fork: extra.fork }) };
+  await putSession(ctx, client, userId, entry);
+  return entry;
+}
+
+/** Stores the entry as given (an import keeps its `order`; the user's counter is raised to it). */
+export async function putSession(ctx: PgContext, client: PoolClient, userId: string, entry: SessionEntry): Promise<void> {
+  await client.query(
+    `INSERT INTO ${ctx.s}.recall_sessions (user_id, session_id, title, updated_at, ord, listed, extra) VALUES ($1, $2, $3, $4, $5, $6, $7::json)
+     ON CONFLICT (user_id, session_id) DO UPDATE SET title = EXCLUDED.title, updated_at = EXCLUDED.updated_at, ord = EXCLUDED.ord, listed = EXCLUDED.listed, extra = EXCLUDED.extra`,
+    [userId, entry.sessionId, entry.title, entry.updatedAt, entry.order, entry.listed, extraOf(entry)],
+  );
+  await client.query(`UPDATE ${ctx.s}.recall_users SET session_order = GREATEST(session_order, $2) WHERE user_id = $1`, [userId, entry.order]);
+}
+
+/** Lists the session, keeps a title it has or takes `title`, refreshes `updatedAt` (registers it first if unknown). */
+export async function touchSession(ctx: PgContext, client: PoolClient, userId: string, sessionId: string, title: string, updatedAt: string): Promise<SessionEntry> {
+  await registerSession(ctx, client, userId, sessionId, updatedAt);
+  const { rows } = await client.query<SessionRow>(
+    `UPDATE ${ctx.s}.recall_sessions SET title = CASE WHEN title = '' THEN $3 ELSE title END, updated_at = $4, listed = true
+     WHERE user_id = $1 AND session_id = $2 RETURNING ${SELECT}`,
+    [userId, sessionId, title, updatedAt],
+  );
+  return toSessionEntry(rows[0]!);
+}

@@ -1,0 +1,274 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
+import { createLmdbStore } from '../../src/memory/lmdb/lmdb-store.ts';
+import { createPostgresStore } from '../../src/memory/postgres/index.ts';
+import { createLmdbRecallStore, createRecall, type RecallStore } from '../../src/recall/index.ts';
+import type { NewDailyRecord, SessionEntry } from '../../src/recall/records/records.ts';
+import { queryTerms } from '../../src/recall/search/documents.ts';
+import { createPostgresRecallStore } from '../../src/postgres.ts';
+import { StaleWriteError } from '../../src/recall/storage/stale-write-error.ts';
+import { manualClock, ZONE } from '../support/recall-fixture.ts';
+import { sql, usePostgres } from '../support/postgres-server.ts';
+
+// The layered memory's PostgreSQL adapter against the real server: the turn path in one
+// transaction, guards after erasure, session locks and job leases across two stores (as two
+// processes would hold them), and BM25 ranks equal to the LMDB adapter's on the same rows.
+const pg = usePostgres();
+
+function open(schema: string): { store: RecallStore; close: () => Promise<void> } {
+  const transcripts = createPostgresStore({ connectionString: pg.url, schema });
+  const store = createPostgresRecallStore({ transcripts });
+  const close = async () => {
+    await store.close();
+    await transcripts.close();
+  };
+  pg.cleanup(close);
+  return { store, close };
+}
+
+const day = '2026-04-08';
+const row = (content: string, sessionMessageId: number, role = 'user'): NewDailyRecord => ({
+  day,
+  ts: `${day}T10:00:00`,
+  role,
+  content,
+  sessionId: 's1',
+  sessionMessageId,
+});
+
+describe('createPostgresRecallStore: the turn', () => {
+  it('a chat turn stores transcript, daily rows, postings, log and listing, read back by a second store', async () => {
+    const schema = pg.schema('recall_turn');
+    const a = open(schema);
+    const recall = createRecall({ store: a.store, clock: manualClock(), timeZone: ZONE });
+    pg.cleanup(() => recall.close());
+    const result = await recall.chat({ userId: 'u1', sessionId: 's1', message: 'my cat is called Miso' });
+    expect(result.reply).not.toBe('');
+
+    const b = open(schema);
+    const other = createRecall({ store: b.store, clock: manualClock(), timeZone: ZONE });
+    pg.cleanup(() => other.close());
+    expect((await other.sessionMessages('u1', 's1')).map((r) => [r.role, r.messageId])).toEqual([
+      ['user', 1],
+      ['assistant', 2],
+    ]);
+    expect((await other.dailyMessages('u1')).map((r) => [r.role, r.content.slice(0, 21), r.sessionId])).toContainEqual(['user', 'my cat is called Miso', 's1']);
+    expect((await other.listSessions('u1')).map((s) => s.sessionId)).toEqual(['s1']);
+    const { items } = await other.search({ userId: 'u1', query: 'Miso' });
+    expect(items.map((h) => [h.source, h.sessionId])).toContainEqual(['session', 's1']);
+    expect((await other.dialogueLog('u1', 's1'))[0]).toMatchObject({ userMessage: 'my cat is called Miso' });
+    const postings = await sql<{ n: string }>(pg.url, `SELECT count(*) AS n FROM "${schema}".recall_postings WHERE user_id = 'u1' AND term = 'miso'`);
+    expect(Number(postings[0]!.n)).toBeGreaterThan(0);
+  });
+
+  it('a turn whose side writes fail stores no transcript row either (one transaction)', async () => {
+    const schema = pg.schema('recall_atomic');
+    const { store } = open(schema);
+    await expect(
+      store.appendTurn({
+        userId: 'u1',
+        sessionId: 's1',
+        entries: [{ message: { role: 'user', content: 'hello' } }],
+        opens: { now: `${day}T10:00:00` },
+        // Called after the rows were numbered, inside the transaction: its failure rolls them back.
+        with: () => {
+          throw new RangeError('side writes failed');
+        },
+      }),
+    ).rejects.toThrow('side writes failed');
+    expect(await store.transcripts.lastId('session/u1/s1')).toBe(0);
+    expect(await store.session('u1', 's1')).toBeUndefined();
+    expect(await store.hasData('u1')).toBe(false);
+  });
+
+  it('appendTurn rejects a guard taken before an erasure, and stores nothing', async () => {
+    const schema = pg.schema('recall_guard');
+    const { store } = open(schema);
+    const first = await store.appendTurn({
+      userId: 'u1',
+      sessionId: 's1',
+      entries: [{ message: { role: 'user', content: 'hello there' } }],
+      opens: { now: `${day}T10:00:00` },
+      with: (records) => ({ daily: records.map((r) => row('hello there', r.message_id)) }),
+    });
+    expect(first.records.map((r) => r.message_id)).toEqual([1]);
+    expect(first.guard.incarnation).toEqual(expect.any(String));
+    const report = await store.eraseUser('u1');
+    expect(report.conversations).toBeGreaterThanOrEqual(1);
+    expect(await store.hasData('u1')).toBe(false);
+    await expect(
+      store.appendTurn(
+        { userId: 'u1', sessionId: 's1', entries: [{ message: { role: 'assistant', content: 'late reply' } }], with: (records) => ({ daily: records.map((r) => row('late reply', r.message_id, 'assistant')) }) },
+        first.guard,
+      ),
+    ).rejects.toBeInstanceOf(StaleWriteError);
+    expect(await store.transcripts.lastId('session/u1/s1')).toBe(0);
+    expect(await store.dailyDay('u1', day)).toEqual([]);
+    expect(await store.users()).toEqual([]);
+    // A fresh turn starts over at 1, under a new incarnation.
+    const again = await store.appendTurn({
+      userId: 'u1',
+      sessionId: 's1',
+      entries: [{ message: { role: 'user', content: 'again' } }],
+      opens: { now: `${day}T11:00:00` },
+      with: (records) => ({ daily: records.map((r) => row('again', r.message_id)) }),
+    });
+    expect(again.records[0]!.message_id).toBe(1);
+    expect(again.guard.incarnation).not.toBe(first.guard.incarnation);
+    expect((await store.dailyDay('u1', day)).map((r) => r.id)).toEqual([1]);
+  });
+
+  it('a keyed append retried stores its rows and daily mirrors once', async () => {
+    const schema = pg.schema('recall_keyed');
+    const { store } = open(schema);
+    const append = () =>
+      store.appendTurn({
+        userId: 'u1',
+        sessionId: 's1',
+        entries: [{ message: { role: 'user', content: 'once only' } }],
+        idempotencyKey: 'k1',
+        opens: { now: `${day}T10:00:00` },
+        with: (records) => ({ daily: records.map((r) => row('once only', r.message_id)) }),
+      });
+    const one = await append();
+    const two = await append();
+    expect(two.records).toEqual(one.records);
+    expect((await store.dailyDay('u1', day)).map((r) => r.content)).toEqual(['once only']);
+    expect(await store.transcripts.lastId('session/u1/s1')).toBe(1);
+  });
+});
+
+describe('createPostgresRecallStore: across stores on one database', () => {
+  it('lockSession held by one store makes the other wait until it is released', async () => {
+    const schema = pg.schema('recall_lock');
+    const a = open(schema).store;
+    const b = open(schema).store;
+    const order: string[] = [];
+    const releaseA = await a.lockSession('u1', 's1');
+    order.push('a locked');
+    const bLocked = b.lockSession('u1', 's1').then((release) => {
+      order.push('b locked');
+      return release;
+    });
+    // Round trips to the database while A holds it: B is still waiting.
+    for (let i = 0; i < 5; i++) await a.sessions('u1');
+    const other = await b.lockSession('u1', 's2'); // another session is not held
+    await other();
+    order.push('a releases');
+    await releaseA();
+    const releaseB = await bLocked;
+    await releaseB();
+    expect(order).toEqual(['a locked', 'a releases', 'b locked']);
+  });
+
+  it('a job whose lease expired is taken over by the other store, and the first lease writes nothing', async () => {
+    const schema = pg.schema('recall_lease');
+    const a = open(schema).store;
+    const b = open(schema).store;
+    await a.jobs.enqueue([{ kind: 'summarize', userId: 'u1', payload: { sessionId: 's1' } }]);
+    const [mine] = await a.jobs.lease('summarize', { limit: 5, leaseMs: 60_000 });
+    expect(mine).toMatchObject({ kind: 'summarize', userId: 'u1', key: 's1', attempts: 0 });
+    // Held: the other store gets nothing.
+    expect(await b.jobs.lease('summarize', { limit: 5, leaseMs: 60_000 })).toEqual([]);
+    // A lease of 0 ms expires at once (the database's clock): the other store takes it over.
+    await a.jobs.fail(mine!, { code: 'x', message: 'retry now' }, 0);
+    const [retried] = await a.jobs.lease('summarize', { limit: 5, leaseMs: 0 });
+    expect(retried?.attempts).toBe(1);
+    let taken: Awaited<ReturnType<typeof b.jobs.lease>> = [];
+    while (taken.length === 0) taken = await b.jobs.lease('summarize', { limit: 5, leaseMs: 60_000 });
+    expect(taken[0]!.token).not.toBe(retried!.token);
+    // The first lease is lost: its effects and its outcome change nothing.
+    const state = await a.factsState('u1');
+    await expect(a.commitFacts('u1', { generation: 'g1', entries: [] }, { generation: state.generation, job: { kind: 'summarize', userId: 'u1', key: 's1', token: retried!.token } })).rejects.toMatchObject({
+      code: 'write_stale',
+      reason: 'lease_lost',
+    });
+    await a.jobs.complete(retried!);
+    expect(await b.jobs.counts('summarize')).toEqual({ pending: 1, retrying: 1, dead: 0 });
+    await b.jobs.complete(taken[0]!);
+    expect(await a.jobs.counts('summarize')).toEqual({ pending: 0, retrying: 0, dead: 0 });
+  });
+
+  it('an erasure removes a leased job: its lease is lost', async () => {
+    const schema = pg.schema('recall_erase_job');
+    const { store } = open(schema);
+    await store.jobs.enqueue([{ kind: 'summarize', userId: 'u1', payload: { sessionId: 's1' } }]);
+    const [job] = await store.jobs.lease('summarize', { limit: 1, leaseMs: 60_000 });
+    await store.eraseUser('u1');
+    await expect(store.commitFacts('u1', { generation: 'g', entries: [] }, { generation: '', job: { kind: job!.kind, userId: 'u1', key: job!.key, token: job!.token } })).rejects.toMatchObject({
+      reason: 'lease_lost',
+    });
+    expect(await store.jobs.counts('summarize')).toEqual({ pending: 0, retrying: 0, dead: 0 });
+  });
+});
+
+describe('createPostgresRecallStore: ranking', () => {
+  const texts = [
+    'the cat sat on the mat',
+    'a cat and a dog',
+    'dogs chase cats in the garden',
+    'my garden has roses and a cat',
+    'roses are red',
+    'the dog sleeps',
+    'cat cat cat',
+    'nothing here',
+    'roses are red', // the same text as another row: a tie, broken by doc
+  ];
+  const sessionEntry: SessionEntry = { sessionId: 's1', title: 'cats', updatedAt: `${day}T10:00:00`, order: 1, listed: true };
+  const sessionEntry2: SessionEntry = { sessionId: 's2', title: 'dogs', updatedAt: `${day}T10:00:00`, order: 2, listed: true };
+  const rows: NewDailyRecord[] = texts.map((content, i) => ({
+    day: i < 4 ? day : '2026-04-09',
+    id: i < 4 ? i + 1 : i - 3,
+    ts: `${i < 4 ? day : '2026-04-09'}T10:0${i}:00`,
+    role: i % 2 === 0 ? 'user' : 'assistant',
+    content,
+    sessionId: i % 3 === 0 ? 's2' : 's1',
+    sessionMessageId: i + 1,
+  }));
+
+  it('orders hits exactly as the LMDB adapter does on the same rows, filters and ties included', async () => {
+    const schema = pg.schema('recall_rank');
+    const { store } = open(schema);
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-rank-'));
+    const env = acquireEnvironment(dir, { noSync: true });
+    const memory = createLmdbStore({ path: dir });
+    const lmdb = createLmdbRecallStore({ env, transcripts: memory });
+    pg.cleanup(async () => {
+      await lmdb.close();
+      await memory.close();
+      await new Promise((r) => setTimeout(r, 0));
+      await env.release();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    for (const s of [store, lmdb]) {
+      await s.importBatch('u1', { sessions: [sessionEntry, sessionEntry2], daily: rows });
+      const state = await s.factsState('u1');
+      await s.commitFacts('u1', { generation: 'g1', entries: [], longTerm: { content: 'likes cats\n\ngarden roses', ts: `${day}T09:00:00`, source: 'set' } }, { generation: state.generation });
+    }
+    const queries: Array<[string, Parameters<RecallStore['rank']>[1]['filters']]> = [
+      ['cat', {}],
+      ['cat dog', {}],
+      ['garden roses cat', {}],
+      ['cat', { sessionId: 's1' }],
+      ['cat dog roses', { day: '2026-04-09' }],
+      ['cat', { roles: ['memory', 'user'] }],
+      ['roses', {}],
+    ];
+    for (const [query, filters] of queries) {
+      const q = { terms: queryTerms(query), filters, limit: 5 };
+      const fromPg = await store.rank('u1', q);
+      const fromLmdb = await lmdb.rank('u1', q);
+      expect(fromPg, query).toEqual(fromLmdb);
+      expect(fromPg.length, query).toBeGreaterThan(0);
+    }
+    expect(await store.rebuildIndex('u1')).toBe(await lmdb.rebuildIndex('u1'));
+    expect(await store.rank('u1', { terms: queryTerms('cat dog'), filters: {}, limit: 10 })).toEqual(await lmdb.rank('u1', { terms: queryTerms('cat dog'), filters: {}, limit: 10 }));
+    // The keyword scans agree too.
+    expect(await store.scanDaily('u1', { day: null, keyword: 'CAT', limit: 3 })).toEqual(await lmdb.scanDaily('u1', { day: null, keyword: 'CAT', limit: 3 }));
+    expect(await store.dailyWindow('u1', day, 2, 1, 1)).toEqual(await lmdb.dailyWindow('u1', day, 2, 1, 1));
+    expect(await store.sessions('u1')).toEqual(await lmdb.sessions('u1'));
+  });
+});
