@@ -6,7 +6,9 @@
  *   process, so a SIGKILL ends the process that writes), offline model, resolved once it listens.
  * - `roundRobin`: a loopback HTTP proxy sending each request to the next of `backends()` (read
  *   per request, so a caller can drop a dead server as a balancer's health check would); a
- *   backend that cannot be reached answers 502 `bad_gateway`. No session affinity.
+ *   backend that cannot be reached answers 502 `bad_gateway`. No session affinity. `inFlight(url)`:
+ *   the requests it has sent to that backend and not yet seen answered (a test kills a server
+ *   while it holds one).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
@@ -59,11 +61,15 @@ export function startMnemo(options: { databaseUrl: string; schema: string; cwd: 
 }
 
 /** A round-robin balancer over `backends()`; `close()` stops it. */
-export function roundRobin(backends: () => readonly string[]): Promise<{ url: string; server: Server; close(): Promise<void> }> {
+export function roundRobin(backends: () => readonly string[]): Promise<{ url: string; server: Server; inFlight(url: string): number; close(): Promise<void> }> {
   let next = 0;
+  const sent = new Map<string, number>();
   const server = createServer((req, res) => {
     const list = backends();
-    const target = new URL(list[next++ % list.length]!);
+    const backend = list[next++ % list.length]!;
+    const target = new URL(backend);
+    sent.set(backend, (sent.get(backend) ?? 0) + 1);
+    res.on('close', () => sent.set(backend, sent.get(backend)! - 1));
     const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
@@ -80,6 +86,7 @@ export function roundRobin(backends: () => readonly string[]): Promise<{ url: st
       resolve({
         url: `http://127.0.0.1:${address.port}`,
         server,
+        inFlight: (backend) => sent.get(backend) ?? 0,
         close: () => new Promise<void>((done) => server.close(() => done())),
       });
     }),
