@@ -211,7 +211,8 @@ export interface Runtime extends RuntimeParts {
   readonly liveConversations: number;
   /**
    * Whether the runtime can take writes: the tree is running, the store is open and, with
-   * LMDB, a one-key probe write to its `mnemo_health` database commits. (Other storage counts
+   * LMDB, a one-key probe write to its `mnemo_health` database commits; with PostgreSQL (a
+   * store with a `probe()`), the database answers a `SELECT 1` within 2 s. (Other storage counts
    * as writable while its store actor holds it: a probe would have to write a message.)
    */
   health(): Promise<RuntimeHealth>;
@@ -483,6 +484,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
     const tree = treeRunning && stopping === undefined ? 'running' : 'stopped';
     const open = tree === 'running' && slot.current() !== undefined;
     if (!open) return { tree, storage: 'closed', writable: false, ...(tree === 'running' && compacting > 0 ? { error: 'compacting' } : {}) };
+    if (kind.kind === 'custom') return probeStore(kind.store, tree);
     if (kind.kind !== 'lmdb') return { tree, storage: 'open', writable: true };
     try {
       const root = slot.lease?.root;
@@ -552,6 +554,31 @@ function lmdbOnly(storage: RuntimeStorage): Extract<RuntimeStorage, { kind: 'lmd
 function looksLikePostgresStore(store: MessageLog): boolean {
   const s = store as Partial<{ schema: unknown; migrate: unknown; eraseConversations: unknown }>;
   return typeof s.schema === 'string' && typeof s.migrate === 'function' && typeof s.eraseConversations === 'function';
+}
+
+/** How long a store's `probe()` may take before the runtime counts as not writable. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * A custom store's health: writable while its `probe()` (a PostgreSQL store's `SELECT 1`)
+ * answers within PROBE_TIMEOUT_MS; a store without one counts as writable while held.
+ */
+async function probeStore(store: MessageLog, tree: RuntimeHealth['tree']): Promise<RuntimeHealth> {
+  const probe = (store as Partial<{ probe: () => Promise<void> }>).probe;
+  if (typeof probe !== 'function') return { tree, storage: 'open', writable: true };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe.call(store),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new StorageError('storage_unavailable', 'the storage did not answer the probe in time')), PROBE_TIMEOUT_MS))),
+    ]);
+    return { tree, storage: 'open', writable: true };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return { tree, storage: 'open', writable: false, error: typeof code === 'string' ? code : 'storage_failed' };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function invalidStorage(): never {

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MnemoError } from '../../src/errors.ts';
 import { createPostgresStore, StorageUnavailableError, type PostgresStore } from '../../src/memory/postgres/index.ts';
 import { freshSchema, SERVER_START_TIMEOUT, sql, startPrivateServer, type PrivateServer } from '../support/postgres-server.ts';
+import { startRuntime } from '../../src/runtime.ts';
+import { startServer } from '../../src/server/index.ts';
+import { http } from '../support/http.ts';
 
 /**
  * The database goes away under a running store: a server of this file's own (restarting the
@@ -127,6 +130,46 @@ describe('PostgreSQL going away', () => {
       for (const ack of acked.get(c)!) expect(stored.has(ack), ack).toBe(true);
       const contents = new Set(rows.map(([, content]) => content));
       for (const content of notStored.filter((n) => n.startsWith(`${c}.`))) expect(contents.has(content), content).toBe(false);
+    }
+  }, 120_000);
+});
+
+describe('a server on PostgreSQL while the database is down', () => {
+  it('is not ready and answers 503 storage_unavailable, with nothing half-written, then serves again once the database is back', async () => {
+    const schema = freshSchema('outage_http');
+    const runtime = await startRuntime({ name: 'mnemo_outage_http', storage: { postgres: server.url, schema }, recall: { language: 'en' } });
+    const app = await startServer({ recall: runtime.recall, runtime, host: '127.0.0.1', port: 0 });
+    const chat = (message: string) => http(app.url, 'POST', '/api/chat', { body: { user_id: 'u', session_id: 's', message } });
+    try {
+      expect((await chat('before the outage')).status).toBe(200);
+      expect((await http(app.url, 'GET', '/readyz')).status).toBe(200);
+      await server.stop();
+
+      const ready = await http(app.url, 'GET', '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.json).toEqual({ status: 'not_ready', checks: { tree: 'running', storage: 'open', writable: false, error: 'storage_unavailable' } });
+      const refused = await chat('during the outage');
+      expect(refused.status).toBe(503);
+      expect(refused.json).toEqual({ detail: 'the storage is unreachable; retry shortly', code: 'storage_unavailable' });
+      expect((await http(app.url, 'GET', '/healthz')).status).toBe(200);
+
+      await server.start();
+      await within('readiness after the restart', async () => {
+        const r = await http(app.url, 'GET', '/readyz');
+        if (r.status !== 200) throw new Error(r.text);
+      });
+      expect((await chat('after the outage')).status).toBe(200);
+      const rows = await http(app.url, 'GET', '/api/conversations/s/messages?user_id=u');
+      // The refused turn left nothing: not its user row, not half a turn.
+      expect((rows.json as { items: { content: string }[] }).items.map((r) => r.content)).toEqual([
+        'before the outage',
+        expect.stringContaining('before the outage'),
+        'after the outage',
+        expect.stringContaining('after the outage'),
+      ]);
+    } finally {
+      await app.close();
+      await runtime.stop();
     }
   }, 120_000);
 });

@@ -42,6 +42,11 @@ export interface PostgresStore extends ClosableLog, ErasableLog {
   readonly schema: string;
   /** Creates the schema and tables if missing. Optional: the first operation does it too. */
   migrate(): Promise<void>;
+  /**
+   * One round trip (`SELECT 1`, once the tables exist): resolves while the database answers,
+   * else `StorageError` `storage_unavailable`. What `runtime.health()` (`/readyz`) asks.
+   */
+  probe(): Promise<void>;
 }
 
 /** What `createPostgresStore` takes: a connection (string or pool), the schema and the clock. */
@@ -395,6 +400,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     migrate: () => {
       ensureOpen();
       return track(migrate());
+    },
+    probe: () => {
+      ensureOpen();
+      return track(migrate().then(() => withClient('read', undefined, async (client) => void (await client.query('SELECT 1')))));
     },
     ...validatedLog({
       checkOpen: ensureOpen,
