@@ -147,6 +147,16 @@ export function describeEmbeddingCases(make: MakeRecallStore): void {
         expect(await store.jobs.counts('embed', ALICE)).toEqual(counts);
         await store.backfillEmbeddings(BOB);
         expect(await store.jobs.counts('embed', BOB)).toEqual({ pending: 0, retrying: 0, dead: 0 });
+        // Imported rows (kept as given) are queued by the backfill if their import did not queue them.
+        await store.importBatch(BOB, {
+          daily: [
+            { day: DAY1, id: 3, ts: `${DAY1}T08:00:00`, role: 'user', content: 'imported one', sessionId: null, sessionMessageId: null },
+            { day: DAY1, id: 4, ts: `${DAY1}T08:00:01`, role: 'assistant', content: 'imported two', sessionId: null, sessionMessageId: null },
+          ],
+        });
+        await store.backfillEmbeddings(BOB);
+        const queued = await store.jobs.lease('embed', { limit: 10, leaseMs: LONG_MS });
+        expect(queued.filter((j) => j.userId === BOB).map((j) => j.payload.id).sort()).toEqual([dailyDoc(DAY1, 3), dailyDoc(DAY1, 4)]);
       }),
     );
 

@@ -812,6 +812,16 @@ export function describeStoreCases(make: MakeRecallStore, embeddings: boolean): 
       "removes everything of the user, leased jobs too, and reports it; other users' data stays",
       run(async ({ store }) => {
         const { guard } = await turn(store, { message: 'secret one', reply: 'secret two', extract: true });
+        await store.appendTurn({
+          userId: ALICE,
+          sessionId: 's1',
+          entries: [{ message: { role: 'user', content: 'secret three' }, meta: {} }],
+          with: ([row]) => ({
+            daily: [{ day: DAY1, ts: `${DAY1}T10:30:00`, sessionId: 's1', role: 'user', content: 'secret three', sessionMessageId: row!.message_id }],
+            turnKey: { key: 'tk', value: { failedAttempts: 1, at: 5 } },
+          }),
+        });
+        expect(await store.turnKey(ALICE, 's1', 'tk')).toEqual({ failedAttempts: 1, at: 5 });
         await store.appendSummary(ALICE, 's1', summary(1, 2, null), { ...guard, sessionOrder: await sessionOrder(store, ALICE, 's1') });
         await store.forkSession(ALICE, { sourceId: 's1', messageId: 2, targetId: 'f1', title: 'Fork', now: `${DAY1}T12:00:00` });
         const facts = await factChange(store, ALICE, [{ text: 'Alice has a secret' }]);
@@ -850,6 +860,12 @@ export function describeStoreCases(make: MakeRecallStore, embeddings: boolean): 
         expect((await store.dailyDay(BOB, DAY1)).map((r) => r.content)).toEqual(['bob stays', 'yes']);
         expect((await store.jobs.counts('extract', BOB)).pending).toBe(1);
         expect(await store.transcripts.range(sessionConversationId(BOB, 's1'))).toHaveLength(2);
+        // Turn keys and fork links went too: the same ids start afresh.
+        expect(await store.turnKey(ALICE, 's1', 'tk')).toBeUndefined();
+        await turn(store, { message: 'new life', reply: 'hello again' });
+        await store.forkSession(ALICE, { sourceId: 's1', messageId: 1, targetId: 'f1', title: 'Fork again', now: `${DAY1}T13:00:00` });
+        expect((await store.transcripts.range(sessionConversationId(ALICE, 'f1'))).map((r) => r.message.content)).toEqual(['new life']);
+        expect(await store.users()).toEqual([ALICE, BOB]);
         // Erasing a user with nothing is harmless.
         await store.eraseUser('nobody');
       }),
