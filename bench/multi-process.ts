@@ -41,7 +41,7 @@ async function drive(url: string, label: string): Promise<{ turnsPerSecond: numb
   let stop = false;
   const client = async (c: number): Promise<void> => {
     for (let i = 0; !stop; i++) {
-      const res = await http(url, 'POST', '/api/chat', { body: { user_id: `u${c % 8}`, session_id: `${label}-s${c}`, message: `turn ${i} of client ${c} about the river` } });
+      const res = await http(url, 'POST', '/api/chat', { body: { user_id: `u${c}`, session_id: `${label}-s${c}`, message: `turn ${i} of client ${c} about the river` } });
       if (res.status !== 200) throw new Error(`${label}: ${res.status} ${res.text}`);
       if (measuring) turns++;
     }
