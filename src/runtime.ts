@@ -26,8 +26,7 @@ import type { MessageLog } from './memory/contract/message-log.ts';
 import { conversationHooks } from './memory/runtime/conversation-actor.ts';
 import { ConversationRouter } from './memory/runtime/conversation-router.ts';
 import { bindDefaultMemory } from './memory/runtime/default-memory.ts';
-import type { FaultInjector } from './memory/runtime/fault-injector.ts';
-import { acquireEnvironment, type LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
+import { acquireEnvironment } from './memory/lmdb/lmdb-environment.ts';
 import type { CopyMethod } from './memory/lmdb/compacting-copy.ts';
 import { MESSAGES_DB } from './memory/lmdb/lmdb-table.ts';
 import { createRoutedLog } from './memory/runtime/runtime-memory.ts';
@@ -35,15 +34,11 @@ import type { ClosableLog } from './memory/standalone-log.ts';
 import { StorageError } from './memory/contract/memory-errors.ts';
 import { StorageSlot } from './memory/runtime/storage-slot.ts';
 import { onlineCompactions, type OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
-import type { WriteObserver } from './memory/runtime/write-queue.ts';
 import type { StorageKind } from './memory/runtime/store-actor.ts';
-import { systemWallClock, type WallClock } from './wall-clock.ts';
 import {
   call,
   ServiceSlot,
   startApplication,
-  type ChildSpec,
-  type Clock,
   type EventStream,
   type ExitReason,
   type TreeEvent,
@@ -54,96 +49,15 @@ import { ENVIRONMENT_ID, environmentHolderName, rootName, rootSpec } from '../su
 import { recallChildren } from '../supervisors/recall.ts';
 import { retentionChildren, retentionSweeperName } from '../supervisors/retention-sup.ts';
 import { conversationTtls } from './memory/lmdb/conversation-ttl.ts';
-import { checkRetentionOptions, createRetentionSweep, type RetentionOptions, type SweepReport } from './retention-sweep.ts';
+import { createRetentionSweep, type SweepReport } from './retention-sweep.ts';
+import { resolveRuntimeOptions, type RuntimeOptions, type RuntimeRecallOptions } from './runtime-options.ts';
 import type { Recall, RecallOptions } from './recall/recall-api.ts';
-import type { SearchPoolOptions } from './recall/storage/lmdb/pool/search-pool.ts';
+
+export type { RuntimeOptions, RuntimeRecallOptions } from './runtime-options.ts';
 import { createLmdbRecallStore } from './recall/storage/lmdb/lmdb-recall-store.ts';
 import { resolveEmbeddingsOptions } from './recall/embeddings/embeddings-options.ts';
 import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
 import { RecallUnavailableError } from './recall/recall-errors.ts';
-
-/** What `startRuntime` takes; every field is optional. */
-export interface RuntimeOptions {
-  /**
-   * Prefix of every registered name in the tree (`<name>_default_memory`, ...). Default
-   * `'mnemo'`. Two runtimes in one process need different names.
-   */
-  name?: string;
-  /** LMDB data directory. Default `'./data'`. Ignored unless `storage` is `'lmdb'`. */
-  dataDir?: string;
-  /**
-   * - `'lmdb'` (default): durable, in `dataDir`;
-   * - `'memory'`: in process memory, owned by the store actor (lost when it restarts, like
-   *   beamai's ETS store);
-   * - `{ store }`: your own `MessageLog`, still behind the per-conversation actors;
-   * - `{ postgres: url }`: the PostgreSQL store (`createPostgresStore`), shared by every
-   *   process pointed at the same database; the runtime closes its pool on `stop()`.
-   */
-  storage?:
-    | 'lmdb'
-    | 'memory'
-    | {
-        /** Your own store. */
-        store: MessageLog;
-      }
-    | {
-        /** A PostgreSQL connection string, `postgres://user:password@host:port/database`. */
-        postgres: string;
-        /** The schema of Mnemo's tables (created if missing). Default `'mnemo'`. One schema, one store. */
-        schema?: string;
-      };
-  /** LMDB environment options (see `LmdbEnvironmentOptions`: each with its default and cost). */
-  lmdb?: LmdbEnvironmentOptions;
-  /**
-   * How long a conversation actor stays without writes before it passivates (checked by a
-   * sweep every `idleMs / 2`, so it happens within 1.5 × idleMs). Default 60 000 ms. Shorter
-   * frees memory sooner; a passivated conversation costs one last-id read (a one-row reverse
-   * scan) when it is used again.
-   */
-  idleMs?: number;
-  /**
-   * Most conversation actors alive at once. Default 10 000. Beyond it, the least recently
-   * written idle actors passivate before `idleMs` (a live conversation holds ~2-3 KB), so memory
-   * stays bounded however many conversations are touched at once; a passivated conversation
-   * costs one last-id read when it is used again.
-   */
-  maxLiveConversations?: number;
-  /** Time for restart intensity (monotonic ms). Default `performance.now()`. */
-  clock?: Clock;
-  /** Time stamped on records (`ts`). Default `Date.now()`. */
-  wallClock?: WallClock;
-  /** Deliberate failures, for tests (`createFaultInjector` from `mnemo/testing`). */
-  faults?: FaultInjector;
-  /**
-   * The layered memory (`runtime.recall`), supervised under the root after the memory: a
-   * piscina search pool and the recall service. LMDB storage only. Default `{}`: on, offline
-   * (no `llm`: the Agent Memory Demo's fallback replies and titles), system clock and time
-   * zone, a pool of half the cores. `pool: false` runs every scan inline; `false` leaves the
-   * layered memory out.
-   */
-  recall?: RuntimeRecallOptions | false;
-  /** Told of every committed append batch (metrics). Default none: then it costs nothing. */
-  observer?: WriteObserver;
-  /**
-   * Retention of idle conversations (retention-sweep.ts): a supervised sweeper clears each
-   * conversation (and deletes each recall session) with no append for `idleTtlMs`, or for its
-   * own TTL (`runtime.retention.setTtl`). LMDB storage only. Default: off, nothing expires.
-   */
-  retention?: RetentionOptions | false;
-  /** More children for the root, after the memory and recall (HTTP server, ...). */
-  children?: (runtime: RuntimeParts) => readonly ChildSpec[];
-}
-
-/**
- * The layered memory's options in a runtime (`RuntimeOptions.recall`): `createRecall`'s, without
- * the store (the runtime opens it in its LMDB environment), plus the search pool.
- */
-export interface RuntimeRecallOptions extends Omit<RecallOptions, 'store' | 'embeddingsDrain'> {
-  /** A search pool of worker threads for large scans (LMDB); `false`: every scan inline. Default: half the cores. */
-  pool?: SearchPoolOptions | false;
-  /** Rows in scope above which a keyword scan goes to the pool. Default 20 000. */
-  poolThreshold?: number;
-}
 
 /** What extra children may use. */
 export interface RuntimeParts {
@@ -275,9 +189,6 @@ export interface RuntimeRetention {
   sweep(): Promise<SweepReport>;
 }
 
-export const DEFAULT_DATA_DIR = './data';
-export const DEFAULT_IDLE_MS = 60_000;
-export const DEFAULT_MAX_LIVE_CONVERSATIONS = 10_000;
 
 /**
  * Starts Mnemo: the supervision tree with the default store (`memory`), the layered memory
@@ -302,26 +213,14 @@ export const DEFAULT_MAX_LIVE_CONVERSATIONS = 10_000;
  * ```
  */
 export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
-  const name = options.name ?? 'mnemo';
-  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  if (!Number.isFinite(idleMs) || idleMs < 0) throw new InvalidInputError('invalid_option', 'idleMs must be a non-negative number of ms');
-  const maxLive = options.maxLiveConversations ?? DEFAULT_MAX_LIVE_CONVERSATIONS;
-  if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw new InvalidInputError('invalid_option', 'maxLiveConversations must be a positive integer');
-  const storageOption = options.storage ?? 'lmdb';
+  const { name, idleMs, maxLive, dataDir, wallClock, recall: recallOptions, retention: retentionChecked, storage: choice } = resolveRuntimeOptions(options);
   /** A store the runtime made (from `{ postgres }`), so closes after the tree. */
   let ownedStore: ClosableLog | undefined;
   const kind: StorageKind =
-    storageOption === 'lmdb'
-      ? { kind: 'lmdb' }
-      : storageOption === 'memory'
-        ? { kind: 'memory' }
-        : typeof storageOption === 'object' && storageOption !== null && 'store' in storageOption
-          ? { kind: 'custom', store: storageOption.store }
-          : typeof storageOption === 'object' && storageOption !== null && typeof storageOption.postgres === 'string'
-            ? { kind: 'custom', store: (ownedStore = (await import('./memory/postgres/index.ts')).createPostgresStore({ connectionString: storageOption.postgres, ...(storageOption.schema === undefined ? {} : { schema: storageOption.schema }) })) }
-            : invalidStorage();
-  const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-  const wallClock = options.wallClock ?? systemWallClock;
+    choice.kind === 'postgres'
+      ? // Loaded only when asked for: it imports `pg`.
+        { kind: 'custom', store: (ownedStore = (await import('./memory/postgres/index.ts')).createPostgresStore({ connectionString: choice.url, ...(choice.schema === undefined ? {} : { schema: choice.schema }) })) }
+      : choice;
 
   const slot = new StorageSlot();
   const router = new ConversationRouter({ runtime: name, supervisorName: conversationSupName(name), idleMs, maxLive });
@@ -355,7 +254,6 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
   };
   // An erasure's compaction must leave no byte of the user: a rebuild (README: Retention and erasure).
   const recallHandle = supervisedRecall(recallSlot, () => compact({ copy: 'rebuild' }));
-  const recallOptions = options.recall ?? {};
   // PostgreSQL storage (`{ postgres }`, or a `{ store }` made by createPostgresStore): the layered
   // memory in the same database, beside the transcripts (loaded only then: it imports `pg`).
   const postgresRecall =
@@ -399,17 +297,12 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
               recallSlot,
             })
           : [];
-  const retentionOption = options.retention ?? false;
-  const retentionChecked = retentionOption === false ? undefined : checkRetentionOptions(retentionOption);
-  if (retentionChecked !== undefined && storage.kind !== 'lmdb') {
-    throw new InvalidInputError('invalid_option', 'retention needs LMDB storage', { option: 'retention' });
-  }
   const ttls = conversationTtls(
     () => lmdbOnly(storage).root,
     () => lmdbOnly(storage).path,
   );
   const retention =
-    retentionChecked === undefined || retentionOption === false
+    retentionChecked === undefined
       ? []
       : retentionChildren({
           runtime: name,
@@ -422,7 +315,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
                 ttls,
                 deleteSession: recall.length === 0 ? undefined : (u, s, ifLastId) => recallHandle.deleteSession(u, s, { ifLastId }),
               },
-              { idleTtlMs: retentionChecked.idleTtlMs, perTick: retentionChecked.perTick, clock: retentionOption.clock ?? wallClock },
+              { idleTtlMs: retentionChecked.idleTtlMs, perTick: retentionChecked.perTick, clock: retentionChecked.clock ?? wallClock },
             );
             return () => sweep.tick();
           },
@@ -581,9 +474,6 @@ async function probeStore(store: MessageLog, tree: RuntimeHealth['tree']): Promi
   }
 }
 
-function invalidStorage(): never {
-  throw new InvalidInputError('invalid_option', "storage must be 'lmdb', 'memory', { store: MessageLog } or { postgres: url }");
-}
 
 function describeStorage(kind: StorageKind, slot: StorageSlot): RuntimeStorage {
   if (kind.kind === 'memory') return { kind: 'memory' };
