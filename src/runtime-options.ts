@@ -14,7 +14,7 @@ import type { ChildSpec, Clock } from './otp/index.ts';
 import { checkRetentionOptions, type RetentionOptions } from './retention-sweep.ts';
 import type { RecallOptions } from './recall/recall-api.ts';
 import type { SearchPoolOptions } from './recall/storage/lmdb/pool/search-pool.ts';
-import type { RuntimeParts } from './runtime.ts';
+import type { RuntimeParts } from './runtime-parts.ts';
 
 /** What `startRuntime` takes; every field is optional. */
 export interface RuntimeOptions {

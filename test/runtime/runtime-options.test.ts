@@ -11,7 +11,7 @@ const refused = (options: Parameters<typeof resolveRuntimeOptions>[0]): { option
   } catch (error) {
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as InvalidInputError).code).toBe('invalid_option');
-    return { option: (error as InvalidInputError).details['option'], message: (error as Error).message };
+    return { option: (error as InvalidInputError).details?.['option'], message: (error as Error).message };
   }
   throw new Error('accepted');
 };
