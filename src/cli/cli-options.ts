@@ -100,6 +100,7 @@ export const HELP_TEXT = `mnemo: durable, supervised conversation memory for AI 
 
 Usage: mnemo [serve] [options]
        mnemo compact [--data-dir <path>]   compact a stopped server's data directory (--help there)
+       mnemo migrate --postgres <url>      create or update the tables in PostgreSQL (--help there)
        mnemo mcp --user <id> [--data-dir <path>]   one user's memory as an MCP server on stdio (--help there)
 
 Options (flag, else environment variable, else default):
@@ -233,15 +234,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
   }
   if (adminToken !== null && adminToken === token) throw new ConfigError('the admin token must differ from the API token');
 
-  const postgresUrl = pick(values.postgres, 'MNEMO_DATABASE_URL') ?? pick(undefined, 'DATABASE_URL');
-  if (postgresUrl !== undefined && !/^postgres(ql)?:\/\//.test(postgresUrl)) {
-    throw new ConfigError('--postgres must be a connection string postgres://user:password@host:port/database');
-  }
-  const pgSchema = pick(values['pg-schema'], 'MNEMO_PG_SCHEMA');
-  if (pgSchema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(pgSchema)) {
-    throw new ConfigError(`invalid --pg-schema ${JSON.stringify(pgSchema)}: an SQL identifier: a letter or _, then letters, digits or _, at most 63`);
-  }
-  if (pgSchema !== undefined && postgresUrl === undefined) throw new ConfigError('--pg-schema needs --postgres');
+  const postgres = parsePostgresOptions(values.postgres, values['pg-schema'], env);
 
   const userTokens = pick(values['user-tokens'], 'MNEMO_USER_TOKENS');
   const trustUserHeader = pick(values['trust-user-header'], 'MNEMO_TRUST_USER_HEADER') ?? null;
@@ -281,7 +274,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     host,
     port,
     dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),
-    postgres: postgresUrl === undefined ? null : { url: postgresUrl, ...(pgSchema === undefined ? {} : { schema: pgSchema }) },
+    postgres,
     token,
     adminToken,
     userTokensPath: userTokens === undefined ? null : resolve(cwd, userTokens),
@@ -322,6 +315,24 @@ export function checkExposure(options: Pick<CliOptions, 'host' | 'token' | 'allo
     `refusing to listen on ${options.host} with the API open (no --token, no --user-tokens): anyone who can reach it ` +
       'could read every conversation; set a token, or pass --allow-open if that is what you want',
   );
+}
+
+/**
+ * `--postgres` (else `MNEMO_DATABASE_URL`, else `DATABASE_URL`) and `--pg-schema` (else
+ * `MNEMO_PG_SCHEMA`): `null` when no database is named. Shared by `mnemo serve` and `mnemo migrate`.
+ */
+export function parsePostgresOptions(flag: string | undefined, schemaFlag: string | undefined, env: NodeJS.ProcessEnv): { url: string; schema?: string } | null {
+  const read = (value: string | undefined, name: string): string | undefined => value ?? (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const url = read(flag, 'MNEMO_DATABASE_URL') ?? read(undefined, 'DATABASE_URL');
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError('--postgres must be a connection string postgres://user:password@host:port/database');
+  }
+  const schema = read(schemaFlag, 'MNEMO_PG_SCHEMA');
+  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+    throw new ConfigError(`invalid --pg-schema ${JSON.stringify(schema)}: an SQL identifier: a letter or _, then letters, digits or _, at most 63`);
+  }
+  if (schema !== undefined && url === undefined) throw new ConfigError('--pg-schema needs --postgres');
+  return url === undefined ? null : { url, ...(schema === undefined ? {} : { schema }) };
 }
 
 function parsePort(text: string): number {

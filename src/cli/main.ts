@@ -3,7 +3,8 @@
  * then serves the HTTP API and chat page over the runtime (see `serve.ts`). `--version` prints
  * package.json's version. Exit codes: 0 after a clean stop, 1 when the start or the stop failed,
  * 2 for bad options. `mnemo compact` compacts a stopped server's data directory instead
- * (compact-command.ts); `mnemo mcp` serves one user's memory over stdio as an MCP server
+ * (compact-command.ts); `mnemo migrate` creates or updates the tables in PostgreSQL
+ * (migrate-command.ts); `mnemo mcp` serves one user's memory over stdio as an MCP server
  * (mcp-command.ts).
  *
  * The server and everything under it load only after the options are read, so `--help` and a
@@ -23,6 +24,17 @@ async function main(): Promise<void> {
     const { parseCompactOptions, runCompact } = await import('./compact-command.ts');
     try {
       process.exitCode = await runCompact(parseCompactOptions(process.argv.slice(3), process.env, process.cwd()));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`mnemo: ${err.message}\n`);
+      process.exitCode = 2;
+    }
+    return;
+  }
+  if (process.argv[2] === 'migrate') {
+    const { parseMigrateOptions, runMigrate } = await import('./migrate-command.ts');
+    try {
+      process.exitCode = await runMigrate(parseMigrateOptions(process.argv.slice(3), process.env));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       process.stderr.write(`mnemo: ${err.message}\n`);

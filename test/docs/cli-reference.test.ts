@@ -29,12 +29,13 @@ describe('docs/reference/cli.md', () => {
   for (const [command, args, heading] of [
     ['mnemo', [], '`mnemo` (serve)'],
     ['mnemo compact', ['compact'], '`mnemo compact`'],
+    ['mnemo migrate', ['migrate'], '`mnemo migrate`'],
     ['mnemo mcp', ['mcp'], '`mnemo mcp`'],
   ] as const) {
     it(`names every flag and variable of \`${command} --help\` in its section`, () => {
       const text = section(heading);
       // The serve help's usage lines of the other commands belong to their sections.
-      const own = help([...args]).split('\n').filter((l) => args.length > 0 || !/^\s*(Usage: )?mnemo (compact|mcp)\b/.test(l));
+      const own = help([...args]).split('\n').filter((l) => args.length > 0 || !/^\s*(Usage: )?mnemo (compact|migrate|mcp)\b/.test(l));
       const named = names(own.join('\n'));
       expect(named.length).toBeGreaterThan(1);
       expect(named.filter((n) => !text.includes(`\`${n}\``))).toEqual([]);

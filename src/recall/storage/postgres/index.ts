@@ -4,3 +4,4 @@
  */
 export { createPostgresRecallStore, type PostgresRecallStoreOptions } from './postgres-recall-store.ts';
 export { isPostgresStore } from './postgres-recall-store.ts';
+export { migratePostgres } from './migrate-postgres.ts';
