@@ -174,6 +174,11 @@ interface Turn {
   onEvent: ((event: ChatStreamEvent) => void) | undefined;
   /** The guard of the turn's writes after its user row. */
   guard: WriteGuard;
+  /**
+   * The session's title as step 2 found it ('' for none yet). The turn holds the session, and
+   * only a turn's reply gives a title, so it still holds at the reply: one read, not two.
+   */
+  title: string;
   /** Of what Mnemo writes for this turn (`languageOf`: the message's, then its context's too). */
   language: Language;
 }
@@ -198,7 +203,7 @@ export async function chatTurn(deps: RecallDeps, input: ChatInput, onEvent?: (ev
   if (typeof message !== 'string') {
     throw new InvalidInputError('invalid_message', 'message must be a string', { field: 'message' });
   }
-  const turn = { userId, sessionId, message, signal: input.signal, onEvent, guard: {}, language: languageOf(deps.language, message) };
+  const turn = { userId, sessionId, message, signal: input.signal, onEvent, guard: {}, title: '', language: languageOf(deps.language, message) };
   const key = input.idempotencyKey === undefined ? undefined : validateIdempotencyKey(input.idempotencyKey);
   if (key === undefined) return locked(deps, { ...turn, keyed: undefined });
   let running = runningTurns.get(deps.store);
@@ -243,9 +248,9 @@ async function runTurn(deps: RecallDeps, turn: Turn): Promise<ChatResult> {
 
 /** Step 2: the user row and its daily mirror; the session registered if new. Its record id. */
 async function storeUserRow(deps: RecallDeps, turn: Turn): Promise<number> {
-  if ((await deps.store.session(turn.userId, turn.sessionId)) === undefined) {
-    assertRoomForSession(await deps.store.sessions(turn.userId), deps.limits.sessionsPerUser);
-  }
+  const known = await deps.store.session(turn.userId, turn.sessionId);
+  if (known === undefined) assertRoomForSession(await deps.store.sessions(turn.userId), deps.limits.sessionsPerUser);
+  turn.title = known?.title ?? '';
   const asked = localNow(deps);
   const { records, guard } = await deps.store.appendTurn({
     userId: turn.userId,
@@ -326,7 +331,7 @@ async function storeReply(
   // The title is known after a session's first turn (and offline, always): then the listing
   // rides in the commit of the reply. Only a first turn with an LLM asks for its title after
   // that commit, so a slow title call holds back nothing durable.
-  const knownTitle = (await deps.store.session(userId, sessionId))?.title || (deps.llm === undefined ? offlineTitle(message, turn.language) : '');
+  const knownTitle = turn.title || (deps.llm === undefined ? offlineTitle(message, turn.language) : '');
   // Whether the session's older part is due for a summary: then its job rides in this commit.
   const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
   const turnSpan = currentLink();
