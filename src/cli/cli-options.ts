@@ -42,8 +42,7 @@ import {
 } from '../server/server-defaults.ts';
 import type { RecallLimits } from '../recall/recall-limits.ts';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError } from './cli-errors.ts';
+import { ConfigError, parseFlags } from './cli-errors.ts';
 import { factsModelSetting } from './llm-config.ts';
 import { isLanguageSetting, LANGUAGE_SETTINGS, type LanguageSetting } from '../language.ts';
 import { DEFAULT_SUMMARY_TOKENS } from '../recall/recall-api.ts';
@@ -173,47 +172,37 @@ A second signal, more than a second after the first, exits at once.
 `;
 
 export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): CliOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'data-dir': { type: 'string' },
-        postgres: { type: 'string' },
-        'pg-schema': { type: 'string' },
-        token: { type: 'string' },
-        'admin-token': { type: 'string' },
-        'user-tokens': { type: 'string' },
-        'trust-user-header': { type: 'string' },
-        'allow-open': { type: 'boolean' },
-        'llm-config': { type: 'string' },
-        'llm-timeout': { type: 'string' },
-        'llm-max-retries': { type: 'string' },
-        'facts-model': { type: 'string' },
-        'request-timeout': { type: 'string' },
-        'stop-timeout': { type: 'string' },
-        language: { type: 'string' },
-        'summary-tokens': { type: 'string' },
-        'embeddings-model': { type: 'string' },
-        'embeddings-base-url': { type: 'string' },
-        'embeddings-dimensions': { type: 'string' },
-        'embeddings-rpm': { type: 'string' },
-        'rate-limit': { type: 'string' },
-        'max-turns': { type: 'string' },
-        'max-sessions': { type: 'string' },
-        'max-forks': { type: 'string' },
-        'max-search-terms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    }));
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message} (see --help)`);
-  }
+  const values = parseFlags(argv, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'data-dir': { type: 'string' },
+    postgres: { type: 'string' },
+    'pg-schema': { type: 'string' },
+    token: { type: 'string' },
+    'admin-token': { type: 'string' },
+    'user-tokens': { type: 'string' },
+    'trust-user-header': { type: 'string' },
+    'allow-open': { type: 'boolean' },
+    'llm-config': { type: 'string' },
+    'llm-timeout': { type: 'string' },
+    'llm-max-retries': { type: 'string' },
+    'facts-model': { type: 'string' },
+    'request-timeout': { type: 'string' },
+    'stop-timeout': { type: 'string' },
+    language: { type: 'string' },
+    'summary-tokens': { type: 'string' },
+    'embeddings-model': { type: 'string' },
+    'embeddings-base-url': { type: 'string' },
+    'embeddings-dimensions': { type: 'string' },
+    'embeddings-rpm': { type: 'string' },
+    'rate-limit': { type: 'string' },
+    'max-turns': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-forks': { type: 'string' },
+    'max-search-terms': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+  }, 'mnemo');
   const pick = (flag: string | undefined, name: string): string | undefined =>
     flag ?? (env[name] === undefined || env[name] === '' ? undefined : env[name]);
 

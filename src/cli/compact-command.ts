@@ -14,8 +14,7 @@
  * `mnemo: <code>: <message>` on stderr.
  */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError } from './cli-errors.ts';
+import { ConfigError, parseFlags } from './cli-errors.ts';
 
 export const COMPACT_HELP = `Usage: mnemo compact [--data-dir <path>] [--rebuild]
 
@@ -38,17 +37,7 @@ export interface CompactOptions {
 }
 
 export function parseCompactOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): CompactOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: { 'data-dir': { type: 'string' }, rebuild: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message} (see mnemo compact --help)`);
-  }
+  const values = parseFlags(argv, { 'data-dir': { type: 'string' }, rebuild: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, 'mnemo compact');
   const fromEnv = env['MNEMO_DATA_DIR'] === '' ? undefined : env['MNEMO_DATA_DIR'];
   return { dataDir: resolve(cwd, values['data-dir'] ?? fromEnv ?? 'data'), rebuild: values.rebuild === true, help: values.help === true };
 }

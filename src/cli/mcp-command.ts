@@ -14,8 +14,7 @@
  * options exit 2 (ConfigError), a failed start 1.
  */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError } from './cli-errors.ts';
+import { ConfigError, parseFlags } from './cli-errors.ts';
 import { DEFAULT_LLM_CONFIG } from './cli-options.ts';
 import { isLanguageSetting, LANGUAGE_SETTINGS, type LanguageSetting } from '../language.ts';
 import { isValidId } from '../recall/recall-ids.ts';
@@ -45,23 +44,13 @@ export interface McpCommandOptions {
 }
 
 export function parseMcpOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): McpCommandOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        user: { type: 'string' },
-        'data-dir': { type: 'string' },
-        language: { type: 'string' },
-        'llm-config': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message} (see mnemo mcp --help)`);
-  }
+  const values = parseFlags(argv, {
+    user: { type: 'string' },
+    'data-dir': { type: 'string' },
+    language: { type: 'string' },
+    'llm-config': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  }, 'mnemo mcp');
   const pick = (flag: string | undefined, name: string): string | undefined => flag ?? (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   const help = values.help === true;
   const userId = pick(values.user, 'MNEMO_MCP_USER') ?? '';

@@ -8,8 +8,7 @@
  * `{"migrated": SCHEMA, "recall_version": n, "ms"}`, exit 0; bad options exit 2 (ConfigError);
  * an unreachable database or a refused statement exits 1 with `mnemo: <code>: <message>`.
  */
-import { parseArgs } from 'node:util';
-import { ConfigError } from './cli-errors.ts';
+import { ConfigError, parseFlags } from './cli-errors.ts';
 import { parsePostgresOptions } from './cli-options.ts';
 
 export const MIGRATE_HELP = `Usage: mnemo migrate --postgres <url> [--pg-schema <name>]
@@ -29,17 +28,7 @@ export interface MigrateOptions {
 }
 
 export function parseMigrateOptions(argv: readonly string[], env: NodeJS.ProcessEnv): MigrateOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: { postgres: { type: 'string' }, 'pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message} (see mnemo migrate --help)`);
-  }
+  const values = parseFlags(argv, { postgres: { type: 'string' }, 'pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, 'mnemo migrate');
   if (values.help === true) return { postgres: null, help: true };
   const postgres = parsePostgresOptions(values.postgres, values['pg-schema'], env);
   if (postgres === null) throw new ConfigError('mnemo migrate needs --postgres (or MNEMO_DATABASE_URL, DATABASE_URL)');
