@@ -9,14 +9,20 @@
  * server's settings are used as they are (fsync and synchronous_commit on: every write below
  * resolves once its commit is flushed); each system's own connection is asked
  * `SHOW synchronous_commit` and the answers are saved, so no side runs with weaker durability.
- * Each system gets a fresh schema of its own, dropped at the end, and a pool of 10 connections.
+ * Each system gets fresh schemas of its own (one for the appends, one for the rest, so the
+ * appends do not grow the store the reads run on), dropped at the end, and pools of 10
+ * connections.
  *
  * Workloads, each system through its public API:
- * - appends: W concurrent writers (8; `--quick`: 4), each appending N single ~200-byte chat
- *   messages one after another to its own conversation. Mnemo: `store.add(conversation,
- *   [message])`; Mastra: `memory.saveMessages({messages: [message]})` into a thread saved
+ * - appends: W concurrent writers (8; `--quick`: 4), each appending single ~200-byte chat
+ *   messages one after another to its own conversation (a fresh one each round). Mnemo:
+ *   `store.add(conversation, [message])`; Mastra: `memory.saveMessages({messages: [message]})` into a thread saved
  *   beforehand; LangGraph: `store.put(['conversation', id], key, {role, content})`.
- * - last-50 reads: R concurrent readers (4) of one conversation holding 500 messages. Mnemo:
+ * - last-50 reads: R concurrent readers (4) of one conversation holding 500 messages, in a
+ *   store holding 1 000 messages in all, then again once it holds 50 000 more in 100 other
+ *   conversations (`--quick`: 5 000; LangGraph's namespace read is a `namespace_path LIKE
+ *   'prefix%'`, which its plain btree index does not serve unless the database's collation
+ *   is C: it scans the table). Mnemo:
  *   `store.tail(conversation, 50)`; Mastra: `memory.listMessages` as its agents read history
  *   (`perPage: 50`, newest first, `includeTotal: false`); LangGraph: `store.search(namespace,
  *   {limit: 50})` (no query: the newest items first).
@@ -27,6 +33,7 @@
  *   `to_tsvector(value) @@ plainto_tsquery` or ILIKE, ranked by `ts_rank`). Mastra has no
  *   keyword search over messages (`listMessages` filters by date range and metadata only; its
  *   semantic recall needs an embedder and a vector store), so its search row says so.
+ * Each cell runs for a fixed time (3 s; `--quick`: 0.5 s) and counts the calls that finished.
  * Every reply is checked (50 rows, newest last; at least one search hit).
  *
  * Reported per cell: operations/s over the cell's wall time and p50/p99 latency of one call,
@@ -55,20 +62,21 @@ const self = fileURLToPath(import.meta.url);
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 1 : 3;
 const WRITERS = quick ? 4 : 8;
-const APPENDS_PER_WRITER = quick ? 20 : 100;
 const READERS = 4;
-const READS_PER_READER = quick ? 20 : 150;
-const SEARCHES_PER_READER = quick ? 20 : 100;
+/** How long each cell runs: every system gets the same time of the same machine. */
+const CELL_MS = quick ? 500 : 3000;
 const HISTORY = 500;
 const SEARCH_SESSIONS = 5;
 const POOL_MAX = 10;
+/** Messages in other conversations of the store for the second read row. */
+const OTHERS = quick ? 5_000 : 50_000;
 const RARE = 'zanzibar';
 const RARE_EVERY = 50;
 
 type System = 'mnemo' | 'mastra' | 'langgraph';
-type Workload = 'appends' | 'reads' | 'search';
+type Workload = 'appends' | 'reads' | 'search' | 'reads-large';
 const SYSTEMS: readonly System[] = ['mnemo', 'mastra', 'langgraph'];
-const WORKLOADS: readonly Workload[] = ['appends', 'reads', 'search'];
+const WORKLOADS: readonly Workload[] = ['appends', 'reads', 'search', 'reads-large'];
 
 /** One system behind the three calls the workloads make. */
 interface Subject {
@@ -263,12 +271,14 @@ interface CellResult {
   count: number;
 }
 
-async function timed(workers: number, perWorker: number, call: (worker: number, i: number) => Promise<void>): Promise<CellResult> {
+/** `workers` loops calling `call` one call after another until CELL_MS have passed. */
+async function timed(workers: number, call: (worker: number, i: number) => Promise<void>): Promise<CellResult> {
   const samples = new Samples();
   const start = performance.now();
+  const end = start + CELL_MS;
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
-      for (let i = 0; i < perWorker; i++) {
+      for (let i = 0; performance.now() < end; i++) {
         const t0 = performance.now();
         await call(w, i);
         samples.add(performance.now() - t0);
@@ -311,16 +321,17 @@ async function cell(subject: Subject, workload: Workload, round: number): Promis
     case 'appends': {
       const conversations = Array.from({ length: WRITERS }, (_, w) => `append-r${round}-w${w}`);
       for (const c of conversations) await subject.open(c);
-      return timed(WRITERS, APPENDS_PER_WRITER, (w, i) => subject.append(conversations[w]!, i, messageText(1000 + w, i)));
+      return timed(WRITERS, (w, i) => subject.append(conversations[w]!, i, messageText(1000 + w, i)));
     }
     case 'reads':
-      return timed(READERS, READS_PER_READER, async () => {
+    case 'reads-large':
+      return timed(READERS, async () => {
         if ((await subject.last50(READ_CONVERSATION)).length !== 50) throw new Error(`${subject.system}: a read came back short`);
       });
     case 'search': {
       const search = subject.search;
       if (search === undefined) return undefined;
-      return timed(READERS, SEARCHES_PER_READER, async () => {
+      return timed(READERS, async () => {
         if ((await search.query(SEARCH_USER, RARE)) === 0) throw new Error(`${subject.system}: a search found nothing`);
       });
     }
@@ -372,39 +383,65 @@ async function main(): Promise<void> {
   const url = postgresUrl();
   const tag = `${process.pid}`;
   const makers = { mnemo, mastra, langgraph } as const;
-  const subjects: Subject[] = [];
+  const schemas = SYSTEMS.flatMap((system) => [`peers_${system}_${tag}`, `peers_${system}_appends_${tag}`]);
+  const readers: Subject[] = [];
+  const writers: Subject[] = [];
   const loadBefore = loadavg();
   try {
-    for (const system of SYSTEMS) subjects.push(await makers[system](url, `peers_${system}_${tag}`));
-    const durability = Object.fromEntries(await Promise.all(subjects.map(async (s) => [s.system, await s.synchronousCommit()] as const)));
+    for (const system of SYSTEMS) {
+      readers.push(await makers[system](url, `peers_${system}_${tag}`));
+      writers.push(await makers[system](url, `peers_${system}_appends_${tag}`));
+    }
+    const durability = Object.fromEntries(await Promise.all(writers.map(async (s) => [s.system, await s.synchronousCommit()] as const)));
     for (const [system, setting] of Object.entries(durability)) {
       if (setting !== 'on') throw new Error(`${system}'s connections run with synchronous_commit=${setting}, not on`);
     }
-    for (const s of subjects) {
+    for (const s of readers) {
       const t0 = performance.now();
       await prepare(s);
       process.stderr.write(`${s.system}: history and search corpus written and checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     }
+    // The writers' pools open their connections before the first timed append.
+    for (const s of writers) {
+      await Promise.all(Array.from({ length: WRITERS }, async (_, w) => {
+        await s.open(`warm-${w}`);
+        await s.append(`warm-${w}`, 0, messageText(w, 0));
+      }));
+    }
 
     const rows = new Map<string, Row>();
     for (const system of SYSTEMS) for (const workload of WORKLOADS) rows.set(`${system}/${workload}`, { system, workload, rounds: [] });
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const workload of WORKLOADS) {
-        // Rotate who goes first, so no system always runs right after another's burst.
-        const order = subjects.map((_, i) => subjects[(i + r) % subjects.length]!);
-        for (const s of order) {
-          const result = await cell(s, workload, r);
-          const row = rows.get(`${s.system}/${workload}`)!;
-          if (result === undefined) continue;
-          row.rounds.push(result);
-          if (row.best === undefined || result.opsPerSecond > row.best.opsPerSecond) row.best = result;
-          process.stderr.write(
-            `round ${r + 1}/${ROUNDS} ${workload.padEnd(7)} ${s.system.padEnd(9)}: ${result.opsPerSecond.toFixed(0)}/s, ` +
-              `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms\n`,
-          );
+    const runRounds = async (workloads: readonly Workload[]) => {
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const workload of workloads) {
+          // Rotate who goes first, so no system always runs right after another's burst.
+          const subjects = workload === 'appends' ? writers : readers;
+          const order = subjects.map((_, i) => subjects[(i + r) % subjects.length]!);
+          for (const s of order) {
+            const result = await cell(s, workload, r);
+            const row = rows.get(`${s.system}/${workload}`)!;
+            if (result === undefined) continue;
+            row.rounds.push(result);
+            if (row.best === undefined || result.opsPerSecond > row.best.opsPerSecond) row.best = result;
+            process.stderr.write(
+              `round ${r + 1}/${ROUNDS} ${workload.padEnd(11)} ${s.system.padEnd(9)}: ${result.opsPerSecond.toFixed(0)}/s, ` +
+                `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms\n`,
+            );
+          }
         }
       }
+    };
+    // Phase 1: appends in schemas of their own, so the reads' store keeps its size.
+    await runRounds(['appends', 'reads', 'search']);
+    // Phase 2: the same reads once the store holds OTHERS more messages in other conversations.
+    for (const s of readers) {
+      const t0 = performance.now();
+      for (let c = 0; c < OTHERS / HISTORY; c++) {
+        await s.fill(`other-${c}`, Array.from({ length: HISTORY }, (_, i) => messageText(10_000 + c, i)));
+      }
+      process.stderr.write(`${s.system}: ${OTHERS} other messages written in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     }
+    await runRounds(['reads-large']);
 
     const all = [...rows.values()];
     const find = (system: System, workload: Workload) => rows.get(`${system}/${workload}`)!.best;
@@ -420,6 +457,7 @@ async function main(): Promise<void> {
       appends: `appends (${WRITERS} writers, own conversation each)`,
       reads: `last-50 reads (${READERS} readers, ${HISTORY}-message conversation)`,
       search: `search (${READERS} readers, ${HISTORY} messages of one user, 10 hits)`,
+      'reads-large': `last-50 reads, ${OTHERS} more messages in the store (${READERS} readers)`,
     };
     const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));
     const table = [
@@ -451,15 +489,15 @@ async function main(): Promise<void> {
       server: await serverSettings(url),
       durability,
       versions: await peerVersions(),
-      parameters: { rounds: ROUNDS, writers: WRITERS, appendsPerWriter: APPENDS_PER_WRITER, readers: READERS, readsPerReader: READS_PER_READER, searchesPerReader: SEARCHES_PER_READER, history: HISTORY, searchSessions: SEARCH_SESSIONS, poolMax: POOL_MAX },
+      parameters: { rounds: ROUNDS, writers: WRITERS, readers: READERS, cellMs: CELL_MS, history: HISTORY, others: OTHERS, searchSessions: SEARCH_SESSIONS, poolMax: POOL_MAX },
       cells: all.map((r) => ({ system: r.system, workload: r.workload, ...(r.best ?? { unsupported: NO_SEARCH[r.system] ?? 'not offered' }), rounds: r.rounds })),
       ratios,
     };
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
     process.stderr.write(`wrote ${out}\n`);
   } finally {
-    for (const s of subjects) await s.close().catch((e: unknown) => process.stderr.write(`${s.system}: close failed: ${String(e)}\n`));
-    for (const system of SYSTEMS) await sql(url, `DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(`peers_${system}_${tag}`)} CASCADE`);
+    for (const s of [...readers, ...writers]) await s.close().catch((e: unknown) => process.stderr.write(`${s.system}: close failed: ${String(e)}\n`));
+    for (const schema of schemas) await sql(url, `DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
   }
 }
 
