@@ -256,7 +256,7 @@ describe('rebuilding the index', () => {
     await say('c', 'a quokka in the orchard');
     await rebuilding;
     expect(readStats(dbs.search, U)[0]).toBe(liveStats[0] + 2);
-    const ids = (hits: { dailyMessageId: number }[][]) => hits.map((h) => h.map((x) => x.dailyMessageId).sort((a, b) => a - b));
+    const ids = (hits: { sessionId: string | null; messageId: number }[][]) => hits.map((h) => h.map((x) => `${x.sessionId}/${x.messageId}`).sort());
     expect(ids(await answers())).toEqual(ids(live));
     // The turn's two rows (the offline reply quotes the message), each once.
     const quokka = (await fx.recall.search({ userId: U, query: 'quokka' })).items;
