@@ -17,7 +17,8 @@ import { sessionDocsAfter } from '../session-docs.ts';
  * 1. One transaction drops the user's index, indexes the current long-term document and marks
  *    the user live: from then on every write indexes itself, as for a new user.
  * 2. The daily rows, in key order, read and tokenized in batches of `REBUILD_BATCH` (on the
- *    search pool when there is one: the CPU half of a rebuild). Batches gather until they hold
+ *    search pool when there is one: the CPU half of a rebuild, the next batch read while one
+ *    is written). Batches gather until they hold
  *    `REBUILD_POSTINGS` postings (or the rows end); then they are indexed in one transaction,
  *    grouped by term (one read and one write of a term's tail per transaction, full chunks
  *    written once: search-index.ts `addDocuments`), skipping a row that a live write indexed
@@ -91,17 +92,25 @@ async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, 
       return docs.length;
     });
   };
+  const read = (from: [string, number] | null): Promise<RowTerms[]> => {
+    const rows = deps.pool ? deps.pool.run({ kind: 'terms', path: dbs.path, userId, after: from, limit: rowsAtOnce }) : Promise.resolve(rowTerms(dbs, userId, from, rowsAtOnce));
+    // A read started ahead and left behind by a failed write is no unhandled rejection.
+    rows.catch(() => undefined);
+    return rows;
+  };
+  let next = read(after);
   for (;;) {
-    const batch: RowTerms[] = deps.pool
-      ? await deps.pool.run({ kind: 'terms', path: dbs.path, userId, after, limit: rowsAtOnce })
-      : rowTerms(dbs, userId, after, rowsAtOnce);
+    const batch = await next;
     if (batch.length === 0) break;
+    const last = batch[batch.length - 1]!;
+    after = [last[0], last[1]];
+    // On the pool, the next batch is read and tokenized while this one is written.
+    if (deps.pool) next = read(after);
     for (const row of batch) {
       gathered.push(row);
       postings += row[2].length;
     }
-    const last = batch[batch.length - 1]!;
-    after = [last[0], last[1]];
+    if (!deps.pool) next = read(after);
     if (postings >= postingsAtOnce) {
       await writeDaily(gathered);
       gathered = [];
