@@ -5,7 +5,7 @@ import { rowTerms } from '../pool/rank-worker.ts';
 import type { SessionDocKey } from './search-dbs.ts';
 import { dailyDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
-import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } from './search-index.ts';
+import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText, type TermList } from './search-index.ts';
 import { docTerms, type DocTerms } from '../../../search/documents.ts';
 import { sessionDocKey } from './doc-rows.ts';
 import { sessionDocsAfter } from '../session-docs.ts';
@@ -82,11 +82,11 @@ async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, 
   let postings = 0;
   const writeDaily = async (rows: RowTerms[]): Promise<void> => {
     indexed += await commit(dbs, () => {
-      const docs: { doc: number; terms: DocTerms }[] = [];
+      const docs: { doc: number; terms: TermList }[] = [];
       for (const [day, id, pairs, length] of rows) {
         const doc = dailyDoc(day, id);
         if (doc === null || length === 0 || live.has(doc) || !dbs.daily.doesExist([userId, day, id])) continue;
-        docs.push({ doc, terms: { terms: new Map(pairs), length } });
+        docs.push({ doc, terms: { terms: pairs, length } });
       }
       addDocuments(dbs.search, userId, docs);
       return docs.length;

@@ -180,15 +180,24 @@ function addPostings(search: SearchDbs, userId: string, term: string, ps: readon
   for (const p of ps) addPosting(search, userId, term, p);
 }
 
+/** A document's terms as `addDocuments` takes them: a `DocTerms`, or the rebuild's `[term, tf]` pairs as they came from the pool (no Map made). */
+export interface TermList {
+  terms: Iterable<readonly [string, number]>;
+  length: number;
+}
+
 /**
  * Inside a write transaction: indexes `docs` (no doc indexed already) straight into the
  * posting lists, grouped by term (the rebuild's path, and the pending log's merge).
  */
-export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: DocTerms }[]): void {
+export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: TermList }[]): void {
   const byTerm = new Map<string, Posting[]>();
   let length = 0;
   let n = 0;
-  for (const { doc, terms } of [...docs].sort((a, b) => a.doc - b.doc)) {
+  // The rebuild's come in key order, which is doc order: sorted only when they are not.
+  let sorted = true;
+  for (let i = 1; i < docs.length && sorted; i++) sorted = docs[i - 1]!.doc < docs[i]!.doc;
+  for (const { doc, terms } of sorted ? docs : [...docs].sort((a, b) => a.doc - b.doc)) {
     if (terms.length === 0) continue;
     n++;
     length += terms.length;
