@@ -248,6 +248,25 @@ describe('appends through the journal, before LMDB has them', () => {
     expect(lmdbRows(path, 'alone')).toBe(2);
   });
 
+  it('grow the journal from 64 KiB while LMDB has not taken them, and a close leaves it at 64 KiB with every row in LMDB', async () => {
+    const path = fresh();
+    const file = join(path, JOURNAL_FILE);
+    const store = createLmdbStore({ path, journalDelay: 60_000 });
+    try {
+      await store.append('warm', [user('first')]);
+      expect(statSync(file).size).toBe(JOURNAL_INITIAL_BYTES);
+      // ~300 KB of appends, one at a time (each journaled), none in LMDB yet.
+      for (let i = 0; i < 300; i++) await store.append('c', [user(`${i} ${'w'.repeat(1000)}`)]);
+      expect(lmdbRows(path, 'c')).toBe(0);
+      expect(statSync(file).size).toBeGreaterThan(300 * 1000);
+      expect(await store.lastId('c')).toBe(300);
+    } finally {
+      await store.close();
+    }
+    expect(statSync(file).size).toBe(JOURNAL_INITIAL_BYTES);
+    expect(lmdbRows(path, 'c')).toBe(300);
+  });
+
   it('are removed by a clear and do not come back when LMDB takes the batch', async () => {
     const path = fresh();
     const store = createLmdbStore({ path, journalDelay: 60_000 });
