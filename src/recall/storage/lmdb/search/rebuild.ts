@@ -12,22 +12,23 @@ import { sessionDocsAfter } from '../session-docs.ts';
 
 /**
  * Rebuilds one user's ranked index from their rows: for data written before the index
- * existed, or by an older Mnemo (an index in an older format: search-dbs.ts `INDEX_FORMAT`). (Imports into a user index as they write, like chat turns.)
+ * existed, or by an older Mnemo (an index in an older format: search-dbs.ts `INDEX_FORMAT`),
+ * and at the end of a Demo folder import, whose rows wait for it (index-hooks.ts `deferringIndex`).
  *
  * 1. One transaction drops the user's index, indexes the current long-term document and marks
  *    the user live: from then on every write indexes itself, as for a new user.
  * 2. The daily rows, in key order, read and tokenized in batches of `REBUILD_BATCH` (on the
  *    search pool when there is one: the CPU half of a rebuild, the next batch read while one
- *    is written). Batches gather until they hold
- *    `REBUILD_POSTINGS` postings (or the rows end); then they are indexed in one transaction,
+ *    is written). Batches gather until they hold `REBUILD_POSTINGS` postings (or the rows
+ *    end); then they are indexed in one transaction,
  *    grouped by term (one read and one write of a term's tail per transaction, full chunks
  *    written once: search-index.ts `addDocuments`), skipping a row that a live write indexed
  *    meanwhile (rebuild-watch.ts) or that was deleted since it was read, so no row is indexed
  *    twice and no deleted row comes back. Why gather: a write transaction costs about one
  *    `get` and `put` per distinct term it touches, and the batches of a history share most of
  *    their terms (Zipf): 2 000 rows a transaction wrote each common term's tail 100 times for
- *    200 000 rows; ~25 000 rows a transaction, 8 (bench/index-build.ts: 8.5x FTS5's time
- *    before, see docs/performance-history.md).
+ *    200 000 rows; ~25 000 rows a transaction, 8 (bench/index-build.ts: 4.8x FTS5's build
+ *    time down to 3.7x, with the pairs below; docs/performance-history.md).
  * 3. The session documents (store/session-docs.ts) the same way, tokenized on the main thread
  *    (an imported folder's rows that no daily file held: few next to the daily rows).
  *
