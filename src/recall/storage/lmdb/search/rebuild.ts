@@ -28,7 +28,7 @@ import { sessionDocsAfter } from '../session-docs.ts';
  *    `get` and `put` per distinct term it touches, and the batches of a history share most of
  *    their terms (Zipf): 2 000 rows a transaction wrote each common term's tail 100 times for
  *    200 000 rows; ~25 000 rows a transaction, 8 (bench/index-build.ts: 4.8x FTS5's build
- *    time down to 3.7x, with the pairs below; docs/performance-history.md).
+ *    time down to 3.7x with the pool's pairs used as they are; docs/performance-history.md).
  * 3. The session documents (store/session-docs.ts) the same way, tokenized on the main thread
  *    (an imported folder's rows that no daily file held: few next to the daily rows).
  *
