@@ -10,6 +10,7 @@ export type WorkloadId =
   | 'tail'
   | 'chat'
   | 'restart'
+  | 'startup'
   | 'rss'
   | 'live'
   | 'search'
@@ -20,7 +21,7 @@ export type WorkloadId =
   | 'upkeep'
   | 'turn-cost';
 
-export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'upkeep', 'turn-cost'];
+export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'startup', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'upkeep', 'turn-cost'];
 
 export interface ResultRow {
   adapter: AdapterId;

@@ -10,6 +10,8 @@ export interface Sizes {
   tail: { lengths: number[]; window: number; reads: number; capSeconds: number };
   chat: { levels: { sessions: number; turnsPerSession: number }[]; capSeconds: number; repeats: number };
   restart: { totals: number[]; perConversation: number; repeats: number };
+  /** Import + open + first read in fresh processes (bench/suite/startup-run.ts): the store's size, runs per store. */
+  startup: { messages: number; perConversation: number; runs: number };
   rss: { touched: number[]; concurrency: number; capSeconds: number };
   live: { conversations: number[] };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
@@ -47,6 +49,7 @@ export const QUICK: Sizes = {
     repeats: 1,
   },
   restart: { totals: [2000], perConversation: 100, repeats: 1 },
+  startup: { messages: 2000, perConversation: 100, runs: 2 },
   rss: { touched: [500], concurrency: 100, capSeconds: 10 },
   live: { conversations: [2000] },
   search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
@@ -79,6 +82,7 @@ export const FULL: Sizes = {
     repeats: 3,
   },
   restart: { totals: [10_000, 100_000, 1_000_000], perConversation: 100, repeats: 3 },
+  startup: { messages: 100_000, perConversation: 100, runs: 9 },
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   live: { conversations: [10_000, 100_000] },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },

@@ -4,7 +4,7 @@
  * provider and model, and from the answer its finish reason and token usage); the service is
  * otherwise the same (its errors, its streaming). Without a tracer provider the spans are no-ops.
  */
-import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import {
   GEN_AI_FINISH_REASONS,
   GEN_AI_INPUT_TOKENS,
@@ -13,7 +13,7 @@ import {
   GEN_AI_PROVIDER,
   GEN_AI_REQUEST_MODEL,
 } from '../telemetry/gen-ai.ts';
-import { tracedStream, withSpan } from '../telemetry/tracing.ts';
+import { SPAN_KIND, tracedStream, withSpan } from '../telemetry/tracing.ts';
 import type { LlmResponse, LlmService } from './llm-service.ts';
 
 export interface ModelInfo {
@@ -25,7 +25,7 @@ export interface ModelInfo {
 export function tracedLlm<S extends LlmService>(service: S, info: ModelInfo): S {
   const name = `chat ${info.model}`;
   const attributes: Attributes = { [GEN_AI_OPERATION]: 'chat', [GEN_AI_PROVIDER]: info.provider, [GEN_AI_REQUEST_MODEL]: info.model };
-  const client = { kind: SpanKind.CLIENT };
+  const client = { kind: SPAN_KIND.CLIENT };
   const stream = service.stream?.bind(service);
   return {
     ...service,

@@ -10,8 +10,6 @@ import { withSpan } from '../telemetry/tracing.ts';
 import { withTurnSpan } from '../telemetry/gen-ai.ts';
 import { tracedHits } from './queries/traced-hits.ts';
 import { turnTools } from './chat/turn-tools.ts';
-import { exportDemoFolder } from './demo-folder/demo-export.ts';
-import { importDemoFolder } from './demo-folder/demo-import.ts';
 import { createEmbeddingDrain, type EmbeddingDrain } from './jobs/embed-drain.ts';
 import { createEmbeddingsClient } from './embeddings/embeddings-client.ts';
 import { resolveEmbeddingsOptions } from './embeddings/embeddings-options.ts';
@@ -318,8 +316,11 @@ function operationCalls(s: Service) {
         if (moved > 0) extraction.kick();
         return moved;
       })) satisfies Recall['retryDeadExtractions'],
-    importDemoFolder: ((root, importOptions) => track(() => gate.forAll(() => importDemoFolder(deps, root, importOptions)))) satisfies Recall['importDemoFolder'],
-    exportDemoFolder: ((root, exportOptions) => track(() => gate.forAll(() => exportDemoFolder(deps, root, exportOptions)))) satisfies Recall['exportDemoFolder'],
+    // The Demo folder's code loads on the first import or export (importing `mnemo` skips it).
+    importDemoFolder: ((root, importOptions) =>
+      track(() => gate.forAll(async () => (await import('./demo-folder/demo-import.ts')).importDemoFolder(deps, root, importOptions)))) satisfies Recall['importDemoFolder'],
+    exportDemoFolder: ((root, exportOptions) =>
+      track(() => gate.forAll(async () => (await import('./demo-folder/demo-export.ts')).exportDemoFolder(deps, root, exportOptions)))) satisfies Recall['exportDemoFolder'],
     eraseUser: ((userId, eraseOptions) => {
       let u: string;
       try {

@@ -21,9 +21,18 @@
  *   callers: they must not nest under whichever caller's context scheduled them).
  *
  * Spans carry ids and counts, never message text or user ids.
+ *
+ * The API itself loads when first needed (importing `mnemo` does not pay its 44 modules): the
+ * API keeps every registration (tracer provider, context manager, propagator, diag logger) in
+ * one global, `globalThis[Symbol.for('opentelemetry.js.api.1')]`, shared by every copy of the
+ * API in the process. While that global is absent nothing is registered, every API call here
+ * would be a no-op, and so they are skipped (`fn` runs with a non-recording span). Once it is
+ * there (checked at each call, so a provider registered after Mnemo started is seen), the API
+ * is loaded with `require` (synchronous: spans start inside synchronous code) and used as before.
  */
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanOptions } from '@opentelemetry/api';
+import type { Attributes, Link, Span, SpanContext, SpanKind, SpanOptions, SpanStatusCode } from '@opentelemetry/api';
 import { errorRecord } from '../errors.ts';
+import { requireHere } from '../module-location.ts';
 import { mnemoVersion } from '../version.ts';
 
 export type { Attributes, Span } from '@opentelemetry/api';
@@ -31,8 +40,39 @@ export type { Attributes, Span } from '@opentelemetry/api';
 /** The instrumentation scope of every Mnemo span. */
 export const TRACER_NAME = 'mnemo';
 
+/** The span kinds Mnemo uses: the API's `SpanKind` values, fixed by the specification. */
+export const SPAN_KIND = { INTERNAL: 0 as SpanKind.INTERNAL, CLIENT: 2 as SpanKind.CLIENT } as const;
+const STATUS_ERROR = 2 as SpanStatusCode.ERROR;
+
+type OtelApi = typeof import('@opentelemetry/api');
+/** Where the API (version 1.x) keeps its registrations; see the contract above. */
+const API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+let api: OtelApi | undefined;
+
+/** The API once anything registered with it; `undefined` while every call would be a no-op. */
+function otel(): OtelApi | undefined {
+  if (api === undefined && (globalThis as Record<symbol, unknown>)[API_GLOBAL] !== undefined) api = requireHere('@opentelemetry/api') as OtelApi;
+  return api;
+}
+
+const INVALID_CONTEXT: SpanContext = { traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: 0 };
+/** The span `fn` gets while nothing is registered: records nothing, like the API's own. */
+const NOOP_SPAN: Span = {
+  spanContext: () => INVALID_CONTEXT,
+  setAttribute: () => NOOP_SPAN,
+  setAttributes: () => NOOP_SPAN,
+  addEvent: () => NOOP_SPAN,
+  addLink: () => NOOP_SPAN,
+  addLinks: () => NOOP_SPAN,
+  setStatus: () => NOOP_SPAN,
+  updateName: () => NOOP_SPAN,
+  end: () => {},
+  isRecording: () => false,
+  recordException: () => {},
+};
+
 let version: string | undefined;
-const tracer = () => trace.getTracer(TRACER_NAME, (version ??= mnemoVersion()));
+const tracerOf = (o: OtelApi) => o.trace.getTracer(TRACER_NAME, (version ??= mnemoVersion()));
 
 export interface WithSpanOptions {
   kind?: SpanKind;
@@ -42,8 +82,7 @@ export interface WithSpanOptions {
 }
 
 export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T> | T, options: WithSpanOptions = {}): Promise<T> {
-  const spanOptions: SpanOptions = { attributes, ...options };
-  return tracer().startActiveSpan(name, spanOptions, async (span) => {
+  const run = async (span: Span): Promise<T> => {
     try {
       return await fn(span);
     } catch (error) {
@@ -52,14 +91,18 @@ export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Spa
     } finally {
       span.end();
     }
-  });
+  };
+  const o = otel();
+  if (o === undefined) return run(NOOP_SPAN);
+  const spanOptions: SpanOptions = { attributes, ...options };
+  return tracerOf(o).startActiveSpan(name, spanOptions, run);
 }
 
 /** Marks `span` failed with `error`'s code and Mnemo's own sentence for it. */
 export function failSpan(span: Span, error: unknown): void {
   const record = errorRecord(error, error instanceof Error ? error.name : 'error');
   span.setAttribute('error.type', record.code);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: record.message });
+  span.setStatus({ code: STATUS_ERROR, message: record.message });
 }
 
 /** `iterable` read inside a span (see the contract above); `observe` sees each item first. */
@@ -70,9 +113,10 @@ export async function* tracedStream<E>(
   observe: (span: Span, item: E) => void,
   options: WithSpanOptions = {},
 ): AsyncGenerator<E> {
-  const span = tracer().startSpan(name, { attributes, ...options });
+  const o = otel();
+  const span = o === undefined ? NOOP_SPAN : tracerOf(o).startSpan(name, { attributes, ...options });
   try {
-    for await (const item of context.with(trace.setSpan(context.active(), span), open)) {
+    for await (const item of o === undefined ? open() : o.context.with(o.trace.setSpan(o.context.active(), span), open)) {
       observe(span, item);
       yield item;
     }
@@ -96,19 +140,20 @@ export function noteLink(key: string, link: Link | undefined = currentLink()): v
 
 /** A link to the active span (none when not recording): taken before work whose own spans would be active when `noteLink` runs. */
 export function currentLink(): Link | undefined {
-  const span = trace.getActiveSpan();
+  const span = otel()?.trace.getActiveSpan();
   return span === undefined || !span.isRecording() ? undefined : { context: span.spanContext() };
 }
 
 /** The options of a background job's span: a new trace, linked to the span noted under `key`. */
 export function linkedRoot(key: string): WithSpanOptions {
   const link = links.get(key);
-  if (link === undefined) return { root: true, kind: SpanKind.INTERNAL };
+  if (link === undefined) return { root: true, kind: SPAN_KIND.INTERNAL };
   links.delete(key);
-  return { root: true, kind: SpanKind.INTERNAL, links: [link] };
+  return { root: true, kind: SPAN_KIND.INTERNAL, links: [link] };
 }
 
 /** Runs `fn` with no active span. */
 export function detached<T>(fn: () => T): T {
-  return context.with(ROOT_CONTEXT, fn);
+  const o = otel();
+  return o === undefined ? fn() : o.context.with(o.ROOT_CONTEXT, fn);
 }

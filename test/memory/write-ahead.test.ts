@@ -4,7 +4,7 @@ import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLmdbStore } from '../../src/memory/index.ts';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
-import { JOURNAL_FILE, openJournal, preallocateJournal, readJournal, type Journal } from '../../src/memory/lmdb/journal.ts';
+import { JOURNAL_FILE, JOURNAL_INITIAL_BYTES, openJournal, preallocateJournal, readJournal, type Journal } from '../../src/memory/lmdb/journal.ts';
 import { MESSAGES_DB } from '../../src/memory/lmdb/lmdb-table.ts';
 import { runAndKill } from '../support/kill-child.ts';
 import { tempDir } from '../support/runtime-fixtures.ts';
@@ -164,6 +164,32 @@ describe.each([
     expect(readJournal(file).map((r) => r.payload.toString())).toEqual(['kept 1', 'kept 2']);
   });
 
+  it('grows while its records are not released (no wait for room), and a clean close with all released truncates it to 64 KiB', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    preallocateJournal(file, 16 * 1024);
+    let asked = 0;
+    const journal = openJournal(file, 1, async () => void asked++, 256 * 1024, direct);
+    const payload = 'y'.repeat(900);
+    for (let i = 0; i < 100; i++) await append(journal, payload).durable;
+    expect(asked).toBe(0);
+    expect(statSync(file).size).toBe(128 * 1024);
+    expect(readJournal(file).map((r) => r.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    journal.release(100);
+    journal.close();
+    expect(statSync(file).size).toBe(JOURNAL_INITIAL_BYTES);
+  });
+
+  it('keeps its grown size and every record at a close with records not released', async () => {
+    const file = join(fresh(), JOURNAL_FILE);
+    preallocateJournal(file, 16 * 1024);
+    const journal = openJournal(file, 1, async () => undefined, 256 * 1024, direct);
+    for (let i = 0; i < 100; i++) await append(journal, 'z'.repeat(900)).durable;
+    journal.release(99);
+    journal.close();
+    expect(statSync(file).size).toBe(128 * 1024);
+    expect(readJournal(file)).toHaveLength(100);
+  });
+
   it('is not made where it cannot be preallocated', () => {
     expect(preallocateJournal(join(fresh(), 'no-such-dir', JOURNAL_FILE))).toBe(false);
   });
@@ -220,6 +246,25 @@ describe('appends through the journal, before LMDB has them', () => {
       await store.close();
     }
     expect(lmdbRows(path, 'alone')).toBe(2);
+  });
+
+  it('grow the journal from 64 KiB while LMDB has not taken them, and a close leaves it at 64 KiB with every row in LMDB', async () => {
+    const path = fresh();
+    const file = join(path, JOURNAL_FILE);
+    const store = createLmdbStore({ path, journalDelay: 60_000 });
+    try {
+      await store.append('warm', [user('first')]);
+      expect(statSync(file).size).toBe(JOURNAL_INITIAL_BYTES);
+      // ~300 KB of appends, one at a time (each journaled), none in LMDB yet.
+      for (let i = 0; i < 300; i++) await store.append('c', [user(`${i} ${'w'.repeat(1000)}`)]);
+      expect(lmdbRows(path, 'c')).toBe(0);
+      expect(statSync(file).size).toBeGreaterThan(300 * 1000);
+      expect(await store.lastId('c')).toBe(300);
+    } finally {
+      await store.close();
+    }
+    expect(statSync(file).size).toBe(JOURNAL_INITIAL_BYTES);
+    expect(lmdbRows(path, 'c')).toBe(300);
   });
 
   it('are removed by a clear and do not come back when LMDB takes the batch', async () => {

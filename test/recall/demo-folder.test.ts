@@ -6,7 +6,8 @@ import { pythonJsonDumps } from '../../src/recall/rows/python-json.ts';
 import type { JsonObject } from '../../src/message.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
 import { SEARCH_DB_NAMES, SESSION_DOC } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
-import { HIGH } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { HIGH, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { isLive, readStats } from '../../src/recall/storage/lmdb/search/search-index.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
@@ -652,6 +653,18 @@ describe('ranked search over an imported folder', () => {
     await r.deleteSession('u', 'bike');
     expect((await r.search({ userId: 'u', query: 'bicycle' })).items).toEqual([]);
     expect(brief((await r.search({ userId: 'u', query: 'oolong' })).items).length).toBe(2);
+  });
+
+  it('an imported user is indexed in bulk at the end of the import, not row by row through the pending log', async () => {
+    const src = join(work, 'memory');
+    writeFolder(src);
+    fx = openRecall();
+    await fx.recall.importDemoFolder(src);
+    const dbs = openRecallDbs(fx.env);
+    // Live, all five documents (3 session documents, 2 daily rows) in the posting lists.
+    expect(isLive(dbs.search, 'u')).toBe(true);
+    expect(readStats(dbs.search, 'u')).toEqual([5, expect.any(Number), 0]);
+    expect(brief((await fx.recall.search({ userId: 'u', query: 'bicycle' })).items)).toHaveLength(3);
   });
 
   it('erasing the user erases their session documents', async () => {

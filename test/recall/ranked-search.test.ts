@@ -3,6 +3,7 @@ import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
 import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { createSearchPool } from '../../src/recall/index.ts';
 import { dropUserIndex, readStats } from '../../src/recall/storage/lmdb/search/search-index.ts';
+import { rebuildUserIndex } from '../../src/recall/storage/lmdb/search/rebuild.ts';
 import { INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
 import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import { encodeChunk } from '../../src/recall/storage/lmdb/search/posting-list.ts';
@@ -232,6 +233,34 @@ describe('rebuilding the index', () => {
     for (const old of ['docs', 'length', 'pending']) expect(dbs.search.meta.get([U, old])).toBeUndefined();
     expect(readStats(dbs.search, U)[0]).toBe(4); // the two turns' rows, the user's and the reply
     expect(((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).items).every((h) => h.day !== '2026-01-01')).toBe(true);
+  });
+
+  it('a rebuild gathering many small transactions (read batches of 7 rows, ~40 postings a transaction) equals the live index, a write during it indexed once', async () => {
+    fx = openRecall();
+    const words = ['harbour', 'lantern', 'orchard', 'granite', 'meadow', 'falcon', 'copper', 'willow', 'ember', 'canyon'];
+    const line = (i: number) => `${words[i % 10]} ${words[(i * 3) % 10]} ${words[(i * 7 + 1) % 10]} note ${i}`;
+    for (let i = 0; i < 40; i++) await say(i % 3 === 0 ? 'a' : 'b', line(i));
+    const queries = ['harbour lantern', 'falcon', 'copper willow ember', 'note 17', 'canyon meadow'];
+    const answers = async () => Promise.all(queries.map(async (query) => (await fx!.recall.search({ userId: U, query, limit: 50 })).items));
+    const live = await answers();
+    const dbs = openRecallDbs(fx.env);
+    const liveStats = readStats(dbs.search, U);
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    expect(await rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 7, postings: 40 })).toBe(liveStats[0]);
+    expect(readStats(dbs.search, U).slice(0, 2)).toEqual(liveStats.slice(0, 2));
+    expect(await answers()).toEqual(live);
+    // Again, with a write landing while the rebuild runs: indexed by itself (the user is live
+    // from the rebuild's first transaction on), skipped by the rebuild, counted once.
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    const rebuilding = rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 7, postings: 40 });
+    await say('c', 'a quokka in the orchard');
+    await rebuilding;
+    expect(readStats(dbs.search, U)[0]).toBe(liveStats[0] + 2);
+    const ids = (hits: { sessionId: string | null; messageId: number }[][]) => hits.map((h) => h.map((x) => `${x.sessionId}/${x.messageId}`).sort());
+    expect(ids(await answers())).toEqual(ids(live));
+    // The turn's two rows (the offline reply quotes the message), each once.
+    const quokka = (await fx.recall.search({ userId: U, query: 'quokka' })).items;
+    expect(quokka.map((h) => h.role).sort()).toEqual(['assistant', 'user']);
   });
 
   it('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {

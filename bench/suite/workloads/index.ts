@@ -4,6 +4,7 @@ import { chatWorkload } from './chat.ts';
 import { commitWorkload } from './commit.ts';
 import { diskWorkload } from './disk.ts';
 import { restartWorkload } from './restart.ts';
+import { startupWorkload } from './startup.ts';
 import { liveWorkload } from './live.ts';
 import { rssWorkload } from './rss.ts';
 import { searchWorkload } from './search.ts';
@@ -19,6 +20,7 @@ export const WORKLOADS: readonly Workload[] = [
   tailWorkload,
   chatWorkload,
   restartWorkload,
+  startupWorkload,
   rssWorkload,
   liveWorkload,
   searchWorkload,

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { StorageError } from '../contract/memory-errors.ts';
 import { HEADROOM_BYTES } from './disk-room.ts';
-import { rebuildEnvironment } from './environment-rebuild.ts';
 
 /**
  * The files of a compaction (lmdb-environment.ts's `compactEnvironment` runs them in order,
@@ -70,7 +69,8 @@ export async function writeCompactedCopy(root: RootDatabase, dir: string, method
   mkdirSync(target);
   try {
     if (method === 'pages') await root.backup(target, true);
-    else await rebuildEnvironment(root, target, committed);
+    // Loaded when first asked for: a rare copy (an erasure's), not worth every import's time.
+    else await (await import('./environment-rebuild.ts')).rebuildEnvironment(root, target, committed);
     fsyncPath(join(target, DATA_FILE));
     fsyncPath(target);
     return statSync(join(target, DATA_FILE)).size;

@@ -180,6 +180,7 @@ async function importUser(deps: RecallDeps, user: DemoUser, report: ImportReport
     await store.importBatch(u, { log });
   }
   report.logRows += user.log.length;
+  await store.importBatch(u, { complete: true });
 }
 
 /**

@@ -327,6 +327,11 @@ export interface VectorWrite {
 
 /** One step of a Demo folder import (`importBatch`). */
 export interface ImportBatch {
+  /**
+   * The user's import is complete: the store builds what it deferred while importing (the
+   * LMDB store: the ranked index of a user who had none, in bulk). Sent last, alone.
+   */
+  complete?: true;
   /** Entries to store as they are given (their `order` included). */
   sessions?: readonly SessionEntry[];
   /** Appended to the session's transcript, in order. */

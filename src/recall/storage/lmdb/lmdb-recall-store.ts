@@ -29,6 +29,7 @@ import { fromDailyRecord, fromLogRecord, fromSessionEntry, toLogRecord, toSessio
 import { postingEstimate, rankedDocs } from './search/bm25-query.ts';
 import { hasSessionDocs, docRecord, docRow } from './search/doc-rows.ts';
 import { rebuildUserIndex } from './search/rebuild.ts';
+import { deferringIndex } from './search/index-hooks.ts';
 import { isLive } from './search/search-index.ts';
 import { runScan, scanDaily, scanSession, SCAN_CHUNK, type ScanPosition } from './search/search-scan.ts';
 import { putSessionDoc } from './session-docs.ts';
@@ -172,7 +173,8 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
     itemText: ready(async (userId, item, id) => itemText(dbs, userId, item, id)),
     importBatch: ready(async (userId, batch) => {
       if (batch.sessions !== undefined || batch.daily !== undefined || batch.log !== undefined || batch.sessionDocs !== undefined) {
-        await commit(dbs, () => {
+        // The index waits for the import's end (`complete`) when the user is not live yet (index-hooks.ts).
+        await commit(dbs, () => deferringIndex(userId, () => {
           incarnationTx(dbs, userId);
           if (batch.sessions !== undefined) {
             // High-water marks left by deleted sessions would shift the imported days' numbering.
@@ -190,12 +192,13 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
             const order = sessionEntry(dbs, userId, doc.sessionId)?.order;
             if (order !== undefined) putSessionDoc(dbs, userId, order, { ...fromDailyRecord(doc), session_id: doc.sessionId, session_message_id: doc.sessionMessageId });
           }
-        });
+        }));
       }
       if (batch.transcript !== undefined) await options.transcripts.append(sessionConversationId(userId, batch.transcript.sessionId), batch.transcript.entries);
       if (batch.summaries !== undefined) {
         await options.transcripts.append(summaryConversationId(sessionConversationId(userId, batch.summaries.sessionId)), batch.summaries.entries.map(summaryEntry));
       }
+      if (batch.complete === true && !isLive(dbs.search, userId) && hasRows(ctx, userId)) await rebuildUserIndex(ctx, userId);
     }),
     async close() {
       await repaired;

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { SearchPoolClosedError } from '../../../recall-errors.ts';
 import { fromSources, packageFile, requireHere } from '../../../../module-location.ts';
 import type { StoredMessage } from '../../../../message.ts';
@@ -56,17 +56,20 @@ export interface SearchPool {
 /** A search pool (see `SearchPoolOptions`). No thread starts before the first large scan. */
 export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   const maxThreads = options.maxThreads ?? Math.max(1, Math.floor(availableParallelism() / 2));
-  // Built on the first scan: a runtime that never searches a large session (most restarts,
-  // every CLI call that only reads) does not pay piscina's setup (~3 ms) at start.
-  let piscina: Piscina | undefined;
+  // Loaded and built on the first scan: a runtime that never searches a large session (most
+  // restarts, every CLI call that only reads) pays neither piscina's modules nor its setup.
+  let piscina: Promise<Piscina> | undefined;
   const threads = () =>
-    (piscina ??= new Piscina({
-      filename: packageFile('recall/storage/lmdb/pool/search-worker').href,
-      minThreads: 0,
-      maxThreads,
-      idleTimeout: options.idleTimeout ?? 30_000,
-      execArgv: workerExecArgv(),
-    }));
+    (piscina ??= import('piscina').then(
+      ({ Piscina }) =>
+        new Piscina({
+          filename: packageFile('recall/storage/lmdb/pool/search-worker').href,
+          minThreads: 0,
+          maxThreads,
+          idleTimeout: options.idleTimeout ?? 30_000,
+          execArgv: workerExecArgv(),
+        }),
+    ));
   let closed = false;
   let closing: Promise<void> | undefined;
   let completed = 0;
@@ -74,7 +77,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
   const pool = {
     run(job: SearchJob | RankJob | VectorJob): Promise<DailyRecord[] | StoredMessage[] | RankedDoc[] | RowTerms[] | [number, number][]> {
       if (closed) return Promise.reject(new SearchPoolClosedError());
-      const result = threads().run(job) as Promise<DailyRecord[] | StoredMessage[] | RankedDoc[] | RowTerms[] | [number, number][]>;
+      const result = threads().then((p) => p.run(job)) as Promise<DailyRecord[] | StoredMessage[] | RankedDoc[] | RowTerms[] | [number, number][]>;
       const settled = result.then(
         () => undefined,
         () => undefined,
@@ -98,7 +101,7 @@ export function createSearchPool(options: SearchPoolOptions = {}): SearchPool {
     close() {
       closed = true;
       // piscina's own close can cut off a job still waiting for its thread to start.
-      closing ??= Promise.all(inFlight).then(() => piscina?.close());
+      closing ??= Promise.all(inFlight).then(async () => (await piscina)?.close());
       return closing;
     },
   };

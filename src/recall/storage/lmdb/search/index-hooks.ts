@@ -16,15 +16,38 @@ import { hasSessionDocs, sessionDocKey } from './doc-rows.ts';
  * Session documents (store/session-docs.ts) count as rows here and are hooked alike.
  *
  * The same hooks queue the rows for embedding, when configured (embeddings/embed-hooks.ts).
+ *
+ * A Demo folder import into a user who is not live (`deferringIndex`): the user is not made
+ * live by the import's first row, so its rows are stored unindexed, like rows from before the
+ * index, and the import's last step builds the index in bulk (rebuild.ts: a term's postings
+ * written once per ~25 000 rows, not through the pending log per row). A search meanwhile
+ * rebuilds first, as for any user not live; from then on the import's rows index themselves.
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (isLive(dbs.search, userId)) return true;
+  if (deferring.has(userId)) return false;
   const noRows = (dbs.counters.get([userId, 'daily-rows']) ?? 0) === 0 && !hasSessionDocs(dbs, userId);
   let noLongTerm = true;
   for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) noLongTerm = false;
   if (!(noRows && noLongTerm)) return false;
   setLive(dbs.search, userId);
   return true;
+}
+
+/** Users whose import transaction runs now (synchronous bodies only: see `deferringIndex`). */
+const deferring = new Set<string>();
+
+/**
+ * Runs `body` (a write transaction's synchronous body) with `userId`'s index deferred: a user
+ * not live stays so, and the rows it writes wait for a rebuild. A live user indexes as always.
+ */
+export function deferringIndex<T>(userId: string, body: () => T): T {
+  deferring.add(userId);
+  try {
+    return body();
+  } finally {
+    deferring.delete(userId);
+  }
 }
 
 /** Before the daily row's counter is bumped: the row `[userId, day, id]` was just put. */

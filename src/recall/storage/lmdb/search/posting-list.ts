@@ -75,65 +75,91 @@ function putHeader(out: Uint8Array, count: number, first: number, last: number):
   putU48(out, 8, last);
 }
 
-/** The posting `p` after `prev`, as bytes: its size, then written by `putPosting`. */
-function postingSize(prev: number, p: Posting): number {
+/** The posting (doc, tf, len) after `prev`, as bytes: its size, then written by `putPosting`. */
+function postingSize(prev: number, doc: number, tf: number, len: number): number {
   const ps = Math.floor(prev / SLOT);
-  const s = Math.floor(p.doc / SLOT);
-  const one = p.tf === 1;
-  const size = s === ps ? varintSize((p.doc - prev) * 4) : varintSize((s - ps) * 4) + varintSize(p.doc - s * SLOT);
-  return size + (one ? 0 : varintSize(p.tf)) + varintSize(p.len);
+  const s = Math.floor(doc / SLOT);
+  const size = s === ps ? varintSize((doc - prev) * 4) : varintSize((s - ps) * 4) + varintSize(doc - s * SLOT);
+  return size + (tf === 1 ? 0 : varintSize(tf)) + varintSize(len);
 }
 
-function putPosting(out: Uint8Array, at: number, prev: number, p: Posting): number {
+function putPosting(out: Uint8Array, at: number, prev: number, doc: number, tf: number, len: number): number {
   const ps = Math.floor(prev / SLOT);
-  const s = Math.floor(p.doc / SLOT);
-  const one = p.tf === 1 ? 1 : 0;
-  if (s === ps) at = putVarint(out, at, (p.doc - prev) * 4 + one);
+  const s = Math.floor(doc / SLOT);
+  const one = tf === 1 ? 1 : 0;
+  if (s === ps) at = putVarint(out, at, (doc - prev) * 4 + one);
   else {
     at = putVarint(out, at, (s - ps) * 4 + 2 + one);
-    at = putVarint(out, at, p.doc - s * SLOT);
+    at = putVarint(out, at, doc - s * SLOT);
   }
-  if (!one) at = putVarint(out, at, p.tf);
-  return putVarint(out, at, p.len);
+  if (!one) at = putVarint(out, at, tf);
+  return putVarint(out, at, len);
+}
+
+/**
+ * Postings as one flat array, `doc, tf, len` after one another: what a merge gathers per term
+ * (millions of postings in a rebuild, so no object each). Its length is three times its count.
+ */
+export type PostingRun = number[];
+
+/** The chunk of the run's postings `from` to `to` (posting indices, `to` excluded). */
+export function encodeRun(run: readonly number[], from = 0, to = run.length / 3): Buffer {
+  const first = to > from ? run[from * 3]! : 0;
+  let size = HEADER;
+  let prev = first;
+  for (let i = from * 3; i < to * 3; i += 3) {
+    size += postingSize(prev, run[i]!, run[i + 1]!, run[i + 2]!);
+    prev = run[i]!;
+  }
+  const out = Buffer.allocUnsafe(size);
+  putHeader(out, to - from, first, to > from ? run[(to - 1) * 3]! : 0);
+  let at = HEADER;
+  prev = first;
+  for (let i = from * 3; i < to * 3; i += 3) {
+    at = putPosting(out, at, prev, run[i]!, run[i + 1]!, run[i + 2]!);
+    prev = run[i]!;
+  }
+  return out;
+}
+
+/** The chunk with the run's postings `from` to `to` appended (ascending, every doc above the chunk's last). */
+export function appendRun(chunk: Uint8Array, run: readonly number[], from = 0, to = run.length / 3): Buffer {
+  let prev = chunkLastDoc(chunk);
+  let size = chunk.length;
+  for (let i = from * 3; i < to * 3; i += 3) {
+    size += postingSize(prev, run[i]!, run[i + 1]!, run[i + 2]!);
+    prev = run[i]!;
+  }
+  const out = Buffer.allocUnsafe(size);
+  out.set(chunk, 0);
+  putHeader(out, chunkCount(chunk) + (to - from), chunkFirstDoc(chunk), run[(to - 1) * 3]!);
+  let at = chunk.length;
+  prev = chunkLastDoc(chunk);
+  for (let i = from * 3; i < to * 3; i += 3) {
+    at = putPosting(out, at, prev, run[i]!, run[i + 1]!, run[i + 2]!);
+    prev = run[i]!;
+  }
+  return out;
+}
+
+/** `postings` as the run `encodeRun` and `appendRun` take. */
+function runOf(postings: readonly Posting[]): number[] {
+  const run = new Array<number>(postings.length * 3);
+  postings.forEach((p, i) => {
+    run[i * 3] = p.doc;
+    run[i * 3 + 1] = p.tf;
+    run[i * 3 + 2] = p.len;
+  });
+  return run;
 }
 
 export function encodeChunk(postings: readonly Posting[]): Buffer {
-  const first = postings.length === 0 ? 0 : postings[0]!.doc;
-  let size = HEADER;
-  let prev = first;
-  for (const p of postings) {
-    size += postingSize(prev, p);
-    prev = p.doc;
-  }
-  const out = Buffer.allocUnsafe(size);
-  putHeader(out, postings.length, first, postings.length === 0 ? 0 : postings[postings.length - 1]!.doc);
-  let at = HEADER;
-  prev = first;
-  for (const p of postings) {
-    at = putPosting(out, at, prev, p);
-    prev = p.doc;
-  }
-  return out;
+  return encodeRun(runOf(postings));
 }
 
 /** The chunk with `ps` appended (ascending, every doc above the chunk's last). */
 export function appendPostings(chunk: Uint8Array, ps: readonly Posting[]): Buffer {
-  let prev = chunkLastDoc(chunk);
-  let size = chunk.length;
-  for (const p of ps) {
-    size += postingSize(prev, p);
-    prev = p.doc;
-  }
-  const out = Buffer.allocUnsafe(size);
-  out.set(chunk, 0);
-  putHeader(out, chunkCount(chunk) + ps.length, chunkFirstDoc(chunk), ps[ps.length - 1]!.doc);
-  let at = chunk.length;
-  prev = chunkLastDoc(chunk);
-  for (const p of ps) {
-    at = putPosting(out, at, prev, p);
-    prev = p.doc;
-  }
-  return out;
+  return appendRun(chunk, runOf(ps));
 }
 
 /** The chunk with `p` appended; `p.doc` must be above every doc in it. */

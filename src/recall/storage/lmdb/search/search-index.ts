@@ -1,5 +1,5 @@
 import type { DailyValue } from '../recall-dbs.ts';
-import { appendPosting, appendPostings, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, withPosting, type Posting } from './posting-list.ts';
+import { appendPosting, appendRun, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, encodeRun, withPosting, type Posting, type PostingRun } from './posting-list.ts';
 import { INDEX_FORMAT, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
 import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { dailyRowText, docTerms, longTermLines, type DocTerms } from '../../../search/documents.ts';
@@ -149,53 +149,64 @@ function firstChunk(search: SearchDbs, userId: string, term: string): ChunkEntry
   return undefined;
 }
 
-/** Stores ascending `ps` as new chunks after all of the term's postings: full ones at their first doc, the rest (at least one) as the tail. */
-function putNewChunks(search: SearchDbs, userId: string, term: string, ps: readonly Posting[]): void {
-  let at = 0;
-  while (ps.length - at > CHUNK_POSTINGS) {
-    search.postings.put([userId, term, ps[at]!.doc], encodeChunk(ps.slice(at, at + CHUNK_POSTINGS)));
+/** Stores the ascending run's postings from `from` on as new chunks after all of the term's: full ones at their first doc, the rest (at least one) as the tail. */
+function putNewChunks(search: SearchDbs, userId: string, term: string, run: PostingRun, from = 0): void {
+  const n = run.length / 3;
+  let at = from;
+  while (n - at > CHUNK_POSTINGS) {
+    search.postings.put([userId, term, run[at * 3]!], encodeRun(run, at, at + CHUNK_POSTINGS));
     at += CHUNK_POSTINGS;
   }
-  search.postings.put([userId, term, TAIL], encodeChunk(at === 0 ? ps : ps.slice(at)));
+  search.postings.put([userId, term, TAIL], encodeRun(run, at, n));
 }
 
-/** Adds a term's ascending postings: one read and one write of the tail when they are all newer. */
-function addPostings(search: SearchDbs, userId: string, term: string, ps: readonly Posting[]): void {
+/** Adds a term's ascending run of postings: one read and one write of the tail when they are all newer. */
+function addPostings(search: SearchDbs, userId: string, term: string, run: PostingRun): void {
   const tailKey: [string, string, number] = [userId, term, TAIL];
   const tail = search.postings.get(tailKey);
   if (tail === undefined) {
-    putNewChunks(search, userId, term, ps); // a new term
+    putNewChunks(search, userId, term, run); // a new term
     return;
   }
-  if (ps[0]!.doc > chunkLastDoc(tail)) {
+  const n = run.length / 3;
+  if (run[0]! > chunkLastDoc(tail)) {
     const room = CHUNK_POSTINGS - chunkCount(tail);
-    if (ps.length <= room) search.postings.put(tailKey, appendPostings(tail, ps));
+    if (n <= room) search.postings.put(tailKey, appendRun(tail, run));
     else {
-      search.postings.put([userId, term, chunkFirstDoc(tail)], room > 0 ? appendPostings(tail, ps.slice(0, room)) : tail);
-      putNewChunks(search, userId, term, ps.slice(room));
+      search.postings.put([userId, term, chunkFirstDoc(tail)], room > 0 ? appendRun(tail, run, 0, room) : tail);
+      putNewChunks(search, userId, term, run, room);
     }
     return;
   }
   // Older documents among them: one by one, into the chunks that cover them.
-  for (const p of ps) addPosting(search, userId, term, p);
+  for (let i = 0; i < run.length; i += 3) addPosting(search, userId, term, { doc: run[i]!, tf: run[i + 1]!, len: run[i + 2]! });
+}
+
+/** A document's terms as `addDocuments` takes them: a `DocTerms`, or the rebuild's `[term, tf]` pairs as they came from the pool (no Map made). */
+export interface TermList {
+  terms: Iterable<readonly [string, number]>;
+  length: number;
 }
 
 /**
  * Inside a write transaction: indexes `docs` (no doc indexed already) straight into the
  * posting lists, grouped by term (the rebuild's path, and the pending log's merge).
  */
-export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: DocTerms }[]): void {
-  const byTerm = new Map<string, Posting[]>();
+export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: TermList }[]): void {
+  const byTerm = new Map<string, PostingRun>();
   let length = 0;
   let n = 0;
-  for (const { doc, terms } of [...docs].sort((a, b) => a.doc - b.doc)) {
+  // The rebuild's come in key order, which is doc order: sorted only when they are not.
+  let sorted = true;
+  for (let i = 1; i < docs.length && sorted; i++) sorted = docs[i - 1]!.doc < docs[i]!.doc;
+  for (const { doc, terms } of sorted ? docs : [...docs].sort((a, b) => a.doc - b.doc)) {
     if (terms.length === 0) continue;
     n++;
     length += terms.length;
     for (const [term, tf] of terms.terms) {
-      const list = byTerm.get(term);
-      if (list) list.push({ doc, tf, len: terms.length });
-      else byTerm.set(term, [{ doc, tf, len: terms.length }]);
+      const run = byTerm.get(term);
+      if (run) run.push(doc, tf, terms.length);
+      else byTerm.set(term, [doc, tf, terms.length]);
     }
   }
   mergePostings(search, userId, byTerm);
@@ -207,7 +218,7 @@ export function addDocuments(search: SearchDbs, userId: string, docs: readonly {
   }
 }
 
-function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, Posting[]>): void {
+function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, PostingRun>): void {
   // In key order: neighbouring tails share pages.
   for (const term of [...byTerm.keys()].sort()) addPostings(search, userId, term, byTerm.get(term)!);
 }
@@ -222,26 +233,32 @@ export function mergePending(search: SearchDbs, userId: string): void {
 
 /** `mergePending` but for the stats' pending count (the caller's to reset). */
 function mergePendingLog(search: SearchDbs, userId: string): void {
-  const byTerm = new Map<string, Posting[]>();
+  const byTerm = new Map<string, PostingRun>();
   const keys: [string, string, number][] = [];
   // Per term, its postings in log order: ascending unless a document older than one before it
   // was indexed (an import, a repaired row), sorted then.
   let ordered = true;
   const visit = (term: string, doc: number, tf: number, len: number): void => {
-    const list = byTerm.get(term);
-    if (list === undefined) byTerm.set(term, [{ doc, tf, len }]);
+    const run = byTerm.get(term);
+    if (run === undefined) byTerm.set(term, [doc, tf, len]);
     else {
-      if (doc < list[list.length - 1]!.doc) ordered = false;
-      list.push({ doc, tf, len });
+      if (doc < run[run.length - 3]!) ordered = false;
+      run.push(doc, tf, len);
     }
   };
   for (const { key, value } of search.postings.getRange({ start: [userId, PENDING], end: [userId, PENDING, MAX_DOC] })) {
     keys.push(key);
     forEachRecordTerm(value, visit);
   }
-  if (!ordered) for (const list of byTerm.values()) list.sort((a, b) => a.doc - b.doc);
+  if (!ordered) for (const [term, run] of byTerm) byTerm.set(term, sortedRun(run));
   mergePostings(search, userId, byTerm);
   for (const key of keys) search.postings.remove(key);
+}
+
+/** The run in doc order (the merge of a log that took an older document: rare). */
+function sortedRun(run: PostingRun): PostingRun {
+  const order = Array.from({ length: run.length / 3 }, (_, i) => i).sort((a, b) => run[a * 3]! - run[b * 3]!);
+  return order.flatMap((i) => [run[i * 3]!, run[i * 3 + 1]!, run[i * 3 + 2]!]);
 }
 
 /** Inside a write transaction: adds document `doc` (see search-dbs.ts for numbering), through the pending log. */
