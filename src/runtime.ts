@@ -278,7 +278,7 @@ export const DEFAULT_MAX_LIVE_CONVERSATIONS = 10_000;
 
 /**
  * Starts Mnemo: the supervision tree with the default store (`memory`), the layered memory
- * (`recall`, LMDB only) and the retention sweeper (when asked), and binds `defaultMemory()` to its
+ * (`recall`, on LMDB or PostgreSQL) and the retention sweeper (when asked), and binds `defaultMemory()` to its
  * store. Resolves once the tree runs. One process per LMDB data directory.
  *
  * @throws `InvalidInputError` `invalid_option` for a bad `idleMs`, `maxLiveConversations` or
