@@ -55,6 +55,21 @@ describe('runtime.recall on PostgreSQL', () => {
     expect(Number(left[0]!.n)).toBe(0);
   });
 
+  it('facts written in one runtime supersede by key in the other, and the long-term document follows', async () => {
+    const schema = pg.schema('recall_e2e_facts');
+    const a = await runtimeOn(schema, `pg_facts_a_${schema}`);
+    const b = await runtimeOn(schema, `pg_facts_b_${schema}`);
+    await a.recall.remember('bob', { text: 'Bob drinks tea', key: 'drink' });
+    await b.recall.remember('bob', { text: 'Bob drinks coffee now', key: 'drink' });
+    expect((await a.recall.listFacts('bob')).map((f) => f.text)).toEqual(['Bob drinks coffee now']);
+    expect((await a.recall.factHistory('bob')).map((f) => [f.text, f.validTo === undefined])).toEqual([
+      ['Bob drinks tea', false],
+      ['Bob drinks coffee now', true],
+    ]);
+    expect(await b.recall.getLongTerm('bob')).toContain('coffee');
+    expect((await a.recall.rankFacts('bob', 'coffee')).map((f) => f.entry.text)).toEqual(['Bob drinks coffee now']);
+  });
+
   it('storage: { postgres: url } runs runtime.recall too', async () => {
     const runtime = await startRuntime({ name: 'pg_recall_owned', storage: { postgres: pg.url } });
     try {
