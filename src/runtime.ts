@@ -389,6 +389,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
                 postgresRecall.createPostgresRecallStore({
                   transcripts: postgresTranscripts,
                   ...(recallOptions.embeddings === undefined ? {} : { embeddings: true }),
+                  ...(recallOptions.language === undefined ? {} : { language: recallOptions.language }),
                 }),
               service: withoutStoreOptions(recallOptions),
               // No search pool: PostgreSQL does the heavy reads.

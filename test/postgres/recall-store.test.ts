@@ -141,6 +141,38 @@ describe('createPostgresRecallStore: the turn', () => {
   });
 });
 
+describe('createPostgresRecallStore: a first turn cut short', () => {
+  const userRowOnly = (store: RecallStore, sessionId: string) =>
+    store.appendTurn({
+      userId: 'u1',
+      sessionId,
+      entries: [{ message: { role: 'user', content: 'left without a reply' } }],
+      opens: { now: `${day}T10:00:00` },
+      with: (records) => ({ daily: records.map((r) => row('left without a reply', r.message_id)) }),
+    });
+
+  it('is listed by the next store to open, titled from its message, unless a turn of it holds its lock', async () => {
+    const schema = pg.schema('recall_cut_short');
+    const first = open(schema);
+    await userRowOnly(first.store, 'killed');
+    await userRowOnly(first.store, 'running');
+    const held = await first.store.lockSession('u1', 'running'); // a turn still in flight
+    expect((await first.store.session('u1', 'killed'))?.listed).toBe(false);
+    // A store opening later (another process starting) repairs what it can, before its close resolves.
+    const next = open(schema);
+    await next.close();
+    const killed = await first.store.session('u1', 'killed');
+    expect(killed).toMatchObject({ listed: true, updatedAt: expect.stringMatching(/^2026|^20/) });
+    expect(killed!.title).not.toBe('');
+    expect((await first.store.session('u1', 'running'))?.listed).toBe(false);
+    await held();
+    // Its own turn's end lists it as usual; a store opening later finds nothing to do.
+    const again = open(schema);
+    await again.close();
+    expect((await first.store.session('u1', 'running'))?.listed).toBe(true);
+  });
+});
+
 describe('createPostgresRecallStore: across stores on one database', () => {
   it('lockSession held by one store makes the other wait until it is released', async () => {
     const schema = pg.schema('recall_lock');

@@ -16,7 +16,9 @@ import { createPgJobQueue, type PgJobQueue } from './pg-job-queue.ts';
 import { dailyDocOf, indexDocs, longTermDocs, rank, sessionDocOf, unindexDocs } from './pg-ranked-index.ts';
 import { checkGuard, createPgContext, lockUser, num, type PgContext } from './pg-recall-context.ts';
 import { createSessionLocks } from './pg-session-lock.ts';
-import { putSession, registerSession, session, sessionIn, sessions, touchSession } from './pg-sessions.ts';
+import { cutShortSessions, listCutShort, putSession, registerSession, session, sessionIn, sessions, touchSession } from './pg-sessions.ts';
+import { DEFAULT_LANGUAGE, languageOf, type LanguageSetting } from '../../../language.ts';
+import { offlineTitle } from '../../rows/session-title.ts';
 import { backfill, dropEmbeds, itemText, nearest, putVectors, queueEmbed } from './pg-vectors.ts';
 import { USER_TABLES } from './recall-schema.ts';
 
@@ -68,6 +70,8 @@ export type PostgresRecallStoreOptions = (
   embeddings?: boolean;
   /** Connections held by `lockSession` at most (a pool of their own). Default 10. */
   lockConnections?: number;
+  /** Of the offline title a session gets when a killed process cut its first turn short (`'auto'`: its message's). Default `'zh'`. */
+  language?: LanguageSetting;
 };
 
 /** Rows of a session transcript a keyword scan reads at most per statement. */
@@ -112,7 +116,24 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
   const ctx = createPgContext(internals, embeddings);
   const queue = createPgJobQueue(ctx);
   let locks: ReturnType<typeof createSessionLocks> | undefined;
+  const sessionLocks = () => (locks ??= createSessionLocks(internals.newPool(lockConnections), internals.schema));
   let closing: Promise<void> | undefined;
+  // At open, in the background: sessions whose first turn a killed process cut short are listed
+  // (pg-sessions.ts), each only while no turn of it runs anywhere (its lock is free). Best effort:
+  // a failure leaves the marks for the next store to open.
+  const language = options.language ?? DEFAULT_LANGUAGE;
+  const titleOf = (first: string) => offlineTitle(first, languageOf(language, first));
+  const repaired = (async () => {
+    for (const [userId, sessionId] of await cutShortSessions(ctx)) {
+      const release = await sessionLocks().tryLock(userId, sessionId);
+      if (release === undefined) continue;
+      try {
+        await listCutShort(ctx, userId, sessionId, titleOf);
+      } finally {
+        await release();
+      }
+    }
+  })().catch(() => undefined);
 
   return {
     engine: 'postgres',
@@ -145,8 +166,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     deleteSession: (userId, sessionId, o) => deleteSession(ctx, userId, sessionId, o?.ifLastId),
     lockSession: async (userId, sessionId) => {
       internals.checkOpen();
-      locks ??= createSessionLocks(internals.newPool(lockConnections), internals.schema);
-      return locks.lock(userId, sessionId);
+      return sessionLocks().lock(userId, sessionId);
     },
     appendTurn: (a, guard) => appendTurn(ctx, queue, a, guard),
     appendSummary: (userId, sessionId, summary, guard) =>
@@ -196,6 +216,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     importBatch: (userId, batch) => importBatch(ctx, queue, userId, batch),
     close(): Promise<void> {
       closing ??= (async () => {
+        await repaired;
         await locks?.close();
         await owned?.close();
       })();

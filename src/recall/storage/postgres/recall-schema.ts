@@ -10,7 +10,7 @@ import { escapeIdentifier, type PoolClient } from 'pg';
  * | table                  | key                          | what                                      |
  * |------------------------|------------------------------|-------------------------------------------|
  * | recall_users           | user_id                      | incarnation, counters, facts generation, index totals; its row lock orders the user's writes |
- * | recall_sessions        | user_id, session_id          | the sessions index (SessionEntry columns) |
+ * | recall_sessions        | user_id, session_id          | the sessions index (SessionEntry columns; `first_turn`: its first turn has not ended) |
  * | recall_daily           | user_id, day, id             | the daily view (record: DailyRecord json) |
  * | recall_daily_high      | user_id, day                 | a day's high-water mark (ids never reused)|
  * | recall_log             | user_id, seq                 | the dialogue log                          |
@@ -50,9 +50,11 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
       updated_at text NOT NULL,
       ord bigint NOT NULL,
       listed boolean NOT NULL,
+      first_turn boolean NOT NULL DEFAULT false,
       extra json,
       PRIMARY KEY (user_id, session_id)
     );
+    CREATE INDEX recall_sessions_first_turn ON ${s}.recall_sessions (user_id, session_id) WHERE first_turn;
     CREATE TABLE ${s}.recall_daily (
       user_id text COLLATE "C" NOT NULL,
       day text COLLATE "C" NOT NULL,
