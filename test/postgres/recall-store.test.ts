@@ -10,6 +10,7 @@ import type { NewDailyRecord, SessionEntry } from '../../src/recall/records/reco
 import { queryTerms } from '../../src/recall/search/documents.ts';
 import { createPostgresRecallStore } from '../../src/postgres.ts';
 import { StaleWriteError } from '../../src/recall/storage/stale-write-error.ts';
+import { MIGRATIONS } from '../../src/recall/storage/postgres/recall-schema.ts';
 import { manualClock, ZONE } from '../support/recall-fixture.ts';
 import { sql, usePostgres } from '../support/postgres-server.ts';
 
@@ -138,6 +139,27 @@ describe('createPostgresRecallStore: the turn', () => {
     expect(two.records).toEqual(one.records);
     expect((await store.dailyDay('u1', day)).map((r) => r.content)).toEqual(['once only']);
     expect(await store.transcripts.lastId('session/u1/s1')).toBe(1);
+  });
+});
+
+describe('createPostgresRecallStore: migrations', () => {
+  it('many stores opening a fresh schema at once migrate it once; an older version is brought forward, its rows kept', async () => {
+    const schema = pg.schema('recall_migrate');
+    const stores = [open(schema), open(schema), open(schema), open(schema)];
+    await Promise.all(stores.map(({ store }) => store.touchSession('u1', 's1', { title: 't', updatedAt: `${day}T10:00:00` })));
+    const version = async () => Number((await sql<{ version: number }>(pg.url, `SELECT version FROM "${schema}".recall_schema_version`))[0]!.version);
+    expect(await version()).toBe(MIGRATIONS.length);
+    expect(await sql(pg.url, `SELECT * FROM "${schema}".recall_schema_version`)).toHaveLength(1);
+
+    // Back to version 1 (as a store of the first release left it): the next store migrates it.
+    const older = pg.schema('recall_migrate_v1');
+    await sql(pg.url, `CREATE SCHEMA "${older}"`);
+    await sql(pg.url, MIGRATIONS[0]!(`"${older}"`));
+    await sql(pg.url, `CREATE TABLE "${older}".recall_schema_version (version integer NOT NULL); INSERT INTO "${older}".recall_schema_version VALUES (1)`);
+    await sql(pg.url, `INSERT INTO "${older}".recall_sessions (user_id, session_id, title, updated_at, ord, listed) VALUES ('u1', 'old', 'kept', '${day}T09:00:00', 1, true)`);
+    const { store } = open(older);
+    expect(await store.session('u1', 'old')).toEqual({ sessionId: 'old', title: 'kept', updatedAt: `${day}T09:00:00`, order: 1, listed: true });
+    expect(Number((await sql<{ version: number }>(pg.url, `SELECT version FROM "${older}".recall_schema_version`))[0]!.version)).toBe(MIGRATIONS.length);
   });
 });
 

@@ -50,11 +50,9 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
       updated_at text NOT NULL,
       ord bigint NOT NULL,
       listed boolean NOT NULL,
-      first_turn boolean NOT NULL DEFAULT false,
       extra json,
       PRIMARY KEY (user_id, session_id)
     );
-    CREATE INDEX recall_sessions_first_turn ON ${s}.recall_sessions (user_id, session_id) WHERE first_turn;
     CREATE TABLE ${s}.recall_daily (
       user_id text COLLATE "C" NOT NULL,
       day text COLLATE "C" NOT NULL,
@@ -157,6 +155,10 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
       PRIMARY KEY (kind, user_id, key)
     );
     CREATE INDEX recall_dead_jobs_user ON ${s}.recall_dead_jobs (user_id);`,
+  // 2: a session's first turn in flight is marked, so one a killed process cut short is listed later.
+  (s) => `
+    ALTER TABLE ${s}.recall_sessions ADD COLUMN first_turn boolean NOT NULL DEFAULT false;
+    CREATE INDEX recall_sessions_first_turn ON ${s}.recall_sessions (user_id, session_id) WHERE first_turn;`,
 ];
 
 /** Every table a user's rows live in (erasure deletes from each; `recall_users` last). */
