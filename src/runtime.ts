@@ -114,7 +114,7 @@ export interface RuntimeOptions {
   faults?: FaultInjector;
   /**
    * The layered memory (`runtime.recall`), supervised under the root after the memory: a
-   * piscina search pool and the recall service. LMDB storage only. Default `{}`: on, offline
+   * piscina search pool (LMDB) and the recall service, on LMDB or PostgreSQL storage. Default `{}`: on, offline
    * (no `llm`: the Agent Memory Demo's fallback replies and titles), system clock and time
    * zone, a pool of half the cores. `pool: false` runs every scan inline; `false` leaves the
    * layered memory out.

@@ -102,8 +102,8 @@ export function openRecall(options: RecallFixtureOptions = {}): RecallFixture {
 
 /**
  * `openRecall` on the PostgreSQL adapter (a fresh schema, dropped by `close`): the recall
- * suites' behaviour checks on the other engine. `env` and `dir` are not there (LMDB's); tests
- * that need them are LMDB's own.
+ * suites' behaviour checks on the other engine. `env` is not there and `dir` is an empty
+ * directory (LMDB's); tests that need them are LMDB's own.
  */
 function openPostgresRecall(options: RecallFixtureOptions): RecallFixture {
   const url = process.env['MNEMO_PG_URL'];
@@ -114,9 +114,11 @@ function openPostgresRecall(options: RecallFixtureOptions): RecallFixture {
   const { pool: _pool, poolThreshold: _p, rankPoolThreshold: _r, directReads: _d, dir: _dir, ...service } = options;
   const store = createPostgresRecallStore({ transcripts: memory, ...(options.embeddings === undefined ? {} : { embeddings: true }) });
   const recall = createRecall({ timeZone: ZONE, ...service, clock, store });
+  // No LMDB here: a test that opens its `dir` again (LMDB's own) gets an empty directory, not the cwd.
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-recall-pg-'));
   let closed = false;
   return {
-    dir: '',
+    dir,
     recall,
     clock,
     memory: memory as unknown as RecallFixture['memory'],
@@ -129,6 +131,7 @@ function openPostgresRecall(options: RecallFixtureOptions): RecallFixture {
       await store.close();
       await memory.close();
       await dropSchema(url, schema);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
