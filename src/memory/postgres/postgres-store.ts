@@ -455,8 +455,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     clear: clearOn,
     erase: eraseOn,
     fork: forkOn,
-    async lastId(client, c) {
-      const rows = (await run(client, sql.lastId, [c])).rows as Array<{ last_id: string | number }>;
+    async lastId(client, c, lock = false) {
+      const rows = (await run(client, lock ? sql.lockedLastId : sql.lastId, [c])).rows as Array<{ last_id: string | number }>;
       return rows[0] === undefined ? 0 : Number(rows[0].last_id);
     },
     async tail(client, c, n) {
@@ -491,7 +491,8 @@ export interface PostgresStoreInternals {
   clear(client: PoolClient, conversationId: string): Promise<void>;
   erase(client: PoolClient, ids: readonly string[], prefixes: readonly string[]): Promise<number>;
   fork(client: PoolClient, newId: string, source: string, at: number): Promise<ForkError | undefined>;
-  lastId(client: PoolClient, conversationId: string): Promise<number>;
+  /** `lock`: the counter row stays locked until the caller's commit (appends to it wait). */
+  lastId(client: PoolClient, conversationId: string, lock?: boolean): Promise<number>;
   tail(client: PoolClient, conversationId: string, n: number): Promise<StoredMessage[]>;
   range(client: PoolClient, conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
 }

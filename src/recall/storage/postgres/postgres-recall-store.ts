@@ -297,7 +297,9 @@ async function deleteSession(ctx: PgContext, userId: string, sessionId: string, 
     await lockUser(ctx, client, userId);
     const conversationId = sessionConversationId(userId, sessionId);
     const entry = await sessionIn(ctx, client, userId, sessionId);
-    const last = await ctx.log.lastId(client, conversationId);
+    // Locked: an append to the transcript (through the runtime's memory, say) cannot slip in
+    // between this check and the deletion.
+    const last = await ctx.log.lastId(client, conversationId, true);
     if (ifLastId !== undefined && last !== ifLastId) return 'changed';
     const existed = entry !== undefined || last > 0;
     await ctx.log.clear(client, conversationId);
