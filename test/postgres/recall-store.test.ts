@@ -65,6 +65,20 @@ describe('createPostgresRecallStore: the turn', () => {
     expect(Number(postings[0]!.n)).toBeGreaterThan(0);
   });
 
+  it('text with NUL, escapes and astral characters round-trips in rows, titles and search', async () => {
+    const schema = pg.schema('recall_text');
+    const { store } = open(schema);
+    const recall = createRecall({ store, clock: manualClock(), timeZone: ZONE });
+    pg.cleanup(() => recall.close());
+    const message = 'nul\u0000 "quoted" \\ 🚲 bicyclette';
+    const result = await recall.chat({ userId: 'u1', sessionId: 's1', message });
+    expect((await recall.sessionMessages('u1', 's1'))[0]!.content).toBe(message);
+    expect((await recall.listSessions('u1'))[0]!.title).toBe(result.title);
+    expect((await recall.dailyMessages('u1'))[0]!.content).toBe(message);
+    expect((await recall.search({ userId: 'u1', query: 'bicyclette' })).items.length).toBeGreaterThan(0);
+    expect((await recall.searchDaily({ userId: 'u1', keyword: '🚲' })).map((r) => r.content)).toContain(message);
+  });
+
   it('a turn whose side writes fail stores no transcript row either (one transaction)', async () => {
     const schema = pg.schema('recall_atomic');
     const { store } = open(schema);

@@ -26,11 +26,11 @@ interface SessionRow {
   extra: string | null;
 }
 
-const SELECT = 'session_id, title, updated_at, ord, listed, extra::text AS extra';
+const SELECT = 'session_id, title::text AS title, updated_at, ord, listed, extra::text AS extra';
 
 export function toSessionEntry(row: SessionRow): SessionEntry {
   const extra = row.extra === null ? {} : (JSON.parse(row.extra) as Pick<SessionEntry, 'fork' | 'demoIds' | 'imported'>);
-  return { sessionId: row.session_id, title: row.title, updatedAt: row.updated_at, order: num(row.ord), listed: row.listed, ...extra };
+  return { sessionId: row.session_id, title: JSON.parse(row.title) as string, updatedAt: row.updated_at, order: num(row.ord), listed: row.listed, ...extra };
 }
 
 function extraOf(entry: Pick<SessionEntry, 'fork' | 'demoIds' | 'imported'>): string | null {
@@ -72,9 +72,9 @@ export async function registerSession(ctx: PgContext, client: PoolClient, userId
 /** Stores the entry as given (an import keeps its `order`; the user's counter is raised to it). */
 export async function putSession(ctx: PgContext, client: PoolClient, userId: string, entry: SessionEntry): Promise<void> {
   await client.query(
-    `INSERT INTO ${ctx.s}.recall_sessions (user_id, session_id, title, updated_at, ord, listed, extra) VALUES ($1, $2, $3, $4, $5, $6, $7::json)
+    `INSERT INTO ${ctx.s}.recall_sessions (user_id, session_id, title, updated_at, ord, listed, extra) VALUES ($1, $2, $3::json, $4, $5, $6, $7::json)
      ON CONFLICT (user_id, session_id) DO UPDATE SET title = EXCLUDED.title, updated_at = EXCLUDED.updated_at, ord = EXCLUDED.ord, listed = EXCLUDED.listed, extra = EXCLUDED.extra`,
-    [userId, entry.sessionId, entry.title, entry.updatedAt, entry.order, entry.listed, extraOf(entry)],
+    [userId, entry.sessionId, JSON.stringify(entry.title), entry.updatedAt, entry.order, entry.listed, extraOf(entry)],
   );
   await client.query(`UPDATE ${ctx.s}.recall_users SET session_order = GREATEST(session_order, $2) WHERE user_id = $1`, [userId, entry.order]);
 }
@@ -83,9 +83,9 @@ export async function putSession(ctx: PgContext, client: PoolClient, userId: str
 export async function touchSession(ctx: PgContext, client: PoolClient, userId: string, sessionId: string, title: string, updatedAt: string): Promise<SessionEntry> {
   await registerSession(ctx, client, userId, sessionId, updatedAt);
   const { rows } = await client.query<SessionRow>(
-    `UPDATE ${ctx.s}.recall_sessions SET title = CASE WHEN title = '' THEN $3 ELSE title END, updated_at = $4, listed = true, first_turn = false
+    `UPDATE ${ctx.s}.recall_sessions SET title = CASE WHEN title::text = '""' THEN $3::json ELSE title END, updated_at = $4, listed = true, first_turn = false
      WHERE user_id = $1 AND session_id = $2 RETURNING ${SELECT}`,
-    [userId, sessionId, title, updatedAt],
+    [userId, sessionId, JSON.stringify(title), updatedAt],
   );
   return toSessionEntry(rows[0]!);
 }
