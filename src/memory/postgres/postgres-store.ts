@@ -206,13 +206,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         throw error;
       }
     });
-    if (now - lastSweep >= KEY_SWEEP_EVERY_MS) {
-      lastSweep = now;
-      // Its own statement, after the batch: expired rows of other conversations are not locked
-      // inside a batch's transaction. A failed sweep is retried by a later batch.
-      track(withClient('append', undefined, (client) => run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT])).catch(() => (lastSweep = 0)));
-    }
+    sweepKeysNow(now);
     return recordsOf(items, outcome, ts, (c, values) => read<RecordRow>(c, sql.range, values));
+  }
+
+  /** After a keyed batch (the store's, or one of the internals' callers), now and then: expired keys go. */
+  function sweepKeysNow(now: number): void {
+    if (now - lastSweep < KEY_SWEEP_EVERY_MS) return;
+    lastSweep = now;
+    // Its own statement, after the batch: expired rows of other conversations are not locked
+    // inside a batch's transaction. A failed sweep is retried by a later batch.
+    track(withClient('append', undefined, (client) => run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT])).catch(() => (lastSweep = 0)));
   }
 
   /**
@@ -449,6 +453,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const ts = isoWithOffset(now);
       const checked = items.map((i) => ({ conversationId: validateConversationId(i.conversationId), entries: validateEntries(i.entries), key: i.key }));
       const outcome = await claimAndAppend(client, checked, now, ts);
+      if (checked.some((i) => i.key !== undefined)) sweepKeysNow(now);
       const range = async (_c: string, values: unknown[]) => (await run(client, sql.range, values)).rows as RecordRow[];
       return recordsOf(checked, outcome, ts, range);
     },
