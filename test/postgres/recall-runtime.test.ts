@@ -101,6 +101,9 @@ describe('runtime.recall on PostgreSQL', () => {
       const userId = `owned-${process.pid}-${Date.now()}`;
       await runtime.recall.chat({ userId, sessionId: 's1', message: 'hello from the owned store' });
       expect((await runtime.recall.listSessions(userId)).map((s) => s.sessionId)).toEqual(['s1']);
+      // Compaction is LMDB's: refused before anything is erased.
+      await expect(runtime.recall.eraseUser(userId, { compact: true })).rejects.toMatchObject({ code: 'invalid_option' });
+      expect((await runtime.recall.listSessions(userId)).map((s) => s.sessionId)).toEqual(['s1']);
       await runtime.recall.eraseUser(userId);
       expect(await runtime.recall.listSessions(userId)).toEqual([]);
     } finally {
