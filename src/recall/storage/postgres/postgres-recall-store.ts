@@ -7,6 +7,7 @@ import { summaryConversationId, summaryEntry, SUMMARY_ID_PREFIX, toSummaryRecord
 import { sessionConversationId, sessionConversationPrefix } from '../../recall-ids.ts';
 import type { LogRecord, NewLogRecord, TurnKeyRecord } from '../../records/records.ts';
 import { textContent } from '../../rows/session-row.ts';
+import { isCalendarDay } from '../../rows/calendar-day.ts';
 import { clampLimit, normalizeKeyword } from '../../search/keyword-search.ts';
 import type { ErasureReport, ImportBatch, RecallStore, TurnAppend, TurnAppended, WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
@@ -389,7 +390,9 @@ async function importBatch(ctx: PgContext, queue: PgJobQueue, userId: string, ba
       const entry = await sessionIn(ctx, client, userId, doc.sessionId);
       if (entry === undefined) continue;
       const { id: _id, ...row } = doc;
-      const stored = { ...storedDaily({ ...row, sessionId: doc.sessionId, sessionMessageId: doc.sessionMessageId }), day: doc.day };
+      // Dated by its own `ts` (no daily row holds it), as on every engine ('': no day filter passes it).
+      const tsDay = doc.ts.slice(0, 10);
+      const stored = { ...storedDaily({ ...row, sessionId: doc.sessionId, sessionMessageId: doc.sessionMessageId }), day: isCalendarDay(tsDay) ? tsDay : '' };
       await client.query(
         `INSERT INTO ${ctx.s}.recall_session_docs (user_id, ord, id, session_id, record) VALUES ($1, $2, $3, $4, $5::json)
          ON CONFLICT (user_id, ord, id) DO UPDATE SET session_id = EXCLUDED.session_id, record = EXCLUDED.record`,
