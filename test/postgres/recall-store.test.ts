@@ -260,6 +260,42 @@ describe('createPostgresRecallStore: across stores on one database', () => {
     expect(await a.jobs.counts('summarize')).toEqual({ pending: 0, retrying: 0, dead: 0 });
   });
 
+  it("a store's subscribers hear of jobs another store queued (LISTEN/NOTIFY), after their commit", async () => {
+    const schema = pg.schema('recall_notify');
+    const a = open(schema).store;
+    const b = open(schema).store;
+    let heard = 0;
+    const unsubscribe = b.jobs.subscribe('summarize', () => heard++);
+    // Queued until one is heard: B's LISTEN connection opens in the background.
+    for (let i = 0; heard === 0; i++) {
+      await a.jobs.enqueue([{ kind: 'summarize', userId: 'u1', payload: { sessionId: `s${i}` } }]);
+      await b.jobs.counts('summarize'); // a round trip on B's side
+    }
+    // A turn rolled back after queuing a job tells nothing: NOTIFY is delivered at commit only.
+    let extracts = 0;
+    const unsubscribeExtract = b.jobs.subscribe('extract', () => extracts++);
+    const extract = (replyId: number) => ({ kind: 'extract' as const, userId: 'u1', payload: { sessionId: 's1', replyId, userMessage: 'u', assistantReply: 'a', messageIds: [1, 2] } });
+    await expect(
+      a.appendTurn({
+        userId: 'u1',
+        sessionId: 's1',
+        entries: [{ message: { role: 'user', content: 'x' } }],
+        // The second job has no key (an unknown kind): the database refuses it after the first was queued.
+        with: () => ({ daily: [], jobs: [extract(1), { kind: 'bogus' } as never] }),
+      }),
+    ).rejects.toMatchObject({ code: 'storage_failed' });
+    await a.jobs.enqueue([extract(2)]);
+    while (extracts === 0) await b.jobs.counts('extract');
+    // Everything sent before this marker has been heard once it is.
+    const marker = heard;
+    await a.jobs.enqueue([{ kind: 'summarize', userId: 'u1', payload: { sessionId: 'marker' } }]);
+    while (heard === marker) await b.jobs.counts('summarize');
+    expect(extracts).toBe(1);
+    expect((await a.jobs.counts('extract')).pending).toBe(1);
+    unsubscribeExtract();
+    unsubscribe();
+  });
+
   it('an erasure removes a leased job: its lease is lost', async () => {
     const schema = pg.schema('recall_erase_job');
     const { store } = open(schema);

@@ -218,6 +218,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     close(): Promise<void> {
       closing ??= (async () => {
         await repaired;
+        await queue.close();
         await locks?.close();
         await owned?.close();
       })();
