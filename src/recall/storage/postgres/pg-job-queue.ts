@@ -110,15 +110,21 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
   }
   async function enqueueTx(client: PoolClient, job: NewJob, after: (fn: () => void) => void): Promise<void> {
     const key = jobKey(job);
+    // One statement: queued (or replaced), out of the dead letters, and told: NOTIFY is
+    // delivered at commit, to every process listening (this one's listener hears it too: a
+    // second kick is harmless).
     await client.query(
-      `INSERT INTO ${s}.recall_jobs AS j (kind, user_id, key, payload, queued_at) VALUES ($1, $2, $3, $4::json, now())
-       ON CONFLICT (kind, user_id, key) DO UPDATE SET payload = EXCLUDED.payload, queued_at = now(), attempts = 0, last_error = NULL,
-         next_at = NULL, token = NULL, lease_until = NULL`,
-      [job.kind, job.userId, key, JSON.stringify(job.payload)],
+      `WITH queued AS (
+         INSERT INTO ${s}.recall_jobs AS j (kind, user_id, key, payload, queued_at) VALUES ($1, $2, $3, $4::json, now())
+         ON CONFLICT (kind, user_id, key) DO UPDATE SET payload = EXCLUDED.payload, queued_at = now(), attempts = 0, last_error = NULL,
+           next_at = NULL, token = NULL, lease_until = NULL
+         RETURNING 1
+       ), revived AS (
+         DELETE FROM ${s}.recall_dead_jobs WHERE kind = $1 AND user_id = $2 AND key = $3
+       )
+       SELECT pg_notify($5, $1) FROM queued`,
+      [job.kind, job.userId, key, JSON.stringify(job.payload), channel],
     );
-    await client.query(`DELETE FROM ${s}.recall_dead_jobs WHERE kind = $1 AND user_id = $2 AND key = $3`, [job.kind, job.userId, key]);
-    // Delivered at commit, to every process listening (this one's listener hears it too: a second kick is harmless).
-    await client.query('SELECT pg_notify($1, $2)', [channel, job.kind]);
     after(() => notify(job.kind));
   }
   return {

@@ -34,36 +34,32 @@ export async function indexDocs(ctx: PgContext, client: PoolClient, userId: stri
     if (t.length > 0) kept.push({ doc, length: t.length, terms: t.terms });
   }
   if (kept.length === 0) return 0;
-  const inserted = await client.query<{ doc: string }>(
-    `INSERT INTO ${ctx.s}.recall_docs (user_id, doc, length) SELECT $1, d, l FROM unnest($2::bigint[], $3::int[]) AS x(d, l)
-     ON CONFLICT DO NOTHING RETURNING doc`,
-    [userId, kept.map((d) => d.doc), kept.map((d) => d.length)],
-  );
-  const fresh = new Set(inserted.rows.map((r) => Number(r.doc)));
   const terms: string[] = [];
   const ids: number[] = [];
   const tfs: number[] = [];
-  const lengths: number[] = [];
-  let n = 0;
-  let length = 0;
   for (const d of kept) {
-    if (!fresh.has(d.doc)) continue;
-    n++;
-    length += d.length;
     for (const [term, tf] of d.terms) {
       terms.push(term);
       ids.push(d.doc);
       tfs.push(tf);
-      lengths.push(d.length);
     }
   }
-  if (n === 0) return 0;
-  await client.query(
-    `INSERT INTO ${ctx.s}.recall_postings (user_id, term, doc, tf, length) SELECT $1, t, d, f, l FROM unnest($2::text[], $3::bigint[], $4::int[], $5::int[]) AS x(t, d, f, l)`,
-    [userId, terms, ids, tfs, lengths],
+  // One statement: the documents not indexed yet, their postings, the user's totals.
+  const { rows } = await client.query<{ n: string }>(
+    `WITH fresh AS (
+       INSERT INTO ${ctx.s}.recall_docs (user_id, doc, length) SELECT $1, d, l FROM unnest($2::bigint[], $3::int[]) AS x(d, l)
+       ON CONFLICT DO NOTHING RETURNING doc, length
+     ), postings AS (
+       INSERT INTO ${ctx.s}.recall_postings (user_id, term, doc, tf, length)
+       SELECT $1, x.t, x.d, x.f, fresh.length FROM unnest($4::text[], $5::bigint[], $6::int[]) AS x(t, d, f) JOIN fresh ON fresh.doc = x.d
+     ), totals AS (
+       UPDATE ${ctx.s}.recall_users SET index_docs = index_docs + (SELECT count(*) FROM fresh), index_length = index_length + (SELECT COALESCE(sum(length), 0) FROM fresh)
+       WHERE user_id = $1
+     )
+     SELECT count(*) AS n FROM fresh`,
+    [userId, kept.map((d) => d.doc), kept.map((d) => d.length), terms, ids, tfs],
   );
-  await client.query(`UPDATE ${ctx.s}.recall_users SET index_docs = index_docs + $2, index_length = index_length + $3 WHERE user_id = $1`, [userId, n, length]);
-  return n;
+  return Number(rows[0]!.n);
 }
 
 /** Inside a write transaction: removes the documents (whose texts are given: their terms find the postings). No-op for one not indexed. */

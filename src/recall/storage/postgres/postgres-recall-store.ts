@@ -231,10 +231,14 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
 const USERS_WITH_DATA = ['recall_sessions', 'recall_daily', 'recall_long_term', 'recall_log', 'recall_facts'] as const;
 
 async function appendLog(ctx: PgContext, client: PoolClient, userId: string, sessionId: string, record: NewLogRecord): Promise<void> {
-  const { rows } = await client.query<{ log_seq: string }>(`UPDATE ${ctx.s}.recall_users SET log_seq = log_seq + 1 WHERE user_id = $1 RETURNING log_seq`, [userId]);
   const { error, imported, ...rest } = record;
   const stored = { ...rest, ...(error === undefined ? {} : { error }), ...(imported === undefined ? {} : { imported }) };
-  await client.query(`INSERT INTO ${ctx.s}.recall_log (user_id, seq, session_id, record) VALUES ($1, $2, $3, $4::json)`, [userId, num(rows[0]!.log_seq), sessionId, JSON.stringify(stored)]);
+  // Numbered from the user's counter (its row is locked by this transaction), in one statement.
+  await client.query(
+    `WITH seq AS (UPDATE ${ctx.s}.recall_users SET log_seq = log_seq + 1 WHERE user_id = $1 RETURNING log_seq)
+     INSERT INTO ${ctx.s}.recall_log (user_id, seq, session_id, record) SELECT $1, log_seq, $2, $3::json FROM seq`,
+    [userId, sessionId, JSON.stringify(stored)],
+  );
 }
 
 async function appendTurn(ctx: PgContext, queue: PgJobQueue, a: TurnAppend, guard: WriteGuard | undefined): Promise<TurnAppended> {
