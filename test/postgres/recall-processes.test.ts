@@ -26,7 +26,51 @@ function runChild(job: { url: string; schema: string; userId: string; sessions: 
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** Runs the program, SIGKILLs it once it printed `turns` turn lines; resolves once it is dead. */
+function runUntilKilled(job: { url: string; schema: string; userId: string; sessions: string[]; turns: number; label: string }, turns: number): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', program], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RECALL_TURNS: JSON.stringify(job) } });
+  let seen = 0;
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    seen += d.toString().split('\n').filter((line) => line.startsWith('turn ')).length;
+    if (seen >= turns) child.kill('SIGKILL');
+  });
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`exited by itself (${code}): ${stderr}`)))),
+  );
+}
+
 describe('the layered memory, many processes, one database', () => {
+  it('a process SIGKILLed mid-turns leaves every turn whole: each session row has its daily row, each reply its log row', async () => {
+    const schema = db.schema('recall_kill');
+    const sessions = ['k1', 'k2', 'k3'];
+    await runUntilKilled({ url: db.url, schema, userId: 'erin', sessions, turns: 1_000, label: 'killed' }, 7);
+    const counts = await sql<{ session_id: string; rows: string; replies: string; daily: string; mirrored: string; logs: string }>(
+      db.url,
+      `SELECT s.session_id,
+              (SELECT count(*) FROM ${pg.escapeIdentifier(schema)}.messages m WHERE m.conversation_id = 'session/erin/' || s.session_id) AS rows,
+              (SELECT count(*) FROM ${pg.escapeIdentifier(schema)}.messages m WHERE m.conversation_id = 'session/erin/' || s.session_id AND m.message->>'role' = 'assistant') AS replies,
+              (SELECT count(*) FROM ${pg.escapeIdentifier(schema)}.recall_daily d WHERE d.user_id = 'erin' AND d.session_id = s.session_id) AS daily,
+              (SELECT count(DISTINCT session_message_id) FROM ${pg.escapeIdentifier(schema)}.recall_daily d WHERE d.user_id = 'erin' AND d.session_id = s.session_id) AS mirrored,
+              (SELECT count(*) FROM ${pg.escapeIdentifier(schema)}.recall_log l WHERE l.user_id = 'erin' AND l.session_id = s.session_id) AS logs
+       FROM ${pg.escapeIdentifier(schema)}.recall_sessions s WHERE s.user_id = 'erin' ORDER BY s.session_id`,
+    );
+    expect(counts.map((c) => c.session_id)).toEqual(sessions);
+    let turns = 0;
+    for (const c of counts) {
+      expect(Number(c.daily), c.session_id).toBe(Number(c.rows));
+      expect(Number(c.mirrored), c.session_id).toBe(Number(c.rows));
+      expect(Number(c.logs), c.session_id).toBe(Number(c.replies));
+      // A turn cut between its two writes leaves its user row alone, never a reply without one.
+      expect(Number(c.rows) - 2 * Number(c.replies), c.session_id).toBeGreaterThanOrEqual(0);
+      expect(Number(c.rows) - 2 * Number(c.replies), c.session_id).toBeLessThanOrEqual(1);
+      turns += Number(c.replies);
+    }
+    expect(turns).toBeGreaterThanOrEqual(7);
+  }, 120_000);
+
+
   it("two processes taking turns in one session never interleave a turn's rows; every row is numbered once", async () => {
     const schema = db.schema('recall_procs');
     const turns = 4;
