@@ -5,6 +5,7 @@
  *   --host <addr>        MNEMO_HOST        127.0.0.1     loopback only unless you say otherwise
  *   --port <n>           MNEMO_PORT        8000          0 picks a free port
  *   --data-dir <path>    MNEMO_DATA_DIR    ./data        LMDB environment (created if absent)
+ *   --postgres <url>     MNEMO_POSTGRES_URL (none)       PostgreSQL instead of LMDB (every server on one database)
  *   --token <secret>     MNEMO_TOKEN       (none)        require `Authorization: Bearer` on /api
  *   --admin-token <s>    MNEMO_ADMIN_TOKEN (none)        operator token: operator routes, any user
  *   --user-tokens <path> MNEMO_USER_TOKENS (none)        JSON/YAML token → user id (user-tokens-file.ts)
@@ -51,6 +52,8 @@ export interface CliOptions {
   host: string;
   port: number;
   dataDir: string;
+  /** A PostgreSQL connection string: the memory and the layered memory there, not in `dataDir`. */
+  postgres: string | null;
   token: string | null;
   adminToken: string | null;
   /** The user tokens file (read by main.ts with user-tokens-file.ts), absolute. */
@@ -102,6 +105,9 @@ Options (flag, else environment variable, else default):
   --host <addr>            MNEMO_HOST             address to listen on        [127.0.0.1]
   --port <n>               MNEMO_PORT             port, 0 for any free port   [8000]
   --data-dir <path>        MNEMO_DATA_DIR         LMDB data directory         [./data]
+  --postgres <url>         MNEMO_POSTGRES_URL     store everything in this PostgreSQL database instead
+                                                  (postgres://user:password@host:port/db; every server
+                                                  pointed at it shares the memory)  [none: LMDB]
   --token <secret>         MNEMO_TOKEN            require "Authorization: Bearer <secret>" on /api/*
   --admin-token <s>        MNEMO_ADMIN_TOKEN      operator token: the operator routes (GET /metrics,
                                                   GET /api/runtime, /fact-extraction), any user  [none]
@@ -175,6 +181,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
         host: { type: 'string' },
         port: { type: 'string' },
         'data-dir': { type: 'string' },
+        postgres: { type: 'string' },
         token: { type: 'string' },
         'admin-token': { type: 'string' },
         'user-tokens': { type: 'string' },
@@ -262,6 +269,7 @@ export function parseCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv,
     host,
     port,
     dataDir: resolve(cwd, pick(values['data-dir'], 'MNEMO_DATA_DIR') ?? 'data'),
+    postgres: pick(values.postgres, 'MNEMO_POSTGRES_URL') ?? null,
     token,
     adminToken,
     userTokensPath: userTokens === undefined ? null : resolve(cwd, userTokens),

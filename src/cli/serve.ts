@@ -93,7 +93,8 @@ export async function serve(
   const models = modelServices(llm, (service) => metrics.observeLlm(service));
   const runtime = await startRuntime({
     dataDir: options.dataDir,
-    storage: 'lmdb',
+    // PostgreSQL: the memory and the layered memory in that database (shared by every server on it).
+    storage: options.postgres === null ? 'lmdb' : { postgres: options.postgres },
     observer: metrics.writeObserver,
     recall: {
       language: options.language,
@@ -132,8 +133,7 @@ export async function serve(
   logger.info(
     {
       url: server.url,
-      dataDir: options.dataDir,
-      storage: 'lmdb',
+      ...(options.postgres === null ? { dataDir: options.dataDir, storage: 'lmdb' } : { storage: 'postgres' }),
       llm: describeLlm(llm),
       embeddings: describeEmbeddings(embeddings),
       auth: describeAuth(options, userTokens.size),
