@@ -142,8 +142,10 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     jobs: queue,
     embeddings,
     users: async () => {
+      // Every user with data has a row (their first write made it; erasure deletes it): a few
+      // index probes per user, not a scan of every row.
       const rows = await ctx.read<{ user_id: string }>(
-        USERS_WITH_DATA.map((t) => `SELECT DISTINCT user_id FROM ${ctx.s}.${t}`).join(' UNION '),
+        `SELECT u.user_id FROM ${ctx.s}.recall_users u WHERE ${USERS_WITH_DATA.map((t) => `EXISTS (SELECT 1 FROM ${ctx.s}.${t} x WHERE x.user_id = u.user_id)`).join(' OR ')}`,
       );
       return rows.map((r) => r.user_id).sort();
     },
