@@ -147,7 +147,7 @@ export interface RuntimeRetention {
 
 /**
  * Starts Mnemo: the supervision tree with the default store (`memory`), the layered memory
- * (`recall`, LMDB only) and the retention sweeper (when asked), and binds `defaultMemory()` to its
+ * (`recall`, on LMDB or PostgreSQL) and the retention sweeper (when asked), and binds `defaultMemory()` to its
  * store. Resolves once the tree runs. One process per LMDB data directory.
  *
  * @throws `InvalidInputError` `invalid_option` for a bad `idleMs`, `maxLiveConversations` or
@@ -245,6 +245,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
                 postgresRecall.createPostgresRecallStore({
                   transcripts: postgresTranscripts,
                   ...(recallOptions.embeddings === undefined ? {} : { embeddings: true }),
+                  ...(recallOptions.language === undefined ? {} : { language: recallOptions.language }),
                 }),
               service: withoutStoreOptions(recallOptions),
               // No search pool: PostgreSQL does the heavy reads.

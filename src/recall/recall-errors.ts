@@ -14,7 +14,7 @@ export class RecallClosedError extends MnemoError {
   }
 }
 
-/** The runtime has no layered memory (it needs LMDB storage). */
+/** The runtime has no layered memory (started with `recall: false`, or on storage other than LMDB or PostgreSQL). */
 export class RecallUnavailableError extends MnemoError {
   /** Always `'recall_unavailable'`. */
   readonly code = 'recall_unavailable';

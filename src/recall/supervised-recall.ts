@@ -22,9 +22,14 @@ const FORWARDED = [
  * `eraseUser(u, { compact: true })` erases through the service, then runs `compact` (the
  * runtime's: it stops the recall process, so it cannot run inside the service's own call). A
  * compaction that fails rejects with its StorageError's code, saying (and `details.erased`)
- * that the erasure itself committed.
+ * that the erasure itself committed. `refuseCompact` says why a runtime cannot compact at all
+ * (its storage is not LMDB): then `{ compact: true }` is refused before anything is erased.
  */
-export function supervisedRecall(slot: ServiceSlot<Recall>, compact: () => Promise<{ bytesBefore: number; bytesAfter: number; pauseMs: number }>): SupervisedRecall {
+export function supervisedRecall(
+  slot: ServiceSlot<Recall>,
+  compact: () => Promise<{ bytesBefore: number; bytesAfter: number; pauseMs: number }>,
+  refuseCompact: () => Error | undefined = () => undefined,
+): SupervisedRecall {
   const forwarded = Object.fromEntries(
     FORWARDED.map((key) => [
       key,
@@ -44,6 +49,8 @@ export function supervisedRecall(slot: ServiceSlot<Recall>, compact: () => Promi
     eraseUser: async (userId, options) => {
       const service = await slot.get();
       const { compact: compacting, ...rest } = options ?? {};
+      const refused = compacting === true ? refuseCompact() : undefined;
+      if (refused !== undefined) throw refused;
       const report = await service.eraseUser(userId, rest);
       if (compacting !== true) return report;
       let done;

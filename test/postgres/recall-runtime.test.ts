@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/memory/postgres/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
+import { startServer } from '../../src/server/index.ts';
+import { http } from '../support/http.ts';
 import { sql, usePostgres } from '../support/postgres-server.ts';
 
 // runtime.recall on PostgreSQL, end to end: two runtimes on one database (as two app servers
@@ -55,11 +57,52 @@ describe('runtime.recall on PostgreSQL', () => {
     expect(Number(left[0]!.n)).toBe(0);
   });
 
+  it('facts written in one runtime supersede by key in the other, and the long-term document follows', async () => {
+    const schema = pg.schema('recall_e2e_facts');
+    const a = await runtimeOn(schema, `pg_facts_a_${schema}`);
+    const b = await runtimeOn(schema, `pg_facts_b_${schema}`);
+    await a.recall.remember('bob', { text: 'Bob drinks tea', key: 'drink' });
+    await b.recall.remember('bob', { text: 'Bob drinks coffee now', key: 'drink' });
+    expect((await a.recall.listFacts('bob')).map((f) => f.text)).toEqual(['Bob drinks coffee now']);
+    expect((await a.recall.factHistory('bob')).map((f) => [f.text, f.validTo === undefined])).toEqual([
+      ['Bob drinks tea', false],
+      ['Bob drinks coffee now', true],
+    ]);
+    expect(await b.recall.getLongTerm('bob')).toContain('coffee');
+    expect((await a.recall.rankFacts('bob', 'coffee')).map((f) => f.entry.text)).toEqual(['Bob drinks coffee now']);
+  });
+
+  it('the HTTP API of two servers on one database: a chat posted to one is listed, searched and deleted through the other', async () => {
+    const schema = pg.schema('recall_http');
+    const servers = await Promise.all(
+      ['a', 'b'].map(async (label) => {
+        const runtime = await runtimeOn(schema, `pg_http_${label}_${schema}`);
+        const server = await startServer({ recall: runtime.recall, runtime, host: '127.0.0.1', port: 0, token: null, adminToken: null });
+        pg.cleanup(() => server.close());
+        return (method: string, path: string, body?: unknown) =>
+          http(server.url, method, path, { headers: { 'x-mnemo-request': '1' }, ...(body === undefined ? {} : { body }) });
+      }),
+    );
+    const [a, b] = servers as [(typeof servers)[number], (typeof servers)[number]];
+    const chat = await a('POST', '/api/chat', { user_id: 'dora', session_id: 'plans', message: 'Meet Ines at the Porto cafe' });
+    expect(chat.status).toBe(200);
+    const listed = await b('GET', '/api/conversations?user_id=dora');
+    expect((listed.json as { items: Array<{ session_id: string }> }).items.map((i) => i.session_id)).toEqual(['plans']);
+    const found = await b('GET', '/api/search?user_id=dora&q=Porto');
+    expect((found.json as { items: Array<{ session_id: string; message_id: number }> }).items.map((i) => [i.session_id, i.message_id])).toContainEqual(['plans', 1]);
+    expect((await b('DELETE', '/api/conversations/plans?user_id=dora')).status).toBe(200);
+    expect(((await a('GET', '/api/conversations?user_id=dora')).json as { items: unknown[] }).items).toEqual([]);
+    expect(((await a('GET', '/api/conversations/plans/messages?user_id=dora')).json as { items?: unknown[] }).items ?? []).toEqual([]);
+  });
+
   it('storage: { postgres: url } runs runtime.recall too', async () => {
     const runtime = await startRuntime({ name: 'pg_recall_owned', storage: { postgres: pg.url } });
     try {
       const userId = `owned-${process.pid}-${Date.now()}`;
       await runtime.recall.chat({ userId, sessionId: 's1', message: 'hello from the owned store' });
+      expect((await runtime.recall.listSessions(userId)).map((s) => s.sessionId)).toEqual(['s1']);
+      // Compaction is LMDB's: refused before anything is erased.
+      await expect(runtime.recall.eraseUser(userId, { compact: true })).rejects.toMatchObject({ code: 'invalid_option' });
       expect((await runtime.recall.listSessions(userId)).map((s) => s.sessionId)).toEqual(['s1']);
       await runtime.recall.eraseUser(userId);
       expect(await runtime.recall.listSessions(userId)).toEqual([]);

@@ -10,6 +10,7 @@ import type { NewDailyRecord, SessionEntry } from '../../src/recall/records/reco
 import { queryTerms } from '../../src/recall/search/documents.ts';
 import { createPostgresRecallStore } from '../../src/postgres.ts';
 import { StaleWriteError } from '../../src/recall/storage/stale-write-error.ts';
+import { MIGRATIONS } from '../../src/recall/storage/postgres/recall-schema.ts';
 import { manualClock, ZONE } from '../support/recall-fixture.ts';
 import { sql, usePostgres } from '../support/postgres-server.ts';
 
@@ -62,6 +63,20 @@ describe('createPostgresRecallStore: the turn', () => {
     expect((await other.dialogueLog('u1', 's1'))[0]).toMatchObject({ userMessage: 'my cat is called Miso' });
     const postings = await sql<{ n: string }>(pg.url, `SELECT count(*) AS n FROM "${schema}".recall_postings WHERE user_id = 'u1' AND term = 'miso'`);
     expect(Number(postings[0]!.n)).toBeGreaterThan(0);
+  });
+
+  it('text with NUL, escapes and astral characters round-trips in rows, titles and search', async () => {
+    const schema = pg.schema('recall_text');
+    const { store } = open(schema);
+    const recall = createRecall({ store, clock: manualClock(), timeZone: ZONE });
+    pg.cleanup(() => recall.close());
+    const message = 'nul\u0000 "quoted" \\ 🚲 bicyclette';
+    const result = await recall.chat({ userId: 'u1', sessionId: 's1', message });
+    expect((await recall.sessionMessages('u1', 's1'))[0]!.content).toBe(message);
+    expect((await recall.listSessions('u1'))[0]!.title).toBe(result.title);
+    expect((await recall.dailyMessages('u1'))[0]!.content).toBe(message);
+    expect((await recall.search({ userId: 'u1', query: 'bicyclette' })).items.length).toBeGreaterThan(0);
+    expect((await recall.searchDaily({ userId: 'u1', keyword: '🚲' })).map((r) => r.content)).toContain(message);
   });
 
   it('a turn whose side writes fail stores no transcript row either (one transaction)', async () => {
@@ -141,6 +156,59 @@ describe('createPostgresRecallStore: the turn', () => {
   });
 });
 
+describe('createPostgresRecallStore: migrations', () => {
+  it('many stores opening a fresh schema at once migrate it once; an older version is brought forward, its rows kept', async () => {
+    const schema = pg.schema('recall_migrate');
+    const stores = [open(schema), open(schema), open(schema), open(schema)];
+    await Promise.all(stores.map(({ store }) => store.touchSession('u1', 's1', { title: 't', updatedAt: `${day}T10:00:00` })));
+    const version = async () => Number((await sql<{ version: number }>(pg.url, `SELECT version FROM "${schema}".recall_schema_version`))[0]!.version);
+    expect(await version()).toBe(MIGRATIONS.length);
+    expect(await sql(pg.url, `SELECT * FROM "${schema}".recall_schema_version`)).toHaveLength(1);
+
+    // Back to version 1 (as a store of the first release left it): the next store migrates it.
+    const older = pg.schema('recall_migrate_v1');
+    await sql(pg.url, `CREATE SCHEMA "${older}"`);
+    await sql(pg.url, MIGRATIONS[0]!(`"${older}"`));
+    await sql(pg.url, `CREATE TABLE "${older}".recall_schema_version (version integer NOT NULL); INSERT INTO "${older}".recall_schema_version VALUES (1)`);
+    await sql(pg.url, `INSERT INTO "${older}".recall_sessions (user_id, session_id, title, updated_at, ord, listed) VALUES ('u1', 'old', 'kept', '${day}T09:00:00', 1, true)`);
+    const { store } = open(older);
+    expect(await store.session('u1', 'old')).toEqual({ sessionId: 'old', title: 'kept', updatedAt: `${day}T09:00:00`, order: 1, listed: true });
+    expect(Number((await sql<{ version: number }>(pg.url, `SELECT version FROM "${older}".recall_schema_version`))[0]!.version)).toBe(MIGRATIONS.length);
+  });
+});
+
+describe('createPostgresRecallStore: a first turn cut short', () => {
+  const userRowOnly = (store: RecallStore, sessionId: string) =>
+    store.appendTurn({
+      userId: 'u1',
+      sessionId,
+      entries: [{ message: { role: 'user', content: 'left without a reply' } }],
+      opens: { now: `${day}T10:00:00` },
+      with: (records) => ({ daily: records.map((r) => row('left without a reply', r.message_id)) }),
+    });
+
+  it('is listed by the next store to open, titled from its message, unless a turn of it holds its lock', async () => {
+    const schema = pg.schema('recall_cut_short');
+    const first = open(schema);
+    await userRowOnly(first.store, 'killed');
+    await userRowOnly(first.store, 'running');
+    const held = await first.store.lockSession('u1', 'running'); // a turn still in flight
+    expect((await first.store.session('u1', 'killed'))?.listed).toBe(false);
+    // A store opening later (another process starting) repairs what it can, before its close resolves.
+    const next = open(schema);
+    await next.close();
+    const killed = await first.store.session('u1', 'killed');
+    expect(killed).toMatchObject({ listed: true, updatedAt: expect.stringMatching(/^2026|^20/) });
+    expect(killed!.title).not.toBe('');
+    expect((await first.store.session('u1', 'running'))?.listed).toBe(false);
+    await held();
+    // Its own turn's end lists it as usual; a store opening later finds nothing to do.
+    const again = open(schema);
+    await again.close();
+    expect((await first.store.session('u1', 'running'))?.listed).toBe(true);
+  });
+});
+
 describe('createPostgresRecallStore: across stores on one database', () => {
   it('lockSession held by one store makes the other wait until it is released', async () => {
     const schema = pg.schema('recall_lock');
@@ -190,6 +258,42 @@ describe('createPostgresRecallStore: across stores on one database', () => {
     expect(await b.jobs.counts('summarize')).toEqual({ pending: 1, retrying: 1, dead: 0 });
     await b.jobs.complete(taken[0]!);
     expect(await a.jobs.counts('summarize')).toEqual({ pending: 0, retrying: 0, dead: 0 });
+  });
+
+  it("a store's subscribers hear of jobs another store queued (LISTEN/NOTIFY), after their commit", async () => {
+    const schema = pg.schema('recall_notify');
+    const a = open(schema).store;
+    const b = open(schema).store;
+    let heard = 0;
+    const unsubscribe = b.jobs.subscribe('summarize', () => heard++);
+    // Queued until one is heard: B's LISTEN connection opens in the background.
+    for (let i = 0; heard === 0; i++) {
+      await a.jobs.enqueue([{ kind: 'summarize', userId: 'u1', payload: { sessionId: `s${i}` } }]);
+      await b.jobs.counts('summarize'); // a round trip on B's side
+    }
+    // A turn rolled back after queuing a job tells nothing: NOTIFY is delivered at commit only.
+    let extracts = 0;
+    const unsubscribeExtract = b.jobs.subscribe('extract', () => extracts++);
+    const extract = (replyId: number) => ({ kind: 'extract' as const, userId: 'u1', payload: { sessionId: 's1', replyId, userMessage: 'u', assistantReply: 'a', messageIds: [1, 2] } });
+    await expect(
+      a.appendTurn({
+        userId: 'u1',
+        sessionId: 's1',
+        entries: [{ message: { role: 'user', content: 'x' } }],
+        // The second job has no key (an unknown kind): the database refuses it after the first was queued.
+        with: () => ({ daily: [], jobs: [extract(1), { kind: 'bogus' } as never] }),
+      }),
+    ).rejects.toMatchObject({ code: 'storage_failed' });
+    await a.jobs.enqueue([extract(2)]);
+    while (extracts === 0) await b.jobs.counts('extract');
+    // Everything sent before this marker has been heard once it is.
+    const marker = heard;
+    await a.jobs.enqueue([{ kind: 'summarize', userId: 'u1', payload: { sessionId: 'marker' } }]);
+    while (heard === marker) await b.jobs.counts('summarize');
+    expect(extracts).toBe(1);
+    expect((await a.jobs.counts('extract')).pending).toBe(1);
+    unsubscribeExtract();
+    unsubscribe();
   });
 
   it('an erasure removes a leased job: its lease is lost', async () => {

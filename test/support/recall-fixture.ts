@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import type { LlmService } from '../../src/llm/llm-service.ts';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { createLmdbStore } from '../../src/memory/lmdb/lmdb-store.ts';
+import { createPostgresStore } from '../../src/memory/postgres/index.ts';
+import { createPostgresRecallStore } from '../../src/postgres.ts';
+import { dropSchema } from './postgres-server.ts';
 import { createLmdbRecallStore, createRecall, type Recall, type RecallOptions, type RecallStore, type SearchPool } from '../../src/recall/index.ts';
 
 /** A manual wall clock: starts at `start` (an ISO instant) and moves only when told. */
@@ -57,6 +60,8 @@ export interface RecallFixtureOptions extends Partial<Omit<RecallOptions, 'store
 }
 
 export function openRecall(options: RecallFixtureOptions = {}): RecallFixture {
+  // MNEMO_RECALL_ENGINE=postgres (with MNEMO_PG_URL): the same suites on the PostgreSQL adapter.
+  if (process.env['MNEMO_RECALL_ENGINE'] === 'postgres' && options.dir === undefined) return openPostgresRecall(options);
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'mnemo-recall-'));
   const clock = (options.clock as ManualClock | undefined) ?? manualClock();
   const env = acquireEnvironment(dir, { noSync: true });
@@ -91,6 +96,42 @@ export function openRecall(options: RecallFixtureOptions = {}): RecallFixture {
       await new Promise((r) => setTimeout(r, 0));
       await env.release();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `openRecall` on the PostgreSQL adapter (a fresh schema, dropped by `close`): the recall
+ * suites' behaviour checks on the other engine. `env` is not there and `dir` is an empty
+ * directory (LMDB's); tests that need them are LMDB's own.
+ */
+function openPostgresRecall(options: RecallFixtureOptions): RecallFixture {
+  const url = process.env['MNEMO_PG_URL'];
+  if (url === undefined || url === '') throw new Error('MNEMO_RECALL_ENGINE=postgres needs MNEMO_PG_URL');
+  const schema = `recall_fx_${process.pid}_${Math.random().toString(16).slice(2, 10)}`;
+  const clock = (options.clock as ManualClock | undefined) ?? manualClock();
+  const memory = createPostgresStore({ connectionString: url, schema, clock });
+  const { pool: _pool, poolThreshold: _p, rankPoolThreshold: _r, directReads: _d, dir: _dir, ...service } = options;
+  const store = createPostgresRecallStore({ transcripts: memory, ...(options.embeddings === undefined ? {} : { embeddings: true }) });
+  const recall = createRecall({ timeZone: ZONE, ...service, clock, store });
+  // No LMDB here: a test that opens its `dir` again (LMDB's own) gets an empty directory, not the cwd.
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-recall-pg-'));
+  let closed = false;
+  return {
+    dir,
+    recall,
+    clock,
+    memory: memory as unknown as RecallFixture['memory'],
+    env: undefined as unknown as RecallFixture['env'],
+    store,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await recall.close();
+      await store.close();
+      await memory.close();
+      await dropSchema(url, schema);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -67,6 +67,8 @@ export interface PostgresStatements {
   readonly tail: Statement;
   readonly systemMessages: Statement;
   readonly lastId: Statement;
+  /** The last id with the counter row locked until commit (appends to it wait). */
+  readonly lockedLastId: Statement;
   /** Erasure (parameters: ids, prefixes): lock, then delete, the selected conversations. */
   readonly eraseLock: Statement;
   readonly eraseRows: Statement;
@@ -281,6 +283,7 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
        ) r ORDER BY message_id`,
     ),
     lastId: named('last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1`),
+    lockedLastId: named('locked_last_id', `SELECT last_id FROM ${s}.conversations WHERE conversation_id = $1 FOR UPDATE`),
     // Counter rows locked in conversation order, as appends lock them, so the two never
     // deadlock; an append in flight holds its row, and the erasure waits for it. A prefix is
     // an index range: under COLLATE "C", U+10FFFF (chr(1114111)) sorts after every id.

@@ -211,13 +211,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         throw error;
       }
     });
-    if (now - lastSweep >= KEY_SWEEP_EVERY_MS) {
-      lastSweep = now;
-      // Its own statement, after the batch: expired rows of other conversations are not locked
-      // inside a batch's transaction. A failed sweep is retried by a later batch.
-      track(withClient('append', undefined, (client) => run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT])).catch(() => (lastSweep = 0)));
-    }
+    sweepKeysNow(now);
     return recordsOf(items, outcome, ts, (c, values) => read<RecordRow>(c, sql.range, values));
+  }
+
+  /** After a keyed batch (the store's, or one of the internals' callers), now and then: expired keys go. */
+  function sweepKeysNow(now: number): void {
+    if (now - lastSweep < KEY_SWEEP_EVERY_MS) return;
+    lastSweep = now;
+    // Its own statement, after the batch: expired rows of other conversations are not locked
+    // inside a batch's transaction. A failed sweep is retried by a later batch.
+    track(withClient('append', undefined, (client) => run(client, sql.sweepKeys, [now - IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_LIMIT])).catch(() => (lastSweep = 0)));
   }
 
   /**
@@ -458,14 +462,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const ts = isoWithOffset(now);
       const checked = items.map((i) => ({ conversationId: validateConversationId(i.conversationId), entries: validateEntries(i.entries), key: i.key }));
       const outcome = await claimAndAppend(client, checked, now, ts);
+      if (checked.some((i) => i.key !== undefined)) sweepKeysNow(now);
       const range = async (_c: string, values: unknown[]) => (await run(client, sql.range, values)).rows as RecordRow[];
       return recordsOf(checked, outcome, ts, range);
     },
     clear: clearOn,
     erase: eraseOn,
     fork: forkOn,
-    async lastId(client, c) {
-      const rows = (await run(client, sql.lastId, [c])).rows as Array<{ last_id: string | number }>;
+    async lastId(client, c, lock = false) {
+      const rows = (await run(client, lock ? sql.lockedLastId : sql.lastId, [c])).rows as Array<{ last_id: string | number }>;
       return rows[0] === undefined ? 0 : Number(rows[0].last_id);
     },
     async tail(client, c, n) {
@@ -500,7 +505,8 @@ export interface PostgresStoreInternals {
   clear(client: PoolClient, conversationId: string): Promise<void>;
   erase(client: PoolClient, ids: readonly string[], prefixes: readonly string[]): Promise<number>;
   fork(client: PoolClient, newId: string, source: string, at: number): Promise<ForkError | undefined>;
-  lastId(client: PoolClient, conversationId: string): Promise<number>;
+  /** `lock`: the counter row stays locked until the caller's commit (appends to it wait). */
+  lastId(client: PoolClient, conversationId: string, lock?: boolean): Promise<number>;
   tail(client: PoolClient, conversationId: string, n: number): Promise<StoredMessage[]>;
   range(client: PoolClient, conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;
 }

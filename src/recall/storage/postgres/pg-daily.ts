@@ -115,7 +115,17 @@ export async function dailyWindow(ctx: PgContext, userId: string, day: string, a
 }
 
 export async function days(ctx: PgContext, userId: string): Promise<string[]> {
-  return (await ctx.read<{ day: string }>(`SELECT DISTINCT day FROM ${ctx.s}.recall_daily WHERE user_id = $1 ORDER BY day`, [userId])).map((r) => r.day);
+  // A skip scan: one index probe per day, so the cost grows with days, not rows.
+  const rows = await ctx.read<{ day: string }>(
+    `WITH RECURSIVE d(day) AS (
+       (SELECT day FROM ${ctx.s}.recall_daily WHERE user_id = $1 ORDER BY day LIMIT 1)
+       UNION ALL
+       SELECT (SELECT n.day FROM ${ctx.s}.recall_daily n WHERE n.user_id = $1 AND n.day > d.day ORDER BY n.day LIMIT 1) FROM d WHERE d.day IS NOT NULL
+     )
+     SELECT day FROM d WHERE day IS NOT NULL`,
+    [userId],
+  );
+  return rows.map((r) => r.day);
 }
 
 /** Rows scanned per page, newest first. */

@@ -1,4 +1,5 @@
-import type { PoolClient } from 'pg';
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
 import type { ErrorRecord } from '../../../errors.ts';
 import { jobKey, type DeadJob, type Job, type JobCounts, type JobKind, type JobQueue, type LeasedJob, type NewJob } from '../job-queue.ts';
 import type { PgContext } from './pg-recall-context.ts';
@@ -18,15 +19,23 @@ import type { PgContext } from './pg-recall-context.ts';
  * - `complete` and `fail` are conditional on the token (a lease no longer held changes nothing);
  *   a job's effects check the lease inside their own transaction (pg-recall-context.ts
  *   `leaseHeld`, which locks the job's row until that transaction ends).
- * - `subscribe` tells of jobs this process queued, after their commit; other processes' jobs
- *   are found by polling (`nextDue`).
+ * - `subscribe` tells of jobs queued, after their commit: this process's at once, every
+ *   process's through PostgreSQL's `NOTIFY` (sent inside the queuing transaction, so delivered
+ *   only if it commits) on a channel of the schema, heard by one `LISTEN` connection that the
+ *   queue opens at the first `subscribe` and reopens when it drops. Workers poll as well
+ *   (`nextDue`), so a notification lost while that connection was down delays a job, never loses it.
  */
 export interface PgJobQueue extends JobQueue {
   /** Inside a write transaction: queues `job`; listeners are told once it commits. */
   enqueueTx(client: PoolClient, job: NewJob, after: (fn: () => void) => void): Promise<void>;
   /** Inside a write transaction: removes a leased job whose effects commit in it. */
   completeTx(client: PoolClient, lease: { kind: JobKind; userId: string; key: string; token: string }): Promise<void>;
+  /** Ends the `LISTEN` connection, if one was opened. */
+  close(): Promise<void>;
 }
+
+/** How long a dropped `LISTEN` connection waits before it is opened again. */
+const RELISTEN_MS = 1_000;
 
 interface JobRow {
   kind: JobKind;
@@ -62,15 +71,60 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
   const notify = (kind: JobKind) => {
     for (const listener of [...(listeners.get(kind) ?? [])]) listener();
   };
+  // One channel per schema (a channel name is at most 63 bytes: the schema's hash).
+  const channel = `mnemo_recall_jobs_${createHash('sha256').update(ctx.schema).digest('hex').slice(0, 16)}`;
+  let listening: { pool: Pool; client?: PoolClient; timer?: NodeJS.Timeout } | undefined;
+  let closed = false;
+  function listen(): void {
+    if (listening !== undefined || closed) return;
+    const state: { pool: Pool; client?: PoolClient; timer?: NodeJS.Timeout } = { pool: ctx.log.newPool(1) };
+    state.pool.on('error', () => {});
+    listening = state;
+    const open = async (): Promise<void> => {
+      state.timer = undefined;
+      if (closed) return;
+      try {
+        const client = await state.pool.connect();
+        const dropped = () => {
+          client.off('error', dropped);
+          client.release(true);
+          if (state.client === client) state.client = undefined;
+          if (!closed) state.timer = setTimeout(() => void open(), RELISTEN_MS).unref();
+        };
+        client.on('error', dropped);
+        client.on('notification', (message) => {
+          if (message.channel === channel && message.payload !== undefined) notify(message.payload as JobKind);
+        });
+        await client.query(`LISTEN ${channel}`);
+        if (closed) {
+          client.off('error', dropped);
+          client.release(true);
+          return;
+        }
+        state.client = client;
+      } catch {
+        if (!closed) state.timer = setTimeout(() => void open(), RELISTEN_MS).unref();
+      }
+    };
+    void open();
+  }
   async function enqueueTx(client: PoolClient, job: NewJob, after: (fn: () => void) => void): Promise<void> {
     const key = jobKey(job);
+    // One statement: queued (or replaced), out of the dead letters, and told: NOTIFY is
+    // delivered at commit, to every process listening (this one's listener hears it too: a
+    // second kick is harmless).
     await client.query(
-      `INSERT INTO ${s}.recall_jobs AS j (kind, user_id, key, payload, queued_at) VALUES ($1, $2, $3, $4::json, now())
-       ON CONFLICT (kind, user_id, key) DO UPDATE SET payload = EXCLUDED.payload, queued_at = now(), attempts = 0, last_error = NULL,
-         next_at = NULL, token = NULL, lease_until = NULL`,
-      [job.kind, job.userId, key, JSON.stringify(job.payload)],
+      `WITH queued AS (
+         INSERT INTO ${s}.recall_jobs AS j (kind, user_id, key, payload, queued_at) VALUES ($1, $2, $3, $4::json, now())
+         ON CONFLICT (kind, user_id, key) DO UPDATE SET payload = EXCLUDED.payload, queued_at = now(), attempts = 0, last_error = NULL,
+           next_at = NULL, token = NULL, lease_until = NULL
+         RETURNING 1
+       ), revived AS (
+         DELETE FROM ${s}.recall_dead_jobs WHERE kind = $1 AND user_id = $2 AND key = $3
+       )
+       SELECT pg_notify($5, $1) FROM queued`,
+      [job.kind, job.userId, key, JSON.stringify(job.payload), channel],
     );
-    await client.query(`DELETE FROM ${s}.recall_dead_jobs WHERE kind = $1 AND user_id = $2 AND key = $3`, [job.kind, job.userId, key]);
     after(() => notify(job.kind));
   }
   return {
@@ -153,6 +207,7 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
       return rows.map((row) => ({ ...toJob<K>(row), lastError: JSON.parse(row.last_error!) as ErrorRecord, deadAt: row.dead_at.toISOString() }));
     },
     subscribe(kind, listener) {
+      listen();
       let set = listeners.get(kind);
       if (set === undefined) listeners.set(kind, (set = new Set()));
       const mine = () => listener();
@@ -168,8 +223,20 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
         [kind, userId ?? null],
       );
       const n = Number(rows[0]?.n ?? 0);
-      if (n > 0) notify(kind);
+      if (n > 0) {
+        await ctx.read('SELECT pg_notify($1, $2)', [channel, kind]);
+        notify(kind);
+      }
       return n;
+    },
+    async close() {
+      closed = true;
+      const state = listening;
+      if (state === undefined) return;
+      if (state.timer !== undefined) clearTimeout(state.timer);
+      state.client?.release(true);
+      state.client = undefined;
+      await state.pool.end();
     },
     async purgeDead(kind, before) {
       const rows = await ctx.read<{ n: string }>(

@@ -69,10 +69,16 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
     migrated ??= (async () => {
       await log.migrate();
       const client = await pool.connect();
+      const ignore = () => {};
+      client.on('error', ignore);
       try {
         await migrateRecall(client, log.schema);
-      } finally {
+        client.off('error', ignore);
         client.release();
+      } catch (error) {
+        client.off('error', ignore);
+        client.release(true);
+        throw error;
       }
     })().catch((error: unknown) => {
       migrated = undefined;
@@ -98,6 +104,10 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
           } catch (error) {
             return rethrow(error, false);
           }
+          // A connection dying between two statements is reported as an event, not to a query:
+          // without a listener Node would crash the process.
+          const ignore = () => {};
+          client.on('error', ignore);
           let began = false;
           const committed: Array<() => void> = [];
           try {
@@ -105,12 +115,15 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
             began = true;
             const result = await body(client, (fn) => void committed.push(fn));
             await client.query('COMMIT');
+            client.off('error', ignore);
             client.release();
             for (const fn of committed) fn();
             return result;
           } catch (error) {
-            if (began) await client.query('ROLLBACK').catch(() => undefined);
-            client.release();
+            // Back to the pool only when the connection is known clean (rolled back), else dropped.
+            const clean = began ? await client.query('ROLLBACK').then(() => true, () => false) : false;
+            client.off('error', ignore);
+            client.release(!clean);
             return rethrow(error, began);
           }
         })(),

@@ -7,6 +7,7 @@ import { summaryConversationId, summaryEntry, SUMMARY_ID_PREFIX, toSummaryRecord
 import { sessionConversationId, sessionConversationPrefix } from '../../recall-ids.ts';
 import type { LogRecord, NewLogRecord, TurnKeyRecord } from '../../records/records.ts';
 import { textContent } from '../../rows/session-row.ts';
+import { isCalendarDay } from '../../rows/calendar-day.ts';
 import { clampLimit, normalizeKeyword } from '../../search/keyword-search.ts';
 import type { ErasureReport, ImportBatch, RecallStore, TurnAppend, TurnAppended, WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
@@ -16,7 +17,9 @@ import { createPgJobQueue, type PgJobQueue } from './pg-job-queue.ts';
 import { dailyDocOf, indexDocs, longTermDocs, rank, sessionDocOf, unindexDocs } from './pg-ranked-index.ts';
 import { checkGuard, createPgContext, lockUser, num, type PgContext } from './pg-recall-context.ts';
 import { createSessionLocks } from './pg-session-lock.ts';
-import { putSession, registerSession, session, sessionIn, sessions, touchSession } from './pg-sessions.ts';
+import { cutShortSessions, listCutShort, putSession, registerSession, session, sessionIn, sessions, touchSession } from './pg-sessions.ts';
+import { DEFAULT_LANGUAGE, languageOf, type LanguageSetting } from '../../../language.ts';
+import { offlineTitle } from '../../rows/session-title.ts';
 import { backfill, dropEmbeds, itemText, nearest, putVectors, queueEmbed } from './pg-vectors.ts';
 import { USER_TABLES } from './recall-schema.ts';
 
@@ -68,6 +71,8 @@ export type PostgresRecallStoreOptions = (
   embeddings?: boolean;
   /** Connections held by `lockSession` at most (a pool of their own). Default 10. */
   lockConnections?: number;
+  /** Of the offline title a session gets when a killed process cut its first turn short (`'auto'`: its message's). Default `'zh'`. */
+  language?: LanguageSetting;
 };
 
 /** Rows of a session transcript a keyword scan reads at most per statement. */
@@ -112,7 +117,24 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
   const ctx = createPgContext(internals, embeddings);
   const queue = createPgJobQueue(ctx);
   let locks: ReturnType<typeof createSessionLocks> | undefined;
+  const sessionLocks = () => (locks ??= createSessionLocks(internals.newPool(lockConnections), internals.schema));
   let closing: Promise<void> | undefined;
+  // At open, in the background: sessions whose first turn a killed process cut short are listed
+  // (pg-sessions.ts), each only while no turn of it runs anywhere (its lock is free). Best effort:
+  // a failure leaves the marks for the next store to open.
+  const language = options.language ?? DEFAULT_LANGUAGE;
+  const titleOf = (first: string) => offlineTitle(first, languageOf(language, first));
+  const repaired = (async () => {
+    for (const [userId, sessionId] of await cutShortSessions(ctx)) {
+      const release = await sessionLocks().tryLock(userId, sessionId);
+      if (release === undefined) continue;
+      try {
+        await listCutShort(ctx, userId, sessionId, titleOf);
+      } finally {
+        await release();
+      }
+    }
+  })().catch(() => undefined);
 
   return {
     engine: 'postgres',
@@ -120,8 +142,10 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     jobs: queue,
     embeddings,
     users: async () => {
+      // Every user with data has a row (their first write made it; erasure deletes it): a few
+      // index probes per user, not a scan of every row.
       const rows = await ctx.read<{ user_id: string }>(
-        USERS_WITH_DATA.map((t) => `SELECT DISTINCT user_id FROM ${ctx.s}.${t}`).join(' UNION '),
+        `SELECT u.user_id FROM ${ctx.s}.recall_users u WHERE ${USERS_WITH_DATA.map((t) => `EXISTS (SELECT 1 FROM ${ctx.s}.${t} x WHERE x.user_id = u.user_id)`).join(' OR ')}`,
       );
       return rows.map((r) => r.user_id).sort();
     },
@@ -145,8 +169,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     deleteSession: (userId, sessionId, o) => deleteSession(ctx, userId, sessionId, o?.ifLastId),
     lockSession: async (userId, sessionId) => {
       internals.checkOpen();
-      locks ??= createSessionLocks(internals.newPool(lockConnections), internals.schema);
-      return locks.lock(userId, sessionId);
+      return sessionLocks().lock(userId, sessionId);
     },
     appendTurn: (a, guard) => appendTurn(ctx, queue, a, guard),
     appendSummary: (userId, sessionId, summary, guard) =>
@@ -196,6 +219,8 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     importBatch: (userId, batch) => importBatch(ctx, queue, userId, batch),
     close(): Promise<void> {
       closing ??= (async () => {
+        await repaired;
+        await queue.close();
         await locks?.close();
         await owned?.close();
       })();
@@ -208,10 +233,14 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
 const USERS_WITH_DATA = ['recall_sessions', 'recall_daily', 'recall_long_term', 'recall_log', 'recall_facts'] as const;
 
 async function appendLog(ctx: PgContext, client: PoolClient, userId: string, sessionId: string, record: NewLogRecord): Promise<void> {
-  const { rows } = await client.query<{ log_seq: string }>(`UPDATE ${ctx.s}.recall_users SET log_seq = log_seq + 1 WHERE user_id = $1 RETURNING log_seq`, [userId]);
   const { error, imported, ...rest } = record;
   const stored = { ...rest, ...(error === undefined ? {} : { error }), ...(imported === undefined ? {} : { imported }) };
-  await client.query(`INSERT INTO ${ctx.s}.recall_log (user_id, seq, session_id, record) VALUES ($1, $2, $3, $4::json)`, [userId, num(rows[0]!.log_seq), sessionId, JSON.stringify(stored)]);
+  // Numbered from the user's counter (its row is locked by this transaction), in one statement.
+  await client.query(
+    `WITH seq AS (UPDATE ${ctx.s}.recall_users SET log_seq = log_seq + 1 WHERE user_id = $1 RETURNING log_seq)
+     INSERT INTO ${ctx.s}.recall_log (user_id, seq, session_id, record) SELECT $1, log_seq, $2, $3::json FROM seq`,
+    [userId, sessionId, JSON.stringify(stored)],
+  );
 }
 
 async function appendTurn(ctx: PgContext, queue: PgJobQueue, a: TurnAppend, guard: WriteGuard | undefined): Promise<TurnAppended> {
@@ -276,7 +305,9 @@ async function deleteSession(ctx: PgContext, userId: string, sessionId: string, 
     await lockUser(ctx, client, userId);
     const conversationId = sessionConversationId(userId, sessionId);
     const entry = await sessionIn(ctx, client, userId, sessionId);
-    const last = await ctx.log.lastId(client, conversationId);
+    // Locked: an append to the transcript (through the runtime's memory, say) cannot slip in
+    // between this check and the deletion.
+    const last = await ctx.log.lastId(client, conversationId, true);
     if (ifLastId !== undefined && last !== ifLastId) return 'changed';
     const existed = entry !== undefined || last > 0;
     await ctx.log.clear(client, conversationId);
@@ -366,7 +397,9 @@ async function importBatch(ctx: PgContext, queue: PgJobQueue, userId: string, ba
       const entry = await sessionIn(ctx, client, userId, doc.sessionId);
       if (entry === undefined) continue;
       const { id: _id, ...row } = doc;
-      const stored = { ...storedDaily({ ...row, sessionId: doc.sessionId, sessionMessageId: doc.sessionMessageId }), day: doc.day };
+      // Dated by its own `ts` (no daily row holds it), as on every engine ('': no day filter passes it).
+      const tsDay = doc.ts.slice(0, 10);
+      const stored = { ...storedDaily({ ...row, sessionId: doc.sessionId, sessionMessageId: doc.sessionMessageId }), day: isCalendarDay(tsDay) ? tsDay : '' };
       await client.query(
         `INSERT INTO ${ctx.s}.recall_session_docs (user_id, ord, id, session_id, record) VALUES ($1, $2, $3, $4, $5::json)
          ON CONFLICT (user_id, ord, id) DO UPDATE SET session_id = EXCLUDED.session_id, record = EXCLUDED.record`,

@@ -10,7 +10,7 @@ import { escapeIdentifier, type PoolClient } from 'pg';
  * | table                  | key                          | what                                      |
  * |------------------------|------------------------------|-------------------------------------------|
  * | recall_users           | user_id                      | incarnation, counters, facts generation, index totals; its row lock orders the user's writes |
- * | recall_sessions        | user_id, session_id          | the sessions index (SessionEntry columns) |
+ * | recall_sessions        | user_id, session_id          | the sessions index (SessionEntry columns, the title as json; `first_turn`: its first turn has not ended) |
  * | recall_daily           | user_id, day, id             | the daily view (record: DailyRecord json) |
  * | recall_daily_high      | user_id, day                 | a day's high-water mark (ids never reused)|
  * | recall_log             | user_id, seq                 | the dialogue log                          |
@@ -24,6 +24,8 @@ import { escapeIdentifier, type PoolClient } from 'pg';
  * | recall_jobs            | kind, user_id, key           | the job queue, with leases                |
  * | recall_dead_jobs       | kind, user_id, key           | its dead letters                          |
  *
+ * Whatever holds user text is `json` (rows, titles, facts), never `text`: PostgreSQL's text cannot
+ * hold NUL, a JSON string can (as `\u0000`); ids, days and keys exclude control characters.
  * Every table's key starts with the user (the jobs' after the kind), so an erasure is one
  * `DELETE ... WHERE user_id = $1` per table. Ids are `text COLLATE "C"` as in the message store.
  * Vectors are `bytea` and scored in JS (the fallback path, recall-vectors.ts): pgvector would be
@@ -155,6 +157,13 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
       PRIMARY KEY (kind, user_id, key)
     );
     CREATE INDEX recall_dead_jobs_user ON ${s}.recall_dead_jobs (user_id);`,
+  // 2: a session's first turn in flight is marked, so one a killed process cut short is listed later.
+  (s) => `
+    ALTER TABLE ${s}.recall_sessions ADD COLUMN first_turn boolean NOT NULL DEFAULT false;
+    CREATE INDEX recall_sessions_first_turn ON ${s}.recall_sessions (user_id, session_id) WHERE first_turn;`,
+  // 3: a title is the user's text, which may hold NUL (text columns cannot): json, as the rows are.
+  (s) => `
+    ALTER TABLE ${s}.recall_sessions ALTER COLUMN title TYPE json USING to_json(title);`,
 ];
 
 /** Every table a user's rows live in (erasure deletes from each; `recall_users` last). */
