@@ -207,8 +207,19 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       compacting--;
     }
   };
-  // An erasure's compaction must leave no byte of the user: a rebuild (README: Retention and erasure).
-  const recallHandle = supervisedRecall(recallSlot, () => compact({ copy: 'rebuild' }));
+  // An erasure's compaction must leave no byte of the user: a rebuild (docs/guides/retention-and-erasure.md).
+  const recallHandle = supervisedRecall(
+    recallSlot,
+    () => compact({ copy: 'rebuild' }),
+    () =>
+      kind.kind === 'lmdb'
+        ? undefined
+        : new InvalidInputError(
+            'invalid_option',
+            'eraseUser { compact: true } needs LMDB storage (it rewrites the data directory); without it the erasure is still complete: on PostgreSQL one transaction, whose space VACUUM reclaims',
+            { option: 'compact' },
+          ),
+  );
   // PostgreSQL storage (`{ postgres }`, or a `{ store }` made by createPostgresStore): the layered
   // memory in the same database, beside the transcripts (loaded only then: it imports `pg`).
   const postgresRecall =
