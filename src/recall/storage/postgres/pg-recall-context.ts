@@ -5,6 +5,7 @@ import type { PostgresStoreInternals } from '../../../memory/postgres/postgres-s
 import type { WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import { migrateRecall } from './recall-schema.ts';
+import { prepared, preparing } from './prepared-statements.ts';
 
 /**
  * What every part of the PostgreSQL recall adapter shares: the message store's pool and
@@ -113,7 +114,7 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
           try {
             await client.query('BEGIN');
             began = true;
-            const result = await body(client, (fn) => void committed.push(fn));
+            const result = await body(preparing(client), (fn) => void committed.push(fn));
             await client.query('COMMIT');
             client.off('error', ignore);
             client.release();
@@ -133,7 +134,7 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
       log.checkOpen();
       await ready();
       try {
-        return (await log.track(pool.query<R>(text, values))).rows;
+        return (await log.track(values.length > 0 ? pool.query<R>(prepared(text, values)) : pool.query<R>(text))).rows;
       } catch (error) {
         return rethrow(error, false);
       }
