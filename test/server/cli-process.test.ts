@@ -59,7 +59,7 @@ describe('mnemo command', { timeout: 120_000 }, () => {
     const p = runCli(['--help'], { cwd: dir });
     running.push(p);
     expect(await p.exited).toBe(0);
-    expect(p.lines.map((l) => l['raw']).join('\n')).toContain('Usage: mnemo [options]');
+    expect(p.lines.map((l) => l['raw']).join('\n')).toContain('Usage: mnemo [serve] [options]');
   });
 
   it('prints the version from package.json and exits 0', async () => {
