@@ -10,7 +10,11 @@ export class ConfigError extends MnemoError {
  * A command's flags, strictly (no positionals, no unknown flag): node:util's `parseArgs`, with
  * its refusal as a `ConfigError` that points to `<command> --help`.
  */
-export function parseFlags<const O extends NonNullable<ParseArgsConfig['options']>>(argv: readonly string[], options: O, command: string) {
+export function parseFlags<const O extends NonNullable<ParseArgsConfig['options']>>(
+  argv: readonly string[],
+  options: O,
+  command: string,
+): ReturnType<typeof parseArgs<{ args: string[]; strict: true; allowPositionals: false; options: O }>>['values'] {
   try {
     return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
   } catch (err) {
