@@ -141,7 +141,7 @@ import('mnemo').then((esm) => {
   it('runs the mnemo bin from compiled JavaScript: --version and --help', () => {
     const bin = join(app, 'node_modules', '.bin', 'mnemo');
     expect(execFileSync(bin, ['--version'], { cwd: app, encoding: 'utf8' })).toBe(`${repoPkg.version}\n`);
-    expect(execFileSync(bin, ['--help'], { cwd: app, encoding: 'utf8' })).toContain('Usage: mnemo [options]');
+    expect(execFileSync(bin, ['--help'], { cwd: app, encoding: 'utf8' })).toContain('Usage: mnemo [serve] [options]');
   });
 
   it('serves the chat page from dist through the bin', async () => {
