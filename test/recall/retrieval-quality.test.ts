@@ -1,7 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
-import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import type { RecallStore } from '../../src/recall/storage/recall-store.ts';
 import { tokenize, tokenizeWithSegmenter } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
@@ -24,18 +23,9 @@ const sqlite = { unicode: new Database(':memory:'), trigram: new Database(':memo
 
 beforeAll(async () => {
   fx = openRecall();
-  const dbs = openRecallDbs(fx.env);
-  const perSession = new Map<string, number>();
   // Interleave evidence among the distractors, as a history would.
   const order = [...MESSAGES].sort((a, b) => (hash(a.id) % 997) - (hash(b.id) % 997));
-  await commit(dbs, () => {
-    for (const m of order) {
-      const n = (perSession.get(m.session) ?? 0) + 1;
-      perSession.set(m.session, n);
-      putDailyRow(dbs, U, { day: DAY, ts: `${DAY}T10:00:00`, role: 'user', content: m.text, session_id: m.session, session_message_id: n });
-      byRow.set(`${m.session}#${n}`, m.id);
-    }
-  });
+  await importRows(fx.store, order, byRow);
   sqlite.unicode.exec(`CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, content, tokenize = 'porter unicode61')`);
   sqlite.trigram.exec(`CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, content, tokenize = 'trigram')`);
   for (const db of Object.values(sqlite)) {
@@ -48,6 +38,19 @@ afterAll(async () => {
   for (const db of Object.values(sqlite)) db.close();
   await fx.close();
 });
+
+/** The fixture's messages as daily rows of one day, through the storage port (any engine), as an import writes them. */
+async function importRows(store: RecallStore, order: readonly FixtureMessage[], byRow: Map<string, string>): Promise<void> {
+  const perSession = new Map<string, number>();
+  const daily = order.map((m) => {
+    const n = (perSession.get(m.session) ?? 0) + 1;
+    perSession.set(m.session, n);
+    byRow.set(`${m.session}#${n}`, m.id);
+    return { day: DAY, ts: `${DAY}T10:00:00`, role: 'user', content: m.text, sessionId: m.session, sessionMessageId: n };
+  });
+  await store.importBatch(U, { daily });
+  await store.importBatch(U, { complete: true });
+}
 
 function hash(s: string): number {
   let h = 0;
@@ -176,20 +179,9 @@ describe('hybrid retrieval quality (evidence recall@10, loopback embeddings)', (
     const hybrid = openRecall({ embeddings: { baseURL: stub.baseURL, apiKey: 'k', model: 'stub-embed', retryBaseMs: 1, requestsPerMinute: 60_000, burst: 1000 } });
     try {
       const order = [...MESSAGES, ...PARAPHRASE_EVIDENCE].sort((a, b) => (hash(a.id) % 997) - (hash(b.id) % 997));
-      for (const f of [bm25, hybrid]) {
-        const dbs = openRecallDbs(f.env);
-        const perSession = new Map<string, number>();
-        await commit(dbs, () => {
-          for (const m of order) {
-            const n = (perSession.get(m.session) ?? 0) + 1;
-            perSession.set(m.session, n);
-            putDailyRow(dbs, U, { day: DAY, ts: `${DAY}T10:00:00`, role: 'user', content: m.text, session_id: m.session, session_message_id: n });
-            rows.set(`${m.session}#${n}`, m.id);
-          }
-        });
-      }
-      // Rows written past the service (straight into LMDB, like an import or an older Mnemo's
-      // data): the user's first query queues them all (the backfill), then the drain embeds them.
+      for (const f of [bm25, hybrid]) await importRows(f.store, order, rows);
+      // Rows imported through the storage port (as a Demo folder import writes them): each is
+      // queued for its embedding once, then the drain embeds them.
       expect((await hybrid.recall.search({ userId: U, query: "ferry" })).pendingEmbeddings).toBe(order.length);
       await hybrid.recall.embeddingsIdle();
       const table: Record<string, Record<string, number>> = {};
