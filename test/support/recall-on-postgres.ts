@@ -1,0 +1,13 @@
+/**
+ * Setup of vitest's `recall-postgres` project (vitest.config.ts): the recall suites that test
+ * the layered memory through its storage port run again with `MNEMO_RECALL_ENGINE=postgres`, so
+ * `openRecall` (recall-fixture.ts) gives them the PostgreSQL adapter in a fresh schema. The
+ * fixture is synchronous, so the server's url is made known here, before the file runs: the
+ * shared server of `MNEMO_PG_URL`, else the one `scripts/postgres.sh start` brings up (held and
+ * released with the run, postgres-global-setup.ts).
+ */
+import { SERVER_START_TIMEOUT, postgresUrl } from './postgres-server.ts';
+
+const started = postgresUrl();
+const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('PostgreSQL did not start in time')), SERVER_START_TIMEOUT).unref());
+process.env['MNEMO_PG_URL'] = await Promise.race([started, timeout]);
