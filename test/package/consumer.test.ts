@@ -65,7 +65,7 @@ describe('the packed package in a fresh project', { timeout: 240_000 }, () => {
     if (work !== undefined) rmSync(work, { recursive: true, force: true });
   });
 
-  it('ships dist, bin, the docs pages, README, LICENSE and CHANGELOG, and weighs at most 900 KB', () => {
+  it('ships dist, bin, the docs pages, README, LICENSE and CHANGELOG, and weighs at most 1 MB', () => {
     const files = tarballFiles();
     const tops = new Set(files.map((f) => f.split('/')[0]));
     expect([...tops].sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'docs', 'package.json']);
@@ -86,8 +86,8 @@ describe('the packed package in a fresh project', { timeout: 240_000 }, () => {
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     // The list above keeps foreign files out; the bound catches a stray large one (573 kB at index
     // format 3; 663 kB with mnemo/mcp, mnemo/ai-sdk, summaries, telemetry and the doc comments;
-    // ~820 kB with the PostgreSQL recall adapter, the contract suites and docs/'s pages).
-    expect(readFileSync(tarball).length).toBeLessThanOrEqual(900 * 1024);
+    // ~850 kB with the PostgreSQL recall adapter, the contract suites and docs/'s pages).
+    expect(readFileSync(tarball).length).toBeLessThanOrEqual(1024 * 1024);
   });
 
   it('installs no TypeScript loader, bundler or test runner with Mnemo', () => {
