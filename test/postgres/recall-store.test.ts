@@ -156,6 +156,15 @@ describe('createPostgresRecallStore: the turn', () => {
   });
 });
 
+describe('createPostgresRecallStore: options', () => {
+  it('refuses transcripts that are not a PostgreSQL store, a bad lockConnections, and no connection, with invalid_option', () => {
+    const notPostgres = { get: async () => [] } as unknown as Parameters<typeof createPostgresRecallStore>[0]['transcripts'];
+    expect(() => createPostgresRecallStore({ transcripts: notPostgres! })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => createPostgresRecallStore({ connectionString: pg.url, lockConnections: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => createPostgresRecallStore({} as never)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+  });
+});
+
 describe('createPostgresRecallStore: migrations', () => {
   it('many stores opening a fresh schema at once migrate it once; an older version is brought forward, its rows kept', async () => {
     const schema = pg.schema('recall_migrate');
