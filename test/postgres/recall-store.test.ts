@@ -156,6 +156,15 @@ describe('createPostgresRecallStore: the turn', () => {
   });
 });
 
+describe('createPostgresRecallStore: options', () => {
+  it('refuses transcripts that are not a PostgreSQL store, a bad lockConnections, and no connection, with invalid_option', () => {
+    const notPostgres = { get: async () => [] } as unknown as Parameters<typeof createPostgresRecallStore>[0]['transcripts'];
+    expect(() => createPostgresRecallStore({ transcripts: notPostgres! })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => createPostgresRecallStore({ connectionString: pg.url, lockConnections: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => createPostgresRecallStore({} as never)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+  });
+});
+
 describe('createPostgresRecallStore: migrations', () => {
   it('many stores opening a fresh schema at once migrate it once; an older version is brought forward, its rows kept', async () => {
     const schema = pg.schema('recall_migrate');
@@ -310,6 +319,55 @@ describe('createPostgresRecallStore: across stores on one database', () => {
 });
 
 describe('createPostgresRecallStore: ranking', () => {
+  it('a larger corpus, after a session is deleted and the long-term document rewritten, ranks as LMDB does', async () => {
+    const words = ['cat', 'dog', 'garden', 'rose', 'train', 'station', 'coffee', 'tea', 'lisbon', 'porto', 'bike', 'rain', '咖啡', '火车'];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const sessionsOf = ['a', 'b', 'c'].map((id, i): SessionEntry => ({ sessionId: id, title: id, updatedAt: `${day}T10:00:00`, order: i + 1, listed: true }));
+    const corpus: NewDailyRecord[] = Array.from({ length: 240 }, (_, i) => {
+      const d = `2026-04-${String(1 + (i % 6)).padStart(2, '0')}`;
+      const n = 2 + Math.floor(next() * 9);
+      return {
+        day: d,
+        id: 1 + Math.floor(i / 6),
+        ts: `${d}T10:00:00`,
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: Array.from({ length: n }, () => words[Math.floor(next() * words.length)]).join(' '),
+        sessionId: sessionsOf[i % 3]!.sessionId,
+        sessionMessageId: 1 + Math.floor(i / 3),
+      };
+    });
+    const schema = pg.schema('recall_rank_big');
+    const { store } = open(schema);
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-rank-big-'));
+    const env = acquireEnvironment(dir, { noSync: true });
+    const memory = createLmdbStore({ path: dir });
+    const lmdb = createLmdbRecallStore({ env, transcripts: memory });
+    pg.cleanup(async () => {
+      await lmdb.close();
+      await memory.close();
+      await new Promise((r) => setTimeout(r, 0));
+      await env.release();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    for (const s of [store, lmdb]) {
+      await s.importBatch('u1', { sessions: sessionsOf, daily: corpus });
+      for (const content of ['likes coffee\nlives in porto', 'likes tea\n\nlives in lisbon\nrides a bike']) {
+        const state = await s.factsState('u1');
+        await s.commitFacts('u1', { generation: `g-${content.length}`, entries: [], longTerm: { content, ts: `${day}T09:00:00`, source: 'set' } }, { generation: state.generation });
+      }
+      expect(await s.deleteSession('u1', 'b')).toBe('deleted');
+    }
+    for (const query of ['coffee', 'tea lisbon', 'cat dog garden rose', 'train station rain', '咖啡 火车', 'bike porto']) {
+      for (const filters of [{}, { sessionId: 'a' }, { from: '2026-04-02', to: '2026-04-04' }, { roles: ['memory'] }]) {
+        const q = { terms: queryTerms(query), filters, limit: 12 };
+        const fromPg = await store.rank('u1', q);
+        expect(fromPg, `${query} ${JSON.stringify(filters)}`).toEqual(await lmdb.rank('u1', q));
+        if (Object.keys(filters).length === 0) expect(fromPg.length, query).toBeGreaterThan(0);
+      }
+    }
+  });
+
   const texts = [
     'the cat sat on the mat',
     'a cat and a dog',

@@ -54,7 +54,6 @@ export interface UserRow {
   fact_doc: unknown;
   index_docs: string | number;
   index_length: string | number;
-  embed_live: boolean;
 }
 
 export function createPgContext(log: PostgresStoreInternals, embeddings: boolean): PgContext {

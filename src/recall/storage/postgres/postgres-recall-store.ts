@@ -83,7 +83,7 @@ const SCAN_CHUNK = 2048;
  * call creates the tables if missing (ordered migrations, safe from many processes at once).
  *
  * @throws `InvalidInputError` `invalid_option` for `transcripts` that are not a PostgreSQL store,
- * or without a connection.
+ * a `lockConnections` that is not a positive integer, or without a connection.
  *
  * @example
  * ```ts
@@ -97,6 +97,14 @@ const SCAN_CHUNK = 2048;
  * ```
  */
 export function createPostgresRecallStore(options: PostgresRecallStoreOptions): RecallStore {
+  // Checked before anything is opened.
+  const lockConnections = options.lockConnections ?? 10;
+  if (!Number.isSafeInteger(lockConnections) || lockConnections < 1) {
+    throw new InvalidInputError('invalid_option', 'lockConnections must be a positive integer', { option: 'lockConnections' });
+  }
+  if (options.transcripts !== undefined && postgresStoreInternals(options.transcripts) === undefined) {
+    throw new InvalidInputError('invalid_option', 'createPostgresRecallStore needs transcripts made by createPostgresStore', { option: 'transcripts' });
+  }
   const owned =
     options.transcripts === undefined
       ? createPostgresStore({
@@ -105,14 +113,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
         })
       : undefined;
   const transcripts = options.transcripts ?? owned!;
-  const internals = postgresStoreInternals(transcripts);
-  if (internals === undefined) {
-    throw new InvalidInputError('invalid_option', 'createPostgresRecallStore needs transcripts made by createPostgresStore', { option: 'transcripts' });
-  }
-  const lockConnections = options.lockConnections ?? 10;
-  if (!Number.isSafeInteger(lockConnections) || lockConnections < 1) {
-    throw new InvalidInputError('invalid_option', 'lockConnections must be a positive integer', { option: 'lockConnections' });
-  }
+  const internals = postgresStoreInternals(transcripts)!;
   const embeddings = options.embeddings ?? false;
   const ctx = createPgContext(internals, embeddings);
   const queue = createPgJobQueue(ctx);

@@ -164,6 +164,9 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
   // 3: a title is the user's text, which may hold NUL (text columns cannot): json, as the rows are.
   (s) => `
     ALTER TABLE ${s}.recall_sessions ALTER COLUMN title TYPE json USING to_json(title);`,
+  // 4: every user's items queue their embeddings (no per-user switch, as LMDB's older data needed).
+  (s) => `
+    ALTER TABLE ${s}.recall_users DROP COLUMN embed_live;`,
 ];
 
 /** Every table a user's rows live in (erasure deletes from each; `recall_users` last). */
