@@ -93,7 +93,10 @@ describe('rolling summaries of recall sessions', () => {
     });
     fx = openRecall({ llm, summary: { keepLast: 1, maxTokens: 40 } });
     for (let i = 1; i <= 4; i++) await fx.recall.chat({ userId: U, sessionId: S, message: long(i) });
-    // Every turn answered although the summarization the second one queued still waits for the model.
+    // Every turn answered although the summarization the second one queued still waits for the
+    // model (the worker takes the job when the queue tells it: at once on LMDB, by NOTIFY or its
+    // next poll on PostgreSQL).
+    for (const deadline = Date.now() + 20_000; llm.summaryCalls === 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
     expect(llm.summaryCalls).toBe(1);
     expect(await fx.memory.lastId(summaryConversationId(C))).toBe(0);
     release();
