@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MnemoError } from '../../src/errors.ts';
 import { createPostgresStore, StorageUnavailableError, type PostgresStore } from '../../src/memory/postgres/index.ts';
-import { freshSchema, SERVER_START_TIMEOUT, sql, startPrivateServer, type PrivateServer } from '../support/postgres-server.ts';
+import { freshSchema, SERVER_START_TIMEOUT, sql, startPrivateServer, within, type PrivateServer } from '../support/postgres-server.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { startServer } from '../../src/server/index.ts';
 import { http } from '../support/http.ts';
@@ -31,18 +31,6 @@ async function contentsOf(schema: string, conversation: string): Promise<Array<[
     [conversation],
   );
   return rows.map((r) => [Number(r.message_id), r.content]);
-}
-
-async function within<T>(what: string, attempt: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what} did not succeed in time`, { cause: error });
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 }
 
 describe('PostgreSQL going away', () => {

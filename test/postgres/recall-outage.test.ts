@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../../src/memory/postgres/index.ts';
 import { createPostgresRecallStore } from '../../src/postgres.ts';
 import type { RecallStore } from '../../src/recall/index.ts';
-import { freshSchema, SERVER_START_TIMEOUT, startPrivateServer, type PrivateServer } from '../support/postgres-server.ts';
+import { freshSchema, SERVER_START_TIMEOUT, startPrivateServer, within, type PrivateServer } from '../support/postgres-server.ts';
 
 /**
  * The database goes away under a running recall store: a server of this file's own, stopped and
@@ -18,18 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.destroy();
 }, SERVER_START_TIMEOUT);
-
-async function within<T>(what: string, attempt: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what} did not succeed in time`, { cause: error });
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 const turn = (store: RecallStore, sessionId: string, content: string) =>
   store.appendTurn({

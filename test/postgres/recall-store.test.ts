@@ -40,6 +40,23 @@ const row = (content: string, sessionMessageId: number, role = 'user'): NewDaily
   sessionMessageId,
 });
 
+
+/** The LMDB adapter on a temp directory (dropped after the test), to compare rankings with. */
+function lmdbTwin(): RecallStore {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-twin-'));
+  const env = acquireEnvironment(dir, { noSync: true });
+  const memory = createLmdbStore({ path: dir });
+  const lmdb = createLmdbRecallStore({ env, transcripts: memory });
+  pg.cleanup(async () => {
+    await lmdb.close();
+    await memory.close();
+    await new Promise((r) => setTimeout(r, 0));
+    await env.release();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return lmdb;
+}
+
 describe('createPostgresRecallStore: the turn', () => {
   it('a chat turn stores transcript, daily rows, postings, log and listing, read back by a second store', async () => {
     const schema = pg.schema('recall_turn');
@@ -339,17 +356,7 @@ describe('createPostgresRecallStore: ranking', () => {
     });
     const schema = pg.schema('recall_rank_big');
     const { store } = open(schema);
-    const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-rank-big-'));
-    const env = acquireEnvironment(dir, { noSync: true });
-    const memory = createLmdbStore({ path: dir });
-    const lmdb = createLmdbRecallStore({ env, transcripts: memory });
-    pg.cleanup(async () => {
-      await lmdb.close();
-      await memory.close();
-      await new Promise((r) => setTimeout(r, 0));
-      await env.release();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const lmdb = lmdbTwin();
     for (const s of [store, lmdb]) {
       await s.importBatch('u1', { sessions: sessionsOf, daily: corpus });
       for (const content of ['likes coffee\nlives in porto', 'likes tea\n\nlives in lisbon\nrides a bike']) {
@@ -394,17 +401,7 @@ describe('createPostgresRecallStore: ranking', () => {
   it('orders hits exactly as the LMDB adapter does on the same rows, filters and ties included', async () => {
     const schema = pg.schema('recall_rank');
     const { store } = open(schema);
-    const dir = mkdtempSync(join(tmpdir(), 'mnemo-pg-rank-'));
-    const env = acquireEnvironment(dir, { noSync: true });
-    const memory = createLmdbStore({ path: dir });
-    const lmdb = createLmdbRecallStore({ env, transcripts: memory });
-    pg.cleanup(async () => {
-      await lmdb.close();
-      await memory.close();
-      await new Promise((r) => setTimeout(r, 0));
-      await env.release();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const lmdb = lmdbTwin();
     for (const s of [store, lmdb]) {
       await s.importBatch('u1', { sessions: [sessionEntry, sessionEntry2], daily: rows });
       const state = await s.factsState('u1');
