@@ -29,7 +29,7 @@ export {
   type MakeRecallStore,
   type RecallStoreContractOptions,
   type RecallStoreUnderTest,
-} from './recall/storage/recall-store-contract.ts';
+} from './recall/storage-contract/recall-store-contract.ts';
 
 /** A store under test, and how to dispose of it after each test. */
 export interface StoreUnderTest<S> {

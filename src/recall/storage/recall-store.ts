@@ -20,7 +20,7 @@ import type {
  * retention rules) calls this interface and never a database driver. Adapters:
  * `storage/lmdb/` (the embedded default, the format older versions wrote) and
  * `storage/postgres/` (many processes on one database). Each passes the same conformance suite
- * (`describeRecallStoreContract` from `mnemo/testing`: recall-store-contract.ts), as every `MessageLog` passes
+ * (`describeRecallStoreContract` from `mnemo/testing`: storage-contract/recall-store-contract.ts), as every `MessageLog` passes
  * `describeMessageLogContract`.
  *
  * What every adapter guarantees:

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ForkError } from '../../../memory/contract/fork.ts';
-import type { StoredMessage } from '../../../message.ts';
-import { listSummaries, type SummaryRecord } from '../../../provider/summary-record.ts';
-import { sessionConversationId } from '../../recall-ids.ts';
-import type { FactEntry } from '../../records/fact-entry.ts';
-import type { DailyRecord, NewLogRecord, SessionEntry } from '../../records/records.ts';
-import { dailyDoc, longTermDoc, sessionDoc } from '../../search/doc-numbers.ts';
-import { dailyRowText, longTermLines, queryTerms } from '../../search/documents.ts';
-import { collectNewestMatches } from '../../search/keyword-search.ts';
-import { dayPasses, rowPasses, type RankedFilters } from '../../search/rank-filters.ts';
-import { type NewJob } from '../job-queue.ts';
-import type { FactsChange, RecallStore } from '../recall-store.ts';
-import { StaleWriteError } from '../stale-write-error.ts';
+import { ForkError } from '../../memory/contract/fork.ts';
+import type { StoredMessage } from '../../message.ts';
+import { listSummaries, type SummaryRecord } from '../../provider/summary-record.ts';
+import { sessionConversationId } from '../recall-ids.ts';
+import type { FactEntry } from '../records/fact-entry.ts';
+import type { DailyRecord, NewLogRecord, SessionEntry } from '../records/records.ts';
+import { dailyDoc, longTermDoc, sessionDoc } from '../search/doc-numbers.ts';
+import { dailyRowText, longTermLines, queryTerms } from '../search/documents.ts';
+import { collectNewestMatches } from '../search/keyword-search.ts';
+import { dayPasses, rowPasses, type RankedFilters } from '../search/rank-filters.ts';
+import { type NewJob } from '../storage/job-queue.ts';
+import type { FactsChange, RecallStore } from '../storage/recall-store.ts';
+import { StaleWriteError } from '../storage/stale-write-error.ts';
 import { type MakeRecallStore, LONG_MS, type Ctx, withStore, ALICE, BOB, DAY1, DAY2, turnWrites, turn, summary, sessionOrder, factChange, rejection, expectStale, expectedRanking, expectSameRanking, errorOf } from './contract-kit.ts';
 
 /** The store's cases of the conformance suite (recall-store-contract.ts), run with and without embeddings. */

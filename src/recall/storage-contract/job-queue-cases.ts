@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jobKey, type JobKind, type NewJob } from '../job-queue.ts';
-import type { RecallStore } from '../recall-store.ts';
+import { jobKey, type JobKind, type NewJob } from '../storage/job-queue.ts';
+import type { RecallStore } from '../storage/recall-store.ts';
 import { type MakeRecallStore, SHORT_MS, LONG_MS, type Ctx, withStore, ALICE, BOB, factChange, expectStale, errorOf } from './contract-kit.ts';
 
 /** The job queue's cases of the conformance suite (recall-store-contract.ts): job-queue.ts's promises. */

@@ -1,10 +1,10 @@
 import { describe } from 'vitest';
-import type { MakeRecallStore } from './contract/contract-kit.ts';
-import { describeEmbeddingCases } from './contract/embedding-cases.ts';
-import { describeJobQueueCases } from './contract/job-queue-cases.ts';
-import { describeStoreCases } from './contract/store-cases.ts';
+import type { MakeRecallStore } from './contract-kit.ts';
+import { describeEmbeddingCases } from './embedding-cases.ts';
+import { describeJobQueueCases } from './job-queue-cases.ts';
+import { describeStoreCases } from './store-cases.ts';
 
-export type { MakeRecallStore, RecallStoreContractOptions, RecallStoreUnderTest } from './contract/contract-kit.ts';
+export type { MakeRecallStore, RecallStoreContractOptions, RecallStoreUnderTest } from './contract-kit.ts';
 
 /**
  * The conformance suite of the storage port (recall-store.ts, job-queue.ts): what every
@@ -14,6 +14,8 @@ export type { MakeRecallStore, RecallStoreContractOptions, RecallStoreUnderTest 
  * EFFECTS, TIME and OUTCOMES), with inputs built the way the domain builds them (a turn as
  * `recordTurn` appends it, facts changes from the facts rules, scores from search/bm25.ts):
  * never an engine's keys, files or timing.
+ * It stands beside storage/, not inside it: those inputs come from the domain's own rules
+ * (facts/, search/), which sit above the port they are written through.
  *
  * TIME. The factory gets a clock the suite moves by hand (`advance`): a store whose queue
  * reckons time by it (LMDB) sees a lease expire or a retry fall due at once. A store whose

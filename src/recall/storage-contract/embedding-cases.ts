@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { dailyDoc, longTermDoc } from '../../search/doc-numbers.ts';
-import { dailyRowText } from '../../search/documents.ts';
-import { textHash, unit } from '../../search/vector-codec.ts';
-import { jobKey } from '../job-queue.ts';
+import { dailyDoc, longTermDoc } from '../search/doc-numbers.ts';
+import { dailyRowText } from '../search/documents.ts';
+import { textHash, unit } from '../search/vector-codec.ts';
+import { jobKey } from '../storage/job-queue.ts';
 import { type MakeRecallStore, LONG_MS, type Ctx, withStore, ALICE, BOB, DAY1, DAY2, turn, factChange } from './contract-kit.ts';
 
 /** The embedding cases of the conformance suite (recall-store-contract.ts): a store opened with embeddings. */

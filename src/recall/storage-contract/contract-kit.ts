@@ -1,15 +1,15 @@
 import { expect } from 'vitest';
-import type { ErrorRecord } from '../../../errors.ts';
-import type { NewEntry } from '../../../memory/contract/message-log.ts';
-import type { StoredMessage } from '../../../message.ts';
-import type { NewSummary } from '../../../provider/summary-record.ts';
-import type { WallClock } from '../../../wall-clock.ts';
-import { addFact } from '../../facts/fact-rules.ts';
-import { FactsCache, FactsWork, loadFacts } from '../../facts/facts-view.ts';
-import { averageLength, bm25Idf, bm25Term } from '../../search/bm25.ts';
-import { docTerms } from '../../search/documents.ts';
-import type { RankedDoc, RecallStore, TurnSideWrites, WriteGuard } from '../recall-store.ts';
-import { StaleWriteError } from '../stale-write-error.ts';
+import type { ErrorRecord } from '../../errors.ts';
+import type { NewEntry } from '../../memory/contract/message-log.ts';
+import type { StoredMessage } from '../../message.ts';
+import type { NewSummary } from '../../provider/summary-record.ts';
+import type { WallClock } from '../../wall-clock.ts';
+import { addFact } from '../facts/fact-rules.ts';
+import { FactsCache, FactsWork, loadFacts } from '../facts/facts-view.ts';
+import { averageLength, bm25Idf, bm25Term } from '../search/bm25.ts';
+import { docTerms } from '../search/documents.ts';
+import type { RankedDoc, RecallStore, TurnSideWrites, WriteGuard } from '../storage/recall-store.ts';
+import { StaleWriteError } from '../storage/stale-write-error.ts';
 
 /**
  * The fixtures of the storage port's conformance suite (recall-store-contract.ts): the factory's
