@@ -8,8 +8,8 @@ import type { RankedQuery } from '../search/bm25-query.ts';
  */
 export type RankJob =
   | { kind: 'rank'; path: string; query: RankedQuery }
-  /** The terms of up to `limit` daily rows of the user after `after` (exclusive), in key order. */
-  | { kind: 'terms'; path: string; userId: string; after: [string, number] | null; limit: number };
+  /** The terms of the user's daily rows `[day, id]` (a batch of the backfill walk), those still stored. */
+  | { kind: 'terms'; path: string; userId: string; rows: [string, number][] };
 
 /** A daily row's document, tokenized: `[day, id, [[term, tf], ...], length]`. */
 export type RowTerms = [string, number, [string, number][], number];

@@ -1,5 +1,5 @@
 import type { RootDatabase } from 'lmdb';
-import { DB_NAMES, HIGH, type DailyValue, type LongTermValue } from '../recall-dbs.ts';
+import { DB_NAMES, type DailyValue, type LongTermValue } from '../recall-dbs.ts';
 import type { RankedDoc } from '../../recall-store.ts';
 import { rankedDocs, type SearchReader } from '../search/bm25-query.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
@@ -28,16 +28,17 @@ function readerOf(env: RootDatabase): SearchReader {
 
 export function runRankJob(env: RootDatabase, job: RankJob): RankedDoc[] | RowTerms[] {
   const reader = readerOf(env);
-  return job.kind === 'rank' ? rankedDocs(reader, job.query) : rowTerms(reader, job.userId, job.after, job.limit);
+  return job.kind === 'rank' ? rankedDocs(reader, job.query) : rowTerms(reader, job.userId, job.rows);
 }
 
-/** The documents of the next `limit` daily rows after `after`, tokenized (no writes). */
-export function rowTerms(reader: Pick<SearchReader, 'daily'>, userId: string, after: [string, number] | null, limit: number): RowTerms[] {
+/** The documents of the daily rows `rows` (`[day, id]`), tokenized; a row deleted since is left out (no writes). */
+export function rowTerms(reader: Pick<SearchReader, 'daily'>, userId: string, rows: readonly (readonly [string, number])[]): RowTerms[] {
   const out: RowTerms[] = [];
-  const start = after === null ? [userId] : [userId, after[0], after[1]];
-  for (const { key, value } of reader.daily.getRange({ start, end: [userId, HIGH], exclusiveStart: after !== null, limit })) {
+  for (const [day, id] of rows) {
+    const value = reader.daily.get([userId, day, id]);
+    if (value === undefined) continue;
     const doc = docTerms(storedRowText(value));
-    out.push([key[1], key[2], [...doc.terms], doc.length]);
+    out.push([day, id, [...doc.terms], doc.length]);
   }
   return out;
 }

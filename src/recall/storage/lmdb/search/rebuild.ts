@@ -1,36 +1,31 @@
-import { commit, HIGH } from '../recall-dbs.ts';
+import { commit } from '../recall-dbs.ts';
 import type { LmdbContext } from '../lmdb-context.ts';
-import type { RowTerms } from '../pool/rank-jobs.ts';
+import { joinPerUser, storedDocBatches, type DocBatch } from '../backfill-walk.ts';
+import { currentLongTerm } from '../long-term-store.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
-import type { SessionDocKey } from './search-dbs.ts';
-import { dailyDoc, sessionDoc } from '../../../search/doc-numbers.ts';
+import { dailyDoc } from '../../../search/doc-numbers.ts';
+import { docTerms } from '../../../search/documents.ts';
+import { sessionDocKey } from './doc-rows.ts';
 import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
 import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText, type TermList } from './search-index.ts';
-import { docTerms, type DocTerms } from '../../../search/documents.ts';
-import { sessionDocKey } from './doc-rows.ts';
-import { sessionDocsAfter } from '../session-docs.ts';
 
 /**
- * Rebuilds one user's ranked index from their rows: for data written before the index
- * existed, or by an older Mnemo (an index in an older format: search-dbs.ts `INDEX_FORMAT`),
- * and at the end of a Demo folder import, whose rows wait for it (index-hooks.ts `deferringIndex`).
+ * The ranked index's consumer of the backfill walk (backfill-walk.ts): rebuilds one user's
+ * index from their rows, for data written before the index existed, or by an older Mnemo (an
+ * index in an older format: search-dbs.ts `INDEX_FORMAT`), and at the end of a Demo folder
+ * import, whose rows wait for it (index-hooks.ts `deferringIndex`).
  *
  * 1. One transaction drops the user's index, indexes the current long-term document and marks
  *    the user live: from then on every write indexes itself, as for a new user.
- * 2. The daily rows, in key order, read and tokenized in batches of `REBUILD_BATCH` (on the
- *    search pool when there is one: the CPU half of a rebuild, the next batch read while one
- *    is written). Batches gather until they hold `REBUILD_POSTINGS` postings (or the rows
- *    end); then they are indexed in one transaction,
- *    grouped by term (one read and one write of a term's tail per transaction, full chunks
- *    written once: search-index.ts `addDocuments`), skipping a row that a live write indexed
- *    meanwhile (rebuild-watch.ts) or that was deleted since it was read, so no row is indexed
- *    twice and no deleted row comes back. Why gather: a write transaction costs about one
- *    `get` and `put` per distinct term it touches, and the batches of a history share most of
- *    their terms (Zipf): 2 000 rows a transaction wrote each common term's tail 100 times for
- *    200 000 rows; ~25 000 rows a transaction, 8 (bench/index-build.ts: 4.8x FTS5's build
- *    time down to 3.7x with the pool's pairs used as they are; docs/performance-history.md).
- * 3. The session documents (store/session-docs.ts) the same way, tokenized on the main thread
- *    (an imported folder's rows that no daily file held: few next to the daily rows).
+ * 2. The walk's batches of `REBUILD_BATCH` rows are read and tokenized (a daily batch on the
+ *    search pool when there is one: the CPU half of a rebuild, the next batch tokenized while
+ *    one is written; the few session documents on the main thread). Batches gather until they
+ *    hold `REBUILD_POSTINGS` postings (or the walk ends); then they are indexed in one
+ *    transaction, grouped by term (search-index.ts `addDocuments`), skipping a row that a live
+ *    write indexed meanwhile (rebuild-watch.ts) or that was deleted since it was read, so no
+ *    row is indexed twice and no deleted row comes back. Gathering, because a write
+ *    transaction costs about one `get` and `put` per distinct term it touches and the batches
+ *    of a history share most of their terms (docs/performance-history.md, index build).
  *
  * A crash midway leaves a live user with part of the rows indexed; the next rebuild (asked
  * for, or the search that finds a user not live: never, once live) starts over, so call
@@ -51,105 +46,88 @@ export interface RebuildSizes {
   postings?: number;
 }
 
-const running = new Map<string, Promise<number>>();
+type Deps = Pick<LmdbContext, 'dbs' | 'pool'>;
 
-export function rebuildUserIndex(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, sizes: RebuildSizes = {}): Promise<number> {
-  let job = running.get(userId);
-  if (!job) {
-    job = rebuild(deps, userId, sizes.rows ?? REBUILD_BATCH, sizes.postings ?? REBUILD_POSTINGS).finally(() => {
-      running.delete(userId);
-      unwatchLiveWrites(userId);
-    });
-    running.set(userId, job);
-  }
-  return job;
+/** A read row's document, and whether its row is still stored (checked inside the write). */
+interface Tokenized {
+  doc: number;
+  terms: TermList;
+  postings: number;
+  stored: () => boolean;
 }
 
-async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, rowsAtOnce: number, postingsAtOnce: number): Promise<number> {
+const join = joinPerUser<number>();
+
+export function rebuildUserIndex(deps: Deps, userId: string, sizes: RebuildSizes = {}): Promise<number> {
+  const run = () => rebuild(deps, userId, sizes.rows ?? REBUILD_BATCH, sizes.postings ?? REBUILD_POSTINGS).finally(() => unwatchLiveWrites(userId));
+  return join(userId, run);
+}
+
+async function rebuild(deps: Deps, userId: string, rowsAtOnce: number, postingsAtOnce: number): Promise<number> {
   const { dbs } = deps;
   let live = new Set<number>();
   await commit(dbs, () => {
     live = watchLiveWrites(userId);
     dropUserIndex(dbs.search, userId);
     setLive(dbs.search, userId);
-    let current = '';
-    for (const { value } of dbs.longTerm.getRange({ start: [userId, HIGH], end: [userId], reverse: true, limit: 1 })) current = value.content;
-    reindexLongTerm(dbs.search, userId, '', current);
+    reindexLongTerm(dbs.search, userId, '', currentLongTerm(dbs, userId));
   });
-  let after: [string, number] | null = null;
   let indexed = 0;
-  // Read batches gathered for the next transaction, and their postings.
-  let gathered: RowTerms[] = [];
-  let postings = 0;
-  const writeDaily = async (rows: RowTerms[]): Promise<void> => {
+  const write = async (docs: Tokenized[]): Promise<void> => {
     indexed += await commit(dbs, () => {
-      const docs: { doc: number; terms: TermList }[] = [];
-      for (const [day, id, pairs, length] of rows) {
-        const doc = dailyDoc(day, id);
-        if (doc === null || length === 0 || live.has(doc) || !dbs.daily.doesExist([userId, day, id])) continue;
-        docs.push({ doc, terms: { terms: pairs, length } });
-      }
-      addDocuments(dbs.search, userId, docs);
-      return docs.length;
+      const kept = docs.filter((d) => d.terms.length > 0 && !live.has(d.doc) && d.stored());
+      addDocuments(dbs.search, userId, kept);
+      return kept.length;
     });
   };
-  const read = (from: [string, number] | null): Promise<RowTerms[]> => {
-    const rows = deps.pool ? deps.pool.run({ kind: 'terms', path: dbs.path, userId, after: from, limit: rowsAtOnce }) : Promise.resolve(rowTerms(dbs, userId, from, rowsAtOnce));
-    // A read started ahead and left behind by a failed write is no unhandled rejection.
-    rows.catch(() => undefined);
-    return rows;
+  const batches = storedDocBatches(dbs, userId, rowsAtOnce);
+  const tokenizeNext = (): Promise<Tokenized[]> | undefined => {
+    const step = batches.next();
+    if (step.done === true) return undefined;
+    const docs = tokenize(deps, userId, step.value);
+    // Tokenized ahead and left behind by a failed write is no unhandled rejection.
+    docs.catch(() => undefined);
+    return docs;
   };
-  let next = read(after);
-  for (;;) {
-    const batch = await next;
-    if (batch.length === 0) break;
-    const last = batch[batch.length - 1]!;
-    after = [last[0], last[1]];
-    // On the pool, the next batch is read and tokenized while this one is written.
-    if (deps.pool) next = read(after);
-    for (const row of batch) {
-      gathered.push(row);
-      postings += row[2].length;
+  let gathered: Tokenized[] = [];
+  let postings = 0;
+  for (let next = tokenizeNext(); next !== undefined; ) {
+    const docs = await next;
+    next = tokenizeNext();
+    for (const d of docs) {
+      gathered.push(d);
+      postings += d.postings;
     }
-    if (!deps.pool) next = read(after);
     if (postings >= postingsAtOnce) {
-      await writeDaily(gathered);
+      await write(gathered);
       gathered = [];
       postings = 0;
     }
     // Let the event loop breathe between batches.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  if (gathered.length > 0) await writeDaily(gathered);
-  // Then the session documents (few: imported rows without daily files), tokenized here.
-  let docs: { key: SessionDocKey; doc: number; terms: DocTerms }[] = [];
-  postings = 0;
-  const writeSessionDocs = async (batchDocs: typeof docs): Promise<void> => {
-    indexed += await commit(dbs, () => {
-      const kept = batchDocs.filter(({ key, doc, terms }) => terms.length > 0 && !live.has(doc) && dbs.search.sessionDocs.doesExist(key));
-      addDocuments(dbs.search, userId, kept);
-      return kept.length;
-    });
-  };
-  for (let from: [number, number] | null = null; ; ) {
-    const batch = sessionDocsAfter(dbs, userId, from, rowsAtOnce);
-    if (batch.length === 0) break;
-    for (const { order, id, value } of batch) {
-      const doc = sessionDoc(order, id);
-      if (doc === null) continue;
-      const terms = docTerms(storedRowText(value));
-      docs.push({ key: sessionDocKey(userId, order, id), doc, terms });
-      postings += terms.terms.size;
-    }
-    const last = batch[batch.length - 1]!;
-    from = [last.order, last.id];
-    if (postings >= postingsAtOnce) {
-      await writeSessionDocs(docs);
-      docs = [];
-      postings = 0;
-    }
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  if (docs.length > 0) await writeSessionDocs(docs);
+  if (gathered.length > 0) await write(gathered);
   return indexed;
+}
+
+async function tokenize({ dbs, pool }: Deps, userId: string, batch: DocBatch): Promise<Tokenized[]> {
+  if (batch.kind === 'session') {
+    const out: Tokenized[] = [];
+    for (const { doc, order, id } of batch.rows) {
+      const key = sessionDocKey(userId, order, id);
+      const value = dbs.search.sessionDocs.get(key);
+      if (value === undefined) continue;
+      const terms = docTerms(storedRowText(value));
+      out.push({ doc, terms, postings: terms.terms.size, stored: () => dbs.search.sessionDocs.doesExist(key) });
+    }
+    return out;
+  }
+  const rows = batch.rows.map(({ day, id }): [string, number] => [day, id]);
+  const tokenized = pool ? await pool.run({ kind: 'terms', path: dbs.path, userId, rows }) : rowTerms(dbs, userId, rows);
+  return tokenized.map(([day, id, pairs, length]) => ({
+    doc: dailyDoc(day, id)!,
+    terms: { terms: pairs, length },
+    postings: pairs.length,
+    stored: () => dbs.daily.doesExist([userId, day, id]),
+  }));
 }
