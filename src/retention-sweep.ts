@@ -76,7 +76,7 @@ export interface SweepDeps {
 export const DEFAULT_PER_TICK = 1000;
 export const DEFAULT_SWEEP_EVERY_MS = 60_000;
 
-export function checkRetentionOptions(options: RetentionOptions): Required<Omit<RetentionOptions, 'clock'>> {
+export function resolveRetentionOptions(options: RetentionOptions): Required<Omit<RetentionOptions, 'clock'>> {
   const positive = (name: string, value: unknown) => {
     if (!(typeof value === 'number' && Number.isSafeInteger(value) && value > 0)) {
       throw new InvalidInputError('invalid_option', `retention.${name} must be a positive integer, got ${String(value)}`, { option: `retention.${name}` });

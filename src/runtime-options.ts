@@ -11,7 +11,7 @@ import type { LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
 import type { WriteObserver } from './memory/runtime/write-queue.ts';
 import { systemWallClock, type WallClock } from './wall-clock.ts';
 import type { ChildSpec, Clock } from './otp/index.ts';
-import { checkRetentionOptions, type RetentionOptions } from './retention-sweep.ts';
+import { resolveRetentionOptions, type RetentionOptions } from './retention-sweep.ts';
 import type { RecallOptions } from './recall/recall-api.ts';
 import type { SearchPoolOptions } from './recall/storage/lmdb/pool/search-pool.ts';
 import type { RuntimeParts } from './runtime-parts.ts';
@@ -135,7 +135,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw invalid('maxLiveConversations', 'maxLiveConversations must be a positive integer');
   const storage = storageChoice(options.storage ?? 'lmdb');
   const retentionOption = options.retention ?? false;
-  const retention = retentionOption === false ? undefined : { ...checkRetentionOptions(retentionOption), ...(retentionOption.clock === undefined ? {} : { clock: retentionOption.clock }) };
+  const retention = retentionOption === false ? undefined : { ...resolveRetentionOptions(retentionOption), ...(retentionOption.clock === undefined ? {} : { clock: retentionOption.clock }) };
   if (retention !== undefined && storage.kind !== 'lmdb') throw invalid('retention', 'retention needs LMDB storage');
   return {
     name,

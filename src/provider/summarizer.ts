@@ -155,16 +155,8 @@ export function summaryLinkKey(conversationId: string): string {
  * `maxTokens`, `llm`, ...); `InvalidInputError` `invalid_option` for an unknown `language`.
  */
 export function createSummarizer(log: MessageLog, options: SummarizerOptions = {}): Summarizer {
-  checkOptions(options);
-  const keepLast = options.keepLast ?? DEFAULT_KEEP_LAST;
-  const maxTokens = options.maxTokens ?? DEFAULT_SUMMARY_MAX_TOKENS;
-  const llm = options.llm !== undefined && !isFallbackLlm(options.llm) ? options.llm : undefined;
-  const model = llm === undefined ? 'extractive' : (options.model ?? modelOf(llm));
-  const onError = options.onError ?? warn;
-  const clock = options.clock ?? systemWallClock;
-  const language = options.language ?? 'en';
-  const newestOnly = options.catchUp === 'newest';
-  const counter = async (): Promise<TokenCounter> => options.countTokens ?? (await o200kTokenCounter());
+  const { keepLast, maxTokens, llm, model, onError, clock, language, newestOnly, countTokens } = resolveSummarizerOptions(options);
+  const counter = async (): Promise<TokenCounter> => countTokens ?? (await o200kTokenCounter());
   let lanes = lanesByStore.get(log);
   if (lanes === undefined) lanesByStore.set(log, (lanes = new Map()));
   const byId = lanes;
@@ -351,8 +343,8 @@ function warn(error: unknown, conversationId: string): void {
   console.warn(`mnemo: summarizing ${JSON.stringify(conversationId)} failed${code}: ${message}; it is tried again after the next turn`);
 }
 
-/** Every option checked when the summarizer is made, so a bad one fails there (`InvalidMemoryConfigError`). */
-function checkOptions(options: SummarizerOptions): void {
+/** The summarizer's options, each checked and defaulted when the summarizer is made, so a bad one fails there (`InvalidMemoryConfigError`). */
+function resolveSummarizerOptions(options: SummarizerOptions) {
   if (typeof options !== 'object' || options === null) throw new InvalidMemoryConfigError('options must be an object', options);
   const { llm, keepLast, maxTokens, countTokens, onError, model, clock, language, append, catchUp } = options;
   if (language !== undefined) assertLanguage(language);
@@ -373,4 +365,16 @@ function checkOptions(options: SummarizerOptions): void {
   if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
     throw new InvalidMemoryConfigError('clock must have now()', clock);
   }
+  const service = llm !== undefined && !isFallbackLlm(llm) ? llm : undefined;
+  return {
+    keepLast: keepLast ?? DEFAULT_KEEP_LAST,
+    maxTokens: maxTokens ?? DEFAULT_SUMMARY_MAX_TOKENS,
+    llm: service,
+    model: service === undefined ? 'extractive' : (model ?? modelOf(service)),
+    onError: onError ?? warn,
+    clock: clock ?? systemWallClock,
+    language: language ?? 'en',
+    newestOnly: catchUp === 'newest',
+    countTokens,
+  };
 }

@@ -30,7 +30,7 @@ import {
 } from './facts/facts-service.ts';
 import { FactsCache } from './facts/facts-view.ts';
 import { DEFAULT_LONG_TERM_TOKENS, rankFacts } from './facts/rank-facts.ts';
-import { checkRetryOptions, type JobWorker } from './jobs/job-worker.ts';
+import { resolveRetryOptions, type JobWorker } from './jobs/job-worker.ts';
 import { createSummaryWorker } from './jobs/summary-worker.ts';
 import { DEFAULT_SUMMARY_KEEP_LAST, DEFAULT_SUMMARY_TOKENS, DEPRECATED_RECALL_METHODS, type DialogueLogRow, type LongTermVersion, type Recall, type RecallOptions } from './recall-api.ts';
 import { localNow, type FactsErrorHandler, type RecallDeps, type SummaryEngine } from './recall-deps.ts';
@@ -99,7 +99,7 @@ interface Service {
 export function createRecall(options: RecallOptions): Recall {
   const deps = resolveDeps(options);
   const limits = resolveRecallLimits(options.limits);
-  const retry = checkRetryOptions(options.extraction);
+  const retry = resolveRetryOptions(options.extraction);
   let closed = false;
   const running = new Set<Promise<unknown>>();
   const track = <T>(work: () => Promise<T>): Promise<T> => {

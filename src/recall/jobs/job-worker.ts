@@ -65,7 +65,7 @@ export interface JobWorker {
   close(): void;
 }
 
-export function checkRetryOptions(options: RetryOptions | undefined, name = 'extraction'): Required<RetryOptions> {
+export function resolveRetryOptions(options: RetryOptions | undefined, name = 'extraction'): Required<RetryOptions> {
   const out = { ...DEFAULT_RETRY, ...options };
   for (const [field, min] of [['maxAttempts', 1], ['backoffMs', 0], ['maxBackoffMs', 0]] as const) {
     if (!Number.isSafeInteger(out[field]) || out[field] < min) {
