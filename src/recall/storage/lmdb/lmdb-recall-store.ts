@@ -11,6 +11,7 @@ import { dailyRowBound, dailyWindow, listDays, putDailyRow, readDay } from './da
 import { laggingSessions, repairLaggingSessions } from './daily-mirror.ts';
 import { putLogRow, readLog } from './dialogue-log.ts';
 import { backfillUser, isEmbedLive } from './embeddings/embed-backfill.ts';
+import { hasStoredDocs } from './search/backfill-walk.ts';
 import { vectorsChanged } from './embeddings/embed-dbs.ts';
 import { itemText } from './embeddings/embed-source.ts';
 import { VectorCache } from './embeddings/vector-cache.ts';
@@ -27,7 +28,7 @@ import type { SearchPool } from './pool/search-pool.ts';
 import { commit, HIGH, openRawText, openRecallDbs, type RecallEnvironment } from './recall-dbs.ts';
 import { fromDailyRecord, fromLogRecord, fromSessionEntry, toLogRecord, toSessionEntry } from './record-codec.ts';
 import { postingEstimate, rankedDocs } from './search/bm25-query.ts';
-import { hasSessionDocs, docRecord, docRow } from './search/doc-rows.ts';
+import { docRecord, docRow } from './search/doc-rows.ts';
 import { rebuildUserIndex } from './search/rebuild.ts';
 import { deferringIndex } from './search/index-hooks.ts';
 import { isLive } from './search/search-index.ts';
@@ -198,7 +199,7 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
       if (batch.summaries !== undefined) {
         await options.transcripts.append(summaryConversationId(sessionConversationId(userId, batch.summaries.sessionId)), batch.summaries.entries.map(summaryEntry));
       }
-      if (batch.complete === true && !isLive(dbs.search, userId) && hasRows(ctx, userId)) await rebuildUserIndex(ctx, userId);
+      if (batch.complete === true && !isLive(dbs.search, userId) && hasStoredDocs(dbs, userId)) await rebuildUserIndex(ctx, userId);
     }),
     async close() {
       await repaired;
@@ -235,7 +236,7 @@ async function repairAtOpen(ctx: LmdbContext): Promise<void> {
 async function rank(ctx: LmdbContext, userId: string, q: { terms: readonly string[]; filters: RankedFilters; limit: number }): Promise<RankedDoc[]> {
   const { dbs, pool } = ctx;
   if (q.terms.length === 0) return [];
-  if (!isLive(dbs.search, userId) && hasRows(ctx, userId)) await rebuildUserIndex(ctx, userId);
+  if (!isLive(dbs.search, userId) && hasStoredDocs(dbs, userId)) await rebuildUserIndex(ctx, userId);
   const query = { userId, terms: [...q.terms], filters: q.filters, limit: q.limit };
   if (pool && !pool.closed && postingEstimate(dbs.search, userId, q.terms) > ctx.rankPoolThreshold) {
     return pool.run({ kind: 'rank', path: dbs.path, query });
@@ -243,12 +244,6 @@ async function rank(ctx: LmdbContext, userId: string, q: { terms: readonly strin
   return rankedDocs(dbs, query);
 }
 
-function hasRows(ctx: LmdbContext, userId: string): boolean {
-  const { dbs } = ctx;
-  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0 || hasSessionDocs(dbs, userId)) return true;
-  for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return true;
-  return false;
-}
 
 async function nearest(
   ctx: LmdbContext,

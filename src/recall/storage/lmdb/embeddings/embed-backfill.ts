@@ -1,12 +1,12 @@
 import { commit, HIGH, type RecallDbs } from '../recall-dbs.ts';
-import { joinPerUser, storedDocBatches } from '../backfill-walk.ts';
+import { joinPerUser, storedDocBatches } from '../search/backfill-walk.ts';
 import { currentLongTerm } from '../long-term-store.ts';
 import { longTermDoc } from '../../../search/doc-numbers.ts';
 import { longTermLines } from '../../../search/documents.ts';
 import type { ItemKey } from './embed-dbs.ts';
 
 /**
- * The embedding queue's consumer of the backfill walk (backfill-walk.ts): queues what a user
+ * The embedding queue's consumer of the backfill walk (search/backfill-walk.ts): queues what a user
  * stored before their writes queued themselves (embeddings turned on over existing data, an
  * import, an older Mnemo). Every stored document, then each long-term line and current fact,
  * without a vector, a queue entry or a dead letter is queued, a batch of `BACKFILL_BATCH` keys a

@@ -1,6 +1,6 @@
 import { HIGH, type RecallDbs } from '../recall-dbs.ts';
 import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
-import { hasSessionDocs } from '../search/doc-rows.ts';
+import { hasStoredDocs } from '../search/backfill-walk.ts';
 import { longTermLines } from '../../../search/documents.ts';
 import { vectorsChanged, type ItemKey, type ItemKind } from './embed-dbs.ts';
 
@@ -17,8 +17,7 @@ import { vectorsChanged, type ItemKey, type ItemKind } from './embed-dbs.ts';
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (dbs.counters.get([userId, 'embed-live']) === 1) return true;
-  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0 || hasSessionDocs(dbs, userId)) return false;
-  for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return false;
+  if (hasStoredDocs(dbs, userId)) return false;
   for (const _ of dbs.facts.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return false;
   dbs.counters.put([userId, 'embed-live'], 1);
   return true;

@@ -1,7 +1,8 @@
-import { HIGH, type DailyValue, type RecallDbs } from '../recall-dbs.ts';
+import type { DailyValue, RecallDbs } from '../recall-dbs.ts';
 import { indexDailyRow, indexSessionDoc, isLive, reindexLongTerm, setLive, unindexDailyRow, unindexSessionDoc } from './search-index.ts';
 import { embedDailyRowPut, embedDailyRowRemove, embedLongTermChange, embedSessionDocPut, embedSessionDocRemove } from '../embeddings/embed-hooks.ts';
-import { hasSessionDocs, sessionDocKey } from './doc-rows.ts';
+import { sessionDocKey } from './doc-rows.ts';
+import { hasStoredDocs } from './backfill-walk.ts';
 
 /**
  * Where the stores call the index: each hook runs inside the store's own write transaction
@@ -25,11 +26,7 @@ import { hasSessionDocs, sessionDocKey } from './doc-rows.ts';
  */
 function liveOrFresh(dbs: RecallDbs, userId: string): boolean {
   if (isLive(dbs.search, userId)) return true;
-  if (deferring.has(userId)) return false;
-  const noRows = (dbs.counters.get([userId, 'daily-rows']) ?? 0) === 0 && !hasSessionDocs(dbs, userId);
-  let noLongTerm = true;
-  for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) noLongTerm = false;
-  if (!(noRows && noLongTerm)) return false;
+  if (deferring.has(userId) || hasStoredDocs(dbs, userId)) return false;
   setLive(dbs.search, userId);
   return true;
 }

@@ -1,6 +1,6 @@
 import { commit } from '../recall-dbs.ts';
 import type { LmdbContext } from '../lmdb-context.ts';
-import { joinPerUser, storedDocBatches, type DocBatch } from '../backfill-walk.ts';
+import { joinPerUser, storedDocBatches, type DocBatch } from './backfill-walk.ts';
 import { currentLongTerm } from '../long-term-store.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
 import { dailyDoc } from '../../../search/doc-numbers.ts';

@@ -1,26 +1,37 @@
 import type { Key, RangeOptions } from 'lmdb';
-import { HIGH, type RecallDbs } from './recall-dbs.ts';
-import { SESSION_DOC } from './search/search-dbs.ts';
-import { dailyDoc, sessionDoc } from '../../search/doc-numbers.ts';
+import { HIGH, type RecallDbs } from '../recall-dbs.ts';
+import { hasSessionDocs } from './doc-rows.ts';
+import { SESSION_DOC } from './search-dbs.ts';
+import { dailyDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 
 /**
  * The one backfill of the LMDB adapter. What the adapter derives from a user's rows (the ranked
  * index's postings, the embedding queue) is kept by hooks inside every write once the user is
- * live for it (search/index-hooks.ts, embeddings/embed-hooks.ts). What was stored before (by an
+ * live for it (index-hooks.ts, lmdb/embeddings/embed-hooks.ts). What was stored before (by an
  * older Mnemo, a Demo folder import, or before embeddings were turned on) is brought in by this
  * walk over the user's stored documents: the daily rows in key order, then the session
- * documents (session-docs.ts), as batches of keys with their document numbers
- * (search/doc-numbers.ts). Each batch is sought afresh after the last key of the one before,
+ * documents (lmdb/session-docs.ts), as batches of keys with their document numbers
+ * (recall/search/doc-numbers.ts). Each batch is sought afresh after the last key of the one before,
  * so writes may land between batches. The long-term document is one read (`currentLongTerm`).
  *
  * Two consumers, which differ in what they make of a batch:
- * - search/rebuild.ts reads and tokenizes the batch's rows (on the search pool when there is
+ * - rebuild.ts reads and tokenizes the batch's rows (on the search pool when there is
  *   one: the CPU half of a rebuild) and indexes them, in transactions gathered by postings;
- * - embeddings/embed-backfill.ts queues an embedding job per document (keys only: the drain
+ * - lmdb/embeddings/embed-backfill.ts queues an embedding job per document (keys only: the drain
  *   reads the texts), then the user's current facts.
  *
  * Each consumer runs at most once per user at a time in a process (`joinPerUser`).
  */
+
+/**
+ * Whether the user has a document for the walk to find (a daily row, a session document, a
+ * long-term version): a user without one is made live at their first write, with nothing to backfill.
+ */
+export function hasStoredDocs(dbs: Pick<RecallDbs, 'counters' | 'longTerm' | 'search'>, userId: string): boolean {
+  if ((dbs.counters.get([userId, 'daily-rows']) ?? 0) > 0 || hasSessionDocs(dbs, userId)) return true;
+  for (const _ of dbs.longTerm.getKeys({ start: [userId], end: [userId, HIGH], limit: 1 })) return true;
+  return false;
+}
 
 /** A batch of the walk: rows of one kind, in key order. */
 export type DocBatch =
