@@ -3,23 +3,35 @@
  * one run. The turn is `runtime.recall.chat` on the runtime's LMDB memory with the offline model
  * (`fallbackLlm()`, so the model-call span is there too); tracing on is what an application's
  * setup does: a tracer provider with a batch span processor (its exporter drops the spans: the
- * export's own cost is the exporter's, not Mnemo's) and an AsyncLocalStorage context manager.
- * Batches of turns alternate off / on; CPU is `process.cpuUsage()` (user + system) per turn, the
- * ratio is of the medians of the batches.
+ * export's own cost is the exporter's, not Mnemo's) and an AsyncLocalStorage context manager
+ * (test/support/otel.ts).
  *
- *   npx tsx bench/tracing.ts           30 batches of 20 turns per mode
- *   npx tsx bench/tracing.ts --quick   8 batches
+ * Three modes take turns in short rounds: off (nothing registered); the context manager alone
+ * (what any OpenTelemetry setup installs, Mnemo's spans or not); on. One provider and one
+ * context manager are registered and unregistered between batches, so a switch makes no
+ * garbage of its own; the order is reversed every other round, so a drift of the machine or of
+ * the sessions' length falls on each mode alike. A batch is a mode's turns plus the summary jobs
+ * they queued (waited for inside the batch: background work is charged to the mode that caused
+ * it); CPU is `process.cpuUsage()` (user + system, every thread) per turn. The figure is the
+ * median over the rounds of each round's ratio to its own "off" batch: on a shared machine the
+ * other load moves neighbouring batches together, so short rounds, many of them, are steadier
+ * than long ones (the middle half of the rounds' ratios is printed to show the spread).
+ *
+ *   npx tsx bench/tracing.ts           400 rounds of 4 turns per mode
+ *   npx tsx bench/tracing.ts --quick   100 rounds
  */
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { fallbackLlm } from '../src/llm/index.ts';
 import { startRuntime } from '../src/runtime.ts';
 import { median } from './suite/stats.ts';
 import { withTempDir } from './suite/temp-dir.ts';
-import { startTracing } from '../test/support/otel.ts';
+import { AsyncLocalContextManager } from '../test/support/otel.ts';
 
-const BATCHES = process.argv.includes('--quick') ? 8 : 30;
-const TURNS = 20;
+const ROUNDS = process.argv.includes('--quick') ? 100 : 400;
+const TURNS = 4;
+const MODES = ['off', 'context', 'on'] as const;
+type Mode = (typeof MODES)[number];
 
 let exported = 0;
 const dropping: SpanExporter = {
@@ -29,48 +41,47 @@ const dropping: SpanExporter = {
   },
   shutdown: async () => undefined,
 };
+const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping)] });
+const manager = new AsyncLocalContextManager();
+function use(mode: Mode): void {
+  trace.disable();
+  context.disable();
+  if (mode !== 'off') context.setGlobalContextManager(manager);
+  if (mode === 'on') trace.setGlobalTracerProvider(provider);
+}
 
 await withTempDir('tracing', async (dir) => {
   const runtime = await startRuntime({ dataDir: dir, recall: { llm: fallbackLlm({ language: 'en' }), language: 'en' } });
   try {
     let n = 0;
-    const turns = async (): Promise<number> => {
+    let onTurns = 0;
+    const batch = async (mode: Mode): Promise<number> => {
+      use(mode);
       const t0 = process.cpuUsage();
       for (let i = 0; i < TURNS; i++) await runtime.recall.chat({ userId: 'bench', sessionId: `s${n % 50}`, message: `turn ${n++}: I like green tea` });
+      await runtime.recall.summaryIdle();
       const used = process.cpuUsage(t0);
+      if (mode === 'on') onTurns += TURNS;
       return (used.user + used.system) / 1000 / TURNS;
     };
-    /** Tracing on: the context manager of test/support/otel.ts, and (unless `contextOnly`) a batching provider that drops. */
-    const on = (contextOnly = false) => {
-      const tracing = startTracing();
-      trace.disable();
-      const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping)] });
-      if (!contextOnly) trace.setGlobalTracerProvider(provider);
-      return async () => {
-        await provider.shutdown();
-        await tracing.stop();
-      };
-    };
-    await turns(); // warm-up, untraced
-    const stop = on();
-    await turns(); // warm-up, traced
-    await stop();
-    // Three modes in turn: off; the context manager alone (AsyncLocalStorage, what any OTel
-    // setup installs, Mnemo's spans or not); on. The middle one tells the two costs apart.
-    const samples: Record<'off' | 'context' | 'on', number[]> = { off: [], context: [], on: [] };
-    const modes = ['off', 'context', 'on'] as const;
-    for (let b = 0; b < BATCHES; b++) {
-      for (const mode of b % 2 === 0 ? modes : [...modes].reverse()) {
-        const stopTracing = mode === 'off' ? undefined : on(mode === 'context');
-        samples[mode].push(await turns());
-        await stopTracing?.();
-      }
+    for (let i = 0; i < 25; i++) for (const mode of MODES) await batch(mode); // warm-up
+    const samples: Record<Mode, number[]> = { off: [], context: [], on: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) samples[mode].push(await batch(mode));
     }
-    const [mOff, mContext, mOn] = modes.map((m) => median(samples[m])) as [number, number, number];
-    const pct = (x: number) => `${(((x - mOff) / mOff) * 100).toFixed(1)}%`;
-    console.log(`bench/tracing.ts: ${BATCHES} batches of ${TURNS} turns per mode, Node ${process.version}; ${exported} spans exported (${(exported / ((BATCHES + 1) * TURNS)).toFixed(1)} a turn)`);
-    console.log(`CPU per chat turn: tracing off ${mOff.toFixed(3)} ms; context manager alone ${mContext.toFixed(3)} ms (${pct(mContext)}); tracing on ${mOn.toFixed(3)} ms (${pct(mOn)}; Mnemo's spans: ${(((mOn - mContext) / mOff) * 100).toFixed(1)}%)`);
+    await provider.forceFlush();
+    use('off');
+    const ratios = (mode: Mode) => samples[mode].map((x, r) => x / samples.off[r]!).sort((a, b) => a - b);
+    const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%`;
+    const quartiles = (v: number[]) => `${pct(v[Math.floor(v.length / 4)]!)} to ${pct(v[Math.floor((3 * v.length) / 4)]!)}`;
+    const [rContext, rOn] = [median(ratios('context')), median(ratios('on'))];
+    console.log(`bench/tracing.ts: ${ROUNDS} rounds of ${TURNS} turns per mode, Node ${process.version}; ${(exported / onTurns).toFixed(1)} spans a turn`);
+    console.log(`CPU per chat turn (medians): off ${median(samples.off).toFixed(3)} ms, context manager alone ${median(samples.context).toFixed(3)} ms, on ${median(samples.on).toFixed(3)} ms`);
+    console.log(
+      `tracing on vs off: ${pct(rOn)} (middle half of the rounds ${quartiles(ratios('on'))}); the context manager alone: ${pct(rContext)}; Mnemo's spans over it: ${pct(rOn / rContext)}`,
+    );
   } finally {
     await runtime.stop();
+    await provider.shutdown();
   }
 });

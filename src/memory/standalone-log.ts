@@ -7,6 +7,7 @@ import { validateConversationId } from './contract/validate-input.ts';
 import { validateLastId, type ConditionalClear } from './contract/conditional-clear.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
 import { runStep, takeStep, type PendingOp, type Step, type StepContext } from './runtime/write-queue.ts';
+import { withLeafSpan } from '../telemetry/tracing.ts';
 
 /**
  * A `MessageLog` over a `MessageTable` for use outside a runtime: each conversation gets a
@@ -17,7 +18,8 @@ import { runStep, takeStep, type PendingOp, type Step, type StepContext } from '
  * commit. The last ids of the most recently written conversations are remembered (at most
  * `LAST_ID_CACHE` of them), so a conversation written again soon needs no read to number.
  *
- * Every method validates its arguments first (`InvalidInputError`, nothing stored). `close`
+ * An append is one span, `mnemo.memory.append`, from the call until its commit is durable
+ * (telemetry/tracing.ts). Every method validates its arguments first (`InvalidInputError`, nothing stored). `close`
  * refuses new work (`store_closed`), lets pending writes finish, then closes the table.
  */
 export interface ClosableLog extends MessageLog {
@@ -132,8 +134,10 @@ export function createSerialLog(
       checkOpen: ensureOpen,
       get: (c) => table.messages(c),
       append: (c, entries, options) =>
-        new Promise<StoredMessage[]>((resolve, reject) =>
-          enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: { resolve, reject }, onNumbered: options.onNumbered }),
+        withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () =>
+          new Promise<StoredMessage[]>((resolve, reject) =>
+            enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: { resolve, reject }, onNumbered: options.onNumbered }),
+          ),
         ),
       clear: (c) => new Promise<void>((resolve, reject) => enqueue(c, { kind: 'clear', done: { resolve: () => resolve(), reject } })),
       // In the new conversation's lane, which then numbers on from the fork point.

@@ -10,6 +10,9 @@
  *   error's `ErrorRecord` (its `code` as `error.type`, Mnemo's own sentence as the status
  *   message: never a model provider's words, the same rule as for what is stored), and is
  *   rethrown unchanged.
+ * - `withLeafSpan(name, attributes, fn)`: the same for work that starts no span of its own
+ *   (a memory append): the span is a child of the active one but is not made active itself,
+ *   which spares the context switch (an AsyncLocalStorage `run`) that nesting would need.
  * - `tracedStream`: the same for an async iterable: the span lasts from the first `next()` to
  *   the end of the iteration (a consumer's early `return()` ends it too, without an error).
  * - Background work that a turn caused but that outlives it (a summary, an extraction job)
@@ -30,7 +33,7 @@
  * there (checked at each call, so a provider registered after Mnemo started is seen), the API
  * is loaded with `require` (synchronous: spans start inside synchronous code) and used as before.
  */
-import type { Attributes, Link, Span, SpanContext, SpanKind, SpanOptions, SpanStatusCode } from '@opentelemetry/api';
+import type { Attributes, Link, Span, SpanContext, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { errorRecord } from '../errors.ts';
 import { requireHere } from '../module-location.ts';
 import { mnemoVersion } from '../version.ts';
@@ -82,20 +85,36 @@ export interface WithSpanOptions {
 }
 
 export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T> | T, options: WithSpanOptions = {}): Promise<T> {
-  const run = async (span: Span): Promise<T> => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      failSpan(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  };
   const o = otel();
-  if (o === undefined) return run(NOOP_SPAN);
-  const spanOptions: SpanOptions = { attributes, ...options };
-  return tracerOf(o).startActiveSpan(name, spanOptions, run);
+  if (o === undefined) return settled(NOOP_SPAN, fn);
+  return tracerOf(o).startActiveSpan(name, { attributes, ...options }, (span) => settled(span, fn));
+}
+
+export function withLeafSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
+  const o = otel();
+  return settled(o === undefined ? NOOP_SPAN : tracerOf(o).startSpan(name, { attributes }), fn);
+}
+
+/** `fn`'s outcome, `span` ended when it settles (marked failed on a failure); no wrapper at all for the no-op span. */
+function settled<T>(span: Span, fn: (span: Span) => Promise<T> | T): Promise<T> {
+  let result: Promise<T>;
+  try {
+    result = Promise.resolve(fn(span));
+  } catch (error) {
+    result = Promise.reject(error);
+  }
+  if (span === NOOP_SPAN) return result;
+  return result.then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      span.end();
+      throw error;
+    },
+  );
 }
 
 /** Marks `span` failed with `error`'s code and Mnemo's own sentence for it. */

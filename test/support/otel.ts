@@ -8,7 +8,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
  * `AsyncLocalStorageContextManager`, in a few lines: that package is not installed), both
  * registered globally. `stop()` unregisters them.
  */
-class AsyncLocalContextManager implements ContextManager {
+export class AsyncLocalContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
   active(): Context {
     return this.storage.getStore() ?? ROOT_CONTEXT;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { openAICompatible } from '../../src/llm/openai-compatible.ts';
+import { createInMemoryStore } from '../../src/memory/in-memory/in-memory-store.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 import { startTracing, type Tracing } from '../support/otel.ts';
@@ -43,7 +44,7 @@ describe('OpenTelemetry traces', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('makes a chat turn one trace: model calls with GenAI attributes, the tool call, the appends and commits', async () => {
+  it('makes a chat turn one trace: model calls with GenAI attributes, the tool call, the appends through their commits', async () => {
     tracing.exporter.reset();
     await runtime.recall.chat({ userId: 'u1', sessionId: 's1', message: 'coffee preferences please' });
     const [turn] = named('invoke_agent mnemo');
@@ -74,9 +75,12 @@ describe('OpenTelemetry traces', () => {
 
     const appends = named('mnemo.memory.append').filter((s) => s.spanContext().traceId === traceId);
     expect(appends).toHaveLength(2);
-    for (const append of appends) expect(parentOf(append)).toBe(turn!.spanContext().spanId);
-    const commits = named('mnemo.memory.commit').filter((s) => s.spanContext().traceId === traceId);
-    expect(commits.map(parentOf).sort()).toEqual(appends.map((a) => a.spanContext().spanId).sort());
+    for (const append of appends) {
+      expect(parentOf(append)).toBe(turn!.spanContext().spanId);
+      expect(append.attributes).toEqual({ 'mnemo.memory.messages': 1 });
+    }
+    // One span an append, its commit included: no span of the commit on its own.
+    expect(spans().filter((s) => s.name !== 'mnemo.memory.append' && s.name.startsWith('mnemo.memory'))).toEqual([]);
     // No message text and no user id on any span.
     for (const s of spans()) expect(JSON.stringify(s.attributes)).not.toMatch(/coffee|u1/);
   });
@@ -95,6 +99,20 @@ describe('OpenTelemetry traces', () => {
       expect(job!.spanContext().traceId, name).not.toBe(turn.traceId);
       expect(job!.links.map((l) => l.context.spanId), name).toEqual([turn.spanId]);
     }
+  });
+
+  it('traces an append to a standalone store, nested in the active span', async () => {
+    tracing.exporter.reset();
+    const store = createInMemoryStore();
+    const tracer = trace.getTracer('test');
+    await tracer.startActiveSpan('caller', async (caller) => {
+      await store.add('c1', [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }]);
+      caller.end();
+    });
+    const [append] = named('mnemo.memory.append');
+    expect(append!.attributes).toEqual({ 'mnemo.memory.messages': 2 });
+    expect(parentOf(append!)).toBe(named('caller')[0]!.spanContext().spanId);
+    await store.close();
   });
 
   it('traces a ranked search with what it found', async () => {

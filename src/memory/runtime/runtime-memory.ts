@@ -4,20 +4,21 @@ import type { StorageSlot } from './storage-slot.ts';
 import { validatedLog } from '../contract/validated-log.ts';
 import { validateLastId, type ConditionalClear } from '../contract/conditional-clear.ts';
 import { validateConversationId } from '../contract/validate-input.ts';
-import { withSpan } from '../../telemetry/tracing.ts';
+import { withLeafSpan } from '../../telemetry/tracing.ts';
 
 /**
  * `runtime.memory`: the runtime's store as a `MessageLog`. Arguments are validated here, at
  * the boundary. Writes (`add`, `append`, `clear`, `fork`: the new conversation's) go through the conversation's actor, via the
  * router; they resolve once committed and flushed. Reads go straight to the store's table
  * (waiting only while the store itself restarts), and see every write that has resolved.
+ * An append is one span, `mnemo.memory.append`, from the call until its commit is durable.
  */
 export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): MessageLog & ConditionalClear {
   const table = () => slot.current() ?? slot.whenTable();
   const log = validatedLog({
     checkOpen() {},
     get: async (c) => (await table()).messages(c),
-    append: (c, entries, options) => withSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options)),
+    append: (c, entries, options) => withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options)),
     clear: (c) => router.clear(c),
     fork: (source, at, newId) => router.fork(newId, source, at),
     range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),

@@ -107,8 +107,10 @@ export class WriteLane {
     this.context.lastId = lastId;
     this.step = undefined;
     this.inFlight = undefined;
-    // The next step serves whoever queued meanwhile: not a child of the caller that began this one.
-    detached(() => this.next());
+    // The next step serves whoever queued meanwhile: not a child of the caller that began this
+    // one (a table's own instrumentation, e.g. the pg driver's, would nest its spans there).
+    if (this.queue.length === 0) this.next();
+    else detached(() => this.next());
   }
 
   // The owner crashes with it; whoever waits for idle goes with the owner.

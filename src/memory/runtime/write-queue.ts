@@ -5,7 +5,6 @@ import type { CheckedEntry } from '../contract/validate-input.ts';
 import { isoWithOffset, type WallClock } from '../../wall-clock.ts';
 import { keyIsLive, type KeyRecord } from '../contract/idempotency.ts';
 import { ForkError } from '../contract/fork.ts';
-import { withSpan } from '../../telemetry/tracing.ts';
 
 /**
  * The write path of one conversation, shared by the standalone `SerialLog`, the conversation
@@ -133,10 +132,6 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
 
 /** Numbers `ops` after the last id and writes them (with their keys) as one batch. */
 function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
-  return withSpan('mnemo.memory.commit', { 'mnemo.memory.appends': ops.length }, () => commitBatch(ops, ctx));
-}
-
-function commitBatch(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
   const { conversationId: c, lastId } = ctx;
   let write: Promise<StoredMessage[]>;
   let records: StoredMessage[];
