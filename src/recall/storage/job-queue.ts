@@ -22,7 +22,7 @@ import type { ErrorRecord } from '../../errors.ts';
  *   (`retryInMs`) or moves it to the dead letters (kept with the error, listed, re-queued by
  *   `requeueDead`, removed by `purgeDead`). Both are no-ops for a lease no longer held.
  * - RECURRING jobs (the retention sweep) are started by `schedule`, which every process may
- *   call (the first one queues it, later ones change nothing), and kept by `reschedule`, which
+ *   call (the first one queues it, later ones only make it due sooner), and kept by `reschedule`, which
  *   hands the next round its payload instead of removing the job: one job, so one round at a
  *   time whichever process leases it.
  * - Errors stored with a job are Mnemo's own sentences and codes, never a provider's text.
@@ -170,9 +170,10 @@ export interface JobQueue {
   /** Drops dead letters that died before `before` (ISO); how many. */
   purgeDead(kind: JobKind, before: string): Promise<number>;
   /**
-   * Queues `job` due `inMs` from now (the store's clock) unless it is queued already, when
-   * nothing changes (its payload, due time and lease stay): a recurring job's start, which
-   * every process running it may call.
+   * Queues `job` due `inMs` from now (the store's clock) unless it is queued already; a queued
+   * one keeps its payload and lease and is only made due sooner, if `inMs` from now is sooner
+   * than its due time. A recurring job's start, which every process running it may call (with
+   * its period: a no-op once it runs), and its "run the next round now" (with 0).
    */
   schedule(job: NewJob, inMs: number): Promise<void>;
   /**

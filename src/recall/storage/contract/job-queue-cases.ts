@@ -159,7 +159,7 @@ export function describeJobQueueCases(make: MakeRecallStore): void {
     );
 
     it(
-      'a recurring job: schedule queues it once, reschedule keeps it with the next payload',
+      'a recurring job: schedule queues it once (later calls only make it due sooner), reschedule keeps it with the next payload',
       run(async ({ store, pass }) => {
         const sweep = (conversations?: string): NewJob => ({ kind: 'sweep', userId: '', payload: conversations === undefined ? {} : { conversations } });
         await store.jobs.schedule(sweep(), 0);
@@ -172,11 +172,14 @@ export function describeJobQueueCases(make: MakeRecallStore): void {
         await store.jobs.fail(round!, errorOf('storage down'), 0);
         const [retried] = await leaseAll(store, 'sweep');
         expect(retried).toMatchObject({ attempts: 1, payload: {} });
-        await store.jobs.reschedule(retried!, { conversations: 'c9' }, SHORT_MS);
+        await store.jobs.reschedule(retried!, { conversations: 'c9' }, LONG_MS);
         await store.jobs.reschedule(round!, { conversations: 'stale' }, 0); // a lost lease: nothing
         expect(await leaseAll(store, 'sweep')).toEqual([]);
-        const wait = (await store.jobs.nextDue('sweep'))!;
-        expect(wait).toBeLessThanOrEqual(SHORT_MS);
+        expect(await store.jobs.nextDue('sweep')).toBeGreaterThan(SHORT_MS);
+        await store.jobs.schedule(sweep('ignored'), LONG_MS); // not sooner: nothing changes
+        expect(await store.jobs.nextDue('sweep')).toBeGreaterThan(SHORT_MS);
+        await store.jobs.schedule(sweep('ignored'), SHORT_MS); // sooner: due then, its payload kept
+        expect(await store.jobs.nextDue('sweep')).toBeLessThanOrEqual(SHORT_MS);
         await pass(SHORT_MS);
         const [next] = await leaseAll(store, 'sweep');
         expect(next).toMatchObject({ payload: { conversations: 'c9' }, attempts: 0 });

@@ -246,27 +246,32 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
       const key = jobKey(job);
       const at = now();
       const table = tables[job.kind];
-      const queued = await commit(dbs, () => {
-        if (table.get(job.userId, key) !== undefined) return false;
-        table.put({ kind: job.kind, userId: job.userId, key, payload: job.payload, queuedAt: new Date(at).toISOString(), attempts: 0, nextAt: new Date(at + Math.max(0, inMs)).toISOString() } as Job);
+      const dueMs = at + Math.max(0, inMs);
+      const nextAt = new Date(dueMs).toISOString();
+      // A queued one keeps its payload and lease; only its due time may move sooner.
+      const moved = await commit(dbs, () => {
+        const stored = table.get(job.userId, key);
+        if (stored === undefined) table.put({ kind: job.kind, userId: job.userId, key, payload: job.payload, queuedAt: new Date(at).toISOString(), attempts: 0, nextAt } as Job);
+        else if ((stored.nextAt === undefined ? Date.parse(stored.queuedAt) : Date.parse(stored.nextAt)) > dueMs) table.put({ ...stored, nextAt });
+        else return false;
         return true;
       });
-      if (queued) indexOf(job.kind).set(id(job.kind, job.userId, key), at + Math.max(0, inMs), job.userId);
+      if (moved) indexOf(job.kind).set(id(job.kind, job.userId, key), dueMs, job.userId);
     },
     async reschedule(job, payload, inMs) {
       const jobId = id(job.kind, job.userId, job.key);
       if (leases.get(jobId)?.token !== job.token) return;
-      const dueAt = now() + Math.max(0, inMs);
+      const dueMs = now() + Math.max(0, inMs);
       const table = tables[job.kind];
       const kept = await commit(dbs, () => {
         const stored = table.get(job.userId, job.key);
         if (stored === undefined) return false;
         const { lastError: _e, ...rest } = stored;
-        table.put({ ...rest, payload, attempts: 0, nextAt: new Date(dueAt).toISOString() } as Job);
+        table.put({ ...rest, payload, attempts: 0, nextAt: new Date(dueMs).toISOString() } as Job);
         return true;
       });
       leases.delete(jobId);
-      if (kept) due[job.kind]?.set(jobId, dueAt, job.userId);
+      if (kept) due[job.kind]?.set(jobId, dueMs, job.userId);
     },
     async purgeDead(kind, before) {
       const table = tables[kind];

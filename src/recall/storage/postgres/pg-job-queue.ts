@@ -230,11 +230,11 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
       return n;
     },
     async schedule(job, inMs) {
-      // Kept as it is when queued: its payload (a walk's cursor), due time and lease stay.
+      // A queued one keeps its payload (a walk's cursor) and lease; only its due time may move sooner.
       await ctx.read(
         `WITH queued AS (
-           INSERT INTO ${s}.recall_jobs (kind, user_id, key, payload, queued_at, next_at) VALUES ($1, $2, $3, $4::json, now(), now() + $5 * interval '1 millisecond')
-           ON CONFLICT (kind, user_id, key) DO NOTHING RETURNING 1
+           INSERT INTO ${s}.recall_jobs AS j (kind, user_id, key, payload, queued_at, next_at) VALUES ($1, $2, $3, $4::json, now(), now() + $5 * interval '1 millisecond')
+           ON CONFLICT (kind, user_id, key) DO UPDATE SET next_at = LEAST(COALESCE(j.next_at, j.queued_at), EXCLUDED.next_at) RETURNING 1
          )
          SELECT pg_notify($6, $1) FROM queued`,
         [job.kind, job.userId, jobKey(job), JSON.stringify(job.payload), Math.max(0, inMs), channel],

@@ -46,7 +46,8 @@ import { USER_TABLES } from './recall-schema.ts';
  * - RANKING: BM25 as search/bm25.ts (pg-ranked-index.ts), cosine in JS (pg-vectors.ts, with
  *   the seam for pgvector). Keyword scans page newest first and match in JS.
  *
- * What it does not do (LMDB only): online compaction, the retention sweep, the search pool.
+ * What it does not do (LMDB only): online compaction, the search pool. (The retention sweep
+ * runs on PostgreSQL as a job of this store's queue: src/retention/.)
  */
 export type PostgresRecallStoreOptions = (
   | {
