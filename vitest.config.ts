@@ -9,11 +9,17 @@ import { defineConfig } from 'vitest/config';
 const RECALL_ON_POSTGRES = [
   'chat-idempotency',
   'chat-stream',
+  'chat-turn',
   'concurrency',
+  'daily-mirror',
+  'demo-folder',
   'demo-rules',
+  'embeddings',
+  'facts',
   'language',
   'long-term-memory',
   'memory-tools',
+  'ranked-search',
   'recall-limits',
   'recall-search',
   'record-turn',
@@ -21,6 +27,7 @@ const RECALL_ON_POSTGRES = [
   'search-page',
   'search-route',
   'session-summary',
+  'user-erasure',
   'user-isolation',
 ].map((name) => `test/recall/${name}.test.ts`);
 
