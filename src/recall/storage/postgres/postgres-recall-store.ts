@@ -255,8 +255,10 @@ async function appendTurn(ctx: PgContext, queue: PgJobQueue, a: TurnAppend, guar
     const [records] = (await ctx.log.append(client, [{ conversationId, entries: a.entries, key: a.idempotencyKey }])) as [StoredMessage[]];
     const side = a.with(records);
     for (const row of side.daily) {
-      // A retried keyed append: its rows' mirrors are there already.
-      if (row.sessionMessageId === null || (await mirrored(ctx, client, userId, sessionId, row.sessionMessageId))) continue;
+      // A retried keyed append: its rows' mirrors are there already. (Only then: rows of a
+      // transcript cleared behind recall's back are numbered from 1 again, and are new.)
+      if (row.sessionMessageId === null) continue;
+      if (a.idempotencyKey !== undefined && (await mirrored(ctx, client, userId, sessionId, row.sessionMessageId))) continue;
       const { id: _id, ...fresh } = row;
       await putDaily(ctx, queue, client, userId, fresh, after);
     }
