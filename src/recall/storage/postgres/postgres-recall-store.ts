@@ -306,7 +306,13 @@ async function forkSession(ctx: PgContext, userId: string, f: { sourceId: string
 
 async function deleteSession(ctx: PgContext, userId: string, sessionId: string, ifLastId: number | undefined): Promise<'deleted' | 'missing' | 'changed'> {
   return ctx.tx(async (client) => {
-    await lockUser(ctx, client, userId);
+    if (ifLastId === undefined) await lockUser(ctx, client, userId);
+    else {
+      // The retention sweep's form: a user with no row (never written, or erased since the
+      // sweep read the session) has no session to delete, and gets no row from it.
+      const { rowCount } = await client.query(`SELECT 1 FROM ${ctx.s}.recall_users WHERE user_id = $1 FOR UPDATE`, [userId]);
+      if (rowCount === 0) return 'missing';
+    }
     const conversationId = sessionConversationId(userId, sessionId);
     const entry = await sessionIn(ctx, client, userId, sessionId);
     // Locked: an append to the transcript (through the runtime's memory, say) cannot slip in
