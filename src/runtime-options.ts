@@ -82,7 +82,7 @@ export interface RuntimeOptions {
   /**
    * Retention of idle conversations (retention-sweep.ts): a supervised sweeper clears each
    * conversation (and deletes each recall session) with no append for `idleTtlMs`, or for its
-   * own TTL (`runtime.retention.setTtl`, LMDB only). LMDB or PostgreSQL storage (with recall: the
+   * own TTL (`runtime.retention.setTtl`). LMDB or PostgreSQL storage (with recall: the
    * sweep is a job of its queue, run by one process of many at a time). Default: off, nothing expires.
    */
   retention?: RetentionOptions | false;

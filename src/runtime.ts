@@ -133,7 +133,8 @@ export const HEALTH_DB = 'mnemo_health';
 /**
  * Per-conversation TTLs and the retention sweep (`runtime.retention`). The sweep runs on LMDB
  * and PostgreSQL (there as one job of recall's queue, so one runtime of many runs each round);
- * per-conversation TTLs are LMDB's: `setTtl`/`getTtl` reject with `invalid_option` otherwise.
+ * per-conversation TTLs too (in LMDB's environment, or PostgreSQL's schema): `setTtl`/`getTtl`
+ * reject with `invalid_option` on other storage.
  */
 export interface RuntimeRetention {
   /**
@@ -271,11 +272,14 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
             })
           : [];
   // Loaded only on PostgreSQL, as the recall adapter is.
-  const postgresRetention = retentionChecked !== undefined && postgresTranscripts !== undefined ? (await import('./retention/postgres-retention.ts')).postgresRetentionStorage : undefined;
-  const ttls = conversationTtls(
-    () => lmdbOnly(storage).root,
-    () => lmdbOnly(storage).path,
-  );
+  const postgresRetention = postgresTranscripts !== undefined ? await import('./retention/postgres-retention.ts') : undefined;
+  const ttls: TtlOverrides =
+    postgresRetention !== undefined && postgresTranscripts !== undefined
+      ? postgresRetention.postgresTtls(postgresTranscripts)
+      : conversationTtls(
+          () => lmdbOnly(storage).root,
+          () => lmdbOnly(storage).path,
+        );
   if (retentionChecked !== undefined && storage.kind !== 'lmdb' && postgresTranscripts === undefined) {
     throw new InvalidInputError('invalid_option', 'retention needs LMDB or PostgreSQL storage', { option: 'retention' });
   }
@@ -288,9 +292,11 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
           rounds: () => {
             const sweep = createRetentionSweep(
               {
-                storage: postgresTranscripts !== undefined ? postgresRetention!(postgresTranscripts) : lmdbRetentionStorage(() => lmdbOnly(storage).root, memory),
-                // Per-conversation TTLs are LMDB's (none on PostgreSQL: every conversation has `idleTtlMs`).
-                ttls: postgresTranscripts !== undefined ? NO_TTL_OVERRIDES : ttls,
+                storage:
+                  postgresRetention !== undefined && postgresTranscripts !== undefined
+                    ? postgresRetention.postgresRetentionStorage(postgresTranscripts)
+                    : lmdbRetentionStorage(() => lmdbOnly(storage).root, memory),
+                ttls,
                 deleteSession: recall.length === 0 ? undefined : (u, s, ifLastId) => recallHandle.deleteSession(u, s, { ifLastId }),
               },
               { idleTtlMs: retentionChecked.idleTtlMs, perTick: retentionChecked.perTick, clock: retentionChecked.clock ?? wallClock },
@@ -373,16 +379,20 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       return { tree, storage: 'open', writable: false, error: typeof code === 'string' ? code : String((error as Error).message ?? error) };
     }
   };
+  /** Per-conversation TTLs live in LMDB's environment or PostgreSQL's schema. */
+  const ttlStorage = () => {
+    if (postgresTranscripts === undefined) lmdbOnly(storage);
+  };
   return {
     ...parts,
     recall: recallHandle,
     retention: {
       setTtl: async (c, ms) => {
-        lmdbOnly(storage);
+        ttlStorage();
         return ttls.set(c, ms);
       },
       getTtl: async (c) => {
-        lmdbOnly(storage);
+        ttlStorage();
         return ttls.get(c);
       },
       sweep: async () => {
@@ -420,7 +430,7 @@ function withoutStoreOptions(options: RuntimeRecallOptions): Omit<RecallOptions,
 }
 
 function lmdbOnly(storage: RuntimeStorage): Extract<RuntimeStorage, { kind: 'lmdb' }> {
-  if (storage.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'per-conversation TTLs need LMDB storage', { option: 'storage' });
+  if (storage.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'per-conversation TTLs need LMDB storage, or PostgreSQL with recall', { option: 'storage' });
   return storage;
 }
 
@@ -430,8 +440,6 @@ function looksLikePostgresStore(store: MessageLog): boolean {
   return typeof s.schema === 'string' && typeof s.migrate === 'function' && typeof s.eraseConversations === 'function';
 }
 
-/** PostgreSQL has no per-conversation TTLs: every conversation has `idleTtlMs`. */
-const NO_TTL_OVERRIDES: TtlOverrides = { get: () => undefined, set: async () => {} };
 /** A sweep round's lease on a shared database: a process killed mid-round holds the sweep this long. */
 const SWEEP_LEASE_MS = 5 * 60_000;
 

@@ -2,7 +2,9 @@ import type { PostgresStore } from '../memory/postgres/index.ts';
 import { postgresStoreInternals } from '../memory/postgres/postgres-store.ts';
 import { summaryConversationId } from '../provider/summary-record.ts';
 import { createPgContext } from '../recall/storage/postgres/pg-recall-context.ts';
-import type { RetentionStorage } from './retention-sweep.ts';
+import { InvalidInputError } from '../errors.ts';
+import { validateConversationId } from '../memory/contract/validate-input.ts';
+import type { RetentionStorage, TtlOverrides } from './retention-sweep.ts';
 
 /**
  * The retention sweep's storage (retention-sweep.ts) on PostgreSQL, over the message store's
@@ -45,6 +47,38 @@ export function postgresRetentionStorage(transcripts: PostgresStore): RetentionS
         after === undefined ? [limit] : [limit, after[0], after[1]],
       );
       return rows.map((r) => [r.user_id, r.session_id]);
+    },
+  };
+}
+
+/**
+ * Per-conversation TTLs on PostgreSQL: `conversation_ttl` of the message store's schema (a row:
+ * ms, or NULL for never; no row: `idleTtlMs`), erased with their conversation (the store's
+ * erasure deletes them with its other rows), and removed by the sweep when it clears one.
+ */
+export function postgresTtls(transcripts: PostgresStore): TtlOverrides {
+  const internals = postgresStoreInternals(transcripts);
+  if (internals === undefined) throw new TypeError('postgresTtls needs a store made by createPostgresStore');
+  const ctx = createPgContext(internals, false);
+  return {
+    async get(conversationId) {
+      const rows = await ctx.read<{ ttl_ms: string | null }>(`SELECT ttl_ms FROM ${ctx.s}.conversation_ttl WHERE conversation_id = $1`, [validateConversationId(conversationId)]);
+      return rows[0] === undefined ? undefined : rows[0].ttl_ms === null ? null : Number(rows[0].ttl_ms);
+    },
+    async set(conversationId, ms) {
+      const c = validateConversationId(conversationId);
+      if (ms !== undefined && ms !== null && !(Number.isSafeInteger(ms) && ms > 0)) {
+        throw new InvalidInputError('invalid_option', `a TTL is a positive integer of ms, null (never) or undefined (the default), got ${String(ms)}`, {
+          option: 'ttl',
+        });
+      }
+      if (ms === undefined) await ctx.read(`DELETE FROM ${ctx.s}.conversation_ttl WHERE conversation_id = $1`, [c]);
+      else {
+        await ctx.read(
+          `INSERT INTO ${ctx.s}.conversation_ttl (conversation_id, ttl_ms) VALUES ($1, $2) ON CONFLICT (conversation_id) DO UPDATE SET ttl_ms = EXCLUDED.ttl_ms`,
+          [c, ms],
+        );
+      }
     },
   };
 }

@@ -107,9 +107,31 @@ describe('retention on PostgreSQL: the sweep as a job', () => {
     expect(await count(schema, 'messages', `conversation_id LIKE 'session/erin/%'`, [])).toBe(0);
   });
 
-  it('per-conversation TTLs stay LMDB’s: setTtl on PostgreSQL is refused with invalid_option', async () => {
+  it('a conversation’s own TTL, set in one runtime, rules the sweep in another; it goes with its conversation and its user', async () => {
     const schema = pg.schema('retention_ttl');
-    const [a] = await runtimesOn(schema, 1, manualClock(), { sweepEveryMs: 24 * HOUR });
-    await expect(a!.retention.setTtl('c', HOUR)).rejects.toMatchObject({ code: 'invalid_option', details: { option: 'storage' } });
+    const clock = manualClock();
+    const [a, b] = await runtimesOn(schema, 2, clock, { sweepEveryMs: 24 * HOUR });
+    for (const c of ['default', 'longer', 'shorter', 'never']) await a!.memory.add(c, msg(c));
+    await a!.retention.setTtl('longer', 10 * HOUR);
+    await a!.retention.setTtl('shorter', 60_000);
+    await a!.retention.setTtl('never', null);
+    expect(await b!.retention.getTtl('longer')).toBe(10 * HOUR);
+    expect(await b!.retention.getTtl('never')).toBeNull();
+    expect(await b!.retention.getTtl('default')).toBeUndefined();
+    await expect(b!.retention.setTtl('x', 0)).rejects.toMatchObject({ code: 'invalid_option' });
+    clock.advance(2 * 60_000);
+    expect((await b!.retention.sweep()).cleared).toEqual(['shorter']);
+    clock.advance(2 * HOUR);
+    expect((await a!.retention.sweep()).cleared).toEqual(['default']);
+    clock.advance(100 * HOUR);
+    expect((await b!.retention.sweep()).cleared).toEqual(['longer']);
+    expect(await a!.memory.get('never')).toEqual(msg('never'));
+    // A cleared conversation's own TTL goes with it; a user's erasure takes their sessions' TTLs.
+    expect(await a!.retention.getTtl('longer')).toBeUndefined();
+    await a!.recall.chat({ userId: 'erin', sessionId: 's', message: 'hello' });
+    await a!.retention.setTtl(sessionConversationId('erin', 's'), null);
+    await b!.recall.eraseUser('erin');
+    expect(await a!.retention.getTtl(sessionConversationId('erin', 's'))).toBeUndefined();
+    expect(await count(schema, 'conversation_ttl', 'true', [])).toBe(1); // 'never'
   });
 });
