@@ -2,18 +2,32 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The recall suites that reach the layered memory only through its storage port (the
- * `openRecall` fixture, the public API), run a second time on the PostgreSQL adapter. The
- * others test the LMDB adapter itself (its databases, crash repair, the search pool), or make
- * their own stores.
+ * `openRecall` fixture, the public API), run a second time on the PostgreSQL adapter. Inside
+ * them, a case of the LMDB adapter itself is `itLmdb` (skipped there). The recall suites not
+ * listed test the LMDB adapter itself, or no store at all:
+ * - crash repair, by killing real processes on a data directory: chat-kill, daily-repair-kill,
+ *   embeddings-kill, first-turn-kill, summary-kill (PostgreSQL's kills: test/postgres/
+ *   recall-processes, server-fleet);
+ * - its search: the pool's worker threads (search-pool), the raw-text prefilter of its scans
+ *   (search-scan), its index format and pending log beside the tokenizer's pure cases
+ *   (search-index);
+ * - its store over a running runtime's environment and pool (on-runtime);
+ * - its conformance run (store-contract; PostgreSQL's: test/postgres/recall-store-contract).
  */
 const RECALL_ON_POSTGRES = [
   'chat-idempotency',
   'chat-stream',
+  'chat-turn',
   'concurrency',
+  'daily-mirror',
+  'demo-folder',
   'demo-rules',
+  'embeddings',
+  'facts',
   'language',
   'long-term-memory',
   'memory-tools',
+  'ranked-search',
   'recall-limits',
   'recall-search',
   'record-turn',
@@ -21,6 +35,7 @@ const RECALL_ON_POSTGRES = [
   'search-page',
   'search-route',
   'session-summary',
+  'user-erasure',
   'user-isolation',
 ].map((name) => `test/recall/${name}.test.ts`);
 

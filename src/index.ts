@@ -43,7 +43,7 @@ export { startRuntime } from './runtime.ts';
 export type { Runtime, RuntimeOptions, RuntimeParts, RuntimeRecallOptions, RuntimeRetention, RuntimeStorage, RuntimeHealth } from './runtime.ts';
 export type { WriteObserver } from './memory/runtime/write-queue.ts';
 export type { OnlineCompactionReport } from './memory/runtime/online-compaction.ts';
-export type { RetentionOptions, SweepReport } from './retention-sweep.ts';
+export type { RetentionOptions, SweepReport } from './retention/retention-sweep.ts';
 export { compactDataDir, type CompactionReport, type CompactionOptions } from './memory/lmdb/lmdb-environment.ts';
 export type { CopyMethod } from './memory/lmdb/compacting-copy.ts';
 export { defaultMemory } from './memory/runtime/default-memory.ts';

@@ -11,7 +11,7 @@ import type { LmdbEnvironmentOptions } from './memory/lmdb/lmdb-environment.ts';
 import type { WriteObserver } from './memory/runtime/write-queue.ts';
 import { systemWallClock, type WallClock } from './wall-clock.ts';
 import type { ChildSpec, Clock } from './otp/index.ts';
-import { resolveRetentionOptions, type RetentionOptions } from './retention-sweep.ts';
+import { resolveRetentionOptions, type RetentionOptions } from './retention/retention-sweep.ts';
 import type { RecallOptions } from './recall/recall-api.ts';
 import type { SearchPoolOptions } from './recall/storage/lmdb/pool/search-pool.ts';
 import type { RuntimeParts } from './runtime-parts.ts';
@@ -82,7 +82,8 @@ export interface RuntimeOptions {
   /**
    * Retention of idle conversations (retention-sweep.ts): a supervised sweeper clears each
    * conversation (and deletes each recall session) with no append for `idleTtlMs`, or for its
-   * own TTL (`runtime.retention.setTtl`). LMDB storage only. Default: off, nothing expires.
+   * own TTL (`runtime.retention.setTtl`). LMDB or PostgreSQL storage (with recall: the
+   * sweep is a job of its queue, run by one process of many at a time). Default: off, nothing expires.
    */
   retention?: RetentionOptions | false;
   /** More children for the root, after the memory and recall (HTTP server, ...). */
@@ -136,7 +137,11 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   const storage = storageChoice(options.storage ?? 'lmdb');
   const retentionOption = options.retention ?? false;
   const retention = retentionOption === false ? undefined : { ...resolveRetentionOptions(retentionOption), ...(retentionOption.clock === undefined ? {} : { clock: retentionOption.clock }) };
-  if (retention !== undefined && storage.kind !== 'lmdb') throw invalid('retention', 'retention needs LMDB storage');
+  // A custom store is checked by startRuntime (a PostgreSQL one is told by its internals).
+  if (retention !== undefined && storage.kind === 'memory') throw invalid('retention', 'retention needs LMDB or PostgreSQL storage');
+  if (retention !== undefined && storage.kind !== 'lmdb' && options.recall === false) {
+    throw invalid('retention', "retention on PostgreSQL needs recall: its sweep is a job of recall's job queue");
+  }
   return {
     name,
     dataDir: options.dataDir ?? DEFAULT_DATA_DIR,

@@ -49,7 +49,9 @@ import { ENVIRONMENT_ID, environmentHolderName, rootName, rootSpec } from '../su
 import { recallChildren } from '../supervisors/recall.ts';
 import { retentionChildren, retentionSweeperName } from '../supervisors/retention-sup.ts';
 import { conversationTtls } from './memory/lmdb/conversation-ttl.ts';
-import { createRetentionSweep, type SweepReport } from './retention-sweep.ts';
+import { lmdbRetentionStorage } from './retention/lmdb-retention.ts';
+import { createRetentionSweep, type SweepCursor, type SweepReport, type TtlOverrides } from './retention/retention-sweep.ts';
+import { localRounds, queuedRounds } from './retention/sweep-rounds.ts';
 import { resolveRuntimeOptions, type RuntimeOptions, type RuntimeRecallOptions } from './runtime-options.ts';
 import type { Recall, RecallOptions } from './recall/recall-api.ts';
 
@@ -57,6 +59,7 @@ export type { RuntimeOptions, RuntimeRecallOptions } from './runtime-options.ts'
 export type { RuntimeParts, RuntimeStorage } from './runtime-parts.ts';
 import type { RuntimeParts, RuntimeStorage } from './runtime-parts.ts';
 import { createLmdbRecallStore } from './recall/storage/lmdb/lmdb-recall-store.ts';
+import type { RecallStore } from './recall/storage/recall-store.ts';
 import { resolveEmbeddingsOptions } from './recall/embeddings/embeddings-options.ts';
 import { supervisedRecall, type SupervisedRecall } from './recall/supervised-recall.ts';
 import { RecallUnavailableError } from './recall/recall-errors.ts';
@@ -128,8 +131,10 @@ export interface RuntimeHealth {
 export const HEALTH_DB = 'mnemo_health';
 
 /**
- * Per-conversation TTLs and the retention sweep (`runtime.retention`). LMDB storage only:
- * `invalid_option` otherwise.
+ * Per-conversation TTLs and the retention sweep (`runtime.retention`). The sweep runs on LMDB
+ * and PostgreSQL (there as one job of recall's queue, so one runtime of many runs each round);
+ * per-conversation TTLs too (in LMDB's environment, or PostgreSQL's schema): `setTtl`/`getTtl`
+ * reject with `invalid_option` on other storage.
  */
 export interface RuntimeRetention {
   /**
@@ -151,7 +156,7 @@ export interface RuntimeRetention {
  * store. Resolves once the tree runs. One process per LMDB data directory.
  *
  * @throws `InvalidInputError` `invalid_option` for a bad `idleMs`, `maxLiveConversations` or
- * `storage`, or `retention` without LMDB storage.
+ * `storage`, or `retention` without LMDB or PostgreSQL storage (on PostgreSQL, without recall).
  * @throws `StorageError` `data_dir_locked` when another live process holds `dataDir`
  * (`details.pid`); `storage_full` when the disk has no room to open it.
  *
@@ -227,6 +232,8 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       ? await import('./recall/storage/postgres/index.ts')
       : undefined;
   const postgresTranscripts = postgresRecall !== undefined && kind.kind === 'custom' && postgresRecall.isPostgresStore(kind.store) ? kind.store : undefined;
+  /** The PostgreSQL recall store now open (the retention sweep's job is on its queue). */
+  let postgresRecallStore: RecallStore | undefined;
   const recall =
     recallOptions === false
       ? []
@@ -253,38 +260,51 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
               // The transcripts are the PostgreSQL store itself: a turn's rows commit in the
               // recall store's transaction, through the store's own statements.
               openStore: () =>
-                postgresRecall.createPostgresRecallStore({
+                (postgresRecallStore = postgresRecall.createPostgresRecallStore({
                   transcripts: postgresTranscripts,
                   ...(recallOptions.embeddings === undefined ? {} : { embeddings: true }),
                   ...(recallOptions.language === undefined ? {} : { language: recallOptions.language }),
-                }),
+                })),
               service: withoutStoreOptions(recallOptions),
               // No search pool: PostgreSQL does the heavy reads.
               pool: false,
               recallSlot,
             })
           : [];
-  const ttls = conversationTtls(
-    () => lmdbOnly(storage).root,
-    () => lmdbOnly(storage).path,
-  );
+  // Loaded only on PostgreSQL, as the recall adapter is.
+  const postgresRetention = postgresTranscripts !== undefined ? await import('./retention/postgres-retention.ts') : undefined;
+  const ttls: TtlOverrides =
+    postgresRetention !== undefined && postgresTranscripts !== undefined
+      ? postgresRetention.postgresTtls(postgresTranscripts)
+      : conversationTtls(
+          () => lmdbOnly(storage).root,
+          () => lmdbOnly(storage).path,
+        );
+  if (retentionChecked !== undefined && storage.kind !== 'lmdb' && postgresTranscripts === undefined) {
+    throw new InvalidInputError('invalid_option', 'retention needs LMDB or PostgreSQL storage', { option: 'retention' });
+  }
   const retention =
     retentionChecked === undefined
       ? []
       : retentionChildren({
           runtime: name,
           sweepEveryMs: retentionChecked.sweepEveryMs,
-          tick: () => {
+          rounds: () => {
             const sweep = createRetentionSweep(
               {
-                root: () => lmdbOnly(storage).root,
-                memory,
+                storage:
+                  postgresRetention !== undefined && postgresTranscripts !== undefined
+                    ? postgresRetention.postgresRetentionStorage(postgresTranscripts)
+                    : lmdbRetentionStorage(() => lmdbOnly(storage).root, memory),
                 ttls,
                 deleteSession: recall.length === 0 ? undefined : (u, s, ifLastId) => recallHandle.deleteSession(u, s, { ifLastId }),
               },
               { idleTtlMs: retentionChecked.idleTtlMs, perTick: retentionChecked.perTick, clock: retentionChecked.clock ?? wallClock },
             );
-            return () => sweep.tick();
+            const round = (from: SweepCursor) => sweep.tick(from);
+            return postgresTranscripts === undefined
+              ? localRounds(round)
+              : queuedRounds(() => postgresRecallStore!.jobs, round, { everyMs: retentionChecked.sweepEveryMs, leaseMs: SWEEP_LEASE_MS });
           },
         });
   if (recall.length === 0) {
@@ -359,16 +379,20 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runtim
       return { tree, storage: 'open', writable: false, error: typeof code === 'string' ? code : String((error as Error).message ?? error) };
     }
   };
+  /** Per-conversation TTLs live in LMDB's environment or PostgreSQL's schema. */
+  const ttlStorage = () => {
+    if (postgresTranscripts === undefined) lmdbOnly(storage);
+  };
   return {
     ...parts,
     recall: recallHandle,
     retention: {
       setTtl: async (c, ms) => {
-        lmdbOnly(storage);
+        ttlStorage();
         return ttls.set(c, ms);
       },
       getTtl: async (c) => {
-        lmdbOnly(storage);
+        ttlStorage();
         return ttls.get(c);
       },
       sweep: async () => {
@@ -406,7 +430,7 @@ function withoutStoreOptions(options: RuntimeRecallOptions): Omit<RecallOptions,
 }
 
 function lmdbOnly(storage: RuntimeStorage): Extract<RuntimeStorage, { kind: 'lmdb' }> {
-  if (storage.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'per-conversation TTLs need LMDB storage', { option: 'storage' });
+  if (storage.kind !== 'lmdb') throw new InvalidInputError('invalid_option', 'per-conversation TTLs need LMDB storage, or PostgreSQL with recall', { option: 'storage' });
   return storage;
 }
 
@@ -415,6 +439,9 @@ function looksLikePostgresStore(store: MessageLog): boolean {
   const s = store as Partial<{ schema: unknown; migrate: unknown; eraseConversations: unknown }>;
   return typeof s.schema === 'string' && typeof s.migrate === 'function' && typeof s.eraseConversations === 'function';
 }
+
+/** A sweep round's lease on a shared database: a process killed mid-round holds the sweep this long. */
+const SWEEP_LEASE_MS = 5 * 60_000;
 
 /** How long a store's `probe()` may take before the runtime counts as not writable. */
 const PROBE_TIMEOUT_MS = 2_000;

@@ -121,7 +121,7 @@ describe('createPostgresStore', () => {
     await Promise.all(stores.map((s) => s.migrate()));
     await stores[0]!.migrate();
     const tables = await sql<{ name: string }>(db.url, 'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]);
-    expect(tables.map((t) => t.name)).toEqual(['conversations', 'forks', 'idempotency', 'messages', 'system_messages']);
+    expect(tables.map((t) => t.name)).toEqual(['conversation_ttl', 'conversations', 'forks', 'idempotency', 'messages', 'system_messages']);
     await Promise.all(stores.map((s, i) => s.add('c', [user(`from ${i}`)])));
     expect(await stores[5]!.lastId('c')).toBe(6);
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmError } from '../../src/llm/llm-errors.ts';
 import { FACT_TOOL_NAMES, MEMORY_TOOL_NAMES } from '../../src/recall/index.ts';
-import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { itLmdb, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
@@ -23,7 +23,7 @@ describe('offline turn (no LLM configured)', () => {
     expect(third.title).toBe('新对话');
   });
 
-  it('a turn is two LMDB commits: the user row with its daily row and in-flight mark, then the reply with the rest', async () => {
+  itLmdb('a turn is two LMDB commits: the user row with its daily row and in-flight mark, then the reply with the rest', async () => {
     fx = openRecall();
     const txn = () => (fx!.env.root.getStats() as { lastTxnId: number }).lastTxnId;
     await fx.recall.chat({ userId: U, sessionId: 'other', message: 'warm up' });

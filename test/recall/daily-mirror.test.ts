@@ -4,7 +4,7 @@ import { startMirror } from '../../src/recall/storage/lmdb/daily-mirror.ts';
 import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { sessionConversationId } from '../../src/recall/recall-ids.ts';
 import { registerSession } from '../../src/recall/storage/lmdb/sessions-index.ts';
-import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { itLmdb, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 /**
  * A turn writes its session row and its daily row in two transactions. A process that dies
@@ -25,7 +25,9 @@ const day = '2026-04-08'; // the fixture's clock: 2026-04-08T10:00:00+08:00 in A
 const dailyView = async () => (await fx!.recall.dailyMessages(U, day)).map((r) => [r.role, r.content, r.messageId, r.sessionId]);
 
 describe('the daily view after a crash between a session row and its daily row', () => {
-  it('the next turn mirrors the orphan user row, once, before its own rows', async () => {
+  // Crash repair is LMDB's (a turn there is two transactions); on PostgreSQL a turn's rows and
+  // their mirror are one transaction, so no crash leaves an orphan.
+  itLmdb('the next turn mirrors the orphan user row, once, before its own rows', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: S, message: 'first' });
     await fx.memory.append(conversation, [{ message: { role: 'user', content: 'lost in a crash' }, meta: { ts: '2026-04-08T10:00:00' } }]);
@@ -42,7 +44,7 @@ describe('the daily view after a crash between a session row and its daily row',
     expect((await dailyView()).filter((r) => r[1] === 'lost in a crash')).toHaveLength(1);
   });
 
-  it('an orphan reply keeps its tool calls and its error, on the day of its own ts', async () => {
+  itLmdb('an orphan reply keeps its tool calls and its error, on the day of its own ts', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: U, sessionId: S, message: 'first' });
     const transcript: Message[] = [
@@ -68,7 +70,8 @@ describe('the daily view after a crash between a session row and its daily row',
     expect(orphan!.toolCalls).toEqual(sessionRow!.toolCalls);
   });
 
-  it('the first turn of a new session, cut short after its user row, is mirrored by the next', async () => {
+  // LMDB's: the state its first turn leaves when it dies, written into its databases.
+  itLmdb('the first turn of a new session, cut short after its user row, is mirrored by the next', async () => {
     fx = openRecall();
     // What a first turn has done when it dies: registered the session, stored its user row.
     const dbs = openRecallDbs(fx.env);

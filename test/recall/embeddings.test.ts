@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { itLmdb, onPostgres, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { dropSchema, freshSchema } from '../support/postgres-server.ts';
 import { conceptVector, startEmbeddingsStub, type EmbeddingsStub } from '../support/embeddings-stub.ts';
 import { vectorRanking } from '../../src/recall/storage/lmdb/embeddings/vector-query.ts';
 import { unit } from '../../src/recall/search/vector-codec.ts';
@@ -10,7 +11,6 @@ import { createSearchPool } from '../../src/recall/index.ts';
 import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import type { EmbeddingsOptions } from '../../src/recall/embeddings/embeddings-options.ts';
 import { openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
-import { HIGH } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { tokenBucket } from '../../src/recall/embeddings/rate-limiter.ts';
 import { reciprocalRankFusion } from '../../src/recall/search/rrf.ts';
 import { startRuntime } from '../../src/runtime.ts';
@@ -45,10 +45,12 @@ async function say(sessionId: string, ...messages: string[]): Promise<void> {
   for (const message of messages) await fx!.recall.chat({ userId: U, sessionId, message });
 }
 
-function counts(f: RecallFixture, userId: string) {
-  const dbs = openRecallDbs(f.env);
-  const range = { start: [userId], end: [userId, HIGH] };
-  return { vectors: dbs.embed.vectors.getCount(range), queue: dbs.embed.queue.getCount(range), dead: dbs.embed.dead.getCount(range) };
+/** The user's vectors (of documents and facts) and embedding jobs, through the storage port. */
+async function counts(f: RecallFixture, userId: string) {
+  const any = unit(Float32Array.from(conceptVector('anything at all')));
+  const near = async (item: 'd' | 'f') => (await f.store.nearest(userId, { item, vector: any, filters: {}, limit: 100_000 })).length;
+  const jobs = await f.store.jobs.counts('embed', userId);
+  return { vectors: (await near('d')) + (await near('f')), queue: jobs.pending, dead: jobs.dead };
 }
 
 describe('hybrid recall with embeddings', () => {
@@ -99,7 +101,7 @@ describe('hybrid recall with embeddings', () => {
     expect(hitsResult.pendingEmbeddings).toBe(0);
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
     expect(await fx.recall.embeddingsStatus()).toEqual({ configured: false });
-    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect(await counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
   });
 
   it('falls back to BM25 and says why when the query cannot be embedded', async () => {
@@ -138,7 +140,7 @@ describe('hybrid recall with embeddings', () => {
     const status = await fx.recall.embeddingsStatus(U);
     // Two turns: four rows (user and offline reply), each stored once; one request refused.
     expect(status).toMatchObject({ configured: true, pending: 0, userPending: 0, dead: 0, failures: 1, draining: true });
-    expect(counts(fx, U)).toEqual({ vectors: 4, queue: 0, dead: 0 });
+    expect(await counts(fx, U)).toEqual({ vectors: 4, queue: 0, dead: 0 });
     expect(stub.requests).toBe(stub.answered + 1);
   });
 
@@ -149,7 +151,7 @@ describe('hybrid recall with embeddings', () => {
     await say('s1', 'a message that never embeds');
     await fx.recall.embeddingsIdle();
     expect(await fx.recall.embeddingsStatus()).toMatchObject({ pending: 0, dead: 2, embedded: 0 });
-    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 2 });
+    expect(await counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 2 });
     // BM25 still finds it.
     stub.failNext(0);
     expect(((await fx.recall.search({ userId: U, query: 'never embeds' })).items)[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
@@ -169,7 +171,7 @@ describe('hybrid recall with embeddings', () => {
     const hitsResult = await fx.recall.search({ userId: U, query: 'automobile terminal' });
     const hits = hitsResult.items;
     expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 1 });
-    expect(counts(fx, U)).toMatchObject({ vectors: 2, queue: 0 });
+    expect(await counts(fx, U)).toMatchObject({ vectors: 2, queue: 0 });
   });
 
   it('deleting a session and erasing a user remove their vectors and queue entries', async () => {
@@ -179,21 +181,21 @@ describe('hybrid recall with embeddings', () => {
     await say('s2', 'My dog loves the park');
     await fx.recall.chat({ userId: 'u2', sessionId: 'x', message: 'another user entirely' });
     await fx.recall.embeddingsIdle();
-    expect(counts(fx, U).vectors).toBe(4);
+    expect((await counts(fx, U)).vectors).toBe(4);
     // Searched once before (the user's vectors are now cached in memory): the deletion must reach the cache too.
     expect(((await fx.recall.search({ userId: U, query: 'automobile terminal' })).items)[0]).toMatchObject({ sessionId: 's1' });
     await fx.recall.deleteSession(U, 's1');
-    expect(counts(fx, U).vectors).toBe(2);
+    expect((await counts(fx, U)).vectors).toBe(2);
     expect(((await fx.recall.search({ userId: U, query: 'automobile terminal' })).items).some((h) => h.sessionId === 's1')).toBe(false);
     stub.hold();
     await say('s3', 'queued but not yet embedded');
-    expect(counts(fx, U).queue).toBeGreaterThan(0);
+    expect((await counts(fx, U)).queue).toBeGreaterThan(0);
     await fx.recall.eraseUser(U);
-    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
-    expect(counts(fx, 'u2').vectors).toBe(2);
+    expect(await counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect((await counts(fx, 'u2')).vectors).toBe(2);
     stub.release();
     await fx.recall.embeddingsIdle();
-    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect(await counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
   });
 
   it('a batch in flight when its user is erased stores nothing of theirs when it is answered; the other user’s rows are embedded', async () => {
@@ -208,8 +210,8 @@ describe('hybrid recall with embeddings', () => {
     stub.release();
     await fx.recall.embeddingsIdle();
     expect(stub.answered).toBeGreaterThan(0);
-    expect(counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
-    expect(counts(fx, 'u2')).toEqual({ vectors: 2, queue: 0, dead: 0 });
+    expect(await counts(fx, U)).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect(await counts(fx, 'u2')).toEqual({ vectors: 2, queue: 0, dead: 0 });
   });
 
   it('finds an imported session row that no daily file holds, by its words and by a paraphrase', async () => {
@@ -229,11 +231,11 @@ describe('hybrid recall with embeddings', () => {
     expect(byWordsResult.ranking).toBe('hybrid');
     expect(byWords[0]).toMatchObject({ sessionId: 's', messageId: 1, source: 'session' });
     await fx.recall.embeddingsIdle();
-    expect(counts(fx, 'u')).toEqual({ vectors: 2, queue: 0, dead: 0 });
+    expect(await counts(fx, 'u')).toEqual({ vectors: 2, queue: 0, dead: 0 });
     const byMeaning = (await fx.recall.search({ userId: 'u', query: 'automobile terminal', roles: ['user'] })).items;
     expect(byMeaning.map((h) => [h.source, h.sessionId, h.messageId])).toEqual([['session', 's', 1]]);
     await fx.recall.deleteSession('u', 's');
-    expect(counts(fx, 'u')).toEqual({ vectors: 0, queue: 0, dead: 0 });
+    expect(await counts(fx, 'u')).toEqual({ vectors: 0, queue: 0, dead: 0 });
   });
 
   it('ranks long-term facts by their vectors too: a paraphrase finds its fact', async () => {
@@ -255,7 +257,7 @@ describe('hybrid recall with embeddings', () => {
 });
 
 describe('the parts', () => {
-  it('a vector scan on the search pool answers what the inline scan does', async () => {
+  itLmdb('a vector scan on the search pool answers what the inline scan does', async () => {
     stub = await startEmbeddingsStub();
     fx = openRecall({ embeddings: embeddingsFor(stub) });
     await say('s1', 'I parked my car near the station', 'My dog loves the park');
@@ -305,7 +307,9 @@ describe('the supervised drain in a runtime', () => {
   it('restarts after its process is killed and drains what was written meanwhile', async () => {
     stub = await startEmbeddingsStub();
     const dir = keptDir();
-    const runtime = await startRuntime({ dataDir: dir, lmdb: { noSync: true }, recall: { pool: false, embeddings: embeddingsFor(stub) } });
+    const schema = freshSchema('recall_drain');
+    const storage = onPostgres ? { storage: { postgres: process.env['MNEMO_PG_URL']!, schema } } : { dataDir: dir, lmdb: { noSync: true } };
+    const runtime = await startRuntime({ ...storage, recall: { pool: false, embeddings: embeddingsFor(stub) } });
     try {
       await runtime.recall.chat({ userId: U, sessionId: 's1', message: 'I parked my car near the station' });
       await runtime.recall.embeddingsIdle();
@@ -325,6 +329,7 @@ describe('the supervised drain in a runtime', () => {
       expect(hits[0]).toMatchObject({ sessionId: 's1', messageId: 3 });
     } finally {
       await runtime.stop();
+      if (onPostgres) await dropSchema(process.env['MNEMO_PG_URL']!, schema);
     }
   });
 });

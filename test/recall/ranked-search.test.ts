@@ -8,7 +8,7 @@ import { INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-
 import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import { encodeChunk } from '../../src/recall/storage/lmdb/search/posting-list.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
-import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { itLmdb, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 
 let fx: RecallFixture | undefined;
 const extra: RecallFixture[] = [];
@@ -84,7 +84,8 @@ describe('ranked recall', () => {
     expect(hits.every((h) => h.sessionId === 'kept')).toBe(true);
   });
 
-  it('removes postings from the middle of a long posting list', async () => {
+  // itLmdb: LMDB's index itself (its posting lists, formats, rebuild transactions, pool).
+  itLmdb('removes postings from the middle of a long posting list', async () => {
     fx = openRecall();
     const dbs = openRecallDbs(fx.env);
     await commit(dbs, () => {
@@ -151,7 +152,7 @@ describe('ranked recall', () => {
     await expect(bad({ sessionId: 'a\tb' })).rejects.toMatchObject({ code: 'invalid_id' });
   });
 
-  it('a row and its postings are written in one transaction: an aborted one leaves neither', async () => {
+  itLmdb('a row and its postings are written in one transaction: an aborted one leaves neither', async () => {
     fx = openRecall();
     await say('s', 'first row about kayaks');
     const dbs = openRecallDbs(fx.env);
@@ -170,7 +171,7 @@ describe('ranked recall', () => {
 });
 
 describe('rebuilding the index', () => {
-  it('rows written before the index are found after an automatic rebuild, scored as if indexed live', async () => {
+  itLmdb('rows written before the index are found after an automatic rebuild, scored as if indexed live', async () => {
     fx = openRecall();
     await say('s', 'the red kite flies high', 'a kite festival in May', 'nothing here');
     await fx.recall.setLongTerm(U, 'favourite bird: red kite');
@@ -186,7 +187,7 @@ describe('rebuilding the index', () => {
     expect((await fx.recall.search({ userId: U, query: 'red kite', limit: 20 })).items).toEqual(rebuilt);
   });
 
-  it('an index in the older format (format 1) on disk is dropped and rebuilt: its rows are found, its postings never read', async () => {
+  itLmdb('an index in the older format (format 1) on disk is dropped and rebuilt: its rows are found, its postings never read', async () => {
     fx = openRecall();
     await say('s', 'the osprey dives for fish', 'an osprey nest on the pole');
     const live = (await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 })).items;
@@ -211,7 +212,7 @@ describe('rebuilding the index', () => {
     expect(((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).items).every((h) => h.messageId > 0 && h.day !== '1900-01-01')).toBe(true);
   });
 
-  it('an index in format 2 (its totals in three entries) is dropped and rebuilt at the first search', async () => {
+  itLmdb('an index in format 2 (its totals in three entries) is dropped and rebuilt at the first search', async () => {
     fx = openRecall();
     await say('s', 'the osprey dives for fish', 'an osprey nest on the pole');
     const live = (await fx.recall.search({ userId: U, query: 'osprey nest', limit: 20 })).items;
@@ -235,7 +236,7 @@ describe('rebuilding the index', () => {
     expect(((await fx.recall.search({ userId: U, query: 'osprey', limit: 20 })).items).every((h) => h.day !== '2026-01-01')).toBe(true);
   });
 
-  it('a rebuild gathering many small transactions (read batches of 7 rows, ~40 postings a transaction) equals the live index, a write during it indexed once', async () => {
+  itLmdb('a rebuild gathering many small transactions (read batches of 7 rows, ~40 postings a transaction) equals the live index, a write during it indexed once', async () => {
     fx = openRecall();
     const words = ['harbour', 'lantern', 'orchard', 'granite', 'meadow', 'falcon', 'copper', 'willow', 'ember', 'canyon'];
     const line = (i: number) => `${words[i % 10]} ${words[(i * 3) % 10]} ${words[(i * 7 + 1) % 10]} note ${i}`;
@@ -263,7 +264,7 @@ describe('rebuilding the index', () => {
     expect(quokka.map((h) => h.role).sort()).toEqual(['assistant', 'user']);
   });
 
-  it('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {
+  itLmdb('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {
     fx = openRecall();
     await say('s', 'alpha beta', 'beta gamma', 'gamma delta alpha');
     const inline = (await fx.recall.search({ userId: U, query: 'alpha gamma', limit: 20 })).items;

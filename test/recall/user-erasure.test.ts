@@ -15,17 +15,21 @@ import { DB_NAMES, HIGH, MARKER_START } from '../../src/recall/storage/lmdb/reca
 import { EMBED_DB_NAMES } from '../../src/recall/storage/lmdb/embeddings/embed-dbs.ts';
 import { startEmbeddingsStub } from '../support/embeddings-stub.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
-import { manualClock, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
+import { itLmdb, manualClock, onPostgres, openRecall, ZONE, type RecallFixture } from '../support/recall-fixture.ts';
+import { dropSchema, freshSchema } from '../support/postgres-server.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
 let runtime: Runtime | undefined;
 let dir: string | undefined;
+let schema: string | undefined;
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
   await runtime?.stop();
   runtime = undefined;
+  if (schema !== undefined) await dropSchema(process.env['MNEMO_PG_URL']!, schema);
+  schema = undefined;
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
@@ -56,13 +60,11 @@ const LONG_SESSION = '😀'.repeat(128);
 
 /** `durable`: with fsyncs, and so with the write-ahead journal (noSync has none). */
 async function startWithRecall(durable = false): Promise<Runtime> {
+  const name = `erase_${Math.random().toString(36).slice(2, 8)}`;
+  const recall = { llm: markerLlm(), pool: false as const, clock: manualClock(), timeZone: ZONE, summary: { keepLast: 1, maxTokens: 20 } };
+  if (onPostgres) return startRuntime({ name, storage: { postgres: process.env['MNEMO_PG_URL']!, schema: (schema = freshSchema('erase')) }, recall });
   dir = mkdtempSync(join(tmpdir(), 'mnemo-erase-'));
-  return startRuntime({
-    name: `erase_${Math.random().toString(36).slice(2, 8)}`,
-    dataDir: join(dir, 'data'),
-    lmdb: { noSync: !durable },
-    recall: { llm: markerLlm(), pool: false, clock: manualClock(), timeZone: ZONE, summary: { keepLast: 1, maxTokens: 20 } },
-  });
+  return startRuntime({ name, dataDir: join(dir, 'data'), lmdb: { noSync: !durable }, recall });
 }
 
 async function writeUser(rt: Runtime, user: 'alice' | 'bob'): Promise<void> {
@@ -113,7 +115,9 @@ function conversationsOf(root: RootDatabase): Set<string> {
 }
 
 describe('recall.eraseUser', () => {
-  it('removes every byte of the user: a rebuilt copy of the environment holds no marker or id of theirs, and all of the other user', async () => {
+  // itLmdb: what LMDB's databases and files hold after an erasure (PostgreSQL's tables are
+  // checked in test/postgres/erasure.test.ts and recall-runtime.test.ts).
+  itLmdb('removes every byte of the user: a rebuilt copy of the environment holds no marker or id of theirs, and all of the other user', async () => {
     runtime = await startWithRecall(true);
     const rt = runtime;
     await writeUser(rt, 'alice');
@@ -168,7 +172,7 @@ describe('recall.eraseUser', () => {
     expect(bytes.includes('bob')).toBe(true);
   }, 60_000);
 
-  it('erases the user’s embeddings: vectors, queued rows and dead letters, and keeps the other user’s', async () => {
+  itLmdb('erases the user’s embeddings: vectors, queued rows and dead letters, and keeps the other user’s', async () => {
     const stub = await startEmbeddingsStub();
     try {
       fx = openRecall({ embeddings: { baseURL: stub.baseURL, apiKey: 'k', model: 'm', retryBaseMs: 1, requestsPerMinute: 60_000, burst: 1000, maxAttempts: 1 } });
@@ -199,7 +203,7 @@ describe('recall.eraseUser', () => {
     }
   });
 
-  it('erases a key of the user from every db named in DB_NAMES, whatever it holds, and marks under every marker', async () => {
+  itLmdb('erases a key of the user from every db named in DB_NAMES, whatever it holds, and marks under every marker', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' });
     const root = fx.env.root;
@@ -218,7 +222,7 @@ describe('recall.eraseUser', () => {
     }
   });
 
-  it('erases the user’s conversations from every db keyed by conversation (CONVERSATION_DBS)', async () => {
+  itLmdb('erases the user’s conversations from every db keyed by conversation (CONVERSATION_DBS)', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
     const c = sessionConversationId('alice', 's');
@@ -302,7 +306,8 @@ describe('recall.eraseUser', () => {
     expect(abortedByErasure).toBe(true);
     expect(await fx.recall.listMemory('alice')).toEqual([]);
     expect(await fx.recall.memoryHistory('alice')).toEqual([]);
-    for (const [name, users] of recallKeyUsers(fx.env.root)) expect([...users].filter((u) => u !== 'bob'), name).toEqual([]);
+    if (!onPostgres) for (const [name, users] of recallKeyUsers(fx.env.root)) expect([...users].filter((u) => u !== 'bob'), name).toEqual([]);
+    expect(await fx.store.hasData('alice')).toBe(false);
     expect((await fx.recall.listMemory('bob')).map((e) => e.text)).toEqual(['BOB_FACT_MARKER drinks tea']);
     expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, dead: 0 });
     // The user's next turn after the erasure is extracted as usual.
@@ -322,10 +327,11 @@ describe('recall.eraseUser', () => {
     await fork.catch((error: unknown) => expect(error).toMatchObject({ code: 'user_erasing' }));
     expect(await fx.recall.listSessions('alice')).toEqual([]);
     expect(await fx.recall.getSessionMessages('alice', 'branch')).toEqual([]);
-    expect(forkLinksOf(fx.env.root, 'alice')).toEqual([]);
+    expect(await fx.memory.lastId(sessionConversationId('alice', 'branch'))).toBe(0);
+    if (!onPostgres) expect(forkLinksOf(fx.env.root, 'alice')).toEqual([]);
   });
 
-  it('erases the fork link of a fork with no rows of its own, made by forkSession or on the memory directly', async () => {
+  itLmdb('erases the fork link of a fork with no rows of its own, made by forkSession or on the memory directly', async () => {
     fx = openRecall();
     await fx.recall.chat({ userId: 'alice', sessionId: 's', message: 'hi' });
     await fx.recall.chat({ userId: 'bob', sessionId: 's', message: 'hi' });

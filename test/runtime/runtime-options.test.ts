@@ -29,13 +29,13 @@ describe('startRuntime options', () => {
     expect(refused({ maxLiveConversations: 0 }).option).toBe('maxLiveConversations');
     expect(refused({ storage: { postgres: '' } }).option).toBe('storage');
     expect(refused({ storage: 'sqlite' as never }).option).toBe('storage');
-    expect(refused({ storage: 'memory', retention: { idleTtlMs: 1000 } })).toEqual({ option: 'retention', message: 'retention needs LMDB storage' });
+    expect(refused({ storage: 'memory', retention: { idleTtlMs: 1000 } })).toEqual({ option: 'retention', message: 'retention needs LMDB or PostgreSQL storage' });
     expect(refused({ retention: { idleTtlMs: 0 } }).option).toBe('retention.idleTtlMs');
   });
 
-  it('refuses a bad option before it starts: retention on PostgreSQL, with no database to reach', async () => {
-    // A database nobody listens on, and retention it cannot have: refused before any connection.
-    await expect(startRuntime({ storage: { postgres: 'postgres://postgres@127.0.0.1:1/none' }, retention: { idleTtlMs: 1000 } })).rejects.toMatchObject({
+  it('refuses a bad option before it starts: retention on PostgreSQL without recall, with no database to reach', async () => {
+    // A database nobody listens on, and retention it cannot have (its sweep is a job of recall's queue): refused before any connection.
+    await expect(startRuntime({ storage: { postgres: 'postgres://postgres@127.0.0.1:1/none' }, recall: false, retention: { idleTtlMs: 1000 } })).rejects.toMatchObject({
       code: 'invalid_option',
       details: { option: 'retention' },
     });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { createLmdbStore } from '../../src/memory/lmdb/lmdb-store.ts';
 import { createPostgresStore } from '../../src/memory/postgres/index.ts';
 import { createPostgresRecallStore } from '../../src/postgres.ts';
+import { it } from 'vitest';
 import { dropSchema } from './postgres-server.ts';
 import { createLmdbRecallStore, createRecall, type Recall, type RecallOptions, type RecallStore, type SearchPool } from '../../src/recall/index.ts';
 
@@ -59,9 +61,21 @@ export interface RecallFixtureOptions extends Partial<Omit<RecallOptions, 'store
   directReads?: boolean;
 }
 
+/** True in vitest's `recall-postgres` project: `openRecall` gives the PostgreSQL adapter. */
+export const onPostgres = process.env['MNEMO_RECALL_ENGINE'] === 'postgres';
+
+/**
+ * A test of the LMDB adapter itself (its databases, its transactions, its pool) inside a suite
+ * that otherwise tests behaviour through the port: skipped in the `recall-postgres` project.
+ */
+export const itLmdb = it.skipIf(onPostgres);
+
+/** Schemas kept by `openRecall({ dir })` on PostgreSQL (for a reopen), dropped after the file (recall-on-postgres.ts). */
+export const keptSchemas = new Set<string>();
+
 export function openRecall(options: RecallFixtureOptions = {}): RecallFixture {
   // MNEMO_RECALL_ENGINE=postgres (with MNEMO_PG_URL): the same suites on the PostgreSQL adapter.
-  if (process.env['MNEMO_RECALL_ENGINE'] === 'postgres' && options.dir === undefined) return openPostgresRecall(options);
+  if (onPostgres) return openPostgresRecall(options);
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'mnemo-recall-'));
   const clock = (options.clock as ManualClock | undefined) ?? manualClock();
   const env = acquireEnvironment(dir, { noSync: true });
@@ -101,21 +115,31 @@ export function openRecall(options: RecallFixtureOptions = {}): RecallFixture {
 }
 
 /**
- * `openRecall` on the PostgreSQL adapter (a fresh schema, dropped by `close`): the recall
- * suites' behaviour checks on the other engine. `env` is not there and `dir` is an empty
- * directory (LMDB's); tests that need them are LMDB's own.
+ * `openRecall` on the PostgreSQL adapter: the recall suites' behaviour checks on the other
+ * engine. Without `dir`, a fresh schema dropped by `close`; with `dir` (a suite that closes and
+ * opens its store again, as a restart), the schema named after the directory, kept by `close`
+ * (as LMDB's directory is) and dropped after the file. `env` is not there; tests that need it
+ * are LMDB's own (`itLmdb`).
  */
 function openPostgresRecall(options: RecallFixtureOptions): RecallFixture {
   const url = process.env['MNEMO_PG_URL'];
   if (url === undefined || url === '') throw new Error('MNEMO_RECALL_ENGINE=postgres needs MNEMO_PG_URL');
-  const schema = `recall_fx_${process.pid}_${Math.random().toString(16).slice(2, 10)}`;
+  const kept = options.dir !== undefined;
+  const schema = kept
+    ? `recall_dir_${createHash('sha256').update(options.dir!).digest('hex').slice(0, 16)}`
+    : `recall_fx_${process.pid}_${Math.random().toString(16).slice(2, 10)}`;
+  if (kept) keptSchemas.add(schema);
   const clock = (options.clock as ManualClock | undefined) ?? manualClock();
   const memory = createPostgresStore({ connectionString: url, schema, clock });
   const { pool: _pool, poolThreshold: _p, rankPoolThreshold: _r, directReads: _d, dir: _dir, ...service } = options;
-  const store = createPostgresRecallStore({ transcripts: memory, ...(options.embeddings === undefined ? {} : { embeddings: true }) });
+  const store = createPostgresRecallStore({
+    transcripts: memory,
+    ...(options.embeddings === undefined ? {} : { embeddings: true }),
+    ...(options.language === undefined ? {} : { language: options.language }),
+  });
   const recall = createRecall({ timeZone: ZONE, ...service, clock, store });
-  // No LMDB here: a test that opens its `dir` again (LMDB's own) gets an empty directory, not the cwd.
-  const dir = mkdtempSync(join(tmpdir(), 'mnemo-recall-pg-'));
+  // No LMDB here: the directory is only a name (of the schema, when given).
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'mnemo-recall-pg-'));
   let closed = false;
   return {
     dir,
@@ -130,6 +154,7 @@ function openPostgresRecall(options: RecallFixtureOptions): RecallFixture {
       await recall.close();
       await store.close();
       await memory.close();
+      if (kept) return;
       await dropSchema(url, schema);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -7,7 +7,8 @@ import type { MessageLog } from './message-log.ts';
  * it, so no write can land between the check and the clear. Resolves with whether it cleared.
  * The retention sweep's clear (retention-sweep.ts): a write that lands after the sweep read a
  * conversation keeps it. `runtime.memory` and the standalone stores (LMDB, in memory) have it;
- * PostgreSQL has not (retention needs LMDB).
+ * PostgreSQL's store has not: there the sweep clears in a transaction that locks the
+ * conversation's counter row (src/retention/postgres-retention.ts).
  */
 export interface ConditionalClear {
   /**

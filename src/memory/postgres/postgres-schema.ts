@@ -157,7 +157,7 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
   return {
     schema,
     migrationLock: `mnemo.migrate.${schema}`,
-    tables: [`${s}.conversations`, `${s}.messages`, `${s}.system_messages`, `${s}.idempotency`, `${s}.forks`],
+    tables: [`${s}.conversations`, `${s}.messages`, `${s}.system_messages`, `${s}.idempotency`, `${s}.forks`, `${s}.conversation_ttl`],
     ddl: `
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.conversations (
@@ -187,6 +187,11 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
         at bigint NOT NULL CHECK (at >= 1)
       );
       CREATE INDEX IF NOT EXISTS forks_source ON ${s}.forks (source);
+      -- Per-conversation retention overrides (runtime.retention.setTtl): ms, or NULL for never.
+      CREATE TABLE IF NOT EXISTS ${s}.conversation_ttl (
+        conversation_id text COLLATE "C" PRIMARY KEY,
+        ttl_ms bigint CHECK (ttl_ms > 0)
+      );
       DO $$ BEGIN
         IF to_regclass('${s}.system_messages') IS NULL THEN
           CREATE TABLE ${s}.system_messages (
@@ -297,7 +302,8 @@ export function postgresStatements(schema: string = DEFAULT_SCHEMA): PostgresSta
       `WITH counters AS (DELETE FROM ${s}.conversations WHERE ${selected}),
             indexed AS (DELETE FROM ${s}.system_messages WHERE ${selected}),
             keyed AS (DELETE FROM ${s}.idempotency WHERE ${selected}),
-            forked AS (DELETE FROM ${s}.forks WHERE ${selected})
+            forked AS (DELETE FROM ${s}.forks WHERE ${selected}),
+            ttls AS (DELETE FROM ${s}.conversation_ttl WHERE ${selected})
        DELETE FROM ${s}.messages WHERE ${selected}`,
     ),
   };

@@ -86,7 +86,8 @@ export function createWritePath(backend: WriteBackend, track: (work: Promise<unk
       ready.delete(conversationId);
       const step = next.step;
       if (step.kind === 'clear') {
-        // (`ifLastId` comes only from the runtime's retention sweep, which needs LMDB.)
+        // (`ifLastId` comes only from the runtime's retention sweep, which on PostgreSQL clears
+        // in its own transaction under the counter row's lock: src/retention/postgres-retention.ts.)
         const done = step.ops[0].done;
         track(runAlone(conversationId, { resolve: () => done.resolve(true), reject: (e) => done.reject(e) }, () => backend.clear(conversationId)));
       }

@@ -159,6 +159,39 @@ export function describeJobQueueCases(make: MakeRecallStore): void {
     );
 
     it(
+      'a recurring job: schedule queues it once (later calls only make it due sooner), reschedule keeps it with the next payload',
+      run(async ({ store, pass }) => {
+        const sweep = (conversations?: string): NewJob => ({ kind: 'sweep', userId: '', payload: conversations === undefined ? {} : { conversations } });
+        await store.jobs.schedule(sweep(), 0);
+        await store.jobs.schedule(sweep('ignored'), LONG_MS); // queued already: nothing changes
+        expect(await store.jobs.counts('sweep')).toEqual({ pending: 1, retrying: 0, dead: 0 });
+        const [round] = await leaseAll(store, 'sweep');
+        expect(round).toMatchObject({ userId: '', key: 'retention', payload: {}, attempts: 0 });
+        await store.jobs.schedule(sweep('ignored'), 0); // leased: its lease stays too
+        expect(await leaseAll(store, 'sweep')).toEqual([]);
+        await store.jobs.fail(round!, errorOf('storage down'), 0);
+        const [retried] = await leaseAll(store, 'sweep');
+        expect(retried).toMatchObject({ attempts: 1, payload: {} });
+        await store.jobs.reschedule(retried!, { conversations: 'c9' }, LONG_MS);
+        await store.jobs.reschedule(round!, { conversations: 'stale' }, 0); // a lost lease: nothing
+        expect(await leaseAll(store, 'sweep')).toEqual([]);
+        expect(await store.jobs.nextDue('sweep')).toBeGreaterThan(SHORT_MS);
+        await store.jobs.schedule(sweep('ignored'), LONG_MS); // not sooner: nothing changes
+        expect(await store.jobs.nextDue('sweep')).toBeGreaterThan(SHORT_MS);
+        await store.jobs.schedule(sweep('ignored'), SHORT_MS); // sooner: due then, its payload kept
+        expect(await store.jobs.nextDue('sweep')).toBeLessThanOrEqual(SHORT_MS);
+        await pass(SHORT_MS);
+        const [next] = await leaseAll(store, 'sweep');
+        expect(next).toMatchObject({ payload: { conversations: 'c9' }, attempts: 0 });
+        expect(next!.lastError).toBeUndefined();
+        expect(await store.jobs.counts('sweep')).toEqual({ pending: 1, retrying: 0, dead: 0 });
+        // An erasure of a user leaves the job of no user alone.
+        await store.eraseUser(ALICE);
+        expect(await store.jobs.counts('sweep')).toEqual({ pending: 1, retrying: 0, dead: 0 });
+      }),
+    );
+
+    it(
       'subscribe tells of jobs queued, until unsubscribed',
       run(async ({ store }) => {
         let calls = 0;

@@ -21,9 +21,13 @@ import type { ErrorRecord } from '../../errors.ts';
  * - OUTCOMES: `complete` removes the job; `fail` counts an attempt and either schedules the next
  *   (`retryInMs`) or moves it to the dead letters (kept with the error, listed, re-queued by
  *   `requeueDead`, removed by `purgeDead`). Both are no-ops for a lease no longer held.
+ * - RECURRING jobs (the retention sweep) are started by `schedule`, which every process may
+ *   call (the first one queues it, later ones only make it due sooner), and kept by `reschedule`, which
+ *   hands the next round its payload instead of removing the job: one job, so one round at a
+ *   time whichever process leases it.
  * - Errors stored with a job are Mnemo's own sentences and codes, never a provider's text.
  */
-export type JobKind = 'extract' | 'embed' | 'summarize';
+export type JobKind = 'extract' | 'embed' | 'summarize' | 'sweep';
 
 /** A finished turn waiting for fact extraction. */
 export interface ExtractPayload {
@@ -58,6 +62,17 @@ export interface SummarizePayload {
   incarnation?: string;
 }
 
+/**
+ * The retention sweep (retention-sweep.ts): one recurring job of no user (`userId` ''), its
+ * payload where each of its walks resumes (absent: from the start).
+ */
+export interface SweepPayload {
+  /** The last conversation id the conversations' walk examined. */
+  conversations?: string;
+  /** The last `[userId, sessionId]` the sessions' walk examined. */
+  sessions?: [string, string];
+}
+
 /** The payload of each job kind. */
 export interface JobPayloads {
   /** Fact extraction of a finished turn. */
@@ -66,6 +81,8 @@ export interface JobPayloads {
   embed: EmbedPayload;
   /** A session's rolling summary. */
   summarize: SummarizePayload;
+  /** A round of the retention sweep. */
+  sweep: SweepPayload;
 }
 
 /** A queued job. */
@@ -152,6 +169,19 @@ export interface JobQueue {
   requeueDead(kind: JobKind, userId?: string): Promise<number>;
   /** Drops dead letters that died before `before` (ISO); how many. */
   purgeDead(kind: JobKind, before: string): Promise<number>;
+  /**
+   * Queues `job` due `inMs` from now (the store's clock) unless it is queued already; a queued
+   * one keeps its payload and lease and is only made due sooner, if `inMs` from now is sooner
+   * than its due time. A recurring job's start, which every process running it may call (with
+   * its period: a no-op once it runs), and its "run the next round now" (with 0).
+   */
+  schedule(job: NewJob, inMs: number): Promise<void>;
+  /**
+   * A recurring job's next round: the leased job stays queued with `payload`, due `inMs` from
+   * now (the store's clock), its lease released and its attempts reset. Nothing when its lease
+   * is no longer held.
+   */
+  reschedule<K extends JobKind>(job: LeasedJob<K>, payload: JobPayloads[K], inMs: number): Promise<void>;
 }
 
 /** A job to queue: its kind, user and payload (the key is made from them, `jobKey`). */
@@ -175,5 +205,7 @@ export function jobKey(job: NewJob): string {
       return `${job.payload.item}:${job.payload.id}`;
     case 'summarize':
       return job.payload.sessionId;
+    case 'sweep':
+      return 'retention';
   }
 }

@@ -16,6 +16,7 @@ import { fromExtractJob, toExtractJob } from './record-codec.ts';
  * | extract   | recall.fact-queue [user, session, reply] | recall.fact-dead, same key          |
  * | embed     | recall.embed-queue [user, item, id]      | recall.embed-dead, same key         |
  * | summarize | recall.jobs [user, 'summarize', key]     | recall.jobs [user, 'summarize!', key] |
+ * | sweep     | recall.jobs ['', 'sweep', 'retention']   | recall.jobs ['', 'sweep!', key]     |
  *
  * One process owns a data directory, so leases live in this process's memory: a restart frees
  * them all (the previous process is gone), and a lease held past `leaseMs` is handed out again
@@ -83,6 +84,7 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
     extract: extractTable(dbs),
     embed: embedTable(dbs, clock),
     summarize: jobsTable(jobs, 'summarize'),
+    sweep: jobsTable(jobs, 'sweep'),
   };
   const leases = new Map<string, { token: string; until: number }>();
   const due: Partial<Record<JobKind, DueIndex>> = {};
@@ -98,7 +100,7 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
   };
   const now = () => clock.now();
   let notes: QueuedNote[] = [];
-  const listeners: Record<JobKind, Set<() => void>> = { extract: new Set(), embed: new Set(), summarize: new Set() };
+  const listeners: Record<JobKind, Set<() => void>> = { extract: new Set(), embed: new Set(), summarize: new Set(), sweep: new Set() };
 
   const queue: LmdbJobQueue = {
     enqueueTx(job, at) {
@@ -239,6 +241,37 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
       const index = due[kind];
       for (const job of moved) index?.set(id(kind, job.userId, job.key), 0, job.userId);
       return moved.length;
+    },
+    async schedule(job, inMs) {
+      const key = jobKey(job);
+      const at = now();
+      const table = tables[job.kind];
+      const dueMs = at + Math.max(0, inMs);
+      const nextAt = new Date(dueMs).toISOString();
+      // A queued one keeps its payload and lease; only its due time may move sooner.
+      const moved = await commit(dbs, () => {
+        const stored = table.get(job.userId, key);
+        if (stored === undefined) table.put({ kind: job.kind, userId: job.userId, key, payload: job.payload, queuedAt: new Date(at).toISOString(), attempts: 0, nextAt } as Job);
+        else if ((stored.nextAt === undefined ? Date.parse(stored.queuedAt) : Date.parse(stored.nextAt)) > dueMs) table.put({ ...stored, nextAt });
+        else return false;
+        return true;
+      });
+      if (moved) indexOf(job.kind).set(id(job.kind, job.userId, key), dueMs, job.userId);
+    },
+    async reschedule(job, payload, inMs) {
+      const jobId = id(job.kind, job.userId, job.key);
+      if (leases.get(jobId)?.token !== job.token) return;
+      const dueMs = now() + Math.max(0, inMs);
+      const table = tables[job.kind];
+      const kept = await commit(dbs, () => {
+        const stored = table.get(job.userId, job.key);
+        if (stored === undefined) return false;
+        const { lastError: _e, ...rest } = stored;
+        table.put({ ...rest, payload, attempts: 0, nextAt: new Date(dueMs).toISOString() } as Job);
+        return true;
+      });
+      leases.delete(jobId);
+      if (kept) due[job.kind]?.set(jobId, dueMs, job.userId);
     },
     async purgeDead(kind, before) {
       const table = tables[kind];

@@ -229,6 +229,24 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
       }
       return n;
     },
+    async schedule(job, inMs) {
+      // A queued one keeps its payload (a walk's cursor) and lease; only its due time may move sooner.
+      await ctx.read(
+        `WITH queued AS (
+           INSERT INTO ${s}.recall_jobs AS j (kind, user_id, key, payload, queued_at, next_at) VALUES ($1, $2, $3, $4::json, now(), now() + $5 * interval '1 millisecond')
+           ON CONFLICT (kind, user_id, key) DO UPDATE SET next_at = LEAST(COALESCE(j.next_at, j.queued_at), EXCLUDED.next_at) RETURNING 1
+         )
+         SELECT pg_notify($6, $1) FROM queued`,
+        [job.kind, job.userId, jobKey(job), JSON.stringify(job.payload), Math.max(0, inMs), channel],
+      );
+    },
+    async reschedule(job, payload, inMs) {
+      await ctx.read(
+        `UPDATE ${s}.recall_jobs SET payload = $5::json, next_at = now() + $6 * interval '1 millisecond', attempts = 0, last_error = NULL, token = NULL, lease_until = NULL
+         WHERE kind = $1 AND user_id = $2 AND key = $3 AND token = $4`,
+        [job.kind, job.userId, job.key, job.token, JSON.stringify(payload), Math.max(0, inMs)],
+      );
+    },
     async close() {
       closed = true;
       const state = listening;

@@ -46,7 +46,8 @@ import { USER_TABLES } from './recall-schema.ts';
  * - RANKING: BM25 as search/bm25.ts (pg-ranked-index.ts), cosine in JS (pg-vectors.ts, with
  *   the seam for pgvector). Keyword scans page newest first and match in JS.
  *
- * What it does not do (LMDB only): online compaction, the retention sweep, the search pool.
+ * What it does not do (LMDB only): online compaction, the search pool. (The retention sweep
+ * runs on PostgreSQL as a job of this store's queue: src/retention/.)
  */
 export type PostgresRecallStoreOptions = (
   | {
@@ -254,8 +255,10 @@ async function appendTurn(ctx: PgContext, queue: PgJobQueue, a: TurnAppend, guar
     const [records] = (await ctx.log.append(client, [{ conversationId, entries: a.entries, key: a.idempotencyKey }])) as [StoredMessage[]];
     const side = a.with(records);
     for (const row of side.daily) {
-      // A retried keyed append: its rows' mirrors are there already.
-      if (row.sessionMessageId === null || (await mirrored(ctx, client, userId, sessionId, row.sessionMessageId))) continue;
+      // A retried keyed append: its rows' mirrors are there already. (Only then: rows of a
+      // transcript cleared behind recall's back are numbered from 1 again, and are new.)
+      if (row.sessionMessageId === null) continue;
+      if (a.idempotencyKey !== undefined && (await mirrored(ctx, client, userId, sessionId, row.sessionMessageId))) continue;
       const { id: _id, ...fresh } = row;
       await putDaily(ctx, queue, client, userId, fresh, after);
     }
@@ -303,7 +306,13 @@ async function forkSession(ctx: PgContext, userId: string, f: { sourceId: string
 
 async function deleteSession(ctx: PgContext, userId: string, sessionId: string, ifLastId: number | undefined): Promise<'deleted' | 'missing' | 'changed'> {
   return ctx.tx(async (client) => {
-    await lockUser(ctx, client, userId);
+    if (ifLastId === undefined) await lockUser(ctx, client, userId);
+    else {
+      // The retention sweep's form: a user with no row (never written, or erased since the
+      // sweep read the session) has no session to delete, and gets no row from it.
+      const { rowCount } = await client.query(`SELECT 1 FROM ${ctx.s}.recall_users WHERE user_id = $1 FOR UPDATE`, [userId]);
+      if (rowCount === 0) return 'missing';
+    }
     const conversationId = sessionConversationId(userId, sessionId);
     const entry = await sessionIn(ctx, client, userId, sessionId);
     // Locked: an append to the transcript (through the runtime's memory, say) cannot slip in
