@@ -8,7 +8,8 @@ import { migrateLangGraph } from './langgraph-schema.ts';
 /**
  * What the saver's and the store's PostgreSQL adapters share: a message store's pool and
  * lifecycle (the runtime's, or one made for a standalone saver or store), the escaped schema,
- * the tables migrated once (langgraph-schema.ts), and two primitives:
+ * the tables migrated once (the message store's, then langgraph-schema.ts: the schema is one
+ * Mnemo schema, whoever uses it first), and two primitives:
  *
  * - `tx(body)`: ONE transaction on one pooled client; `rollback()` asks for a rollback
  *   instead of the commit (a refused put). Any failure rolls back and rejects with the message
@@ -47,6 +48,9 @@ export function pgLangGraph(log: PostgresStoreInternals, options: { runtimeName:
   };
   const ready = (): Promise<void> => {
     migrated ??= (async () => {
+      // The message store's tables first: that migration makes the schema, under its own lock
+      // (a CREATE SCHEMA of ours beside it could collide in the catalog).
+      await log.migrate();
       const client = await pool.connect();
       client.on('error', ignore);
       try {
