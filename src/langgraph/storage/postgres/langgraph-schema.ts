@@ -1,4 +1,6 @@
 import { escapeIdentifier, type PoolClient } from 'pg';
+import { createPostgresStore, postgresStoreInternals } from '../../../memory/postgres/postgres-store.ts';
+import { toStorageError } from '../../../memory/postgres/postgres-errors.ts';
 
 /**
  * MnemoSaver's and MnemoStore's tables in PostgreSQL, beside the message store's and the
@@ -107,5 +109,30 @@ export async function migrateLangGraph(client: PoolClient, schema: string): Prom
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * What `mnemo migrate` runs for LangGraph (after the message store's and the layered memory's
+ * tables): the schema brought to `MIGRATIONS.length`. Failures are `StorageError`s.
+ */
+export async function migrateLangGraphPostgres(options: { connectionString: string; schema?: string }): Promise<{ langgraphVersion: number }> {
+  const store = createPostgresStore({ connectionString: options.connectionString, ...(options.schema === undefined ? {} : { schema: options.schema }) });
+  try {
+    await store.migrate();
+    const { pool, schema } = postgresStoreInternals(store)!;
+    const client = await pool.connect().catch((error: unknown) => {
+      throw toStorageError(error, { operation: 'migrate', sent: false });
+    });
+    try {
+      await migrateLangGraph(client, schema);
+    } catch (error) {
+      throw toStorageError(error, { operation: 'migrate', sent: true });
+    } finally {
+      client.release();
+    }
+    return { langgraphVersion: MIGRATIONS.length };
+  } finally {
+    await store.close();
   }
 }
