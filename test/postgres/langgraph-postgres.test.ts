@@ -85,6 +85,32 @@ describe('MnemoSaver and MnemoStore on a runtime with PostgreSQL storage', () =>
   });
 });
 
+describe('channel values on PostgreSQL', () => {
+  it('a growing message list is stored as deltas, and every checkpoint reads back whole from a fresh saver', async () => {
+    const schema = db.schema('lgdelta');
+    const saver = saverOn(schema);
+    const config = { configurable: { thread_id: 'grow' } };
+    for (let turn = 1; turn <= 12; turn++) await echoGraph(saver).invoke(userTurn(turn), config);
+    const [rows] = (await sql<{ deltas: string; wholes: string }>(
+      db.url,
+      `SELECT count(*) FILTER (WHERE base IS NOT NULL) AS deltas, count(*) FILTER (WHERE base IS NULL AND type IS NOT NULL) AS wholes
+       FROM ${pg.escapeIdentifier(schema)}.langgraph_channels WHERE channel = 'messages'`,
+    )) as [{ deltas: string; wholes: string }];
+    expect(Number(rows.deltas)).toBeGreaterThan(Number(rows.wholes));
+    const fresh = saverOn(schema);
+    const tuples = await history(fresh, 'grow');
+    let previous = 0;
+    for (const t of tuples) {
+      const messages = (t.checkpoint.channel_values['messages'] ?? []) as { content: unknown }[];
+      expect(messages.length).toBeGreaterThanOrEqual(previous);
+      previous = messages.length;
+    }
+    const last = (await echoGraph(fresh).getState(config)).values.messages as { content: unknown }[];
+    expect(last).toHaveLength(24);
+    expect(String(last[22]!.content)).toMatch(/^Question 12:/);
+  });
+});
+
 describe('several savers on one schema (separate pools, as separate processes)', () => {
   it('start at once on an empty schema: the tables are made once, every saver works', async () => {
     const schema = db.schema('lgmig');
