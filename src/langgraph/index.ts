@@ -7,7 +7,7 @@
  * @module mnemo/langgraph
  */
 export { MnemoSaver, FORK_KEY, type MnemoSaverOptions, type MnemoSaverSettings } from './mnemo-saver.ts';
-export { CheckpointConflictError } from './langgraph-errors.ts';
+export { CheckpointConflictError, type CheckpointConflictReason } from './langgraph-errors.ts';
 export type { LmdbSource } from './storage/lmdb/lmdb-source.ts';
 export type { LangGraphSource, PostgresSource } from './storage/langgraph-source.ts';
 export { MnemoStore, type MnemoStoreOptions, type MnemoStoreSettings } from './mnemo-store.ts';
