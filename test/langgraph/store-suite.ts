@@ -91,6 +91,13 @@ export function describeMnemoStore(name: string, storage: StoreStorage): void {
         expect(JSON.stringify(item?.value)).toBe(JSON.stringify(value));
       });
 
+      it('keeps NUL characters, lone surrogates and key order in values', async () => {
+        const value = { z: 'nul \u0000 here', a: 'lone \uD800', m: { y: 1, b: [2, { d: null, c: 'x' }] } };
+        await store.put(['docs'], 'odd', value);
+        expect(JSON.stringify((await store.get(['docs'], 'odd'))?.value)).toBe(JSON.stringify(value));
+        expect((await store.search(['docs'], { filter: { z: 'nul \u0000 here' } })).map((i) => i.key)).toEqual(['odd']);
+      });
+
       it('is durable: a second store on the same storage sees every resolved put', async () => {
         await store.put(['users', 'u1'], 'a', { v: 1 });
         await store.put(['users', 'u1'], 'b', { v: 2 });
