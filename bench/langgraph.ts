@@ -40,7 +40,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { MnemoSaver } from '../src/langgraph/index.ts';
-import { CHECKPOINT_DB_NAMES } from '../src/langgraph/checkpoint-tables.ts';
+import { CHECKPOINT_DB_NAMES } from '../src/langgraph/storage/lmdb/lmdb-checkpoint-storage.ts';
 import type { BlobRow } from '../src/langgraph/channel-blob.ts';
 import { acquireEnvironment } from '../src/memory/lmdb/lmdb-environment.ts';
 import { echoGraph, userTurn } from '../test/programs/langgraph-echo-graph.ts';

@@ -4,11 +4,11 @@
  * (src/langgraph/thread-writer-router.ts).
  *
  * - `temporary`: a writer that crashed is not restarted; the next write of its thread starts a
- *   fresh one, which reads what it needs from LMDB.
+ *   fresh one, which reads what it needs from the storage.
  * - shutdown 5000 ms: a stopping writer first finishes the requests it was handed.
  * - Intensity 10 restarts in 10 s, like conversation_sup.
  * - Under a runtime it is a child of the root (`permanent`, shutdown `infinity`, added after the
- *   memory, so it stops before LMDB closes); standalone, the saver starts and stops it.
+ *   memory, so it stops before the storage closes); standalone, the saver starts and stops it.
  */
 import type { ChildSpec, Pid, StartResult } from '../src/otp/index.ts';
 import { startDynamicSupervisor } from '../src/otp/index.ts';

@@ -1,4 +1,5 @@
-import { commonPrefixLength } from './prefix-delta.ts';
+import { StorageError } from '../memory/contract/memory-errors.ts';
+import { applyDeltas, commonPrefixLength, type PrefixDelta } from './prefix-delta.ts';
 
 /**
  * How one channel value is stored: whole, or as a prefix delta on the value of the same
@@ -76,4 +77,30 @@ export function encodeBlob(
     row: { t: value.type, base: base.version, keep, tail: value.bytes.subarray(keep), d: stored.depth, cb: stored.chainBytes, rl: stored.rootLength },
     stored,
   };
+}
+
+/**
+ * The value a stored row stands for: itself when whole, else its delta chain applied on the
+ * whole value at the chain's bottom (`below(version)`: the row stored under a delta's base).
+ * A chain without its bottom is damage: `StorageError` `storage_failed`.
+ */
+export function rebuildValue(
+  top: BlobRow,
+  below: (version: string | number) => BlobRow | undefined,
+  where: { readonly threadId: string; readonly checkpointNs: string; readonly channel: string },
+): StoredValue | 'empty' {
+  if (isEmptyRow(top)) return 'empty';
+  if (isWholeRow(top)) return { type: top.t, bytes: top.b, depth: 0, chainBytes: 0, rootLength: top.b.length };
+  const deltas: PrefixDelta[] = [];
+  let row: BlobRow | undefined = top;
+  let at: string | number = top.base;
+  while (row !== undefined && !isEmptyRow(row) && !isWholeRow(row)) {
+    deltas.push({ keep: row.keep, tail: row.tail });
+    at = row.base;
+    row = below(at);
+  }
+  if (row === undefined || isEmptyRow(row)) {
+    throw new StorageError('storage_failed', `channel ${where.channel} of thread ${where.threadId}: version ${String(at)} under a delta is missing`, { ...where, version: at });
+  }
+  return { type: top.t, bytes: applyDeltas(row.b, deltas.reverse()), depth: top.d, chainBytes: top.cb, rootLength: top.rl };
 }

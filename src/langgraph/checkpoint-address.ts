@@ -3,8 +3,9 @@ import { InvalidInputError } from '../errors.ts';
 
 /**
  * Where a checkpoint lives: `(thread_id, checkpoint_ns, checkpoint_id)`, read from a
- * `RunnableConfig` and checked at the boundary, since all three become parts of LMDB keys
- * (no NUL character, bounded length; a key holds at most 1978 bytes in all).
+ * `RunnableConfig` and checked at the boundary, since all three become parts of database keys
+ * (no NUL character, which PostgreSQL's text cannot hold; bounded length: an LMDB key holds at
+ * most 1978 bytes in all).
  *
  * `thread_id` may be a string or a finite number (taken as its decimal string, as SQL savers
  * store it); `checkpoint_ns` defaults to `''` (the root graph).

@@ -1,5 +1,8 @@
 import { MnemoError } from '../errors.ts';
 
+/** `stale_parent`: the named parent is not the head; `exists`: the id is taken, under another parent. */
+export type CheckpointConflictReason = 'stale_parent' | 'exists';
+
 /**
  * A `put` that would fork a thread's checkpoint chain by accident: it names a parent that is
  * no longer the head of its `(thread_id, checkpoint_ns)`, because another writer advanced the
@@ -26,7 +29,7 @@ export class CheckpointConflictError extends MnemoError {
       /** The thread's head when the put was refused (undefined: the thread is empty). */
       readonly headId: string | undefined;
       /** `stale_parent`: the parent is not the head; `exists`: the id is taken, under another parent. */
-      readonly reason: 'stale_parent' | 'exists';
+      readonly reason: CheckpointConflictReason;
     },
   ) {
     super(

@@ -15,14 +15,14 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { InvalidInputError } from '../errors.ts';
 import { addressOf, checkKeyPart, configOf, threadIdOf } from './checkpoint-address.ts';
-import { CheckpointTables, type CheckpointRow, type Version } from './checkpoint-tables.ts';
 import { nextChannelVersion } from './channel-version.ts';
-import { openSource, type LmdbSource, type OpenedSource } from './lmdb-source.ts';
+import type { CheckpointRow, CheckpointStorage, Version } from './storage/checkpoint-storage.ts';
+import { openCheckpointStorage, type LangGraphSource } from './storage/langgraph-source.ts';
 import { jsonEqual } from './json-equal.ts';
 import type { SerializedPut, SerializedValue, SerializedWrite } from './thread-writer.ts';
 import { ThreadWriters } from './thread-writer-router.ts';
 
-/** The saver's own options, beside its `LmdbSource`. */
+/** The saver's own options, beside its `LangGraphSource`. */
 export interface MnemoSaverSettings {
   /** Serializer of checkpoints, metadata and writes. Default: LangGraph's `JsonPlusSerializer`. */
   readonly serde?: SerializerProtocol;
@@ -34,14 +34,15 @@ export interface MnemoSaverSettings {
   readonly idleMs?: number;
 }
 
-/** What `new MnemoSaver(options)` takes: where the data lives (`LmdbSource`) and the settings. */
-export type MnemoSaverOptions = LmdbSource & MnemoSaverSettings;
+/** What `new MnemoSaver(options)` takes: where the data lives (`LangGraphSource`) and the settings. */
+export type MnemoSaverOptions = LangGraphSource & MnemoSaverSettings;
 
 /** `configurable` key asking a put to branch from a checkpoint that is not the head. */
 export const FORK_KEY = 'fork';
 
 /**
- * A LangGraph checkpointer on Mnemo's LMDB environment.
+ * A LangGraph checkpointer on Mnemo's storage: its LMDB environment, or tables in a PostgreSQL
+ * schema (`LangGraphSource`; the layouts are in storage/lmdb/ and storage/postgres/).
  *
  * - Writes of a thread go through that thread's writer process (thread-writer.ts): serialized,
  *   durable when the promise resolves (committed and flushed). A put whose parent is no longer
@@ -53,14 +54,14 @@ export const FORK_KEY = 'fork';
  *   LangGraph's own forks (`metadata.source === 'fork'`) are branches already.
  * - Channel values are stored once per version, as deltas on their previous version when the
  *   new value extends it (a message list grows by its new messages, not by a full copy).
- * - Reads go straight to LMDB (synchronous lookups) and see every write that resolved.
+ * - Reads go straight to the storage and see every write that resolved (on PostgreSQL, from
+ *   any process).
  *
  * Channel versions are `<counter>.<random>` strings (channel-version.ts), as in Python
  * LangGraph; LangGraph.js types them as numbers but compares them with `>` only.
  */
 export class MnemoSaver extends BaseCheckpointSaver {
-  private readonly source: OpenedSource;
-  private readonly tables: CheckpointTables;
+  private readonly storage: CheckpointStorage;
   private readonly writers: ThreadWriters;
   private closing: Promise<void> | undefined;
 
@@ -68,9 +69,8 @@ export class MnemoSaver extends BaseCheckpointSaver {
     super(options.serde);
     const idleMs = options.idleMs ?? 60_000;
     if (!Number.isFinite(idleMs) || idleMs < 0) throw new InvalidInputError('invalid_option', 'idleMs must be a non-negative number of ms');
-    this.source = openSource(options);
-    this.tables = new CheckpointTables(this.source);
-    this.writers = new ThreadWriters({ runtimeName: this.source.runtimeName, deps: { tables: this.tables, serde: this.serde, idleMs } });
+    this.storage = openCheckpointStorage(options);
+    this.writers = new ThreadWriters({ runtimeName: this.storage.runtimeName, deps: { storage: this.storage, serde: this.serde, idleMs } });
   }
 
   /**
@@ -79,15 +79,15 @@ export class MnemoSaver extends BaseCheckpointSaver {
    */
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     if (config.configurable?.['thread_id'] === undefined) return undefined;
-    this.source.checkOpen();
+    this.storage.checkOpen();
     const { threadId, checkpointNs, checkpointId } = addressOf(config);
-    const id = checkpointId ?? this.tables.latestId(threadId, checkpointNs);
+    const id = checkpointId ?? (await this.storage.latestId(threadId, checkpointNs));
     if (id === undefined) {
       // The reader will write a root next: its writer must know the thread looked empty.
       if (checkpointId === undefined) await this.writers.request(threadId, { type: 'saw_empty', ns: checkpointNs });
       return undefined;
     }
-    const row = this.tables.checkpoint(threadId, checkpointNs, id);
+    const row = await this.storage.checkpoint(threadId, checkpointNs, id);
     if (row === undefined) return undefined;
     return this.tupleOf(threadId, checkpointNs, id, row, await this.serde.loadsTyped(row.t, row.m));
   }
@@ -107,12 +107,10 @@ export class MnemoSaver extends BaseCheckpointSaver {
     const filter = Object.entries(options.filter ?? {}).filter(([, value]) => value !== undefined);
     let remaining = options.limit ?? Infinity;
     if (remaining <= 0) return;
-    this.source.checkOpen();
-    for (const key of this.tables.keys({ threadId, ns, before })) {
+    this.storage.checkOpen();
+    for await (const { key, row } of this.storage.list({ threadId, ns, before })) {
       const [t, n, id] = key;
       if (typeof onlyId === 'string' && onlyId !== '' && id !== onlyId) continue;
-      const row = this.tables.checkpoint(t, n, id);
-      if (row === undefined) continue;
       const metadata = (await this.serde.loadsTyped(row.t, row.m)) as Record<string, unknown>;
       // Metadata filter: same JSON value (SQL savers compare JSON).
       if (!filter.every(([k, value]) => jsonEqual(metadata[k], value))) continue;
@@ -196,11 +194,11 @@ export class MnemoSaver extends BaseCheckpointSaver {
     return nextChannelVersion(current as string | number | undefined) as unknown as number;
   }
 
-  /** Stop the thread writers (each finishes what it was handed), then release the environment. */
+  /** Stop the thread writers (each finishes what it was handed), then release the storage. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.writers.close();
-      await this.source.release();
+      await this.storage.release();
     })();
     return this.closing;
   }
@@ -215,7 +213,7 @@ export class MnemoSaver extends BaseCheckpointSaver {
     checkpoint.channel_values = await this.valuesOf(threadId, ns, checkpoint.channel_versions ?? {});
     if (checkpoint.v < 4 && row.p !== null) await this.migratePendingSends(checkpoint, threadId, ns, row.p);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
-      this.tables.pendingWrites(threadId, ns, id).map(async (w) => [w.taskId, w.row.c, await this.serde.loadsTyped(w.row.t, w.row.v)] as CheckpointPendingWrite),
+      (await this.storage.pendingWrites(threadId, ns, id)).map(async (w) => [w.taskId, w.row.c, await this.serde.loadsTyped(w.row.t, w.row.v)] as CheckpointPendingWrite),
     );
     const tuple: CheckpointTuple = { config: configOf(threadId, ns, id), checkpoint, metadata: metadata as CheckpointMetadata, pendingWrites };
     if (row.p !== null) tuple.parentConfig = configOf(threadId, ns, row.p);
@@ -224,9 +222,8 @@ export class MnemoSaver extends BaseCheckpointSaver {
 
   private async valuesOf(threadId: string, ns: string, versions: Record<string, Version>): Promise<Record<string, unknown>> {
     const values: Record<string, unknown> = {};
-    for (const [channel, version] of Object.entries(versions)) {
-      const stored = this.tables.channelValue(threadId, ns, channel, version);
-      if (stored === undefined || stored === 'empty') continue;
+    for (const [channel, stored] of await this.storage.channelValues(threadId, ns, versions)) {
+      if (stored === 'empty') continue;
       values[channel] = await this.serde.loadsTyped(stored.type, stored.bytes);
     }
     return values;
@@ -235,8 +232,7 @@ export class MnemoSaver extends BaseCheckpointSaver {
   /** Checkpoints before format 4 kept pending sends as the parent's TASKS writes. */
   private async migratePendingSends(checkpoint: Checkpoint, threadId: string, ns: string, parentId: string): Promise<void> {
     const sends = await Promise.all(
-      this.tables
-        .pendingWrites(threadId, ns, parentId)
+      (await this.storage.pendingWrites(threadId, ns, parentId))
         .filter((w) => w.row.c === TASKS)
         .map((w) => this.serde.loadsTyped(w.row.t, w.row.v)),
     );

@@ -12,12 +12,13 @@ import {
   type SearchOperation,
 } from '@langchain/langgraph-checkpoint';
 import { InvalidInputError } from '../errors.ts';
-import { openSource, type LmdbSource, type OpenedSource } from './lmdb-source.ts';
 import { selectNamespaces } from './namespace-match.ts';
+import type { ItemRow, ItemStorage, ItemWrite } from './storage/item-storage.ts';
+import { openItemStorage, type LangGraphSource } from './storage/langgraph-source.ts';
 import { matchesFilter } from './store-filter.ts';
-import { itemKey, namespacePath, StoreTables, type ItemKey, type ItemRow } from './store-tables.ts';
+import { itemKey, namespacePath } from './store-keys.ts';
 
-/** The store's own options, beside its `LmdbSource`. */
+/** The store's own options, beside its `LangGraphSource`. */
 export interface MnemoStoreSettings {
   /**
    * Semantic search: embed the given fields of every item put (LangGraph's `IndexConfig`:
@@ -28,12 +29,12 @@ export interface MnemoStoreSettings {
   readonly index?: IndexConfig;
 }
 
-/** What `new MnemoStore(options)` takes: where the data lives (`LmdbSource`) and the settings. */
-export type MnemoStoreOptions = LmdbSource & MnemoStoreSettings;
+/** What `new MnemoStore(options)` takes: where the data lives (`LangGraphSource`) and the settings. */
+export type MnemoStoreOptions = LangGraphSource & MnemoStoreSettings;
 
 /**
- * LangGraph's long-term store (`BaseStore`) on Mnemo's LMDB environment (layout in
- * store-tables.ts).
+ * LangGraph's long-term store (`BaseStore`) on Mnemo's storage: its LMDB environment or tables
+ * in a PostgreSQL schema (layouts in storage/lmdb/ and storage/postgres/).
  *
  * - `batch` runs its reads first, against the state before the batch (as InMemoryStore does),
  *   then writes all its puts and deletes in one transaction (for one namespace and key, the
@@ -46,8 +47,7 @@ export type MnemoStoreOptions = LmdbSource & MnemoStoreSettings;
  * - An item keeps `createdAt` across updates; `updatedAt` is the batch's time.
  */
 export class MnemoStore extends BaseStore {
-  private readonly source: OpenedSource;
-  private readonly tables: StoreTables;
+  private readonly storage: ItemStorage;
   private readonly indexConfig: IndexConfig | undefined;
   private closing: Promise<void> | undefined;
 
@@ -61,20 +61,21 @@ export class MnemoStore extends BaseStore {
       }
     }
     this.indexConfig = options.index;
-    this.source = openSource(options);
-    this.tables = new StoreTables(this.source);
+    this.storage = openItemStorage(options);
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     if (!Array.isArray(operations)) throw new InvalidInputError('invalid_batch', 'batch takes an array of operations');
-    this.source.checkOpen();
+    this.storage.checkOpen();
     const results: unknown[] = [];
     const puts = new Map<string, { path: string; key: string; value: Record<string, unknown> | null; index: false | string[] | undefined }>();
     const searches: { at: number; op: SearchOperation; path: string }[] = [];
     for (const op of operations as Operation[]) {
       if (typeof op !== 'object' || op === null) throw new InvalidInputError('invalid_batch', 'every operation must be an object');
       if ('key' in op && 'namespace' in op && !('value' in op)) {
-        results.push(this.getItem(namespacePath(op.namespace, { allowEmpty: false, write: false }), itemKey((op as GetOperation).key)));
+        const read = this.getItem(namespacePath(op.namespace, { allowEmpty: false, write: false }), itemKey((op as GetOperation).key));
+        read.catch(() => undefined); // awaited below
+        results.push(read);
       } else if ('namespacePrefix' in op) {
         searches.push({ at: results.length, op, path: namespacePath(op.namespacePrefix, { allowEmpty: true, write: false }) });
         results.push(undefined);
@@ -89,24 +90,29 @@ export class MnemoStore extends BaseStore {
         puts.set(`${path}\u0000${key}`, { path, key, value, index: put.index });
         results.push(undefined);
       } else if ('matchConditions' in op || ('limit' in op && 'offset' in op)) {
-        results.push(selectNamespaces(this.tables.namespaces.getKeys(), op as ListNamespacesOperation));
+        const select = op as ListNamespacesOperation;
+        const selected = this.storage.namespaces().then((paths) => selectNamespaces(paths, select));
+        selected.catch(() => undefined); // awaited below
+        results.push(selected);
       } else {
         throw new InvalidInputError('invalid_batch', 'unknown operation: expected a get, search, put or listNamespaces operation');
       }
     }
     for (const { at, op, path } of searches) results[at] = await this.runSearch(op, path);
+    // The reads, all issued before any write.
+    const answered = await Promise.all(results);
     if (puts.size > 0) await this.write([...puts.values()]);
-    return results as OperationResults<Op>;
+    return answered as OperationResults<Op>;
   }
 
-  /** Release the environment (closed when its last Mnemo user releases it). */
+  /** Release the storage (an LMDB environment is closed when its last Mnemo user releases it). */
   close(): Promise<void> {
-    this.closing ??= this.source.release();
+    this.closing ??= this.storage.release();
     return this.closing;
   }
 
-  private getItem(path: string, key: string): Item | null {
-    const row = this.tables.items.get([path, key]);
+  private async getItem(path: string, key: string): Promise<Item | null> {
+    const row = await this.storage.get(path, key);
     return row === undefined ? null : toItem(path, key, row);
   }
 
@@ -121,7 +127,7 @@ export class MnemoStore extends BaseStore {
       const out: SearchItem[] = [];
       let skipped = 0;
       if (limit === 0) return out;
-      for (const { path: p, key, row } of this.tables.itemsUnder(path)) {
+      for await (const { path: p, key, row } of this.storage.itemsUnder(path, { vectors: false })) {
         if (!matchesFilter(row.v, filter)) continue;
         if (skipped < offset) {
           skipped++;
@@ -138,9 +144,8 @@ export class MnemoStore extends BaseStore {
     const query = Float32Array.from(await this.indexConfig.embeddings.embedQuery(op.query));
     const ranked: SearchItem[] = [];
     const scoreless: SearchItem[] = [];
-    for (const { path: p, key, row } of this.tables.itemsUnder(path)) {
+    for await (const { path: p, key, row, vectors } of this.storage.itemsUnder(path, { vectors: true })) {
       if (!matchesFilter(row.v, filter)) continue;
-      const vectors = this.tables.vectorsOf(p, key);
       if (vectors.length === 0) scoreless.push(toItem(p, key, row));
       else ranked.push({ ...toItem(p, key, row), score: Math.max(...vectors.map((v) => cosine(query, v))) });
     }
@@ -150,38 +155,8 @@ export class MnemoStore extends BaseStore {
 
   private async write(puts: { path: string; key: string; value: Record<string, unknown> | null; index: false | string[] | undefined }[]): Promise<void> {
     const vectors = await this.embed(puts);
-    const { items, namespaces, vectors: vectorDb } = this.tables;
-    const now = Date.now();
-    const adjust = (path: string, delta: number) => {
-      const n = (namespaces.get(path) ?? 0) + delta;
-      void (n > 0 ? namespaces.put(path, n) : namespaces.remove(path));
-    };
-    let bytes = 0;
-    for (let i = 0; i < puts.length; i++) {
-      bytes += 256 + (puts[i]!.value === null ? 0 : JSON.stringify(puts[i]!.value).length);
-      for (const { vector } of vectors[i] ?? []) bytes += 64 + vector.byteLength;
-    }
-    await this.source.transact(
-      bytes,
-      () => {
-        puts.forEach(({ path, key, value }, i) => {
-          const k: ItemKey = [path, key];
-          const existing = items.get(k);
-          for (const vk of this.tables.vectorKeysOf(path, key)) void vectorDb.remove(vk);
-          if (value === null) {
-            if (existing === undefined) return;
-            void items.remove(k);
-            adjust(path, -1);
-            return;
-          }
-          void items.put(k, { v: value, c: existing?.c ?? now, u: now });
-          if (existing === undefined) adjust(path, 1);
-          for (const { field, vector } of vectors[i] ?? []) {
-            void vectorDb.put([path, key, field], Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
-          }
-        });
-      },
-    );
+    const writes: ItemWrite[] = puts.map(({ path, key, value }, i) => ({ path, key, value, vectors: value === null ? [] : (vectors[i] ?? []) }));
+    await this.storage.write(writes);
   }
 
   /** Embeddings of the indexed fields of each put, computed before the transaction. */

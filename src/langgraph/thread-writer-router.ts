@@ -5,7 +5,7 @@
  *
  * - Under a runtime, that supervisor is added to the runtime's root (`startChild`), after the
  *   memory: the runtime stops it (its writers finish what they were handed) before it closes
- *   LMDB. Standalone, the saver starts it and stops it on `close()`.
+ *   the storage. Standalone, the saver starts it and stops it on `close()`.
  * - Order: requests of one thread reach its writer in the order they were made (they wait on
  *   the same start, in order). A writer that passivated removed itself from the route before
  *   stopping; a request that still reached it (it was on its way) gets `normal`/`noproc`

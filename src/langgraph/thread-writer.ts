@@ -3,11 +3,12 @@
  * goes (`put`, `putWrites`, `deleteThread`), one at a time, in arrival order. It is what makes a
  * thread's history single-writer:
  *
- * - A `put` is checked and written in one LMDB transaction: its parent must be the head (the
+ * - A `put` is checked and written in one atomic step of the storage (checkpoint-storage.ts:
+ *   one LMDB or PostgreSQL transaction): its parent must be the head (the
  *   latest checkpoint) of its namespace, or the put is refused with `CheckpointConflictError`
  *   and nothing is written. Two writers that read the same head cannot both extend it: the
  *   second is told, instead of silently forking the chain (LangGraph#8796). The check runs
- *   against LMDB inside the write transaction, so it holds across processes too.
+ *   against the database inside the write transaction, so it holds across processes too.
  *   Accepted without naming the head: a put of an id that exists under the same parent (a
  *   retry), a deliberate branch (`metadata.source === 'fork'`, LangGraph's own forks, or
  *   `configurable.fork === true`: time travel, editing an old checkpoint), and a put naming no
@@ -19,13 +20,13 @@
  * - `putWrites` checks "already stored?" and writes in the same serialized step, so concurrent
  *   writes of one task cannot lose one another (LangGraph#8115): a regular write (idx >= 0)
  *   already stored is kept, a special one (error, interrupt, ...) replaces its predecessor.
- * - Every request resolves once its transaction is committed and flushed. Requests are
- *   pipelined: the writer issues a request's transaction and takes the next request without
- *   waiting for the commit (lmdb-js runs transaction callbacks in issue order, each seeing the
- *   ones before), so what arrives together (a step's writes and its checkpoint) shares one
- *   commit and one flush: group commit per thread.
+ * - Every request resolves once its transaction is durable. Requests are pipelined: the writer
+ *   issues a request's write and takes the next request without waiting for the commit (the
+ *   storage applies a thread's writes in call order, each seeing the ones before), so on LMDB
+ *   what arrives together (a step's writes and its checkpoint) shares one commit and one
+ *   flush: group commit per thread.
  *
- * State is a cache, rebuilt from LMDB on demand: per namespace the head and its channel
+ * State is a cache, rebuilt from the storage on demand: per namespace the head and its channel
  * versions, per channel the bytes of its latest value (the base of the next delta). It is set
  * when a request is issued, as if it will succeed, and dropped by any failure; the checks that
  * matter run inside the transaction (the head, and that a delta's base version is stored: if
@@ -37,7 +38,7 @@ import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { genServer, noReply, type From, type Pid, type ServerSelf } from '../otp/index.ts';
 import { encodeBlob, type BlobRow, type StoredValue } from './channel-blob.ts';
 import { CheckpointConflictError } from './langgraph-errors.ts';
-import type { BlobKey, CheckpointRow, CheckpointTables, Version, WriteRow } from './checkpoint-tables.ts';
+import type { CheckpointPut, CheckpointRow, CheckpointStorage, Version } from './storage/checkpoint-storage.ts';
 
 export interface SerializedValue {
   readonly type: string;
@@ -78,7 +79,7 @@ export type WriterRequest =
   | { readonly type: 'saw_empty'; readonly ns: string };
 
 export interface WriterDeps {
-  readonly tables: CheckpointTables;
+  readonly storage: CheckpointStorage;
   readonly serde: SerializerProtocol;
   readonly idleMs: number;
   /** Told synchronously when the writer passivates, before it stops. */
@@ -199,63 +200,35 @@ async function issue(state: WriterState, request: WriterRequest): Promise<Issued
 const valueKey = (ns: string, channel: string) => `${ns}\u0000${channel}`;
 
 async function issuePut(state: WriterState, request: Extract<WriterRequest, { type: 'put' }>): Promise<Issued> {
-  const { tables } = state.deps;
+  const { storage } = state.deps;
   const { threadId } = state;
   const { ns, checkpointId, parentId, fork } = request;
   const payload = await request.payload;
   const parentVersions = parentId === undefined ? undefined : await versionsOf(state, ns, parentId);
 
-  const blobs: { key: BlobKey; row: BlobRow; whole: BlobRow; cached: CachedValue | undefined }[] = [];
+  const blobs: (CheckpointPut['blobs'][number] & { cached: CachedValue | undefined })[] = [];
   for (const { channel, version, value } of payload.channels) {
-    const key: BlobKey = [threadId, ns, channel, version];
     if (value === undefined) {
-      blobs.push({ key, row: { e: 1 }, whole: { e: 1 }, cached: undefined });
+      blobs.push({ channel, version, row: { e: 1 }, whole: { e: 1 }, cached: undefined });
       continue;
     }
     const baseVersion = parentVersions?.[channel];
-    const base = baseVersion === undefined || baseVersion === version ? undefined : baseValue(state, ns, channel, baseVersion);
+    const base = baseVersion === undefined || baseVersion === version ? undefined : await baseValue(state, ns, channel, baseVersion);
     const { row, stored } = encodeBlob(value, base);
-    blobs.push({ key, row, whole: { t: value.type, b: value.bytes }, cached: { ...stored, version } });
+    blobs.push({ channel, version, row, whole: { t: value.type, b: value.bytes }, cached: { ...stored, version } });
   }
   const row: CheckpointRow = { p: parentId ?? null, t: payload.type, c: payload.checkpoint, m: payload.metadata };
-  const emptySeen = state.emptySeen.has(ns);
 
   let bytes = row.c.byteLength + row.m.byteLength;
   for (const blob of blobs) bytes += ROW_BYTES + Math.max(blobBytes(blob.row), blobBytes(blob.whole));
-  const txn = tables.source.transact(bytes, () => {
-    const headId = tables.latestId(threadId, ns);
-    const existing = tables.checkpoint(threadId, ns, checkpointId);
-    const conflict =
-      existing !== undefined
-        ? existing.p === row.p
-          ? undefined
-          : ('exists' as const)
-        : parentId === headId || fork || (parentId === undefined && !emptySeen)
-          ? undefined
-          : ('stale_parent' as const);
-    if (conflict !== undefined) return { conflict, headId, exact: [] as boolean[], latest: false };
-    void tables.checkpoints.put([threadId, ns, checkpointId], row);
-    // exact[i]: blob i is stored as encoded (so the cached chain position holds).
-    const exact = blobs.map((blob) => {
-      // A version names one value: never rewrite one that later deltas may stand on.
-      if (tables.channels.doesExist(blob.key)) return false;
-      const base = isDelta(blob.row) ? ([blob.key[0], blob.key[1], blob.key[2], blob.row.base] as BlobKey) : undefined;
-      if (base !== undefined && !tables.channels.doesExist(base)) {
-        void tables.channels.put(blob.key, blob.whole);
-        return false;
-      }
-      void tables.channels.put(blob.key, blob.row);
-      return true;
-    });
-    return { conflict: undefined, headId, exact, latest: headId === undefined || checkpointId > headId };
-  });
+  const txn = storage.putCheckpoint({ threadId, ns, checkpointId, parentId, fork, emptySeen: state.emptySeen.has(ns), row, blobs, bytes });
 
   // Optimistic: the next request (perhaps in this same commit) builds on this one.
   const head: Head = { id: checkpointId, versions: payload.versions };
   state.heads.set(ns, head);
   for (const blob of blobs) {
-    if (blob.cached !== undefined) state.values.set(valueKey(ns, blob.key[2]), blob.cached);
-    else state.values.delete(valueKey(ns, blob.key[2]));
+    if (blob.cached !== undefined) state.values.set(valueKey(ns, blob.channel), blob.cached);
+    else state.values.delete(valueKey(ns, blob.channel));
   }
 
   const durable = txn.then((outcome) => {
@@ -263,7 +236,7 @@ async function issuePut(state: WriterState, request: Extract<WriterRequest, { ty
       if (state.heads.get(ns) === head) state.heads.delete(ns);
     }
     blobs.forEach((blob, i) => {
-      const key = valueKey(ns, blob.key[2]);
+      const key = valueKey(ns, blob.channel);
       if (outcome.exact[i] !== true && blob.cached !== undefined && state.values.get(key) === blob.cached) state.values.delete(key);
     });
     if (outcome.conflict !== undefined) {
@@ -280,52 +253,33 @@ function blobBytes(row: BlobRow): number {
   return 'b' in row ? row.b.byteLength : 'tail' in row ? row.tail.byteLength : 0;
 }
 
-function isDelta(row: BlobRow): row is Extract<BlobRow, { base: Version }> {
-  return 'base' in row;
-}
-
 /** The channel versions of a checkpoint: the cached head's, or read from its row. */
 async function versionsOf(state: WriterState, ns: string, checkpointId: string): Promise<Readonly<Record<string, Version>> | undefined> {
   const head = state.heads.get(ns);
   if (head?.id === checkpointId) return head.versions;
-  const row = state.deps.tables.checkpoint(state.threadId, ns, checkpointId);
+  const row = await state.deps.storage.checkpoint(state.threadId, ns, checkpointId);
   if (row === undefined) return undefined;
   const checkpoint = (await state.deps.serde.loadsTyped(row.t, row.c)) as { channel_versions?: Record<string, Version> };
   return checkpoint.channel_versions ?? {};
 }
 
-function baseValue(state: WriterState, ns: string, channel: string, version: Version): CachedValue | undefined {
+async function baseValue(state: WriterState, ns: string, channel: string, version: Version): Promise<CachedValue | undefined> {
   const cached = state.values.get(valueKey(ns, channel));
   if (cached?.version === version) return cached;
-  const stored = state.deps.tables.channelValue(state.threadId, ns, channel, version);
+  const stored = (await state.deps.storage.channelValues(state.threadId, ns, { [channel]: version })).get(channel);
   return stored === undefined || stored === 'empty' ? undefined : { ...stored, version };
 }
 
 async function issuePutWrites(state: WriterState, request: Extract<WriterRequest, { type: 'put_writes' }>): Promise<Issued> {
-  const { tables } = state.deps;
   const writes = await request.writes;
   if (writes.length === 0) return { durable: Promise.resolve() };
-  let bytes = 0;
-  for (const w of writes) bytes += ROW_BYTES + w.value.bytes.byteLength;
-  const txn = tables.source.transact(bytes, () => {
-    for (const w of writes) {
-      const key: [string, string, string, string, number] = [state.threadId, request.ns, request.checkpointId, w.taskId, w.idx];
-      if (w.idx >= 0 && tables.writes.doesExist(key)) continue;
-      const row: WriteRow = { c: w.channel, t: w.value.type, v: w.value.bytes, p: w.taskPath };
-      void tables.writes.put(key, row);
-    }
-  });
-  return { durable: txn };
+  const rows = writes.map((w) => ({ taskId: w.taskId, idx: w.idx, row: { c: w.channel, t: w.value.type, v: w.value.bytes, p: w.taskPath } }));
+  return { durable: state.deps.storage.putWrites(state.threadId, request.ns, request.checkpointId, rows) };
 }
 
 function issueDelete(state: WriterState): Issued {
-  const { tables } = state.deps;
   state.heads.clear();
   state.values.clear();
   state.emptySeen.clear();
-  // A removal: no room taken (disk-room.ts).
-  const txn = tables.source.transact(0, () => {
-    for (const { db, key } of [...tables.threadKeys(state.threadId)]) void db.remove(key);
-  });
-  return { durable: txn };
+  return { durable: state.deps.storage.deleteThread(state.threadId) };
 }

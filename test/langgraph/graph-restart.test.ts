@@ -2,48 +2,11 @@
  * A LangGraph conversation checkpointed by MnemoSaver survives its process: real child
  * processes (`node --import tsx`) write turns and exit or are killed; another process resumes the thread.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-
-const root = resolve(import.meta.dirname, '../..');
-const fixture = join(root, 'test/programs/langgraph-turns.ts');
-
-interface Run {
-  acks: { turn: number; messages: number }[];
-  state: { id: string; type: string; text: string }[] | undefined;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stderr: string;
-}
-
-/** Run the fixture; `killAfterAcks`: SIGKILL it once that many turns were acknowledged. */
-function runTurns(dataDir: string, first: number, turns: number, killAfterAcks?: number): Promise<Run> {
-  return new Promise((done, fail) => {
-    // `node --import tsx`: no wrapper process, so SIGKILL hits the process that writes.
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, 'thread-1', String(first), String(turns)], { cwd: root });
-    const run: Run = { acks: [], state: undefined, code: null, signal: null, stderr: '' };
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        const ack = /^ack (\d+) (\d+)$/.exec(line);
-        if (ack) {
-          run.acks.push({ turn: Number(ack[1]), messages: Number(ack[2]) });
-          if (killAfterAcks !== undefined && run.acks.length === killAfterAcks) child.kill('SIGKILL');
-        } else if (line.startsWith('state ')) run.state = JSON.parse(line.slice(6)) as Run['state'];
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => (run.stderr += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code, signal) => done({ ...run, code, signal }));
-  });
-}
+import { runTurns } from '../support/langgraph-turns-process.ts';
 
 let dataDir: string;
 beforeEach(() => {
@@ -55,11 +18,11 @@ afterEach(() => {
 
 describe('MnemoSaver across processes', { timeout: 90_000 }, () => {
   it('a second process resumes the thread and sees every message the first one wrote', async () => {
-    const first = await runTurns(dataDir, 0, 4);
+    const first = await runTurns({ dataDir }, 0, 4);
     expect(first.code, first.stderr).toBe(0);
     expect(first.acks.map((a) => a.messages)).toEqual([2, 4, 6, 8]);
 
-    const second = await runTurns(dataDir, 4, 2);
+    const second = await runTurns({ dataDir }, 4, 2);
     expect(second.code, second.stderr).toBe(0);
     expect(second.acks.map((a) => a.messages)).toEqual([10, 12]);
     const state = second.state ?? [];
@@ -72,12 +35,12 @@ describe('MnemoSaver across processes', { timeout: 90_000 }, () => {
   });
 
   it('every turn acknowledged before a SIGKILL is there when another process resumes', async () => {
-    const killed = await runTurns(dataDir, 0, -1, 5);
+    const killed = await runTurns({ dataDir }, 0, -1, 5);
     expect(killed.signal).toBe('SIGKILL');
     const acknowledged = killed.acks.length;
     expect(acknowledged).toBeGreaterThanOrEqual(5);
 
-    const resumed = await runTurns(dataDir, 100, 1);
+    const resumed = await runTurns({ dataDir }, 100, 1);
     expect(resumed.code, resumed.stderr).toBe(0);
     const state = resumed.state ?? [];
     const asked = state.filter((m) => m.type === 'human').map((m) => m.text);

@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireEnvironment, type EnvironmentLease } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { MnemoSaver } from '../../src/langgraph/index.ts';
 import { MAX_CHAIN_DEPTH, type BlobRow } from '../../src/langgraph/channel-blob.ts';
-import { CHECKPOINT_DB_NAMES, type BlobKey } from '../../src/langgraph/checkpoint-tables.ts';
+import { CHECKPOINT_DB_NAMES, type BlobKey } from '../../src/langgraph/storage/lmdb/lmdb-checkpoint-storage.ts';
 import { echoGraph, userTurn } from '../programs/langgraph-echo-graph.ts';
 
 let dir: string;

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli-process.ts';
 import { sql, usePostgres } from '../support/postgres-server.ts';
 import { MIGRATIONS } from '../../src/recall/storage/postgres/recall-schema.ts';
+import { MIGRATIONS as LANGGRAPH_MIGRATIONS } from '../../src/langgraph/storage/postgres/langgraph-schema.ts';
 
 // `mnemo migrate` as a deploy runs it: a real process, a real database.
 const db = usePostgres();
@@ -19,15 +20,15 @@ async function migrate(args: string[], env: Record<string, string> = {}): Promis
 }
 
 describe('mnemo migrate', () => {
-  it('creates the message store and layered memory tables in the schema, and a second run changes nothing', async () => {
+  it('creates the message store, layered memory and LangGraph tables in the schema, and a second run changes nothing', async () => {
     const schema = db.schema('migrate');
     const first = await migrate(['--postgres', db.url, '--pg-schema', schema], { DATABASE_URL: '' });
     expect(first.code, first.err).toBe(0);
-    expect(JSON.parse(first.out)).toMatchObject({ migrated: schema, recall_version: MIGRATIONS.length });
+    expect(JSON.parse(first.out)).toMatchObject({ migrated: schema, recall_version: MIGRATIONS.length, langgraph_version: LANGGRAPH_MIGRATIONS.length });
     const tables = async () =>
       (await sql<{ table_name: string }>(db.url, 'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema])).map((r) => r.table_name);
     const made = await tables();
-    expect(made).toEqual(expect.arrayContaining(['messages', 'recall_users', 'recall_sessions', 'recall_postings', 'recall_jobs', 'recall_schema_version']));
+    expect(made).toEqual(expect.arrayContaining(['messages', 'recall_users', 'recall_sessions', 'recall_postings', 'recall_jobs', 'recall_schema_version', 'langgraph_checkpoints', 'langgraph_items', 'langgraph_schema_version']));
     const version = await sql<{ version: number }>(db.url, `SELECT version FROM ${pg.escapeIdentifier(schema)}.recall_schema_version`);
     expect(version).toEqual([{ version: MIGRATIONS.length }]);
 

@@ -1,8 +1,9 @@
 /**
  * A process that runs conversation turns through a StateGraph checkpointed by MnemoSaver.
  *
- *   tsx test/programs/langgraph-turns.ts <dataDir> <threadId> <firstTurn> <turns>
+ *   tsx test/programs/langgraph-turns.ts <dataDir | postgres://url> <threadId> <firstTurn> <turns> [schema]
  *
+ * A `postgres://` first argument puts the saver on PostgreSQL (in `schema`), else on LMDB.
  * Runs turns firstTurn, firstTurn+1, ... (`turns` = -1: until killed), printing
  * `ack <turn> <messages>` once each turn's invoke resolved, then `state <json>` (the thread's
  * message texts and ids) and exits 0 after closing the saver.
@@ -10,12 +11,12 @@
 import { MnemoSaver } from '../../src/langgraph/index.ts';
 import { echoGraph, userTurn } from './langgraph-echo-graph.ts';
 
-const [dataDir, threadId, first, count] = process.argv.slice(2);
+const [dataDir, threadId, first, count, schema] = process.argv.slice(2);
 if (dataDir === undefined || threadId === undefined || first === undefined || count === undefined) {
-  console.error('usage: langgraph-turns.ts <dataDir> <threadId> <firstTurn> <turns>');
+  console.error('usage: langgraph-turns.ts <dataDir | postgres://url> <threadId> <firstTurn> <turns> [schema]');
   process.exit(2);
 }
-const saver = new MnemoSaver({ path: dataDir });
+const saver = dataDir.startsWith('postgres://') ? new MnemoSaver({ postgres: dataDir, ...(schema === undefined ? {} : { schema }) }) : new MnemoSaver({ path: dataDir });
 const graph = echoGraph(saver);
 const config = { configurable: { thread_id: threadId } };
 const turns = Number(count);

@@ -1,13 +1,13 @@
 import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
-import { InvalidInputError } from '../errors.ts';
-import { acquireEnvironment, durableTransaction, roomFor, type LmdbEnvironmentOptions } from '../memory/lmdb/lmdb-environment.ts';
-import { estimate } from '../memory/lmdb/disk-room.ts';
-import { StorageError } from '../memory/contract/memory-errors.ts';
-import type { Runtime } from '../runtime.ts';
+import { InvalidInputError } from '../../../errors.ts';
+import { acquireEnvironment, durableTransaction, roomFor, type LmdbEnvironmentOptions } from '../../../memory/lmdb/lmdb-environment.ts';
+import { estimate } from '../../../memory/lmdb/disk-room.ts';
+import { StorageError } from '../../../memory/contract/memory-errors.ts';
+import type { Runtime } from '../../../runtime.ts';
 
 /**
- * Where the LangGraph saver and store keep their data, always an LMDB environment shared with
- * the rest of Mnemo:
+ * The LMDB sources of the LangGraph saver and store (langgraph-source.ts has the PostgreSQL
+ * ones), an LMDB environment shared with the rest of Mnemo:
  * - `{ runtime }`: the runtime's environment (its `storage.openDB`), so checkpoints, messages
  *   and recall data share commits; the saver's thread writers join the runtime's tree;
  * - `{ path }`: standalone, the environment of that directory (shared with every other Mnemo
@@ -56,7 +56,7 @@ export function openSource(source: LmdbSource): OpenedSource {
   if ('runtime' in source) {
     const storage = source.runtime.storage;
     if (storage.kind !== 'lmdb') {
-      throw new InvalidInputError('invalid_option', `the runtime's storage is '${storage.kind}': LangGraph persistence needs its LMDB storage`);
+      throw new InvalidInputError('invalid_option', `the runtime's storage is '${storage.kind}': this source needs its LMDB storage`);
     }
     // `storage.root` throws `store_closed` once the runtime stopped; after `runtime.compact()`
     // it is another environment, and this one's handles are closed (a write through them

@@ -1,0 +1,138 @@
+import { escapeIdentifier, type PoolClient } from 'pg';
+import { createPostgresStore, postgresStoreInternals } from '../../../memory/postgres/postgres-store.ts';
+import { toStorageError } from '../../../memory/postgres/postgres-errors.ts';
+
+/**
+ * MnemoSaver's and MnemoStore's tables in PostgreSQL, beside the message store's and the
+ * layered memory's (same schema, names prefixed `langgraph_`), as ORDERED MIGRATIONS:
+ * `MIGRATIONS[i]` takes the schema from version i to i + 1, `langgraph_schema_version` holds
+ * the version reached. Applied at first use under a transaction-scoped advisory lock, so many
+ * processes starting at once apply each step once; a released step is never edited, only
+ * followed by new ones.
+ *
+ * | table                   | key                                                   | what |
+ * |-------------------------|-------------------------------------------------------|------|
+ * | langgraph_heads         | thread_id, checkpoint_ns                              | the namespace's head (greatest id); its row lock orders the namespace's puts |
+ * | langgraph_checkpoints   | thread_id, checkpoint_ns, checkpoint_id               | parent, serializer type, checkpoint (no channel values), metadata |
+ * | langgraph_channels      | thread_id, checkpoint_ns, channel, version            | a channel value once per version: whole (`bytes`), a delta (`base`, `keep`, `bytes` the tail, chain position) or empty (`type` null) |
+ * | langgraph_writes        | thread_id, checkpoint_ns, checkpoint_id, task_id, idx | pending writes |
+ * | langgraph_items         | path, key                                             | the store's items: value (json), created/updated (the database's clock) |
+ * | langgraph_item_vectors  | path, key, field                                      | their embeddings (Float32 bytes) |
+ *
+ * The rows are LMDB's (storage/lmdb/), so both adapters store the same things. Versions are
+ * JSON text (`"00..1.ab"` or `3`: a string and a number never collide). Values are `json`,
+ * not `jsonb`: json keeps the text as put (key order, duplicate keys, NUL as `\u0000`), which
+ * jsonb would not; filters run in the adapter (store-filter.ts), the same code as on LMDB.
+ * Ids are `text COLLATE "C"`: byte order, the order LMDB keys and JS strings compare in.
+ */
+export const MIGRATIONS: readonly ((s: string) => string)[] = [
+  (s) => `
+    CREATE TABLE ${s}.langgraph_heads (
+      thread_id text COLLATE "C" NOT NULL,
+      checkpoint_ns text COLLATE "C" NOT NULL,
+      head_id text COLLATE "C",
+      PRIMARY KEY (thread_id, checkpoint_ns)
+    );
+    CREATE TABLE ${s}.langgraph_checkpoints (
+      thread_id text COLLATE "C" NOT NULL,
+      checkpoint_ns text COLLATE "C" NOT NULL,
+      checkpoint_id text COLLATE "C" NOT NULL,
+      parent_id text COLLATE "C",
+      type text NOT NULL,
+      checkpoint bytea NOT NULL,
+      metadata bytea NOT NULL,
+      PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+    );
+    CREATE TABLE ${s}.langgraph_channels (
+      thread_id text COLLATE "C" NOT NULL,
+      checkpoint_ns text COLLATE "C" NOT NULL,
+      channel text COLLATE "C" NOT NULL,
+      version text COLLATE "C" NOT NULL,
+      type text,
+      bytes bytea,
+      base text COLLATE "C",
+      keep integer,
+      depth integer,
+      chain_bytes bigint,
+      root_length bigint,
+      PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+    );
+    CREATE TABLE ${s}.langgraph_writes (
+      thread_id text COLLATE "C" NOT NULL,
+      checkpoint_ns text COLLATE "C" NOT NULL,
+      checkpoint_id text COLLATE "C" NOT NULL,
+      task_id text COLLATE "C" NOT NULL,
+      idx integer NOT NULL,
+      channel text NOT NULL,
+      type text NOT NULL,
+      value bytea NOT NULL,
+      task_path text NOT NULL,
+      PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    );
+    CREATE TABLE ${s}.langgraph_items (
+      path text COLLATE "C" NOT NULL,
+      key text COLLATE "C" NOT NULL,
+      value json NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      PRIMARY KEY (path, key)
+    );
+    CREATE TABLE ${s}.langgraph_item_vectors (
+      path text COLLATE "C" NOT NULL,
+      key text COLLATE "C" NOT NULL,
+      field text COLLATE "C" NOT NULL,
+      vector bytea NOT NULL,
+      PRIMARY KEY (path, key, field)
+    );`,
+];
+
+/** Brings the schema to the latest version (idempotent; safe from many processes at once). */
+export async function migrateLangGraph(client: PoolClient, schema: string): Promise<void> {
+  const s = escapeIdentifier(schema);
+  const current = async (): Promise<number> => {
+    const exists = await client.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`${s}.langgraph_schema_version`]);
+    if (exists.rows[0]?.ok !== true) return 0;
+    const row = await client.query(`SELECT version FROM ${s}.langgraph_schema_version`);
+    return row.rows[0] === undefined ? 0 : Number(row.rows[0].version);
+  };
+  if ((await current()) >= MIGRATIONS.length) return;
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`mnemo.langgraph.migrate.${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.langgraph_schema_version (version integer NOT NULL)`);
+    let version = await current();
+    if (version === 0) await client.query(`INSERT INTO ${s}.langgraph_schema_version (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM ${s}.langgraph_schema_version)`);
+    for (; version < MIGRATIONS.length; version++) await client.query(MIGRATIONS[version]!(s));
+    await client.query(`UPDATE ${s}.langgraph_schema_version SET version = $1`, [MIGRATIONS.length]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * What `mnemo migrate` runs for LangGraph (after the message store's and the layered memory's
+ * tables): the schema brought to `MIGRATIONS.length`. Failures are `StorageError`s.
+ */
+export async function migrateLangGraphPostgres(options: { connectionString: string; schema?: string }): Promise<{ langgraphVersion: number }> {
+  const store = createPostgresStore({ connectionString: options.connectionString, ...(options.schema === undefined ? {} : { schema: options.schema }) });
+  try {
+    await store.migrate();
+    const { pool, schema } = postgresStoreInternals(store)!;
+    const client = await pool.connect().catch((error: unknown) => {
+      throw toStorageError(error, { operation: 'migrate', sent: false });
+    });
+    try {
+      await migrateLangGraph(client, schema);
+    } catch (error) {
+      throw toStorageError(error, { operation: 'migrate', sent: true });
+    } finally {
+      client.release();
+    }
+    return { langgraphVersion: MIGRATIONS.length };
+  } finally {
+    await store.close();
+  }
+}
