@@ -82,6 +82,15 @@ export interface WithSpanOptions {
 }
 
 export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T> | T, options: WithSpanOptions = {}): Promise<T> {
+  const o = otel();
+  if (o === undefined) {
+    // Nothing to record: `fn`'s own promise, no wrapper (this runs twice per append).
+    try {
+      return Promise.resolve(fn(NOOP_SPAN));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   const run = async (span: Span): Promise<T> => {
     try {
       return await fn(span);
@@ -92,8 +101,6 @@ export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Spa
       span.end();
     }
   };
-  const o = otel();
-  if (o === undefined) return run(NOOP_SPAN);
   const spanOptions: SpanOptions = { attributes, ...options };
   return tracerOf(o).startActiveSpan(name, spanOptions, run);
 }
