@@ -92,6 +92,8 @@ async function bundle(esm) {
     sourcesContent: false,
     metafile: true,
     write: false,
+    // xstate is found from this checkout's node_modules wherever --out puts the build.
+    nodePaths: [join(root, 'node_modules')],
     logLevel: 'warning',
     plugins: [
       {
