@@ -1,8 +1,14 @@
 #!/usr/bin/env node
 // `npm run build` (and `prepack`): the package's dist/.
-//   dist/esm  tsc's ES module build of src/ (and supervisors/, which src imports): .js with
-//             source maps (comments stripped), .d.ts with their documentation and declaration
-//             maps, the chat page's static files.
+//   dist/esm  the ES module build of src/ (and supervisors/, which src imports): tsc compiles
+//             (comments stripped, source maps), then esbuild bundles the compiled files into
+//             the public entries, the CLI and the search worker, their shared code in chunks
+//             beside the root entry (dist/esm/src/chunk-*.js), xstate inlined (its ES build) and
+//             the other packages left to Node. A fresh `import('mnemo')` then reads ~20 files, not
+//             ~250 (Node's loader costs per file: docs/performance-history.md). Shared chunks
+//             keep one copy of each class across the entries; dynamic `import()`s stay lazy.
+//             Beside them the .d.ts with their documentation and declaration maps (tsc) and the
+//             chat page's static files.
 //   dist/cjs  one CommonJS module per public entry (`.`, `./otp`, `./server`, `./postgres`,
 //             `./testing`, `./langgraph`, `./mcp`, `./ai-sdk`) that
 //             require()s the ES module build (Node loads ES modules from require() since 20.19
@@ -13,7 +19,7 @@
 //   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/docs builds its own copy,
 //                                        so it never reads a dist/ that `npm pack` is rewriting)
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +45,8 @@ for (const config of ['tsconfig.build.json', 'tsconfig.types.json']) {
   if (r.status !== 0) fail(`tsc -p ${config} failed`);
 }
 
+await bundle(join(dist, 'esm'));
+
 cpSync(join(root, 'src', 'server', 'public'), join(dist, 'esm', 'src', 'server', 'public'), { recursive: true });
 
 const cjs = join(dist, 'cjs');
@@ -54,3 +62,74 @@ for (const [name, target] of Object.entries(ENTRIES)) {
   writeFileSync(join(cjs, `${name}.d.ts`), `export * from '${from}';\n`);
 }
 console.error(`build: ${join(dist, 'esm')} and ${cjs} written`);
+
+/**
+ * Bundles tsc's JavaScript in `esm` in place: the public entries plus the files loaded by path
+ * (the CLI from bin/, the search worker from module-location.ts's `packageFile`) stay where tsc
+ * put them, every other .js goes. The shared chunks sit in src/, beside module-location's
+ * compiled place, so its `import.meta.url` paths (the worker, the chat page) still hold.
+ */
+async function bundle(esm) {
+  const { build } = await import('esbuild');
+  const entries = [...Object.values(ENTRIES), 'src/cli/main', 'src/recall/storage/lmdb/pool/search-worker'];
+  // Each other entry also imports the root entry: esbuild makes a chunk per set of entries
+  // that share code, and with ten entries the root's code fell into ~50 of them. Reached from
+  // every entry, it is one chunk (the others load it whole: one file, few ms).
+  const rootFile = join(esm, `${ENTRIES.index}.js`);
+  const entryPoints = entries.map((e) => ({ in: e === ENTRIES.index ? rootFile : `entry:${join(esm, `${e}.js`)}`, out: e }));
+  const result = await build({
+    entryPoints,
+    outdir: esm,
+    chunkNames: 'src/chunk-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // Error classes and processes are named by their constructors' names.
+    keepNames: true,
+    sourcemap: true,
+    sourcesContent: false,
+    metafile: true,
+    write: false,
+    // xstate is found from this checkout's node_modules wherever --out puts the build.
+    nodePaths: [join(root, 'node_modules')],
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'entries',
+        setup(b) {
+          b.onResolve({ filter: /^entry:/ }, (args) => ({ path: args.path.slice('entry:'.length), namespace: 'entry' }));
+          b.onLoad({ filter: /.*/, namespace: 'entry' }, (args) => ({
+            // The search worker's job function is its default export (piscina calls it).
+            contents: `import ${JSON.stringify(rootFile)};\nexport * from ${JSON.stringify(args.path)};\n${args.path.endsWith('search-worker.js') ? `export { default } from ${JSON.stringify(args.path)};\n` : ''}`,
+            resolveDir: dirname(args.path),
+          }));
+        },
+      },
+      {
+        // Packages stay Node's to load, but xstate: its ES build, inlined (Node resolves `xstate`
+        // to its CommonJS build, ~30 ms of a cold import).
+        name: 'externals',
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'xstate' || args.path.startsWith('xstate/') || args.path.startsWith('node:') ? undefined : { path: args.path, external: true }));
+        },
+      },
+    ],
+  });
+  const located = Object.entries(result.metafile.outputs).find(([, o]) => Object.keys(o.inputs).some((i) => i.endsWith('src/module-location.js')));
+  if (located === undefined || dirname(resolve(located[0])) !== join(esm, 'src')) fail(`module-location.js was bundled into ${located?.[0]}, not beside the root entry`);
+  for (const file of walk(esm)) if (file.endsWith('.js') || file.endsWith('.js.map')) rmSync(file);
+  for (const out of result.outputFiles) {
+    mkdirSync(dirname(out.path), { recursive: true });
+    writeFileSync(out.path, out.contents);
+  }
+}
+
+function* walk(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}

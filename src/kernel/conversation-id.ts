@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /**
  * A fresh conversation id in beamai's `gen_id("conv")` format:
@@ -6,5 +7,5 @@ import { randomBytes } from 'node:crypto';
  */
 export function newConversationId(now: number = Date.now()): string {
   const ms = now.toString(16).padStart(12, '0').slice(-12);
-  return `conv_${ms}_${randomBytes(10).toString('hex')}`;
+  return `conv_${ms}_${crypto().randomBytes(10).toString('hex')}`;
 }

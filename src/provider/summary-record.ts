@@ -1,8 +1,10 @@
-import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../errors.ts';
 import type { MessageLog } from '../memory/contract/message-log.ts';
 import { MAX_CONVERSATION_ID_BYTES } from '../memory/contract/validate-input.ts';
 import type { JsonObject, StoredMessage, SystemMessage } from '../message.ts';
+
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /**
  * Where the rolling summaries of a conversation live and what one records. They are stored in
@@ -24,7 +26,7 @@ export const SUMMARY_ID_PREFIX = 'mnemo.summary';
 export function summaryConversationId(conversationId: string): string {
   const id = `${SUMMARY_ID_PREFIX}/${conversationId}`;
   if (id.length * 3 <= MAX_CONVERSATION_ID_BYTES || Buffer.byteLength(id, 'utf8') <= MAX_CONVERSATION_ID_BYTES) return id;
-  return `${SUMMARY_ID_PREFIX}#${createHash('sha256').update(conversationId, 'utf8').digest('hex')}`;
+  return `${SUMMARY_ID_PREFIX}#${crypto().createHash('sha256').update(conversationId, 'utf8').digest('hex')}`;
 }
 
 /** Refuses the reserved ids (and non-strings; the store checks the rest). */

@@ -1,6 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../errors.ts';
 import { MAX_CONVERSATION_ID_BYTES } from '../memory/contract/validate-input.ts';
+
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /**
  * The one id rule for user and session ids (the server checks requests with it too).
@@ -60,7 +62,7 @@ export const assertSessionId = (value: unknown): string => assertId('session_id'
 
 /** A fresh session id as the demo makes them: 12 lowercase hex digits. */
 export function newSessionId(): string {
-  return randomUUID().replace(/-/g, '').slice(0, 12);
+  return crypto().randomUUID().replace(/-/g, '').slice(0, 12);
 }
 
 /**
@@ -75,7 +77,7 @@ export function newSessionId(): string {
 export function sessionConversationId(userId: string, sessionId: string): string {
   const id = `session/${escapePart(userId)}/${escapePart(sessionId)}`;
   if (id.length * 3 <= MAX_CONVERSATION_ID_BYTES || Buffer.byteLength(id, 'utf8') <= MAX_CONVERSATION_ID_BYTES) return id;
-  return `session#${createHash('sha256').update(JSON.stringify([userId, sessionId])).digest('hex')}`;
+  return `session#${crypto().createHash('sha256').update(JSON.stringify([userId, sessionId])).digest('hex')}`;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +81,8 @@ function closeLater(db: RootDatabase<OwnerRecord, string>): void {
   setTimeout(() => void db.close().catch(() => undefined), 0);
 }
 
+let opens = 0;
+
 function thisProcess(): OwnerRecord {
   const bootId = readBootId();
   const startTicks = readStartTicks(process.pid)?.startTicks;
@@ -91,7 +92,8 @@ function thisProcess(): OwnerRecord {
     ...(bootId !== undefined ? { bootId } : {}),
     ...(startTicks !== undefined ? { startTicks } : {}),
     since: new Date().toISOString(),
-    nonce: randomUUID(),
+    // Unique within the process, which is all it has to be (node:crypto stays unloaded at open).
+    nonce: `${process.pid}.${++opens}.${process.hrtime.bigint()}`,
   };
 }
 

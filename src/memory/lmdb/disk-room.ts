@@ -74,7 +74,8 @@ export function estimate(chars: number): number {
  * pages too, else the disk alone.
  */
 export function diskRoom(path: string, rootOf?: () => RootDatabase | undefined): DiskRoom {
-  const fileLimit = fileSizeLimit();
+  /** Read on the first look at the disk (a write's), not at open. */
+  let fileLimit: { bytes: number | undefined } | undefined;
   /** The main db's handle, for the environment open now (a compaction reopens it). */
   let main: { root: RootDatabase; db: Database<Buffer, Buffer> } | undefined;
   let inFlight = 0;
@@ -87,7 +88,8 @@ export function diskRoom(path: string, rootOf?: () => RootDatabase | undefined):
     try {
       const s = statfsSync(path);
       const free = s.bavail * s.bsize;
-      return fileLimit === undefined ? free : Math.min(free, fileLimit - dataFileSize(path));
+      const limit = (fileLimit ??= { bytes: fileSizeLimit() }).bytes;
+      return limit === undefined ? free : Math.min(free, limit - dataFileSize(path));
     } catch {
       return Infinity; // Unknown: let LMDB report what it meets.
     }

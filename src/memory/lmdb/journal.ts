@@ -372,7 +372,10 @@ export function openJournal(path: string, next: number, onFull: () => Promise<vo
  * writeback to wait for, ~5-7% less time per flush than `O_DSYNC` alone here (side by side).
  * What it asks: offsets, lengths and the buffer's address in whole blocks (`BLOCK` covers 512-
  * and 4096-byte sectors). JavaScript cannot see an address, so the staging buffer is the view
- * of a larger one that an O_DIRECT read accepts (a misaligned one fails with EINVAL).
+ * of a larger one that an O_DIRECT read accepts (a misaligned one fails with EINVAL). The larger
+ * one is a WebAssembly memory where there is one: V8 maps it on a page boundary, so its first
+ * view is taken at once (an ordinary buffer came ~500 bytes past a boundary: ~60 failed reads,
+ * ~10 ms of the open).
  */
 function openDirect(path: string, bytes: number): { fd: number; staging: Buffer } | undefined {
   const O_DIRECT = (constants as { O_DIRECT?: number }).O_DIRECT;
@@ -383,7 +386,7 @@ function openDirect(path: string, bytes: number): { fd: number; staging: Buffer 
   } catch {
     return undefined;
   }
-  const raw = Buffer.allocUnsafeSlow(bytes + BLOCK);
+  const raw = pageAligned(bytes + BLOCK);
   for (let at = 0; at < BLOCK; at += 8) {
     const view = raw.subarray(at, at + bytes);
     try {
@@ -395,6 +398,20 @@ function openDirect(path: string, bytes: number): { fd: number; staging: Buffer 
   }
   closeSync(fd);
   return undefined;
+}
+
+/** `size` bytes, page-aligned where WebAssembly is had (not under `--jitless`), else wherever malloc puts them. */
+function pageAligned(size: number): Buffer {
+  // (Node's types declare no WebAssembly global: the project's lib is ES2023 alone.)
+  const wasm = (globalThis as { WebAssembly?: { Memory: new (pages: { initial: number }) => { buffer: ArrayBuffer } } }).WebAssembly;
+  if (wasm !== undefined) {
+    try {
+      return Buffer.from(new wasm.Memory({ initial: Math.ceil(size / 65_536) }).buffer, 0, size);
+    } catch {
+      // No room for a WebAssembly memory: the probe finds an offset in an ordinary buffer.
+    }
+  }
+  return Buffer.allocUnsafeSlow(size);
 }
 
 /** Makes a new file's directory entry durable (fsync of the directory). */

@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_WINDOW_MS } from '../../memory/contract/idempotency.ts';
 import type { TurnAnswer, TurnKeyRecord } from '../records/records.ts';
+
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 export type { TurnAnswer };
 
@@ -46,7 +48,7 @@ export function storedTurn(stored: TurnKeyRecord | undefined, now: number): { an
 
 /** The MessageLog keys of the user and reply rows of a turn's attempt (bounded length, whatever the turn key). */
 export function rowKeys(key: string, attempt = 0): { user: string; reply: string } {
-  const digest = createHash('sha256').update(key).digest('hex').slice(0, 40);
+  const digest = crypto().createHash('sha256').update(key).digest('hex').slice(0, 40);
   const suffix = attempt === 0 ? '' : `.${attempt}`;
   return { user: `turn.user.${digest}${suffix}`, reply: `turn.reply.${digest}${suffix}` };
 }

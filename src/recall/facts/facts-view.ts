@@ -1,8 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { FactsChange, FactsState, RecallStore } from '../storage/recall-store.ts';
 import type { LongTermRecord } from '../records/records.ts';
 import { factId, factSeq, type DocTemplate, type FactEntry } from '../records/fact-entry.ts';
 import { shapeOf, type FactShape } from './fact-text.ts';
+
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /**
  * A user's long-term memory as the facts rules read it: the current entries with their token
@@ -183,7 +185,7 @@ export class FactsWork implements FactsView {
       entries: [...this.changed.values()],
       ...(this.docChanged && this.doc !== undefined ? { doc: this.doc } : {}),
       ...(this.longTermChange === undefined ? {} : { longTerm: this.longTermChange }),
-      generation: randomUUID(),
+      generation: crypto().randomUUID(),
     };
   }
 

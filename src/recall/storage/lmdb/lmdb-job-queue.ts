@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Database, Key } from 'lmdb';
 import type { ErrorRecord } from '../../../errors.ts';
 import type { WallClock } from '../../../wall-clock.ts';
@@ -6,6 +5,9 @@ import { jobKey, type DeadJob, type Job, type JobCounts, type JobKind, type JobL
 import type { DeadEntry, ItemKey, QueueEntry } from './embeddings/embed-dbs.ts';
 import { commit, commitRemoval, HIGH, type RecallDbs, type StoredDeadExtractionJob, type StoredExtractionJob } from './recall-dbs.ts';
 import { fromExtractJob, toExtractJob } from './record-codec.ts';
+
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /**
  * The job queue (job-queue.ts) in LMDB, over the queues earlier versions wrote, so jobs a
@@ -168,7 +170,7 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
           index.delete(jobId);
           continue;
         }
-        const token = randomUUID();
+        const token = crypto().randomUUID();
         leases.set(jobId, { token, until: t + leaseMs });
         out.push({ ...(job as Job<typeof kind>), token });
       }

@@ -1,8 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import type { LmdbContext } from './lmdb-context.ts';
 import type { RecallDbs } from './recall-dbs.ts';
+
+/** node:crypto loads on first use: it is ~25 ms of a cold import (docs/performance-history.md). */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /**
  * The LMDB adapter's write guards (recall-store.ts `WriteGuard`): the erasure guard is a per-user
@@ -17,7 +19,7 @@ export function incarnationTx(dbs: RecallDbs, userId: string): string {
   const key = [userId, INCARNATION];
   const held = dbs.counters.get(key) as unknown;
   if (typeof held === 'string') return held;
-  const made = randomUUID();
+  const made = crypto().randomUUID();
   (dbs.counters as unknown as { put(k: string[], v: string): void }).put(key, made);
   return made;
 }
