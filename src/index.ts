@@ -200,6 +200,7 @@ export type {
   ExtractPayload,
   EmbedPayload,
   SummarizePayload,
+  SweepPayload,
   FactVerdictKind,
   RecallEnvironment,
 } from './recall/index.ts';
