@@ -16,10 +16,13 @@ import { vectorHash } from '../../search/vector-codec.ts';
  *   by the fallback: before the switch, or by a process opened before it) is converted at open;
  *   a partial index finds those rows.
  * - EXACT SEARCH per user: the user's rows of one item through the primary key, ordered by
- *   `<=>` then the id as the fallback breaks ties, `LIMIT`. A vector of another dimension than
- *   the query's, or of no length, is similarity 0, as in the fallback. The floats are the
- *   fallback's (the same unit float32 values), so the order is the same up to ties within
- *   float rounding (~1e-7).
+ *   `<=>`, `LIMIT` twice the rows asked for and some; those candidates are then scored with the
+ *   fallback's arithmetic in SQL (the float32 dot product summed in double precision) and ordered
+ *   by it, then by id as the fallback breaks ties. The floats are the fallback's (the same unit
+ *   float32 values), so ids, order and similarities are the fallback's: `<=>` alone computes in
+ *   single precision and orders values equal in exact arithmetic an ulp apart either way. A
+ *   vector of another dimension than the query's, or of no length, is similarity 0, as in the
+ *   fallback.
  * - HNSW, when large (`HnswRule`): once the table holds `tableRows` vectors of one dimension
  *   (≤ 2000, pgvector's limit for an HNSW index), an HNSW index `vector_cosine_ops` is built on
  *   `embedding::vector(d)` WHERE `vector_dims(embedding) = d`, CONCURRENTLY (writes go on), in
@@ -261,14 +264,23 @@ export async function nearestRows(
       });
     }
   }
-  // NaN (a zero vector), another dimension, no embedding (none had length): similarity 0, as cosineWith gives.
-  const rows = await read<{ id: string; distance: number; vector: Buffer }>(
-    `SELECT id, vector, distance FROM (
-       SELECT id, vector, CASE WHEN vector_dims(embedding) = $4
-         THEN COALESCE(NULLIF((embedding OPERATOR(${ext}.<=>) $3::${ext}.vector)::float8, 'NaN'), 1) ELSE 1 END AS distance
-       FROM ${s}.recall_vectors WHERE user_id = $1 AND item = $2
-     ) x ORDER BY distance, id ${ties === 'desc' ? 'DESC' : 'ASC'} LIMIT $5`,
-    [userId, item, literal, dims, limit],
+  // Candidates by `<=>` (single precision: values equal in exact arithmetic may come out an ulp
+  // apart, in either order), then the fallback's own arithmetic on them: the dot product of the
+  // float32 values summed in order in double precision, exactly what cosineWith computes, so
+  // similarities and ties are the fallback's. The slack covers candidates that single precision
+  // put just past the cut. NaN (a zero vector), another dimension, no embedding: similarity 0.
+  const rows = await read<{ id: string; vector: Buffer; similarity: number }>(
+    `SELECT c.id, c.vector, s.similarity FROM (
+       SELECT id, vector, embedding FROM ${s}.recall_vectors WHERE user_id = $1 AND item = $2
+       ORDER BY CASE WHEN vector_dims(embedding) = $4
+         THEN COALESCE(NULLIF((embedding OPERATOR(${ext}.<=>) $3::${ext}.vector)::float8, 'NaN'), 1) ELSE 1 END, id ${ties === 'desc' ? 'DESC' : 'ASC'}
+       LIMIT $6
+     ) c CROSS JOIN LATERAL (
+       SELECT CASE WHEN vector_dims(c.embedding) = $4 THEN COALESCE(sum(x::float8 * y::float8), 0) ELSE 0 END AS similarity
+       FROM unnest(c.embedding::real[], $5::real[]) AS u(x, y)
+     ) s
+     ORDER BY s.similarity DESC, c.id ${ties === 'desc' ? 'DESC' : 'ASC'} LIMIT $7`,
+    [userId, item, literal, dims, `{${Array.prototype.join.call(query, ',')}}`, limit * 2 + 16, limit],
   );
-  return toRows(rows);
+  return rows.map((r) => ({ id: Number(r.id), similarity: Number(r.similarity), hash: vectorHash(r.vector) }));
 }
