@@ -49,6 +49,14 @@ const columns = async (schema: string) =>
   (await db.query<{ column_name: string; udt_name: string }>(`SELECT column_name, udt_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'recall_vectors' ORDER BY 1`, [schema])).rows;
 
 describe('pgvector', () => {
+  it('an hnsw option that is not a positive integer is refused (invalid_option) before anything opens', async () => {
+    const pool = pglitePool(db);
+    for (const hnsw of [{ tableRows: 0 }, { userRows: 1.5 }, { userRows: Number.NaN }]) {
+      expect(() => createPostgresRecallStore({ pool, hnsw })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    }
+    await pool.end();
+  });
+
   it('the schema gets a vector column; a stored vector keeps only its hash in bytea', async () => {
     const { store, schema, close } = await open();
     try {

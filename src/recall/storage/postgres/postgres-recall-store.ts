@@ -78,7 +78,12 @@ export type PostgresRecallStoreOptions = (
    * dimension) and when a user's search goes through it (`userRows` vectors of one item); below,
    * search is exact. Default `{ tableRows: 100_000, userRows: 10_000 }`. Ignored without pgvector.
    */
-  hnsw?: Partial<HnswRule>;
+  hnsw?: {
+    /** Vectors of one dimension in the table before its HNSW index is built. Default 100,000. */
+    tableRows?: number;
+    /** A user's vectors of one item (documents or facts) before their search goes through it. Default 10,000. */
+    userRows?: number;
+  };
   /** Of the offline title a session gets when a killed process cut its first turn short (`'auto'`: its message's). Default `'zh'`. */
   language?: LanguageSetting;
 };
@@ -122,7 +127,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
       : undefined;
   const transcripts = options.transcripts ?? owned!;
   const internals = postgresStoreInternals(transcripts)!;
-  const hnsw = { ...DEFAULT_HNSW_RULE, ...options.hnsw };
+  const hnsw: HnswRule = { tableRows: options.hnsw?.tableRows ?? DEFAULT_HNSW_RULE.tableRows, userRows: options.hnsw?.userRows ?? DEFAULT_HNSW_RULE.userRows };
   for (const [name, value] of Object.entries(hnsw)) {
     if (!Number.isSafeInteger(value) || value < 1) throw new InvalidInputError('invalid_option', `hnsw.${name} must be a positive integer`, { option: `hnsw.${name}` });
   }
