@@ -4,17 +4,11 @@
  * (`fallbackLlm()`, so the model-call span is there too); tracing on is what an application's
  * setup does: a tracer provider with a batch span processor (its exporter drops the spans: the
  * export's own cost is the exporter's, not Mnemo's) and an AsyncLocalStorage context manager.
+ * Batches of turns alternate off / on; CPU is `process.cpuUsage()` (user + system) per turn, the
+ * ratio is of the medians of the batches.
  *
- * Three modes take turns in rounds (order reversed every other round, so a drift of the machine
- * or of the sessions' length falls on each alike): off; the context manager alone (what any
- * OpenTelemetry setup installs, Mnemo's spans or not); on. A batch is a mode's turns plus the
- * summary jobs they queued (waited for inside the batch, so background work is charged to the
- * mode that caused it); CPU is `process.cpuUsage()` (user + system, every thread) per turn. The
- * figure is the median over rounds of each round's ratio to its own "off" batch: the machine's
- * other load moves neighbouring batches together.
- *
- *   npx tsx bench/tracing.ts           40 rounds of 25 turns per mode
- *   npx tsx bench/tracing.ts --quick   10 rounds
+ *   npx tsx bench/tracing.ts           30 batches of 20 turns per mode
+ *   npx tsx bench/tracing.ts --quick   8 batches
  */
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { trace } from '@opentelemetry/api';
@@ -24,8 +18,8 @@ import { median } from './suite/stats.ts';
 import { withTempDir } from './suite/temp-dir.ts';
 import { startTracing } from '../test/support/otel.ts';
 
-const ROUNDS = process.argv.includes('--quick') ? 10 : 40;
-const TURNS = 25;
+const BATCHES = process.argv.includes('--quick') ? 8 : 30;
+const TURNS = 20;
 
 let exported = 0;
 const dropping: SpanExporter = {
@@ -43,7 +37,6 @@ await withTempDir('tracing', async (dir) => {
     const turns = async (): Promise<number> => {
       const t0 = process.cpuUsage();
       for (let i = 0; i < TURNS; i++) await runtime.recall.chat({ userId: 'bench', sessionId: `s${n % 50}`, message: `turn ${n++}: I like green tea` });
-      await runtime.recall.summaryIdle();
       const used = process.cpuUsage(t0);
       return (used.user + used.system) / 1000 / TURNS;
     };
@@ -62,24 +55,21 @@ await withTempDir('tracing', async (dir) => {
     const stop = on();
     await turns(); // warm-up, traced
     await stop();
-    const traced = n;
+    // Three modes in turn: off; the context manager alone (AsyncLocalStorage, what any OTel
+    // setup installs, Mnemo's spans or not); on. The middle one tells the two costs apart.
     const samples: Record<'off' | 'context' | 'on', number[]> = { off: [], context: [], on: [] };
     const modes = ['off', 'context', 'on'] as const;
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
+    for (let b = 0; b < BATCHES; b++) {
+      for (const mode of b % 2 === 0 ? modes : [...modes].reverse()) {
         const stopTracing = mode === 'off' ? undefined : on(mode === 'context');
         samples[mode].push(await turns());
         await stopTracing?.();
       }
     }
-    const ratio = (mode: 'context' | 'on') => median(samples[mode].map((x, r) => x / samples.off[r]!));
-    const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%`;
-    const [rContext, rOn] = [ratio('context'), ratio('on')];
-    console.log(`bench/tracing.ts: ${ROUNDS} rounds of ${TURNS} turns per mode, Node ${process.version}; ${(exported / ((ROUNDS + 1) * TURNS)).toFixed(1)} spans a turn (${traced - TURNS} warm-up turns included)`);
-    console.log(
-      `CPU per chat turn (medians): off ${median(samples.off).toFixed(3)} ms, context manager alone ${median(samples.context).toFixed(3)} ms, on ${median(samples.on).toFixed(3)} ms`,
-    );
-    console.log(`tracing on vs off: ${pct(rOn)} (the context manager alone: ${pct(rContext)}; Mnemo's spans over it: ${pct(rOn / rContext)})`);
+    const [mOff, mContext, mOn] = modes.map((m) => median(samples[m])) as [number, number, number];
+    const pct = (x: number) => `${(((x - mOff) / mOff) * 100).toFixed(1)}%`;
+    console.log(`bench/tracing.ts: ${BATCHES} batches of ${TURNS} turns per mode, Node ${process.version}; ${exported} spans exported (${(exported / ((BATCHES + 1) * TURNS)).toFixed(1)} a turn)`);
+    console.log(`CPU per chat turn: tracing off ${mOff.toFixed(3)} ms; context manager alone ${mContext.toFixed(3)} ms (${pct(mContext)}); tracing on ${mOn.toFixed(3)} ms (${pct(mOn)}; Mnemo's spans: ${(((mOn - mContext) / mOff) * 100).toFixed(1)}%)`);
   } finally {
     await runtime.stop();
   }
