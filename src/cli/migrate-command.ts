@@ -5,7 +5,7 @@
  * the same advisory locks, so skipping this is safe too: it is for roles and change windows).
  *
  * Idempotent: a schema already up to date is left as it is. Prints one JSON line on success,
- * `{"migrated": SCHEMA, "recall_version": n, "langgraph_version": n, "ms"}`, exit 0; bad options exit 2 (ConfigError);
+ * `{"migrated": SCHEMA, "recall_version": n, "langgraph_version": n, "vectors": "pgvector" | "bytea", "ms"}`, exit 0; bad options exit 2 (ConfigError);
  * an unreachable database or a refused statement exits 1 with `mnemo: <code>: <message>`.
  */
 import { ConfigError, parseFlags } from './cli-errors.ts';
@@ -49,7 +49,7 @@ export async function runMigrate(options: MigrateOptions): Promise<number> {
     const report = await migratePostgres(target);
     const { langgraphVersion } = await migrateLangGraphPostgres(target);
     process.stdout.write(
-      `${JSON.stringify({ migrated: report.schema, recall_version: report.recallVersion, langgraph_version: langgraphVersion, ms: Math.round(performance.now() - started) })}\n`,
+      `${JSON.stringify({ migrated: report.schema, recall_version: report.recallVersion, langgraph_version: langgraphVersion, vectors: report.vectors, ms: Math.round(performance.now() - started) })}\n`,
     );
     return 0;
   } catch (error) {

@@ -24,7 +24,7 @@ describe('mnemo migrate', () => {
     const schema = db.schema('migrate');
     const first = await migrate(['--postgres', db.url, '--pg-schema', schema], { DATABASE_URL: '' });
     expect(first.code, first.err).toBe(0);
-    expect(JSON.parse(first.out)).toMatchObject({ migrated: schema, recall_version: MIGRATIONS.length, langgraph_version: LANGGRAPH_MIGRATIONS.length });
+    expect(JSON.parse(first.out)).toMatchObject({ migrated: schema, recall_version: MIGRATIONS.length, langgraph_version: LANGGRAPH_MIGRATIONS.length, vectors: 'bytea' });
     const tables = async () =>
       (await sql<{ table_name: string }>(db.url, 'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema])).map((r) => r.table_name);
     const made = await tables();

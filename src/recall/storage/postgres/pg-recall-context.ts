@@ -6,6 +6,7 @@ import type { WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
 import { migrateRecall } from './recall-schema.ts';
 import { prepared, preparing } from './prepared-statements.ts';
+import { DEFAULT_HNSW_RULE, enablePgvector, type HnswRule, type VectorMode } from './pgvector.ts';
 
 /**
  * What every part of the PostgreSQL recall adapter shares: the message store's pool and
@@ -37,6 +38,10 @@ export interface PgContext {
   /** The schema as given (advisory lock keys). */
   schema: string;
   embeddings: boolean;
+  /** How vectors are stored and searched (pgvector.ts); known once `ready()` resolved. */
+  vectors(): VectorMode;
+  /** When pgvector's HNSW index is built and used (pgvector.ts). */
+  hnsw: HnswRule;
   /** `after(fn)`: `fn` runs once the transaction committed (never when it rolled back). */
   tx<T>(body: (client: PoolClient, after: (fn: () => void) => void) => Promise<T>): Promise<T>;
   read<R extends QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
@@ -56,8 +61,9 @@ export interface UserRow {
   index_length: string | number;
 }
 
-export function createPgContext(log: PostgresStoreInternals, embeddings: boolean): PgContext {
+export function createPgContext(log: PostgresStoreInternals, embeddings: boolean, hnsw: HnswRule = DEFAULT_HNSW_RULE): PgContext {
   const pool = log.pool;
+  let mode: VectorMode | undefined;
   const s = escapeIdentifier(log.schema);
   let migrated: Promise<void> | undefined;
   const rethrow = (error: unknown, sent: boolean): never => {
@@ -73,6 +79,7 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
       client.on('error', ignore);
       try {
         await migrateRecall(client, log.schema);
+        mode = await enablePgvector(client, log.schema);
         client.off('error', ignore);
         client.release();
       } catch (error) {
@@ -92,6 +99,11 @@ export function createPgContext(log: PostgresStoreInternals, embeddings: boolean
     s,
     schema: log.schema,
     embeddings,
+    hnsw,
+    vectors: () => {
+      if (mode === undefined) throw new Error('the recall tables are not ready yet');
+      return mode;
+    },
     ready,
     async tx<T>(body: (client: PoolClient, after: (fn: () => void) => void) => Promise<T>): Promise<T> {
       log.checkOpen();

@@ -1,25 +1,27 @@
 import type { PoolClient } from 'pg';
 import { dailyDoc, docRef, sessionDoc } from '../../search/doc-numbers.ts';
 import { dailyRowText, longTermLines } from '../../search/documents.ts';
-import type { RankedFilters } from '../../search/rank-filters.ts';
-import { cosineWith, encodeVector, textHash, vectorHash } from '../../search/vector-codec.ts';
+import { hasFilters, type RankedFilters } from '../../search/rank-filters.ts';
+import type { NewDailyRecord } from '../../records/records.ts';
+import { cosineWith, encodeVector, textHash, unit, vectorHash } from '../../search/vector-codec.ts';
 import type { NearDoc, VectorWrite } from '../recall-store.ts';
 import type { PgJobQueue } from './pg-job-queue.ts';
 import { currentLongTerm, docRows, ranked, walkCandidates } from './pg-ranked-index.ts';
 import { leaseHeld, lockUser, type PgContext } from './pg-recall-context.ts';
+import { hashBytes, nearestRows, vectorLiteral, type ReadRows } from './pgvector.ts';
 
 /**
  * Embeddings in PostgreSQL: `recall_vectors(user_id, item, id, vector bytea)`, the bytes
- * `encodeVector` makes (the text's hash, then the floats), and their jobs in the one job queue.
+ * `encodeVector` makes (the text's hash, then the floats), or with pgvector the hash alone and the
+ * floats in `embedding` (pgvector.ts), and their jobs in the one job queue.
  *
  * - HOOKS run inside the write transaction of the item they follow (when the store was opened
  *   with embeddings): a stored row, session document, long-term line or fact queues its `embed`
  *   job; a removed one takes its vector, job and dead letter with it.
- * - `nearest` is the FALLBACK PATH: the user's vectors are read and scored with cosine in JS
- *   (vector-codec.ts), best first (ties: higher id for facts, lower doc for documents, as the
- *   LMDB adapter orders them), filtered as rank-filters.ts says. THE SEAM FOR PGVECTOR is
- *   `scoreVectors`: with the extension, a migration adds a `vector` column and an index, and this
- *   one function orders by `<=>` in SQL and returns the same `(id, similarity)` pairs.
+ * - `nearest` orders by cosine, best first (ties: higher id for facts, lower doc for documents,
+ *   as the LMDB adapter orders them), filtered as rank-filters.ts says. With pgvector, in SQL by
+ *   `<=>` (pgvector.ts `nearestRows`), fetching more candidates while filters leave fewer than
+ *   `limit`; the FALLBACK reads the user's vectors and scores them in JS (vector-codec.ts).
  * - `putVectors` stores a vector only while its job is still held (its row locked) and the item's
  *   text is still the one embedded (its hash), and completes the job, in one transaction.
  */
@@ -75,8 +77,8 @@ export async function itemText(ctx: PgContext, userId: string, item: 'd' | 'f', 
   return text.trim() === '' ? undefined : text;
 }
 
-/** THE PGVECTOR SEAM: every `(id, similarity)` of the user's vectors of `item`. Fallback: scored in JS. */
-export async function scoreVectors(ctx: PgContext, userId: string, item: 'd' | 'f', query: Float32Array): Promise<{ scores: Map<number, number>; hashes: Map<number, number> }> {
+/** The fallback: every `(id, similarity)` of the user's vectors of `item`, scored in JS. */
+async function scoreVectors(ctx: PgContext, userId: string, item: 'd' | 'f', query: Float32Array): Promise<{ scores: Map<number, number>; hashes: Map<number, number> }> {
   const rows = await ctx.read<{ id: string; vector: Buffer }>(`SELECT id, vector FROM ${ctx.s}.recall_vectors WHERE user_id = $1 AND item = $2`, [userId, item]);
   const scores = new Map<number, number>();
   const hashes = new Map<number, number>();
@@ -89,24 +91,52 @@ export async function scoreVectors(ctx: PgContext, userId: string, item: 'd' | '
 }
 
 export async function nearest(ctx: PgContext, userId: string, q: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<NearDoc[]> {
+  await ctx.ready();
+  const mode = ctx.vectors();
+  if (mode.kind === 'pgvector') return nearestInSql(ctx, mode.ext, userId, q);
   const { scores, hashes } = await scoreVectors(ctx, userId, q.item, q.vector);
   if (q.item === 'f') {
     return [...scores].map(([id, similarity]) => ({ id, similarity })).sort((a, b) => b.similarity - a.similarity || b.id - a.id).slice(0, q.limit);
   }
   if (scores.size === 0 || q.limit <= 0) return [];
-  const found = await walkCandidates(
-    ctx,
-    userId,
-    ranked(scores),
-    q.filters,
-    q.limit,
-    // A long-term line's vector counts only while it embeds the line's current text.
-    (doc, line, current) => {
-      const text = current === undefined ? undefined : longTermLines(current.content).find((l) => l.line === line)?.text;
-      return text !== undefined && hashes.get(doc) === textHash(text);
-    },
-    false,
-  );
+  return withRows(ctx, userId, await walkCandidates(ctx, userId, ranked(scores), q.filters, q.limit, currentLine(hashes), false));
+}
+
+/** A long-term line's vector counts only while it embeds the line's current text. */
+const currentLine =
+  (hashes: ReadonlyMap<number, number>) =>
+  (doc: number, line: number, current: { content: string; day: string } | undefined): boolean => {
+    const text = current === undefined ? undefined : longTermLines(current.content).find((l) => l.line === line)?.text;
+    return text !== undefined && hashes.get(doc) === textHash(text);
+  };
+
+/** With pgvector: the nearest `n` from SQL, `n` growing while the filters (or stale lines) leave fewer than `limit`. */
+async function nearestInSql(ctx: PgContext, ext: string, userId: string, q: { item: 'd' | 'f'; vector: Float32Array; filters: RankedFilters; limit: number }): Promise<NearDoc[]> {
+  if (q.limit <= 0) return [];
+  const read: ReadRows = (text, values) => ctx.read(text, values);
+  const near = (n: number) =>
+    nearestRows(
+      read,
+      (body) => ctx.tx((client) => body(async (text, values) => (await client.query(text, values)).rows)),
+      ctx.s,
+      ext,
+      ctx.hnsw,
+      userId,
+      q.item,
+      q.vector,
+      n,
+      q.item === 'f' ? 'desc' : 'asc',
+    );
+  if (q.item === 'f') return (await near(q.limit)).map(({ id, similarity }) => ({ id, similarity }));
+  for (let n = hasFilters(q.filters) ? Math.max(q.limit * 8, 64) : q.limit + 4; ; n *= 4) {
+    const rows = await near(n);
+    const hashes = new Map(rows.map((r) => [r.id, r.hash]));
+    const found = await walkCandidates(ctx, userId, rows.map((r) => [r.id, r.similarity]), q.filters, q.limit, currentLine(hashes), false);
+    if (found.length >= q.limit || rows.length < n) return withRows(ctx, userId, found);
+  }
+}
+
+async function withRows(ctx: PgContext, userId: string, found: { doc: number; score: number; row?: NewDailyRecord }[]): Promise<NearDoc[]> {
   // Unfiltered walks read no rows: each hit's row, for the caller.
   const missing = found.filter((f) => f.row === undefined && docRef(f.doc).kind !== 'long_term').map((f) => f.doc);
   const rows = missing.length === 0 ? new Map() : await docRows(ctx, userId, missing);
@@ -126,10 +156,21 @@ export async function putVectors(ctx: PgContext, userId: string, vectors: readon
       // Queued meanwhile for newer text, or gone: the vector of this text is not stored.
       const now = await itemText(ctx, userId, v.item, v.id, client);
       if (now === undefined || textHash(now) !== v.hash) continue;
-      await client.query(
-        `INSERT INTO ${ctx.s}.recall_vectors (user_id, item, id, vector) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, item, id) DO UPDATE SET vector = EXCLUDED.vector`,
-        [userId, v.item, v.id, encodeVector(v.hash, v.vector)],
-      );
+      const mode = ctx.vectors();
+      if (mode.kind === 'pgvector') {
+        // The unit vector's floats as the fallback stores them; none (no length): no embedding.
+        const floats = unit(v.vector);
+        await client.query(
+          `INSERT INTO ${ctx.s}.recall_vectors (user_id, item, id, vector, embedding) VALUES ($1, $2, $3, $4, $5::${mode.ext}.vector)
+           ON CONFLICT (user_id, item, id) DO UPDATE SET vector = EXCLUDED.vector, embedding = EXCLUDED.embedding`,
+          [userId, v.item, v.id, hashBytes(v.hash), floats.length === 0 ? null : vectorLiteral(floats)],
+        );
+      } else {
+        await client.query(
+          `INSERT INTO ${ctx.s}.recall_vectors (user_id, item, id, vector) VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, item, id) DO UPDATE SET vector = EXCLUDED.vector`,
+          [userId, v.item, v.id, encodeVector(v.hash, v.vector)],
+        );
+      }
       await client.query(`DELETE FROM ${ctx.s}.recall_jobs WHERE kind = $1 AND user_id = $2 AND key = $3 AND token = $4`, [v.job.kind, v.job.userId, v.job.key, v.job.token]);
       n++;
     }

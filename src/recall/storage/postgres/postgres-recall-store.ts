@@ -22,6 +22,7 @@ import { DEFAULT_LANGUAGE, languageOf, type LanguageSetting } from '../../../lan
 import { offlineTitle } from '../../rows/session-title.ts';
 import { backfill, dropEmbeds, itemText, nearest, putVectors, queueEmbed } from './pg-vectors.ts';
 import { USER_TABLES } from './recall-schema.ts';
+import { DEFAULT_HNSW_RULE, startHnswBuild, type HnswRule } from './pgvector.ts';
 
 /**
  * The PostgreSQL adapter of the storage port (recall-store.ts): the layered memory in tables
@@ -43,8 +44,9 @@ import { USER_TABLES } from './recall-schema.ts';
  * - ERASURE: everything of the user (their transcripts and summaries through the message store's
  *   erase statements, every `recall_*` row, leased jobs too) in one transaction, which also
  *   deletes the user's row: the next write makes a new incarnation, so guards taken before fail.
- * - RANKING: BM25 as search/bm25.ts (pg-ranked-index.ts), cosine in JS (pg-vectors.ts, with
- *   the seam for pgvector). Keyword scans page newest first and match in JS.
+ * - RANKING: BM25 as search/bm25.ts (pg-ranked-index.ts); vectors by pgvector's `<=>` where the
+ *   extension is installed, exact per user, HNSW when large (pgvector.ts), else cosine in JS
+ *   (pg-vectors.ts). Keyword scans page newest first and match in JS.
  *
  * What it does not do (LMDB only): online compaction, the search pool. (The retention sweep
  * runs on PostgreSQL as a job of this store's queue: src/retention/.)
@@ -72,6 +74,17 @@ export type PostgresRecallStoreOptions = (
   embeddings?: boolean;
   /** Connections held by `lockSession` at most (a pool of their own). Default 10. */
   lockConnections?: number;
+  /**
+   * With pgvector (pgvector.ts): when the table's HNSW index is built (`tableRows` vectors of one
+   * dimension) and when a user's search goes through it (`userRows` vectors of one item); below,
+   * search is exact. Default `{ tableRows: 100_000, userRows: 10_000 }`. Ignored without pgvector.
+   */
+  hnsw?: {
+    /** Vectors of one dimension in the table before its HNSW index is built. Default 100,000. */
+    tableRows?: number;
+    /** A user's vectors of one item (documents or facts) before their search goes through it. Default 10,000. */
+    userRows?: number;
+  };
   /** Of the offline title a session gets when a killed process cut its first turn short (`'auto'`: its message's). Default `'zh'`. */
   language?: LanguageSetting;
 };
@@ -115,8 +128,12 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
       : undefined;
   const transcripts = options.transcripts ?? owned!;
   const internals = postgresStoreInternals(transcripts)!;
+  const hnsw: HnswRule = { tableRows: options.hnsw?.tableRows ?? DEFAULT_HNSW_RULE.tableRows, userRows: options.hnsw?.userRows ?? DEFAULT_HNSW_RULE.userRows };
+  for (const [name, value] of Object.entries(hnsw)) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new InvalidInputError('invalid_option', `hnsw.${name} must be a positive integer`, { option: `hnsw.${name}` });
+  }
   const embeddings = options.embeddings ?? false;
-  const ctx = createPgContext(internals, embeddings);
+  const ctx = createPgContext(internals, embeddings, hnsw);
   const queue = createPgJobQueue(ctx);
   let locks: ReturnType<typeof createSessionLocks> | undefined;
   const sessionLocks = () => (locks ??= createSessionLocks(internals.newPool(lockConnections), internals.schema));
@@ -136,6 +153,14 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
         await release();
       }
     }
+  })().catch(() => undefined);
+  // At open, in the background, with pgvector: the HNSW indexes the table has grown to need
+  // (pgvector.ts), on a connection of their own that `close` drops (a build cut short is redone).
+  const indexing = (async () => {
+    await ctx.ready();
+    const mode = ctx.vectors();
+    if (mode.kind === 'pgvector') return startHnswBuild(internals.newPool(1), internals.schema, mode.ext, hnsw);
+    return undefined;
   })().catch(() => undefined);
 
   return {
@@ -222,6 +247,7 @@ export function createPostgresRecallStore(options: PostgresRecallStoreOptions): 
     close(): Promise<void> {
       closing ??= (async () => {
         await repaired;
+        await (await indexing)?.close();
         await queue.close();
         await locks?.close();
         await owned?.close();

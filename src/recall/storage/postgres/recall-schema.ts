@@ -20,7 +20,7 @@ import { escapeIdentifier, type PoolClient } from 'pg';
  * | recall_session_docs    | user_id, ord, id             | session documents (search/doc-numbers.ts) |
  * | recall_docs            | user_id, doc                 | the ranked index's documents, their length|
  * | recall_postings        | user_id, term, doc           | tf (and the document's length)            |
- * | recall_vectors         | user_id, item, id            | embeddings (`encodeVector` bytes)         |
+ * | recall_vectors         | user_id, item, id            | embeddings (`encodeVector` bytes; with pgvector the hash, and `embedding`) |
  * | recall_jobs            | kind, user_id, key           | the job queue, with leases                |
  * | recall_dead_jobs       | kind, user_id, key           | its dead letters                          |
  *
@@ -28,8 +28,8 @@ import { escapeIdentifier, type PoolClient } from 'pg';
  * hold NUL, a JSON string can (as `\u0000`); ids, days and keys exclude control characters.
  * Every table's key starts with the user (the jobs' after the kind), so an erasure is one
  * `DELETE ... WHERE user_id = $1` per table. Ids are `text COLLATE "C"` as in the message store.
- * Vectors are `bytea` and scored in JS (the fallback path, recall-vectors.ts): pgvector would be
- * a later migration adding a `vector` column and an index, read by `nearest` when present.
+ * Vectors are `bytea`; where pgvector is installed, a step outside this list (it depends on the
+ * server, not on the version: pgvector.ts `enablePgvector`) adds `embedding vector` beside them.
  */
 export const MIGRATIONS: readonly ((s: string) => string)[] = [
   (s) => `
