@@ -42,7 +42,8 @@ import { createLmdbRecallStore, createRecall, type Recall, type RecallStore } fr
 import type { NewDailyRecord } from '../src/recall/records/records.ts';
 import { createPostgresRecallStore } from '../src/recall/storage/postgres/index.ts';
 import { searchCorpus } from './suite/search-corpus.ts';
-import { Samples, type LatencySummary } from './suite/stats.ts';
+import { Samples } from './suite/stats.ts';
+import { QUERY_CLASSES, renderPostgresSearch, type PostgresSearchRun, type QueryClass, type SearchSystem, type SizeResult, type UserKind } from './suite/report/postgres-search-table.ts';
 
 const self = fileURLToPath(import.meta.url);
 const argv = process.argv.slice(2);
@@ -60,11 +61,9 @@ const BATCH = 5_000;
 const LOADERS = 3;
 const QUERIES = quick ? 20 : 100;
 
-type System = 'mnemo-postgres' | 'mnemo-lmdb' | 'ts_rank_cd';
+type System = SearchSystem;
 const SYSTEMS: readonly System[] = ['mnemo-postgres', 'mnemo-lmdb', 'ts_rank_cd'];
-type QueryClass = 'mid+mid' | 'rare+common' | 'common+common';
-const CLASSES: readonly QueryClass[] = ['mid+mid', 'rare+common', 'common+common'];
-type UserKind = 'big' | 'typical';
+const CLASSES = QUERY_CLASSES;
 
 interface Layout {
   users: { id: string; from: number; count: number }[];
@@ -234,20 +233,6 @@ async function open(url: string, size: number, texts: readonly string[], plan: L
   };
 }
 
-interface SizeResult {
-  size: number;
-  users: number;
-  bigUserMessages: number;
-  typicalUserMessages: number;
-  loadMs: Partial<Record<System, number>>;
-  bytes: Partial<Record<System, number>>;
-  cells: { system: System; user: UserKind; queries: QueryClass; latency: LatencySummary }[];
-  /** Queries whose PostgreSQL top 10 equals LMDB's (rows and scores), of all asked. */
-  pgEqualsLmdb: { equal: number; of: number };
-  /** Of BM25's top-10 rows, the share ts_rank_cd's top 10 holds too. */
-  tsRankOverlap: number;
-}
-
 async function measure(url: string, size: number): Promise<SizeResult> {
   const corpus = searchCorpus();
   const texts: string[] = new Array(size);
@@ -316,43 +301,11 @@ async function measure(url: string, size: number): Promise<SizeResult> {
   };
 }
 
-const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
-
-/** The Markdown table of a run (also what bench/figures.ts puts in docs/guides/postgresql.md). */
-export function renderPostgresSearch(run: { sizes: SizeResult[]; command: string; loadavg: number[] }): string {
-  const lines = [
-    `Ranked search, top 10, p50 / p95 ms (\`${run.command}\`; load average ${run.loadavg.map((x) => x.toFixed(1)).join(' ')}):`,
-    '',
-    '| messages | user | query | Mnemo PostgreSQL | Mnemo LMDB | `ts_rank_cd` + GIN |',
-    '| --: | --- | --- | --: | --: | --: |',
-  ];
-  for (const s of run.sizes) {
-    for (const user of ['big', 'typical'] as const) {
-      for (const cls of CLASSES) {
-        const cell = (system: System) => {
-          const c = s.cells.find((x) => x.system === system && x.user === user && x.queries === cls);
-          return c === undefined ? '' : `${ms(c.latency.p50Ms)} / ${ms(c.latency.p95Ms)}`;
-        };
-        const who = user === 'big' ? `big (${s.bigUserMessages.toLocaleString('en')})` : `typical (${s.typicalUserMessages.toLocaleString('en')})`;
-        lines.push(`| ${s.size.toLocaleString('en')} | ${who} | ${cls} | ${cell('mnemo-postgres')} | ${cell('mnemo-lmdb')} | ${cell('ts_rank_cd')} |`);
-      }
-    }
-  }
-  lines.push('');
-  for (const s of run.sizes) {
-    lines.push(
-      `At ${s.size.toLocaleString('en')} messages (${s.users} users): PostgreSQL's top 10 equal to LMDB's in ${s.pgEqualsLmdb.equal} of ${s.pgEqualsLmdb.of} queries; ` +
-        `\`ts_rank_cd\` returns ${(s.tsRankOverlap * 100).toFixed(0)}% of BM25's top 10.`,
-    );
-  }
-  return lines.join('\n');
-}
-
 async function main(): Promise<void> {
   const url = pgUrl();
   const sizes: SizeResult[] = [];
   for (const size of SIZES) sizes.push(await measure(url, size));
-  const run = {
+  const run: PostgresSearchRun = {
     date: new Date().toISOString(),
     command: `npx tsx bench/postgres-search.ts${argv.length > 0 ? ` ${argv.join(' ')}` : ''}`,
     node: process.version,
