@@ -25,11 +25,14 @@
  * different one each query). Mnemo: `recall.search({userId, query, limit: 10})`; the peer:
  * `SELECT ... WHERE user_id = $1 AND tsv @@ to_tsquery('english', 'a | b') ORDER BY
  * ts_rank_cd(tsv, q) DESC LIMIT 10`. Each query runs once on each system in a rotating order
- * (warm-up pass first, not counted). Reported: p50/p95 per cell, and agreement: PostgreSQL's top
- * 10 equal to LMDB's (same rows, same scores), and how many of BM25's top 10 ts_rank_cd returns.
+ * (warm-up pass first, not counted). Reported: p50/p95 per cell; the CPU a query, this process's
+ * (`process.cpuUsage`) and, when the server is a local process, the database server's and its
+ * wait for a core (/proc schedstat of the postmaster's children): a shared machine stretches
+ * latency, not CPU; and agreement: PostgreSQL's top 10 equal to LMDB's (same rows, same scores),
+ * and how many of BM25's top 10 ts_rank_cd returns.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -233,6 +236,50 @@ async function open(url: string, size: number, texts: readonly string[], plan: L
   };
 }
 
+/**
+ * The CPU the database server spends, read from /proc (`schedstat`: ns on a core, ns waiting for
+ * one) over the server's processes; undefined when the server is not a local process we can read.
+ */
+async function serverCpu(url: string): Promise<(() => Map<number, { onCpuNs: number; waitNs: number }>) | undefined> {
+  try {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const dir = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
+    await client.end();
+    const postmaster = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    let children: number[] = [];
+    let listedAt = 0;
+    return () => {
+      if (performance.now() - listedAt > 1000) {
+        children = readdirSync('/proc')
+          .filter((e) => /^\d+$/.test(e))
+          .filter((e) => {
+            try {
+              const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+              return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+            } catch {
+              return false;
+            }
+          })
+          .map(Number);
+        listedAt = performance.now();
+      }
+      const now = new Map<number, { onCpuNs: number; waitNs: number }>();
+      for (const pid of children) {
+        try {
+          const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ');
+          now.set(pid, { onCpuNs: Number(run), waitNs: Number(wait) });
+        } catch {
+          // The process ended.
+        }
+      }
+      return now;
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 async function measure(url: string, size: number): Promise<SizeResult> {
   const corpus = searchCorpus();
   const texts: string[] = new Array(size);
@@ -240,6 +287,8 @@ async function measure(url: string, size: number): Promise<SizeResult> {
   const plan = layout(size);
   process.stderr.write(`size ${size}: ${plan.users.length} users\n`);
   const opened = await open(url, size, texts, plan);
+  const database = await serverCpu(url);
+  const cpu = new Map<string, { client: number; database: number; wait: number; n: number }>();
   const pick: Record<QueryClass, () => string> = {
     'mid+mid': () => `${corpus.mid()} ${corpus.mid()}`,
     'rare+common': () => `${corpus.rare()} ${corpus.common()}`,
@@ -260,13 +309,28 @@ async function measure(url: string, size: number): Promise<SizeResult> {
           const order = SYSTEMS.map((_, i) => SYSTEMS[(i + turn) % SYSTEMS.length]!);
           turn++;
           for (const system of order) {
+            const db0 = pass === 1 ? database?.() : undefined;
+            const cpu0 = process.cpuUsage();
             const t = performance.now();
             results.set(system, await opened.search(system, user, query));
             const ms = performance.now() - t;
             if (pass === 1) {
+              const used = process.cpuUsage(cpu0);
+              const db1 = database?.();
               const key = `${system}|${userKind}|${cls}`;
               if (!samples.has(key)) samples.set(key, new Samples());
               samples.get(key)!.add(ms);
+              const c = cpu.get(key) ?? { client: 0, database: 0, wait: 0, n: 0 };
+              c.client += (used.user + used.system) / 1000;
+              // Processes present at both readings (a connection or a worker may come or go).
+              for (const [pid, after] of db1 ?? []) {
+                const before = db0?.get(pid);
+                if (before === undefined) continue;
+                c.database += (after.onCpuNs - before.onCpuNs) / 1e6;
+                c.wait += (after.waitNs - before.waitNs) / 1e6;
+              }
+              c.n++;
+              cpu.set(key, c);
             }
           }
           if (pass === 1) {
@@ -285,7 +349,14 @@ async function measure(url: string, size: number): Promise<SizeResult> {
   const cells: SizeResult['cells'] = [];
   for (const [key, s] of samples) {
     const [system, user, queries] = key.split('|') as [System, UserKind, QueryClass];
-    cells.push({ system, user, queries, latency: s.summary() });
+    const c = cpu.get(key)!;
+    cells.push({
+      system,
+      user,
+      queries,
+      latency: s.summary(),
+      cpu: { clientMs: c.client / c.n, ...(database === undefined ? {} : { databaseMs: c.database / c.n, databaseWaitMs: c.wait / c.n }) },
+    });
   }
   await opened.close();
   return {

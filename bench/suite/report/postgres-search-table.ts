@@ -20,7 +20,14 @@ export interface SizeResult {
   typicalUserMessages: number;
   loadMs: Partial<Record<SearchSystem, number>>;
   bytes: Partial<Record<SearchSystem, number>>;
-  cells: { system: SearchSystem; user: UserKind; queries: QueryClass; latency: LatencySummary }[];
+  cells: {
+    system: SearchSystem;
+    user: UserKind;
+    queries: QueryClass;
+    latency: LatencySummary;
+    /** Mean a query: this process's CPU; the database server's CPU and its processes' wait for a core (when measured). */
+    cpu?: { clientMs: number; databaseMs?: number; databaseWaitMs?: number };
+  }[];
   /** Queries whose PostgreSQL top 10 equals LMDB's (rows and scores), of all asked. */
   pgEqualsLmdb: { equal: number; of: number };
   /** Of BM25's top-10 rows, the share ts_rank_cd's top 10 holds too. */
@@ -57,6 +64,27 @@ export function renderPostgresSearch(run: PostgresSearchRun): string {
         };
         const who = user === 'big' ? `big (${s.bigUserMessages.toLocaleString('en')})` : `typical (${s.typicalUserMessages.toLocaleString('en')})`;
         lines.push(`| ${s.size.toLocaleString('en')} | ${who} | ${cls} | ${cell('mnemo-postgres')} | ${cell('mnemo-lmdb')} | ${cell('ts_rank_cd')} |`);
+      }
+    }
+  }
+  if (run.sizes.some((s) => s.cells.some((c) => c.cpu?.databaseMs !== undefined))) {
+    lines.push(
+      '',
+      'CPU a query, mean ms: the benchmark process + the database server (and the server\'s wait for a core):',
+      '',
+      '| messages | user | query | Mnemo PostgreSQL | Mnemo LMDB | `ts_rank_cd` + GIN |',
+      '| --: | --- | --- | --: | --: | --: |',
+    );
+    for (const s of run.sizes) {
+      for (const user of ['big', 'typical'] as const) {
+        for (const cls of QUERY_CLASSES) {
+          const cell = (system: SearchSystem) => {
+            const c = s.cells.find((x) => x.system === system && x.user === user && x.queries === cls)?.cpu;
+            if (c === undefined) return '';
+            return system === 'mnemo-lmdb' || c.databaseMs === undefined ? ms(c.clientMs) : `${ms(c.clientMs)} + ${ms(c.databaseMs)} (${ms(c.databaseWaitMs ?? 0)})`;
+          };
+          lines.push(`| ${s.size.toLocaleString('en')} | ${user} | ${cls} | ${cell('mnemo-postgres')} | ${cell('mnemo-lmdb')} | ${cell('ts_rank_cd')} |`);
+        }
       }
     }
   }
