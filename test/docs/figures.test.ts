@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIGURE_PAGES, renderedPages } from '../../bench/figures.ts';
+import { FIGURE_PAGES, renderedPages, renderedSearchPage } from '../../bench/figures.ts';
 import { BEGIN, END } from '../../bench/suite/report/headline.ts';
 
 // The pages that show current figures carry them as bench/results/latest.json renders them:
@@ -20,5 +20,13 @@ describe('the headline figures of README.md and docs/benchmarks.md', () => {
 
   it('match bench/results/latest.json (npx tsx bench/figures.ts rewrites them)', () => {
     for (const p of pages) expect(p.now, p.page).toBe(p.rendered);
+  });
+});
+
+describe('the ranked-search table of docs/guides/postgresql.md', () => {
+  it('matches bench/results/postgres-search.json (npx tsx bench/postgres-search.ts, then npx tsx bench/figures.ts)', () => {
+    const p = renderedSearchPage();
+    expect(p.rendered).toMatch(/\| 1,000,000 \| big/);
+    expect(p.now).toBe(p.rendered);
   });
 });

@@ -755,6 +755,21 @@ export function describeStoreCases(make: MakeRecallStore, embeddings: boolean): 
 
   describe('importBatch', () => {
     it(
+      'a daily row given twice in one batch is stored and indexed as its last occurrence',
+      run(async ({ store }) => {
+        await store.importBatch(ALICE, {
+          daily: [
+            { day: DAY1, id: 3, ts: `${DAY1}T08:00:00`, role: 'user', content: 'first draft about pottery', sessionId: null, sessionMessageId: null },
+            { day: DAY1, id: 3, ts: `${DAY1}T08:00:00`, role: 'user', content: 'final text about weaving', sessionId: null, sessionMessageId: null },
+          ],
+        });
+        await store.importBatch(ALICE, { complete: true });
+        expect((await store.dailyDay(ALICE, DAY1)).map((r) => [r.id, r.content])).toEqual([[3, 'final text about weaving']]);
+        expect((await store.rank(ALICE, { terms: queryTerms('weaving'), filters: {}, limit: 5 })).map((h) => h.doc)).toEqual([dailyDoc(DAY1, 3)]);
+        expect(await store.rank(ALICE, { terms: queryTerms('pottery'), filters: {}, limit: 5 })).toEqual([]);
+      }),
+    );
+    it(
       'stores sessions, a transcript, daily rows with their ids, log rows and summaries as given',
       run(async ({ store }) => {
         const entry: SessionEntry = { sessionId: 'imp', title: 'Imported', updatedAt: `${DAY1}T08:00:00`, order: 7, listed: true };

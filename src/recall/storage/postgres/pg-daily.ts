@@ -59,6 +59,33 @@ export async function putDaily(ctx: PgContext, queue: PgJobQueue, client: PoolCl
   return id;
 }
 
+/**
+ * Inside a write transaction holding the user's row: stores imported rows (each with its `id`)
+ * in one statement, indexes them in one more, and queues their embeddings. A row repeated in the
+ * batch is stored once, as its last occurrence. Rows without an id take `putDaily`, one by one,
+ * in order (their ids depend on the rows before them).
+ */
+export async function importDaily(ctx: PgContext, queue: PgJobQueue, client: PoolClient, userId: string, rows: readonly NewDailyRecord[], after: (fn: () => void) => void): Promise<void> {
+  if (rows.some((r) => r.id === undefined)) {
+    for (const row of rows) await putDaily(ctx, queue, client, userId, row, after);
+    return;
+  }
+  const last = new Map<string, NewDailyRecord & { id: number }>();
+  for (const row of rows) last.set(`${row.day}\n${row.id}`, row as NewDailyRecord & { id: number });
+  const kept = [...last.values()];
+  if (kept.length === 0) return;
+  const stored = kept.map(storedDaily);
+  await client.query(
+    `INSERT INTO ${ctx.s}.recall_daily (user_id, day, id, session_id, session_message_id, record)
+     SELECT $1, x.day, x.id, x.sid, x.smid, x.record::json FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[]) AS x(day, id, sid, smid, record)
+     ON CONFLICT (user_id, day, id) DO UPDATE SET session_id = EXCLUDED.session_id, session_message_id = EXCLUDED.session_message_id, record = EXCLUDED.record`,
+    [userId, kept.map((r) => r.day), kept.map((r) => r.id), kept.map((r) => r.sessionId), kept.map((r) => r.sessionMessageId), stored.map((r) => JSON.stringify(r))],
+  );
+  const docs = kept.map((r, i) => dailyDocOf({ day: r.day, id: r.id, content: r.content, ...(stored[i]!.toolCalls === undefined ? {} : { toolCalls: stored[i]!.toolCalls }) })).filter((d) => d !== null);
+  await indexDocs(ctx, client, userId, docs);
+  for (const doc of docs) await queueEmbed(ctx, queue, client, userId, 'd', doc.doc, after);
+}
+
 /** Inside a write transaction: whether the session's row `sessionMessageId` has its daily mirror. */
 export async function mirrored(ctx: PgContext, client: PoolClient, userId: string, sessionId: string, sessionMessageId: number): Promise<boolean> {
   const { rowCount } = await client.query(`SELECT 1 FROM ${ctx.s}.recall_daily WHERE user_id = $1 AND session_id = $2 AND session_message_id = $3 LIMIT 1`, [

@@ -4,6 +4,7 @@ import { averageLength, bm25Idf, bm25Term } from '../../search/bm25.ts';
 import { dailyDoc, docRef, longTermDoc, sessionDoc } from '../../search/doc-numbers.ts';
 import { dailyRowText, docTerms, longTermLines } from '../../search/documents.ts';
 import { dayPasses, hasFilters, longTermPasses, rowPasses, type RankedFilters } from '../../search/rank-filters.ts';
+import { topK } from '../../search/top-k.ts';
 import type { RankedDoc } from '../recall-store.ts';
 import { num, type PgContext } from './pg-recall-context.ts';
 
@@ -15,7 +16,8 @@ import { num, type PgContext } from './pg-recall-context.ts';
  * so rows and postings commit together. Documents and their numbers are the domain's
  * (search/documents.ts, search/doc-numbers.ts), terms the domain tokenizer's, computed in JS.
  *
- * `rank` reads the query terms' postings and the totals in ONE statement (one snapshot) and
+ * `rank` reads the query terms' postings (an index-only scan of the key, which INCLUDEs tf and
+ * length) and the totals in ONE statement (one snapshot) and
  * scores in JS exactly as search/bm25.ts defines it, summing each document's terms in query
  * order (as the LMDB adapter does, so the floating-point sums are equal), then walks the
  * candidates best first (ties: lower doc first, as search/top-k.ts) reading their rows a page at
@@ -123,9 +125,12 @@ export async function reindexLongTerm(ctx: PgContext, client: PoolClient, userId
 
 /** Document → BM25 score over the query's terms (in their order), from one snapshot. */
 export async function scoreTerms(ctx: PgContext, userId: string, terms: readonly string[]): Promise<Map<number, number>> {
-  const rows = await ctx.read<{ term: string | null; doc: string | null; tf: number | null; length: number | null; n: string; total: string }>(
-    `SELECT p.term, p.doc, p.tf, p.length, u.index_docs AS n, u.index_length AS total
-     FROM ${ctx.s}.recall_users u LEFT JOIN ${ctx.s}.recall_postings p ON p.user_id = u.user_id AND p.term = ANY($2::text[])
+  // A term's postings come packed in one bytea (doc int8, tf int4, length int4 each, as
+  // int8send/int4send write them: big-endian): one value to parse a term, not a row a posting.
+  const rows = await ctx.read<{ term: string; postings: Buffer | null; n: string; total: string }>(
+    `SELECT x.term, u.index_docs AS n, u.index_length AS total,
+       (SELECT string_agg(int8send(p.doc) || int4send(p.tf) || int4send(p.length), ''::bytea) FROM ${ctx.s}.recall_postings p WHERE p.user_id = u.user_id AND p.term = x.term) AS postings
+     FROM ${ctx.s}.recall_users u, unnest($2::text[]) AS x(term)
      WHERE u.user_id = $1`,
     [userId, [...terms]],
   );
@@ -134,21 +139,22 @@ export async function scoreTerms(ctx: PgContext, userId: string, terms: readonly
   const n = num(rows[0]!.n);
   if (n === 0) return scores;
   const avgdl = averageLength(n, num(rows[0]!.total));
-  const byTerm = new Map<string, { doc: number; tf: number; length: number }[]>();
-  for (const r of rows) {
-    if (r.term === null) continue;
-    let list = byTerm.get(r.term);
-    if (list === undefined) byTerm.set(r.term, (list = []));
-    list.push({ doc: Number(r.doc), tf: Number(r.tf), length: Number(r.length) });
-  }
+  const byTerm = new Map<string, Buffer>();
+  for (const r of rows) if (r.postings !== null) byTerm.set(r.term, r.postings);
   for (const term of terms) {
-    const list = byTerm.get(term);
-    if (list === undefined || list.length === 0) continue;
-    const idf = bm25Idf(n, list.length);
-    for (const p of list) scores.set(p.doc, (scores.get(p.doc) ?? 0) + bm25Term(idf, p.tf, p.length, avgdl));
+    const packed = byTerm.get(term);
+    if (packed === undefined || packed.length === 0) continue;
+    const idf = bm25Idf(n, packed.length / POSTING_BYTES);
+    for (let at = 0; at < packed.length; at += POSTING_BYTES) {
+      const doc = packed.readUInt32BE(at) * 2 ** 32 + packed.readUInt32BE(at + 4);
+      scores.set(doc, (scores.get(doc) ?? 0) + bm25Term(idf, packed.readInt32BE(at + 8), packed.readInt32BE(at + 12), avgdl));
+    }
   }
   return scores;
 }
+
+/** A packed posting's bytes: doc (int8), tf (int4), the document's length (int4). */
+const POSTING_BYTES = 16;
 
 /** The row a document stands for, as `RankedDoc.row` shows it (daily: with its id; session document: without). */
 export interface DocRowFound {
@@ -260,5 +266,13 @@ export async function rank(ctx: PgContext, userId: string, q: { terms: readonly 
   if (q.terms.length === 0 || q.limit <= 0) return [];
   const scores = await scoreTerms(ctx, userId, q.terms);
   if (scores.size === 0) return [];
-  return walkCandidates(ctx, userId, ranked(scores), q.filters, q.limit, (_doc, line, current) => current !== undefined && longTermLines(current.content).some((l) => l.line === line), true);
+  const keep = (_doc: number, line: number, current: { content: string; day: string } | undefined) => current !== undefined && longTermLines(current.content).some((l) => l.line === line);
+  // The best few by a bounded heap (no sort of every candidate); the whole ranking only when
+  // filters or missing rows leave fewer than `limit` among them.
+  const few = hasFilters(q.filters) ? Math.max(q.limit * 8, 64) : q.limit + 4;
+  if (scores.size > few) {
+    const found = await walkCandidates(ctx, userId, topK(scores, few), q.filters, q.limit, keep, true);
+    if (found.length >= q.limit) return found;
+  }
+  return walkCandidates(ctx, userId, ranked(scores), q.filters, q.limit, keep, true);
 }

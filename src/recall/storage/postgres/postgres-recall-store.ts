@@ -11,7 +11,7 @@ import { isCalendarDay } from '../../rows/calendar-day.ts';
 import { clampLimit, normalizeKeyword } from '../../search/keyword-search.ts';
 import type { ErasureReport, ImportBatch, RecallStore, TurnAppend, TurnAppended, WriteGuard } from '../recall-store.ts';
 import { StaleWriteError } from '../stale-write-error.ts';
-import { dailyDay, dailyWindow, days, mirrored, putDaily, removeSessionDaily, scanDaily, storedDaily } from './pg-daily.ts';
+import { dailyDay, dailyWindow, days, importDaily, mirrored, putDaily, removeSessionDaily, scanDaily, storedDaily } from './pg-daily.ts';
 import { commitFacts, factEntries, factHistory, factsGeneration, factsState, longTermVersions } from './pg-facts.ts';
 import { createPgJobQueue, type PgJobQueue } from './pg-job-queue.ts';
 import { dailyDocOf, indexDocs, longTermDocs, rank, sessionDocOf, unindexDocs } from './pg-ranked-index.ts';
@@ -427,7 +427,7 @@ async function importBatch(ctx: PgContext, queue: PgJobQueue, userId: string, ba
       await client.query(`DELETE FROM ${ctx.s}.recall_daily_high WHERE user_id = $1`, [userId]);
       for (const entry of batch.sessions) await putSession(ctx, client, userId, entry);
     }
-    for (const row of batch.daily ?? []) await putDaily(ctx, queue, client, userId, row, after);
+    await importDaily(ctx, queue, client, userId, batch.daily ?? [], after);
     for (const row of batch.log ?? []) await appendLog(ctx, client, userId, row.sessionId, row);
     for (const doc of batch.sessionDocs ?? []) {
       const entry = await sessionIn(ctx, client, userId, doc.sessionId);

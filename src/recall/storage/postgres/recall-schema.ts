@@ -167,6 +167,10 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
   // 4: every user's items queue their embeddings (no per-user switch, as LMDB's older data needed).
   (s) => `
     ALTER TABLE ${s}.recall_users DROP COLUMN embed_live;`,
+  // 5: a query term's postings read from the index alone (an index-only scan): the heap holds
+  // them scattered, one page per posting, in the order documents were written.
+  (s) => `
+    ALTER TABLE ${s}.recall_postings DROP CONSTRAINT recall_postings_pkey, ADD PRIMARY KEY (user_id, term, doc) INCLUDE (tf, length);`,
 ];
 
 /** Every table a user's rows live in (erasure deletes from each; `recall_users` last). */
