@@ -11,7 +11,7 @@ export type RankJob =
   /** The terms of up to `limit` daily rows of the user after `after` (exclusive), in key order. */
   | { kind: 'terms'; path: string; userId: string; after: [string, number] | null; limit: number };
 
-/** A daily row's document, tokenized: `[day, id, [[term, tf], ...], length]`. */
-export type RowTerms = [string, number, [string, number][], number];
+/** A daily row's document, tokenized: `[day, id, terms, tfs, length]` (documents.ts `TermArrays`). */
+export type RowTerms = [string, number, string[], number[], number];
 
 export type RankJobResult<J extends RankJob> = J extends { kind: 'rank' } ? RankedDoc[] : RowTerms[];

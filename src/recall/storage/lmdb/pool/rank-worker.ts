@@ -5,7 +5,7 @@ import { rankedDocs, type SearchReader } from '../search/bm25-query.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
 import { openSearchDbs } from '../search/search-dbs.ts';
 import { storedRowText } from '../search/search-index.ts';
-import { docTerms } from '../../../search/documents.ts';
+import { docTermArrays } from '../../../search/documents.ts';
 
 /**
  * The ranked index's jobs inside a pool worker, on the worker's read-only handle of the
@@ -36,8 +36,8 @@ export function rowTerms(reader: Pick<SearchReader, 'daily'>, userId: string, af
   const out: RowTerms[] = [];
   const start = after === null ? [userId] : [userId, after[0], after[1]];
   for (const { key, value } of reader.daily.getRange({ start, end: [userId, HIGH], exclusiveStart: after !== null, limit })) {
-    const doc = docTerms(storedRowText(value));
-    out.push([key[1], key[2], [...doc.terms], doc.length]);
+    const doc = docTermArrays(storedRowText(value));
+    out.push([key[1], key[2], doc.terms, doc.tfs, doc.length]);
   }
   return out;
 }

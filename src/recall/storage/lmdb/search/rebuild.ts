@@ -5,8 +5,8 @@ import { rowTerms } from '../pool/rank-worker.ts';
 import type { SessionDocKey } from './search-dbs.ts';
 import { dailyDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
-import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText, type TermList } from './search-index.ts';
-import { docTerms, type DocTerms } from '../../../search/documents.ts';
+import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } from './search-index.ts';
+import { docTermArrays, type TermArrays } from '../../../search/documents.ts';
 import { sessionDocKey } from './doc-rows.ts';
 import { sessionDocsAfter } from '../session-docs.ts';
 
@@ -83,11 +83,11 @@ async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, 
   let postings = 0;
   const writeDaily = async (rows: RowTerms[]): Promise<void> => {
     indexed += await commit(dbs, () => {
-      const docs: { doc: number; terms: TermList }[] = [];
-      for (const [day, id, pairs, length] of rows) {
+      const docs: { doc: number; terms: TermArrays }[] = [];
+      for (const [day, id, terms, tfs, length] of rows) {
         const doc = dailyDoc(day, id);
         if (doc === null || length === 0 || live.has(doc) || !dbs.daily.doesExist([userId, day, id])) continue;
-        docs.push({ doc, terms: { terms: pairs, length } });
+        docs.push({ doc, terms: { terms, tfs, length } });
       }
       addDocuments(dbs.search, userId, docs);
       return docs.length;
@@ -122,7 +122,7 @@ async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, 
   }
   if (gathered.length > 0) await writeDaily(gathered);
   // Then the session documents (few: imported rows without daily files), tokenized here.
-  let docs: { key: SessionDocKey; doc: number; terms: DocTerms }[] = [];
+  let docs: { key: SessionDocKey; doc: number; terms: TermArrays }[] = [];
   postings = 0;
   const writeSessionDocs = async (batchDocs: typeof docs): Promise<void> => {
     indexed += await commit(dbs, () => {
@@ -137,9 +137,9 @@ async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, 
     for (const { order, id, value } of batch) {
       const doc = sessionDoc(order, id);
       if (doc === null) continue;
-      const terms = docTerms(storedRowText(value));
+      const terms = docTermArrays(storedRowText(value));
       docs.push({ key: sessionDocKey(userId, order, id), doc, terms });
-      postings += terms.terms.size;
+      postings += terms.terms.length;
     }
     const last = batch[batch.length - 1]!;
     from = [last.order, last.id];
