@@ -4,7 +4,7 @@ import type { RowTerms } from '../pool/rank-jobs.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
 import type { SessionDocKey } from './search-dbs.ts';
 import { dailyDoc, sessionDoc } from '../../../search/doc-numbers.ts';
-import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
+import { liveRemovals, unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
 import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } from './search-index.ts';
 import { docTermArrays, type TermArrays } from '../../../search/documents.ts';
 import { sessionDocKey } from './doc-rows.ts';
@@ -27,8 +27,7 @@ import { sessionDocsAfter } from '../session-docs.ts';
  *    twice and no deleted row comes back. Why gather: a write transaction costs about one
  *    `get` and `put` per distinct term it touches, and the batches of a history share most of
  *    their terms (Zipf): 2 000 rows a transaction wrote each common term's tail 100 times for
- *    200 000 rows; ~25 000 rows a transaction, 8 (bench/index-build.ts: 4.8x FTS5's build
- *    time down to 3.7x with the pool's pairs used as they are; docs/performance-history.md).
+ *    200 000 rows; ~80 000 rows a transaction, 3 (docs/performance-history.md).
  * 3. The session documents (store/session-docs.ts) the same way, tokenized on the main thread
  *    (an imported folder's rows that no daily file held: few next to the daily rows).
  *
@@ -39,11 +38,11 @@ import { sessionDocsAfter } from '../session-docs.ts';
  */
 export const REBUILD_BATCH = 2_000;
 /**
- * Postings gathered before a write transaction (~25 000 rows of ~15 terms; ~30 MB of term
- * arrays at most). The transaction runs on the event loop, ~0.1-0.2 s at this size: a rebuild
- * is rare, and live writes wait for it no longer than for a large import's batch.
+ * Postings gathered before a write transaction (~80 000 rows of ~12 terms; ~25 MB of term and
+ * tf arrays at most). The transaction runs on the event loop, ~0.3-0.5 s at this size: a
+ * rebuild is rare, and live writes wait for it no longer than for a large import's batch.
  */
-export const REBUILD_POSTINGS = 400_000;
+export const REBUILD_POSTINGS = 1_000_000;
 
 /** A rebuild's batch sizes: rows read a batch (`REBUILD_BATCH`), postings a transaction (`REBUILD_POSTINGS`). Tests make them small. */
 export interface RebuildSizes {
@@ -84,9 +83,11 @@ async function rebuild(deps: Pick<LmdbContext, 'dbs' | 'pool'>, userId: string, 
   const writeDaily = async (rows: RowTerms[]): Promise<void> => {
     indexed += await commit(dbs, () => {
       const docs: { doc: number; terms: TermArrays }[] = [];
+      // Rows are checked for existence only once a row was removed since the rebuild began.
+      const removed = liveRemovals(userId) > 0;
       for (const [day, id, terms, tfs, length] of rows) {
         const doc = dailyDoc(day, id);
-        if (doc === null || length === 0 || live.has(doc) || !dbs.daily.doesExist([userId, day, id])) continue;
+        if (doc === null || length === 0 || live.has(doc) || (removed && !dbs.daily.doesExist([userId, day, id]))) continue;
         docs.push({ doc, terms: { terms, tfs, length } });
       }
       addDocuments(dbs.search, userId, docs);

@@ -4,7 +4,7 @@ import { INDEX_FORMAT, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type Sear
 import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { dailyRowText, docTerms, longTermLines, type DocTerms, type TermArrays } from '../../../search/documents.ts';
 import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
-import { noteLiveWrite } from './rebuild-watch.ts';
+import { noteLiveRemoval, noteLiveWrite } from './rebuild-watch.ts';
 
 /**
  * The write side of the ranked index. Every function here runs INSIDE the LMDB write
@@ -326,6 +326,7 @@ export function indexDailyRow(search: SearchDbs, userId: string, day: string, id
 }
 
 export function unindexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
+  noteLiveRemoval(userId);
   const doc = dailyDoc(day, id);
   if (doc !== null) removeDocument(search, userId, doc, storedRowText(value));
 }
