@@ -264,6 +264,21 @@ describe('rebuilding the index', () => {
     expect(quokka.map((h) => h.role).sort()).toEqual(['assistant', 'user']);
   });
 
+  itLmdb('a rebuild writes no posting of a row removed after it read the row (a session deleted meanwhile)', async () => {
+    fx = openRecall();
+    for (let i = 0; i < 12; i++) await say(i < 6 ? 'keep' : 'gone', `pelican harbour note ${i}`);
+    const dbs = openRecallDbs(fx.env);
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    // Read batches of 7 rows, one transaction for all: the delete lands between the reads and the write.
+    const rebuilding = rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 7, postings: 10_000 });
+    expect(await fx.recall.deleteSession(U, 'gone')).toBe(true);
+    await rebuilding;
+    const hits = (await fx.recall.search({ userId: U, query: 'pelican', limit: 50 })).items;
+    expect(hits.length).toBe(12); // 'keep': 6 turns, each the message and its offline reply
+    expect(hits.every((h) => h.sessionId === 'keep')).toBe(true);
+    expect(readStats(dbs.search, U)[0]).toBe(12);
+  });
+
   itLmdb('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {
     fx = openRecall();
     await say('s', 'alpha beta', 'beta gamma', 'gamma delta alpha');

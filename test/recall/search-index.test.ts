@@ -5,7 +5,7 @@ import { CHUNK_POSTINGS, decodeChunk, encodeChunk, type Posting } from '../../sr
 import { porterStem } from '../../src/recall/search/porter-stemmer.ts';
 import { TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
 import { dailyDoc, docRef } from '../../src/recall/search/doc-numbers.ts';
-import { docTerms } from '../../src/recall/search/documents.ts';
+import { docTermArrays, docTerms } from '../../src/recall/search/documents.ts';
 import { addDocument, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, removeDocument } from '../../src/recall/storage/lmdb/search/search-index.ts';
 import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/storage/lmdb/search/pending-log.ts';
 import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
@@ -55,6 +55,24 @@ describe('the tokenizer', () => {
     for (let n = 1; n <= 5; n++) {
       const run = '北京天气好'.slice(0, n);
       expect(tokenize(run)).toEqual(general(run));
+    }
+  });
+
+  it('cuts the same terms once its word cache is full and overwritten (more distinct words than its slots)', () => {
+    const general = (text: string) => [...tokenizeWithOffsets(text)].map((t) => t.term);
+    const words = Array.from({ length: 150_000 }, (_, i) => `w${i.toString(36)}ing`);
+    const text = (from: number) => words.slice(from, from + 1_000).join(' ') + ' Meetings MEETING meeting';
+    for (const from of [0, 70_000, 140_000, 0, 70_000]) expect(tokenize(text(from))).toEqual(general(text(from)));
+  });
+
+  it('gives a document the same terms and counts as arrays (the rebuild\'s form) as in a Map', () => {
+    const long = Array.from({ length: 80 }, (_, i) => `word${i % 50} the meeting`).join(' ');
+    for (const text of ['', 'the and', 'meeting meetings met 北京天气 北京', long, 'a b c a b a']) {
+      const arrays = docTermArrays(text);
+      const map = docTerms(text);
+      expect(new Map(arrays.terms.map((t, i) => [t, arrays.tfs[i]]))).toEqual(map.terms);
+      expect(arrays.terms).toEqual([...map.terms.keys()]);
+      expect(arrays.length).toBe(map.length);
     }
   });
 

@@ -26,10 +26,22 @@ export type DocRef =
 
 /** The document number of daily row `[day, id]`; `null` when it cannot have one. */
 export function dailyDoc(day: string, id: number): number | null {
+  const slot = daySlot(day);
+  if (slot === null || !Number.isInteger(id) || id < 1 || id >= DAY_SLOT) return null;
+  return slot * DAY_SLOT + id;
+}
+
+// The last day's slot: rows come in key order (a rebuild's hundreds of thousands), one day after another.
+let lastDay = '';
+let lastSlot: number | null = null;
+
+function daySlot(day: string): number | null {
+  if (day === lastDay) return lastSlot;
   const t = Date.parse(`${day}T00:00:00Z`);
-  if (!Number.isFinite(t) || t < EPOCH || !Number.isInteger(id) || id < 1 || id >= DAY_SLOT) return null;
-  const slot = Math.round((t - EPOCH) / DAY_MS) + 1;
-  return slot < SESSION_SLOT ? slot * DAY_SLOT + id : null;
+  const slot = !Number.isFinite(t) || t < EPOCH ? null : Math.round((t - EPOCH) / DAY_MS) + 1;
+  lastDay = day;
+  lastSlot = slot !== null && slot < SESSION_SLOT ? slot : null;
+  return lastSlot;
 }
 
 /** The document number of row `id` of the session created `order`-th; `null` when it cannot have one. */

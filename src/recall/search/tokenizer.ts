@@ -69,6 +69,7 @@ export function termCounts(text: string): { terms: Map<string, number>; length: 
  */
 export function forEachTerm(text: string, visit: (term: string) => void): void {
   let start = -1;
+  let hash = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c >= 0x80) {
@@ -83,17 +84,55 @@ export function forEachTerm(text: string, visit: (term: string) => void): void {
     }
     // ASCII letters and digits are exactly \p{L}\p{N}\p{M} below 0x80.
     if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)) {
-      if (start < 0) start = i;
+      if (start < 0) {
+        start = i;
+        hash = 0;
+      }
+      hash = Math.imul(hash ^ c, 0x01000193);
     } else if (start >= 0) {
-      const term = wordTerm(text.slice(start, i));
+      const term = asciiWordTerm(text, start, i, hash);
       if (term !== null) visit(term);
       start = -1;
     }
   }
   if (start >= 0) {
-    const term = wordTerm(text.slice(start));
+    const term = asciiWordTerm(text, start, text.length, hash);
     if (term !== null) visit(term);
   }
+}
+
+// The terms of ASCII words met, by a hash of their characters (open addressing, a few probes,
+// overwritten when full): a word found here costs no substring and no Map lookup, the cost of
+// tokenizing once the words repeat (Zipf).
+const WORDS_BITS = 16;
+const WORDS_MASK = (1 << WORDS_BITS) - 1;
+const WORDS_PROBES = 4;
+const wordHashes = new Int32Array(1 << WORDS_BITS);
+const wordRaws: (string | undefined)[] = new Array<string | undefined>(1 << WORDS_BITS).fill(undefined);
+const wordTerms: (string | null)[] = new Array<string | null>(1 << WORDS_BITS).fill(null);
+
+/** `wordTerm(text.slice(start, end))` for an ASCII word whose FNV-1a hash is `hash`. */
+function asciiWordTerm(text: string, start: number, end: number, hash: number): string | null {
+  const length = end - start;
+  for (let probe = 0; probe < WORDS_PROBES; probe++) {
+    const slot = (hash + probe) & WORDS_MASK;
+    const raw = wordRaws[slot];
+    if (raw === undefined) break;
+    if (wordHashes[slot] === hash && raw.length === length && text.startsWith(raw, start)) return wordTerms[slot]!;
+  }
+  const raw = text.slice(start, end);
+  const term = wordTerm(raw);
+  let slot = hash & WORDS_MASK;
+  for (let probe = 0; probe < WORDS_PROBES; probe++) {
+    if (wordRaws[(hash + probe) & WORDS_MASK] === undefined) {
+      slot = (hash + probe) & WORDS_MASK;
+      break;
+    }
+  }
+  wordHashes[slot] = hash;
+  wordRaws[slot] = raw;
+  wordTerms[slot] = term;
+  return term;
 }
 
 /** `RUN`, matched only at `lastIndex`. */

@@ -5,6 +5,7 @@ import type { ErasureReport } from '../recall-store.ts';
 import type { LmdbContext } from './lmdb-context.ts';
 import { sessionConversationId, sessionConversationPrefix } from '../../recall-ids.ts';
 import { commitRemoval, HIGH, MARKER_START, type RecallDbs } from './recall-dbs.ts';
+import { noteLiveRemoval } from './search/rebuild-watch.ts';
 
 /**
  * `eraseUser(userId)`: everything of one user, gone in ONE LMDB transaction.
@@ -67,6 +68,7 @@ async function eraseLocked(ctx: LmdbContext, userId: string): Promise<ErasureRep
   await ctx.journal?.settle();
   const conversationDbs = CONVERSATION_DBS.map((name) => dbs.env.openDB<unknown, Key>(name, {}));
   const keys = await commitRemoval(dbs, () => {
+    noteLiveRemoval(userId); // a rebuild running for the user writes none of the rows it read
     let removed = 0;
     for (const db of dbs.all.values()) removed += removeUserKeys(db, userId);
     const [messages] = conversationDbs;

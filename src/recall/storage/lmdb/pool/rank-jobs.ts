@@ -11,7 +11,7 @@ export type RankJob =
   /** The terms of the user's daily rows `[day, id]` (a batch of the backfill walk), those still stored. */
   | { kind: 'terms'; path: string; userId: string; rows: [string, number][] };
 
-/** A daily row's document, tokenized: `[day, id, [[term, tf], ...], length]`. */
-export type RowTerms = [string, number, [string, number][], number];
+/** A daily row's document, tokenized: `[day, id, terms, tfs, length]` (documents.ts `TermArrays`). */
+export type RowTerms = [string, number, string[], number[], number];
 
 export type RankJobResult<J extends RankJob> = J extends { kind: 'rank' } ? RankedDoc[] : RowTerms[];

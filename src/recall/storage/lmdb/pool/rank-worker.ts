@@ -5,7 +5,7 @@ import { rankedDocs, type SearchReader } from '../search/bm25-query.ts';
 import type { RankJob, RowTerms } from './rank-jobs.ts';
 import { openSearchDbs } from '../search/search-dbs.ts';
 import { storedRowText } from '../search/search-index.ts';
-import { docTerms } from '../../../search/documents.ts';
+import { docTermArrays } from '../../../search/documents.ts';
 
 /**
  * The ranked index's jobs inside a pool worker, on the worker's read-only handle of the
@@ -37,8 +37,8 @@ export function rowTerms(reader: Pick<SearchReader, 'daily'>, userId: string, ro
   for (const [day, id] of rows) {
     const value = reader.daily.get([userId, day, id]);
     if (value === undefined) continue;
-    const doc = docTerms(storedRowText(value));
-    out.push([day, id, [...doc.terms], doc.length]);
+    const doc = docTermArrays(storedRowText(value));
+    out.push([day, id, doc.terms, doc.tfs, doc.length]);
   }
   return out;
 }

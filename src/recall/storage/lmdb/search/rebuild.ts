@@ -4,10 +4,10 @@ import { joinPerUser, storedDocBatches, type DocBatch } from './backfill-walk.ts
 import { currentLongTerm } from '../long-term-store.ts';
 import { rowTerms } from '../pool/rank-worker.ts';
 import { dailyDoc } from '../../../search/doc-numbers.ts';
-import { docTerms } from '../../../search/documents.ts';
+import { docTermArrays, type TermArrays } from '../../../search/documents.ts';
 import { sessionDocKey } from './doc-rows.ts';
-import { unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
-import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText, type TermList } from './search-index.ts';
+import { liveRemovals, unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
+import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } from './search-index.ts';
 
 /**
  * The ranked index's consumer of the backfill walk (backfill-walk.ts): rebuilds one user's
@@ -22,10 +22,11 @@ import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText, t
  *    one is written; the few session documents on the main thread). Batches gather until they
  *    hold `REBUILD_POSTINGS` postings (or the walk ends); then they are indexed in one
  *    transaction, grouped by term (search-index.ts `addDocuments`), skipping a row that a live
- *    write indexed meanwhile (rebuild-watch.ts) or that was deleted since it was read, so no
- *    row is indexed twice and no deleted row comes back. Gathering, because a write
- *    transaction costs about one `get` and `put` per distinct term it touches and the batches
- *    of a history share most of their terms (docs/performance-history.md, index build).
+ *    write indexed meanwhile (rebuild-watch.ts) or that was deleted since it was read (a
+ *    daily row is looked up only once some row of the user was removed since the rebuild
+ *    began), so no row is indexed twice and no deleted row comes back. Gathering, because a
+ *    write transaction costs about one `get` and `put` per distinct term it touches and the
+ *    batches of a history share most of their terms (Zipf; docs/performance-history.md).
  *
  * A crash midway leaves a live user with part of the rows indexed; the next rebuild (asked
  * for, or the search that finds a user not live: never, once live) starts over, so call
@@ -34,11 +35,11 @@ import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText, t
  */
 export const REBUILD_BATCH = 2_000;
 /**
- * Postings gathered before a write transaction (~25 000 rows of ~15 terms; ~30 MB of term
- * arrays at most). The transaction runs on the event loop, ~0.1-0.2 s at this size: a rebuild
- * is rare, and live writes wait for it no longer than for a large import's batch.
+ * Postings gathered before a write transaction (~80 000 rows of ~12 terms; ~25 MB of term and
+ * tf arrays at most). The transaction runs on the event loop, ~0.3-0.5 s at this size: a
+ * rebuild is rare, and live writes wait for it no longer than for a large import's batch.
  */
-export const REBUILD_POSTINGS = 400_000;
+export const REBUILD_POSTINGS = 1_000_000;
 
 /** A rebuild's batch sizes: rows read a batch (`REBUILD_BATCH`), postings a transaction (`REBUILD_POSTINGS`). Tests make them small. */
 export interface RebuildSizes {
@@ -51,7 +52,7 @@ type Deps = Pick<LmdbContext, 'dbs' | 'pool'>;
 /** A read row's document, and whether its row is still stored (checked inside the write). */
 interface Tokenized {
   doc: number;
-  terms: TermList;
+  terms: TermArrays;
   postings: number;
   stored: () => boolean;
 }
@@ -117,17 +118,17 @@ async function tokenize({ dbs, pool }: Deps, userId: string, batch: DocBatch): P
       const key = sessionDocKey(userId, order, id);
       const value = dbs.search.sessionDocs.get(key);
       if (value === undefined) continue;
-      const terms = docTerms(storedRowText(value));
-      out.push({ doc, terms, postings: terms.terms.size, stored: () => dbs.search.sessionDocs.doesExist(key) });
+      const terms = docTermArrays(storedRowText(value));
+      out.push({ doc, terms, postings: terms.terms.length, stored: () => dbs.search.sessionDocs.doesExist(key) });
     }
     return out;
   }
   const rows = batch.rows.map(({ day, id }): [string, number] => [day, id]);
   const tokenized = pool ? await pool.run({ kind: 'terms', path: dbs.path, userId, rows }) : rowTerms(dbs, userId, rows);
-  return tokenized.map(([day, id, pairs, length]) => ({
+  return tokenized.map(([day, id, terms, tfs, length]) => ({
     doc: dailyDoc(day, id)!,
-    terms: { terms: pairs, length },
-    postings: pairs.length,
-    stored: () => dbs.daily.doesExist([userId, day, id]),
+    terms: { terms, tfs, length },
+    postings: terms.length,
+    stored: () => liveRemovals(userId) === 0 || dbs.daily.doesExist([userId, day, id]),
   }));
 }

@@ -2,9 +2,9 @@ import type { DailyValue } from '../recall-dbs.ts';
 import { appendPosting, appendRun, CHUNK_POSTINGS, chunkCount, chunkFirstDoc, chunkLastDoc, decodeChunk, encodeChunk, encodeRun, withPosting, type Posting, type PostingRun } from './posting-list.ts';
 import { INDEX_FORMAT, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type SearchDbs } from './search-dbs.ts';
 import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
-import { dailyRowText, docTerms, longTermLines, type DocTerms } from '../../../search/documents.ts';
+import { dailyRowText, docTerms, longTermLines, type DocTerms, type TermArrays } from '../../../search/documents.ts';
 import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
-import { noteLiveWrite } from './rebuild-watch.ts';
+import { noteLiveRemoval, noteLiveWrite } from './rebuild-watch.ts';
 
 /**
  * The write side of the ranked index. Every function here runs INSIDE the LMDB write
@@ -182,31 +182,27 @@ function addPostings(search: SearchDbs, userId: string, term: string, run: Posti
   for (let i = 0; i < run.length; i += 3) addPosting(search, userId, term, { doc: run[i]!, tf: run[i + 1]!, len: run[i + 2]! });
 }
 
-/** A document's terms as `addDocuments` takes them: a `DocTerms`, or the rebuild's `[term, tf]` pairs as they came from the pool (no Map made). */
-export interface TermList {
-  terms: Iterable<readonly [string, number]>;
-  length: number;
-}
-
 /**
  * Inside a write transaction: indexes `docs` (no doc indexed already) straight into the
- * posting lists, grouped by term (the rebuild's path, and the pending log's merge).
+ * posting lists, grouped by term (the rebuild's path).
  */
-export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: TermList }[]): void {
+export function addDocuments(search: SearchDbs, userId: string, docs: readonly { doc: number; terms: TermArrays }[]): void {
   const byTerm = new Map<string, PostingRun>();
   let length = 0;
   let n = 0;
   // The rebuild's come in key order, which is doc order: sorted only when they are not.
   let sorted = true;
   for (let i = 1; i < docs.length && sorted; i++) sorted = docs[i - 1]!.doc < docs[i]!.doc;
-  for (const { doc, terms } of sorted ? docs : [...docs].sort((a, b) => a.doc - b.doc)) {
-    if (terms.length === 0) continue;
+  for (const { doc, terms: d } of sorted ? docs : [...docs].sort((a, b) => a.doc - b.doc)) {
+    if (d.length === 0) continue;
     n++;
-    length += terms.length;
-    for (const [term, tf] of terms.terms) {
+    length += d.length;
+    const { terms, tfs } = d;
+    for (let i = 0; i < terms.length; i++) {
+      const term = terms[i]!;
       const run = byTerm.get(term);
-      if (run) run.push(doc, tf, terms.length);
-      else byTerm.set(term, [doc, tf, terms.length]);
+      if (run) run.push(doc, tfs[i]!, d.length);
+      else byTerm.set(term, [doc, tfs[i]!, d.length]);
     }
   }
   mergePostings(search, userId, byTerm);
@@ -330,6 +326,7 @@ export function indexDailyRow(search: SearchDbs, userId: string, day: string, id
 }
 
 export function unindexDailyRow(search: SearchDbs, userId: string, day: string, id: number, value: DailyValue): void {
+  noteLiveRemoval(userId);
   const doc = dailyDoc(day, id);
   if (doc !== null) removeDocument(search, userId, doc, storedRowText(value));
 }
