@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fallbackLlm, fallbackReply } from '../../src/llm/fallback-llm.ts';
 import { buildSystemPrompt } from '../../src/recall/chat/system-prompt.ts';
 import { generateTitle, offlineTitle } from '../../src/recall/rows/session-title.ts';
-import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { itLmdb, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { says, scriptedLlm } from '../support/scripted-llm.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -293,7 +293,8 @@ describe('the sessions index repair in each language', () => {
     ['zh', 'Plan a weekend hike in the hills'.slice(0, 12), '新对话'],
     ['en', 'Plan a weekend hike in the hills', 'New chat'],
   ] as const) {
-    it(`${language}: a session whose first turn was cut short is listed with the offline title in it`, async () => {
+    // The cut is made in LMDB's databases (what a process killed inside the turn leaves there).
+    itLmdb(`${language}: a session whose first turn was cut short is listed with the offline title in it`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'mnemo-language-repair-'));
       try {
         fx = openRecall({ dir, language });
