@@ -7,7 +7,8 @@ import { normalizeFact, factTokens, isNearDuplicate, shapeOf } from '../../src/r
 import { commit } from '../../src/recall/storage/lmdb/recall-dbs.ts';
 import { writeLongTerm } from '../../src/recall/storage/lmdb/long-term-store.ts';
 import { openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
-import { itLmdb, manualClock, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import type { Job } from '../../src/recall/storage/job-queue.ts';
+import { itLmdb, onPostgres, openRecall, type RecallFixture } from '../support/recall-fixture.ts';
 import { callsTools, says, scriptedLlm, toolCall } from '../support/scripted-llm.ts';
 
 let fx: RecallFixture | undefined;
@@ -17,6 +18,38 @@ afterEach(async () => {
 });
 
 const U = 'alice';
+
+/**
+ * The first turn's extraction job (session `s`, reply 2) failed `attempts` times and waits
+ * `wait`: due `wait` after its last failure, which came after `since` (default: its queuing) and
+ * before now, both by the store's clock. Returns the job as the queue stores it.
+ */
+async function expectWaiting(attempts: number, wait: number, since?: number): Promise<Job<'extract'>> {
+  const job = (await fx!.store.jobs.get('extract', U, 's/2'))!;
+  expect(job).toMatchObject({ attempts, lastError: { code: 'extraction_failed' } });
+  expect(Date.parse(job.nextAt!) - wait).toBeGreaterThanOrEqual(since ?? Date.parse(job.queuedAt));
+  // The only extraction job queued: what is left of its wait, from now.
+  expect(await fx!.store.jobs.nextDue('extract')).toBeLessThanOrEqual(wait);
+  return job;
+}
+
+/**
+ * The waiting `job`'s backoff passes; returns the store's time then (ms), before its retry. On
+ * LMDB the queue keeps the injected clock, which moves to the job's due time. PostgreSQL's
+ * queue keeps the database's time, which a test cannot move: the job is made due now through the
+ * port (`schedule` only ever brings a queued job's due time sooner, keeping its attempts).
+ */
+async function backoffPasses(job: Job<'extract'>): Promise<number> {
+  const dueAt = Date.parse(job.nextAt!);
+  if (!onPostgres) {
+    fx!.clock.advance(dueAt - fx!.clock.now());
+    return dueAt;
+  }
+  // Now by the database's clock, read as the due time less the wait left (the job is the only one queued).
+  const now = dueAt - (await fx!.store.jobs.nextDue('extract'))!;
+  await fx!.store.jobs.schedule({ kind: 'extract', userId: job.userId, payload: job.payload }, 0);
+  return now;
+}
 
 describe('the text rules', () => {
   it('normalizes width, case, punctuation and spaces alike', () => {
@@ -330,10 +363,11 @@ describe('with a facts model', () => {
     ]);
   });
 
-  // The two backoff cases move the injected clock, which is the queue's time on LMDB only: on
-  // PostgreSQL a job's due time is the database's now(), which a test cannot move (a retry on the
-  // store's clock is a case of the conformance suite on both engines: job-queue-cases.ts).
-  itLmdb('a turn whose extraction failed is retried at the next start, after its backoff', async () => {
+  // The backoff cases read the failed job's due time through the queue's port (`get`, `nextDue`),
+  // by the store's clock. They move time past a backoff the way each engine allows
+  // (`backoffPasses`): LMDB's queue keeps the injected clock; PostgreSQL's keeps the database's,
+  // which a test cannot move, so there the wait is cut short through the port.
+  it('a turn whose extraction failed is retried at the next start, after its backoff', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-facts-resume-'));
     try {
       const extraction = { maxAttempts: 3, backoffMs: 60_000 };
@@ -342,11 +376,22 @@ describe('with a facts model', () => {
       await fx.recall.extractionIdle();
       expect(await fx.recall.listMemory(U)).toEqual([]);
       expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 1, retrying: 1, dead: 0 });
+      const failed = await expectWaiting(1, 60_000);
+      const clock = fx.clock;
       await fx.close();
-      const clock = manualClock();
-      clock.advance(60_000);
-      const facts = scriptedLlm([says('{"facts": [{"text": "lives in Oslo"}]}')]);
+      // Between the two starts the backoff passes: LMDB's injected clock moves to the due time.
+      // PostgreSQL's time cannot be moved: the new start's queue is told the job is due in 100 ms
+      // (`schedule`, sooner only), and its worker wakes for it.
+      if (!onPostgres) clock.advance(Date.parse(failed.nextAt!) - clock.now());
+      let retried!: () => void;
+      const called = new Promise<void>((resolve) => (retried = resolve));
+      const facts = scriptedLlm(() => {
+        retried();
+        return says('{"facts": [{"text": "lives in Oslo"}]}');
+      });
       fx = openRecall({ dir, clock, extraction, factsLlm: facts });
+      if (onPostgres) await fx.store.jobs.schedule({ kind: 'extract', userId: U, payload: failed.payload }, 100);
+      await called;
       await fx.recall.extractionIdle();
       expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['lives in Oslo']);
       expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, retrying: 0, dead: 0 });
@@ -389,7 +434,7 @@ describe('with a facts model', () => {
     expect(await fx.recall.extractionStatus()).toEqual({ pending: 0, retrying: 0, dead: 0, deadJobs: [] });
   });
 
-  itLmdb('a failed job waits its exponential backoff (by the injected clock) while later jobs go ahead', async () => {
+  it('a failed job waits its exponential backoff while later jobs go ahead', async () => {
     let failures = 0;
     const facts = scriptedLlm((messages) => {
       if (String(messages[1]!.content).includes('flaky') && failures < 2) {
@@ -398,32 +443,34 @@ describe('with a facts model', () => {
       }
       return says(String(messages[1]!.content).includes('flaky') ? '{"facts": [{"text": "is flaky"}]}' : '{"facts": []}');
     });
-    fx = openRecall({ llm: scriptedLlm([], says('ok')), factsLlm: facts, extraction: { maxAttempts: 5, backoffMs: 1_000 } });
+    fx = openRecall({ llm: scriptedLlm([], says('ok')), factsLlm: facts, extraction: { maxAttempts: 5, backoffMs: 60_000 } });
     const attemptsOfFlaky = () => facts.calls.filter((c) => String(c.messages[1]!.content).includes('flaky')).length;
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'flaky' });
     await fx.recall.extractionIdle();
     expect(attemptsOfFlaky()).toBe(1);
-    // Not yet due (1 s after the first failure): a later turn is extracted, the flaky one waits.
-    fx.clock.advance(999);
+    const first = await expectWaiting(1, 60_000);
+    // While it waits, a later turn is extracted and the flaky one is not tried.
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello' });
     await fx.recall.extractionIdle();
     expect(attemptsOfFlaky()).toBe(1);
+    expect(facts.calls).toHaveLength(2);
     expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 1, retrying: 1 });
-    fx.clock.advance(1);
+    const due = await backoffPasses(first);
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'hello again' });
     await fx.recall.extractionIdle();
     expect(attemptsOfFlaky()).toBe(2);
-    // The second failure doubles the wait: 2 s.
-    fx.clock.advance(1_999);
+    // The second failure doubles the wait: 2 minutes, from a failure after the job fell due.
+    const second = await expectWaiting(2, 120_000, due);
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'still here' });
     await fx.recall.extractionIdle();
     expect(attemptsOfFlaky()).toBe(2);
-    fx.clock.advance(1);
+    await backoffPasses(second);
     await fx.recall.chat({ userId: U, sessionId: 's', message: 'and again' });
     await fx.recall.extractionIdle();
     expect(attemptsOfFlaky()).toBe(3);
     expect((await fx.recall.listMemory(U)).map((e) => e.text)).toEqual(['is flaky']);
     expect(await fx.recall.extractionStatus()).toMatchObject({ pending: 0, dead: 0 });
+    expect(await fx.store.jobs.get('extract', U, first.key)).toBeUndefined();
   });
 
   it('refuses invalid retry options', () => {

@@ -93,6 +93,33 @@ export function describeJobQueueCases(make: MakeRecallStore): void {
     );
 
     it(
+      'get reads a queued job as stored, leased or not: its attempts, its last error, its due time by the store clock',
+      run(async ({ store }) => {
+        expect(await store.jobs.get('summarize', ALICE, 's1')).toBeUndefined();
+        await store.jobs.enqueue([summarize(ALICE, 's1'), summarize(ALICE, 's2'), summarize(ALICE, 's3')]);
+        const queued = (await store.jobs.get('summarize', ALICE, 's1'))!;
+        expect(queued).toMatchObject({ kind: 'summarize', userId: ALICE, key: 's1', payload: { sessionId: 's1' }, attempts: 0 });
+        expect(queued.lastError).toBeUndefined();
+        expect(queued.nextAt).toBeUndefined();
+        expect(await store.jobs.get('summarize', BOB, 's1')).toBeUndefined();
+        expect(await store.jobs.get('extract', ALICE, 's1')).toBeUndefined();
+        const jobs = await leaseAll(store, 'summarize');
+        const byKey = (key: string) => jobs.find((j) => j.key === key)!;
+        expect(await store.jobs.get('summarize', ALICE, 's1')).toMatchObject({ key: 's1', attempts: 0 });
+        await store.jobs.fail(byKey('s1'), errorOf('first failure'), LONG_MS);
+        await store.jobs.fail(byKey('s2'), errorOf('gave up'), undefined);
+        await store.jobs.complete(byKey('s3'));
+        expect(await store.jobs.get('summarize', ALICE, 's2')).toBeUndefined();
+        expect(await store.jobs.get('summarize', ALICE, 's3')).toBeUndefined();
+        const failed = (await store.jobs.get('summarize', ALICE, 's1'))!;
+        expect(failed).toMatchObject({ attempts: 1, lastError: errorOf('first failure'), queuedAt: queued.queuedAt });
+        // Due LONG_MS after the failure, which came after the queuing and before now (nextDue's, same clock).
+        expect(Date.parse(failed.nextAt!) - LONG_MS).toBeGreaterThanOrEqual(Date.parse(queued.queuedAt));
+        expect(await store.jobs.nextDue('summarize')).toBeLessThanOrEqual(LONG_MS);
+      }),
+    );
+
+    it(
       'fail without a retry makes a dead letter: listed, re-queued by requeueDead, dropped by purgeDead',
       run(async ({ store }) => {
         await store.jobs.enqueue([summarize(ALICE, 'd1'), summarize(ALICE, 'd2'), summarize(BOB, 'd1')]);

@@ -153,6 +153,12 @@ export interface JobQueue {
    * `retryInMs` undefined, moved to the dead letters.
    */
   fail(job: LeasedJob, error: ErrorRecord, retryInMs: number | undefined): Promise<void>;
+  /**
+   * The queued job `(kind, userId, key)`, leased or not, as stored: its attempts, last error and
+   * due time (`nextAt`, by the store's clock); `undefined` when none is queued (never queued,
+   * completed, dead or erased).
+   */
+  get<K extends JobKind>(kind: K, userId: string, key: string): Promise<Job<K> | undefined>;
   /** How long until the next job of `kind` is due, in ms (0: now; `undefined`: none queued), for a timer. */
   nextDue(kind: JobKind): Promise<number | undefined>;
   /** The counts of `kind` (of `userId`, else every user's). */

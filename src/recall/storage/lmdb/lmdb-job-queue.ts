@@ -204,6 +204,9 @@ export function createLmdbJobQueue(dbs: RecallDbs & { guard(): void }, clock: Wa
       if (retryAt === undefined) due[job.kind]?.delete(jobId);
       else due[job.kind]?.set(jobId, Date.parse(retryAt), job.userId);
     },
+    async get(kind, userId, key) {
+      return tables[kind].get(userId, key) as Job<typeof kind> | undefined;
+    },
     async nextDue(kind) {
       const at = indexOf(kind).earliest();
       return at === undefined ? undefined : Math.max(0, at - now());

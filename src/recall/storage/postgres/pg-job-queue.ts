@@ -177,6 +177,10 @@ export function createPgJobQueue(ctx: PgContext): PgJobQueue {
         values,
       );
     },
+    async get<K extends JobKind>(kind: K, userId: string, key: string): Promise<Job<K> | undefined> {
+      const rows = await ctx.read<JobRow>(`SELECT ${COLUMNS} FROM ${s}.recall_jobs WHERE kind = $1 AND user_id = $2 AND key = $3`, [kind, userId, key]);
+      return rows[0] === undefined ? undefined : toJob<K>(rows[0]);
+    },
     async nextDue(kind) {
       const rows = await ctx.read<{ ms: number | null }>(
         // (GREATEST skips NULLs: the CASE keeps "none queued" apart from "due now".)
