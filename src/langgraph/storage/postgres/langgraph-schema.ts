@@ -1,4 +1,5 @@
-import { escapeIdentifier, type PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
+import { runOrderedMigrations } from '../../../memory/postgres/ordered-migrations.ts';
 import { createPostgresStore, postgresStoreInternals } from '../../../memory/postgres/postgres-store.ts';
 import { toStorageError } from '../../../memory/postgres/postgres-errors.ts';
 
@@ -87,29 +88,8 @@ export const MIGRATIONS: readonly ((s: string) => string)[] = [
 ];
 
 /** Brings the schema to the latest version (idempotent; safe from many processes at once). */
-export async function migrateLangGraph(client: PoolClient, schema: string): Promise<void> {
-  const s = escapeIdentifier(schema);
-  const current = async (): Promise<number> => {
-    const exists = await client.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`${s}.langgraph_schema_version`]);
-    if (exists.rows[0]?.ok !== true) return 0;
-    const row = await client.query(`SELECT version FROM ${s}.langgraph_schema_version`);
-    return row.rows[0] === undefined ? 0 : Number(row.rows[0].version);
-  };
-  if ((await current()) >= MIGRATIONS.length) return;
-  await client.query('BEGIN');
-  try {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`mnemo.langgraph.migrate.${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.langgraph_schema_version (version integer NOT NULL)`);
-    let version = await current();
-    if (version === 0) await client.query(`INSERT INTO ${s}.langgraph_schema_version (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM ${s}.langgraph_schema_version)`);
-    for (; version < MIGRATIONS.length; version++) await client.query(MIGRATIONS[version]!(s));
-    await client.query(`UPDATE ${s}.langgraph_schema_version SET version = $1`, [MIGRATIONS.length]);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
+export function migrateLangGraph(client: PoolClient, schema: string): Promise<void> {
+  return runOrderedMigrations(client, schema, 'langgraph', MIGRATIONS);
 }
 
 /**
