@@ -1,4 +1,6 @@
 import { escapeIdentifier, type PoolClient } from 'pg';
+import { toStorageError } from './postgres-errors.ts';
+import { createPostgresStore, postgresStoreInternals } from './postgres-store.ts';
 
 /**
  * Ordered migrations for one part's tables in one schema (the layered memory's `recall_*`,
@@ -39,5 +41,30 @@ export async function runOrderedMigrations(
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * What `mnemo migrate` does for each part: the message store's tables first (they make the
+ * schema), then `work` on one connection of that schema. Failures are `StorageError`s
+ * (`storage_unavailable` when the database cannot be reached); the pool is closed either way.
+ */
+export async function onMigratedSchema<T>(options: { connectionString: string; schema?: string }, work: (client: PoolClient, schema: string) => Promise<T>): Promise<T> {
+  const store = createPostgresStore({ connectionString: options.connectionString, ...(options.schema === undefined ? {} : { schema: options.schema }) });
+  try {
+    await store.migrate();
+    const { pool, schema } = postgresStoreInternals(store)!;
+    const client = await pool.connect().catch((error: unknown) => {
+      throw toStorageError(error, { operation: 'migrate', sent: false });
+    });
+    try {
+      return await work(client, schema);
+    } catch (error) {
+      throw toStorageError(error, { operation: 'migrate', sent: true });
+    } finally {
+      client.release();
+    }
+  } finally {
+    await store.close();
   }
 }

@@ -1,7 +1,5 @@
 import type { PoolClient } from 'pg';
-import { runOrderedMigrations } from '../../../memory/postgres/ordered-migrations.ts';
-import { createPostgresStore, postgresStoreInternals } from '../../../memory/postgres/postgres-store.ts';
-import { toStorageError } from '../../../memory/postgres/postgres-errors.ts';
+import { onMigratedSchema, runOrderedMigrations } from '../../../memory/postgres/ordered-migrations.ts';
 
 /**
  * MnemoSaver's and MnemoStore's tables in PostgreSQL, beside the message store's and the
@@ -96,23 +94,9 @@ export function migrateLangGraph(client: PoolClient, schema: string): Promise<vo
  * What `mnemo migrate` runs for LangGraph (after the message store's and the layered memory's
  * tables): the schema brought to `MIGRATIONS.length`. Failures are `StorageError`s.
  */
-export async function migrateLangGraphPostgres(options: { connectionString: string; schema?: string }): Promise<{ langgraphVersion: number }> {
-  const store = createPostgresStore({ connectionString: options.connectionString, ...(options.schema === undefined ? {} : { schema: options.schema }) });
-  try {
-    await store.migrate();
-    const { pool, schema } = postgresStoreInternals(store)!;
-    const client = await pool.connect().catch((error: unknown) => {
-      throw toStorageError(error, { operation: 'migrate', sent: false });
-    });
-    try {
-      await migrateLangGraph(client, schema);
-    } catch (error) {
-      throw toStorageError(error, { operation: 'migrate', sent: true });
-    } finally {
-      client.release();
-    }
+export function migrateLangGraphPostgres(options: { connectionString: string; schema?: string }): Promise<{ langgraphVersion: number }> {
+  return onMigratedSchema(options, async (client, schema) => {
+    await migrateLangGraph(client, schema);
     return { langgraphVersion: MIGRATIONS.length };
-  } finally {
-    await store.close();
-  }
+  });
 }

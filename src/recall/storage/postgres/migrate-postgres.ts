@@ -1,5 +1,4 @@
-import { createPostgresStore, postgresStoreInternals } from '../../../memory/postgres/postgres-store.ts';
-import { toStorageError } from '../../../memory/postgres/postgres-errors.ts';
+import { onMigratedSchema } from '../../../memory/postgres/ordered-migrations.ts';
 import { MIGRATIONS, migrateRecall } from './recall-schema.ts';
 import { buildHnswIndexes, DEFAULT_HNSW_RULE, enablePgvector, type VectorMode } from './pgvector.ts';
 
@@ -12,26 +11,11 @@ import { buildHnswIndexes, DEFAULT_HNSW_RULE, enablePgvector, type VectorMode } 
  * `StorageError`s (`storage_unavailable` for an unreachable database); `InvalidInputError` for
  * a schema that is not an SQL identifier.
  */
-export async function migratePostgres(options: { connectionString: string; schema?: string }): Promise<{ schema: string; recallVersion: number; vectors: VectorMode['kind'] }> {
-  const store = createPostgresStore({ connectionString: options.connectionString, ...(options.schema === undefined ? {} : { schema: options.schema }) });
-  try {
-    await store.migrate();
-    const { pool, schema } = postgresStoreInternals(store)!;
-    const client = await pool.connect().catch((error: unknown) => {
-      throw toStorageError(error, { operation: 'migrate', sent: false });
-    });
-    let vectors: VectorMode;
-    try {
-      await migrateRecall(client, schema);
-      vectors = await enablePgvector(client, schema);
-      if (vectors.kind === 'pgvector') await buildHnswIndexes(client, schema, vectors.ext, DEFAULT_HNSW_RULE);
-    } catch (error) {
-      throw toStorageError(error, { operation: 'migrate', sent: true });
-    } finally {
-      client.release();
-    }
+export function migratePostgres(options: { connectionString: string; schema?: string }): Promise<{ schema: string; recallVersion: number; vectors: VectorMode['kind'] }> {
+  return onMigratedSchema(options, async (client, schema) => {
+    await migrateRecall(client, schema);
+    const vectors = await enablePgvector(client, schema);
+    if (vectors.kind === 'pgvector') await buildHnswIndexes(client, schema, vectors.ext, DEFAULT_HNSW_RULE);
     return { schema, recallVersion: MIGRATIONS.length, vectors: vectors.kind };
-  } finally {
-    await store.close();
-  }
+  });
 }
