@@ -205,14 +205,30 @@ function emit(event: TreeEvent): void {
 
 type StartOutcome = { readonly ok: true; readonly pid: Process | undefined } | { readonly ok: false; readonly error: unknown };
 
-/** Run a child's start function and adopt the process (link, track). */
-async function startOne(sup: SupervisorState, child: Child): Promise<StartOutcome> {
-  let result: StartResult;
+/**
+ * Run a child's start function and adopt the process (link, track). A start that returns its
+ * pid at once (most do: spawning is synchronous) is adopted at once, so a dynamic supervisor
+ * answers `startChild` within the same turn, as OTP's supervisor does (no await per child).
+ */
+function startOne(sup: SupervisorState, child: Child): StartOutcome | Promise<StartOutcome> {
+  let started: StartResult | Promise<StartResult>;
   try {
-    result = await withStartTimeout(child.spec.start(...child.args), child.spec.startTimeoutMs);
+    started = withStartTimeout(child.spec.start(...child.args), child.spec.startTimeoutMs);
   } catch (error) {
     return { ok: false, error };
   }
+  if (!isThenable(started)) return adoptStarted(sup, child, started);
+  return Promise.resolve(started).then(
+    (result) => adoptStarted(sup, child, result),
+    (error: unknown): StartOutcome => ({ ok: false, error }),
+  );
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function adoptStarted(sup: SupervisorState, child: Child, result: StartResult): StartOutcome {
   if (result === 'ignore') {
     child.pid = undefined;
     return { ok: true, pid: undefined };
@@ -416,18 +432,26 @@ async function restartChild_(sup: SupervisorState, child: Child, previous: Proce
 // ---------------------------------------------------------------------------------------------
 // Child management requests
 
-async function handleStartChild(sup: SupervisorState, args: readonly unknown[]): Promise<Pid | undefined> {
+function handleStartChild(sup: SupervisorState, args: readonly unknown[]): Pid | undefined | Promise<Pid | undefined> {
   if (sup.dynamic) {
     const template = sup.template as ResolvedChildSpec;
     if (sup.dynamicChildren.size >= sup.maxChildren) {
       throw new SupervisorError('max_children', `dynamic supervisor ${sup.me} already has ${sup.maxChildren} children`);
     }
     const child: Child = { id: template.id, spec: template, args, pid: undefined, restarts: 0 };
-    const outcome = await startOne(sup, child);
-    if (!outcome.ok) throw startFailed(child, outcome.error);
-    if (outcome.pid !== undefined) sup.dynamicChildren.add(child);
-    return outcome.pid;
+    const outcome = startOne(sup, child);
+    return outcome instanceof Promise ? outcome.then((o) => startedDynamic(sup, child, o)) : startedDynamic(sup, child, outcome);
   }
+  return startStaticChild(sup, args);
+}
+
+function startedDynamic(sup: SupervisorState, child: Child, outcome: StartOutcome): Pid | undefined {
+  if (!outcome.ok) throw startFailed(child, outcome.error);
+  if (outcome.pid !== undefined) sup.dynamicChildren.add(child);
+  return outcome.pid;
+}
+
+async function startStaticChild(sup: SupervisorState, args: readonly unknown[]): Promise<Pid | undefined> {
   const spec = resolveChildSpec(args[0], { idRequired: true, autoShutdown: sup.autoShutdown });
   const existing = sup.children.find((c) => c.id === spec.id);
   if (existing !== undefined) {
@@ -511,14 +535,33 @@ function countChildrenOf(sup: SupervisorState): ChildCounts {
   return { specs: sup.dynamic ? 1 : list.length, active, supervisors, workers: list.length - supervisors };
 }
 
-/** Reply with `work`'s result; a SupervisorError goes to the caller, anything else crashes the supervisor. */
-async function answer(from: From, work: () => unknown): Promise<typeof noReply> {
+/**
+ * Reply with `work`'s result; a SupervisorError goes to the caller, anything else crashes the
+ * supervisor. Work done at once is answered at once (the supervisor is not busy across a turn).
+ */
+function answer(from: From, work: () => unknown): typeof noReply | Promise<typeof noReply> {
+  let result: unknown;
   try {
-    from.reply(await work());
+    result = work();
   } catch (error) {
-    if (!(error instanceof SupervisorError)) throw error;
-    from.fail(error);
+    return failed(from, error);
   }
+  if (!(result instanceof Promise)) {
+    from.reply(result);
+    return noReply;
+  }
+  return result.then(
+    (value: unknown) => {
+      from.reply(value);
+      return noReply;
+    },
+    (error: unknown) => failed(from, error),
+  );
+}
+
+function failed(from: From, error: unknown): typeof noReply {
+  if (!(error instanceof SupervisorError)) throw error;
+  from.fail(error);
   return noReply;
 }
 
