@@ -86,9 +86,10 @@ async function bundle(esm) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    // No keepNames: its `__name(...)` call per function and per closure cost ~14% of the root
-    // import's CPU. Unminified, a function keeps its name unless bundling renames it for a
-    // clash, and classes, whose names errors carry (`new.target.name`), are checked below.
+    // No keepNames: it adds a `__name(...)` call per function and per closure, run at import and
+    // at each closure's creation (docs/performance-history.md). Unminified, a function keeps its
+    // name unless bundling renames it for a clash; classes, whose names errors carry
+    // (`new.target.name`), are given theirs back and checked (`withClassNames`).
     sourcemap: true,
     sourcesContent: false,
     metafile: true,
