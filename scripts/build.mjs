@@ -19,7 +19,7 @@
 //   node scripts/build.mjs [--out DIR]   DIR instead of ./dist (test/docs builds its own copy,
 //                                        so it never reads a dist/ that `npm pack` is rewriting)
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,8 +86,10 @@ async function bundle(esm) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    // Error classes and processes are named by their constructors' names.
-    keepNames: true,
+    // No keepNames: it adds a `__name(...)` call per function and per closure, run at import and
+    // at each closure's creation (docs/performance-history.md). Unminified, a function keeps its
+    // name unless bundling renames it for a clash; classes, whose names errors carry
+    // (`new.target.name`), are given theirs back and checked (`withClassNames`).
     sourcemap: true,
     sourcesContent: false,
     metafile: true,
@@ -119,11 +121,37 @@ async function bundle(esm) {
   });
   const located = Object.entries(result.metafile.outputs).find(([, o]) => Object.keys(o.inputs).some((i) => i.endsWith('src/module-location.js')));
   if (located === undefined || dirname(resolve(located[0])) !== join(esm, 'src')) fail(`module-location.js was bundled into ${located?.[0]}, not beside the root entry`);
+  const outputs = result.outputFiles.map((o) => ({ path: o.path, text: o.path.endsWith('.js') ? withClassNames(o.text) : o.text }));
+  const renamed = renamedClasses(result.metafile, outputs);
+  if (renamed.length > 0) fail(`bundling renamed classes (error names come from class names): ${renamed.join(', ')}`);
   for (const file of walk(esm)) if (file.endsWith('.js') || file.endsWith('.js.map')) rmSync(file);
-  for (const out of result.outputFiles) {
+  for (const out of outputs) {
     mkdirSync(dirname(out.path), { recursive: true });
-    writeFileSync(out.path, out.contents);
+    writeFileSync(out.path, out.text);
   }
+}
+
+/**
+ * Gives each class esbuild declared as `var X = class _X` (a class that refers to itself: its
+ * name is then `'_X'`) its name `X` back, in one line before the source map comment (the mapped
+ * lines stay where they are).
+ */
+function withClassNames(code) {
+  const names = [...code.matchAll(/\bvar ([A-Za-z_$][\w$]*) = class _\1\b/g)].map((m) => m[1]);
+  if (names.length === 0) return code;
+  const fix = names.map((n) => `Object.defineProperty(${n}, "name", { value: "${n}", configurable: true });`).join(' ');
+  const at = code.lastIndexOf('\n//# sourceMappingURL=');
+  return at < 0 ? `${code}\n${fix}\n` : `${code.slice(0, at)}\n${fix}${code.slice(at)}`;
+}
+
+/** The classes the bundle names otherwise than their source (a clash renamed, or `_X` not given back). */
+function renamedClasses(metafile, outputs) {
+  const declared = (code) => [...code.matchAll(/\bclass\s+([A-Za-z_$][\w$]*)/g)].map((m) => m[1]).filter((n) => n !== 'extends');
+  const inputs = new Set(Object.keys(metafile.inputs).flatMap((file) => (existsSync(resolve(file)) ? declared(readFileSync(resolve(file), 'utf8')) : [])));
+  return outputs.filter((o) => o.path.endsWith('.js')).flatMap((o) => {
+    const given = new Set([...o.text.matchAll(/Object\.defineProperty\(([\w$]+), "name"/g)].map((m) => `_${m[1]}`));
+    return declared(o.text).filter((n) => !inputs.has(n) && !given.has(n));
+  });
 }
 
 function* walk(dir) {

@@ -1,14 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { OWNER_FILE } from '../../src/memory/lmdb/data-dir-lock.ts';
 import { startRuntime } from '../../src/runtime.ts';
 
 // One LMDB data directory serves one process: a second process on it is refused at start with
 // `data_dir_locked`, naming the holder's pid and pointing to PostgreSQL, never a crash or a
-// `write_conflict` later. A holder that died (SIGKILL) does not keep the directory.
+// `write_conflict` later. A holder that died (SIGKILL) does not keep the directory, nor does a
+// record a killed writer cut short.
 
 const holder = join(import.meta.dirname, '../programs/data-dir-holder.ts');
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-one-proc-'));
@@ -76,4 +78,23 @@ it('refuses a runtime in this process while another process holds the directory,
   const runtime = await startRuntime({ dataDir: dir });
   await runtime.memory.append('here', [{ message: { role: 'user', content: 'mine now' } }]);
   await runtime.stop();
+});
+
+it('takes over an owner record cut short by a killed writer, and one of a process that is gone', async () => {
+  const own = mkdtempSync(join(tmpdir(), 'mnemo-one-proc-stale-'));
+  try {
+    writeFileSync(join(own, OWNER_FILE), '{"pid":12');
+    let runtime = await startRuntime({ dataDir: own });
+    expect(JSON.parse(readFileSync(join(own, OWNER_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+    await runtime.stop();
+    expect(existsSync(join(own, OWNER_FILE))).toBe(false);
+
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(own, OWNER_FILE), JSON.stringify({ pid: Number(gone.stdout), hostname: hostname(), since: new Date().toISOString(), nonce: 'x' }));
+    runtime = await startRuntime({ dataDir: own });
+    await runtime.memory.append('here', [{ message: { role: 'user', content: 'taken over' } }]);
+    await runtime.stop();
+  } finally {
+    rmSync(own, { recursive: true, force: true });
+  }
 });

@@ -215,7 +215,7 @@ describe('whole runtime restart', () => {
     const sessionId = 's1';
     await runtime.recall.chat({ userId: 'u', sessionId, message: 'remember the dotted directory' });
     expect(statSync(dataDir).isDirectory()).toBe(true);
-    expect(readdirSync(dataDir).sort()).toEqual(['data.mdb', 'journal.mnemo', 'lock.mdb', 'owner.mdb', 'owner.mdb-lock']);
+    expect(readdirSync(dataDir).sort()).toEqual(['data.mdb', 'journal.mnemo', 'lock.mdb', 'owner.json']);
     expect((await runtime.recall.searchSession({ userId: 'u', sessionId, keyword: 'dotted' })).map((r) => r.messageId)).toEqual([1, 2]);
   });
 

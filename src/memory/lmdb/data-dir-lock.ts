@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import { StorageError } from '../contract/memory-errors.ts';
 
 /**
@@ -9,16 +9,17 @@ import { StorageError } from '../contract/memory-errors.ts';
  * processes writing one LMDB environment would race for ids (`write_conflict`); a second process
  * is refused at open with `data_dir_locked`, naming the holder, instead.
  *
- * The lock is an owner record in a tiny LMDB environment of its own beside the data
- * (`owner.mdb` in the data directory, so the data file's pages are not touched), read and set in
- * one synchronous write transaction: LMDB's writer mutex (a robust, process-shared mutex in
- * `owner.mdb-lock`) makes the check-and-set atomic across processes, and a holder that died is
- * detected, not waited for: a record whose process is gone (no such pid, a zombie, a pid reused
- * by a process started at another time, or a record from before the last boot) is taken over.
- * The last release in the process removes the record and closes the owner environment.
+ * The lock is an owner record, a small JSON file beside the data (`owner.json`), read and set
+ * inside a write transaction of the data environment that changes nothing: LMDB's writer mutex
+ * (a robust, process-shared mutex in `lock.mdb`) makes the check-and-set atomic across
+ * processes, and the transaction commits nothing, so it costs no flush. The record needs no
+ * flush either: it only has to be seen by processes running beside this one, and one from before
+ * a reboot is stale anyway. A holder that died is detected, not waited for: a record whose
+ * process is gone (no such pid, a zombie, a pid reused by a process started at another time, or
+ * a record from before the last boot), or a record a killed writer left unreadable, is taken over.
+ * The last release in the process removes the record, in the same kind of transaction.
  */
-export const OWNER_FILE = 'owner.mdb';
-const OWNER_KEY = 'owner';
+export const OWNER_FILE = 'owner.json';
 
 interface OwnerRecord {
   pid: number;
@@ -33,23 +34,25 @@ interface OwnerRecord {
 }
 
 export interface DataDirLock {
-  /** Removes the owner record if it is still this process's (a write in the current batch). */
+  /** Removes the owner record if it is still this process's (before the environment closes). */
   release(): Promise<void>;
 }
 
-/** Takes the directory for this process, or throws `data_dir_locked` naming the live holder. */
-export function lockDataDir(path: string): DataDirLock {
-  mkdirSync(path, { recursive: true });
-  const db: RootDatabase<OwnerRecord, string> = open({ path: join(path, OWNER_FILE), noSubdir: true, maxDbs: 1 });
+/**
+ * Takes the directory `path` for this process, or throws `data_dir_locked` naming the live
+ * holder. `env` is the directory's open LMDB environment (the one now, if a compaction reopens
+ * it): its writer mutex guards the record.
+ */
+export function lockDataDir(path: string, env: () => RootDatabase): DataDirLock {
+  const file = join(path, OWNER_FILE);
   const me = thisProcess();
-  const holder = db.transactionSync(() => {
-    const current = db.get(OWNER_KEY);
+  const holder = env().transactionSync(() => {
+    const current = readOwner(file);
     if (current !== undefined && !sameProcess(current, me) && alive(current)) return current;
-    db.putSync(OWNER_KEY, me);
+    writeFileSync(file, JSON.stringify(me));
     return undefined;
   });
   if (holder !== undefined) {
-    closeLater(db);
     throw new StorageError(
       'data_dir_locked',
       `data directory ${path} is in use by process ${holder.pid} on ${holder.hostname} (since ${holder.since}); ` +
@@ -58,27 +61,43 @@ export function lockDataDir(path: string): DataDirLock {
       { path, pid: holder.pid, hostname: holder.hostname, since: holder.since },
     );
   }
-  let released: Promise<void> | undefined;
-  return { release: () => (released ??= releaseOwner(db, me)) };
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      const removeMine = () => {
+        if (readOwner(file)?.nonce === me.nonce) rmSync(file, { force: true });
+      };
+      try {
+        env().transactionSync(removeMine);
+      } catch {
+        // The environment is gone (a compaction could not reopen it): without its mutex, which
+        // is safe while the record is this live process's (no opener writes over it).
+        try {
+          removeMine();
+        } catch {
+          // The next opener detects a dead holder anyway.
+        }
+      }
+    },
+  };
 }
 
-async function releaseOwner(db: RootDatabase<OwnerRecord, string>, me: OwnerRecord): Promise<void> {
-  // Synchronous: a failed asynchronous commit (a full disk) would leave lmdb-js's batch promise
-  // unhandled (see lmdb-environment.ts); this one throws here instead.
+/** The record in `file`; undefined when there is none or a killed writer left it cut short. */
+function readOwner(file: string): OwnerRecord | undefined {
+  let text: string;
   try {
-    db.transactionSync(() => {
-      if (db.get(OWNER_KEY)?.nonce === me.nonce) db.removeSync(OWNER_KEY);
-    });
+    text = readFileSync(file, 'utf8');
   } catch {
-    // The next opener detects a dead holder anyway.
+    return undefined;
   }
-  await new Promise((r) => setTimeout(r, 0));
-  await db.close();
-}
-
-/** Closing in the turn of a sync transaction can hang lmdb 3.5.6: close a turn later. */
-function closeLater(db: RootDatabase<OwnerRecord, string>): void {
-  setTimeout(() => void db.close().catch(() => undefined), 0);
+  try {
+    const record = JSON.parse(text) as OwnerRecord;
+    return typeof record === 'object' && record !== null && typeof record.pid === 'number' ? record : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 let opens = 0;

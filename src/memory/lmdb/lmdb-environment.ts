@@ -1,9 +1,9 @@
 import { dirname, join, resolve } from 'node:path';
-import { existsSync, statfsSync } from 'node:fs';
+import { existsSync, mkdirSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { InvalidInputError } from '../../errors.ts';
 import { StorageError } from '../contract/memory-errors.ts';
-import { lockDataDir, OWNER_FILE, type DataDirLock } from './data-dir-lock.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { openWriteAhead, type WriteAhead } from './write-ahead.ts';
 import { diskRoom, type DiskRoom } from './disk-room.ts';
 import { dataFileBytes, discardUnfinishedCompaction, swapInCopy, writeCompactedCopy, type CopyMethod } from './compacting-copy.ts';
@@ -114,21 +114,22 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
   let held = environments.get(key);
   if (held === undefined || held.closing !== undefined) {
     assertRoomToOpen(key, 'lock.mdb');
-    assertRoomToOpen(key, `${OWNER_FILE}-lock`);
-    // Locked before the data environment opens: a refused process never touches the data.
-    const lock = lockDataDir(key);
-    let opened: Pick<Held, 'root' | 'ahead'>;
-    const made: Held = { root: undefined as never, options, compacting: false, ahead: undefined, room: diskRoom(key, () => made.root), lock, holders: 0, failureGuardQueued: false };
+    const made: Held = { root: openRoot(key, options), options, compacting: false, ahead: undefined, room: diskRoom(key, () => made.root), lock: undefined as never, holders: 0, failureGuardQueued: false };
+    // Locked before anything is written: a refused process only opened the environment.
+    try {
+      made.lock = lockDataDir(key, () => made.root);
+    } catch (error) {
+      closeLater(made.root);
+      throw error;
+    }
     try {
       // A compaction killed before its swap left its copy: the data file is the old one, whole.
       discardUnfinishedCompaction(key);
-      opened = openData(key, made, delay);
+      made.ahead = journalOf(made, made.root, key, delay);
     } catch (error) {
-      void lock.release();
+      void made.lock.release().then(() => closeLater(made.root));
       throw error;
     }
-    made.root = opened.root;
-    made.ahead = opened.ahead;
     held = made;
     environments.set(key, held);
   }
@@ -155,9 +156,10 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
         // lmdb-js's `committed` and `flushed` are thenables, not promises: always pass both
         // callbacks (`committed.then(undefined, ...)` calls `undefined`, a TypeError).
         await entry.root.flushed.then(() => undefined, () => undefined);
+        // In a transaction of the environment, so before it closes.
+        await entry.lock.release();
         await new Promise((r) => setTimeout(r, 0));
         await entry.root.close();
-        await entry.lock.release();
       })();
       try {
         await entry.closing;
@@ -168,13 +170,10 @@ export function acquireEnvironment(path: string, options: LmdbEnvironmentOptions
   };
 }
 
-/**
- * Opens the LMDB environment at `path` (a directory) for `held`, then puts what the write-ahead
- * journal holds and LMDB lacks, and opens the journal (write-ahead.ts).
- */
-function openData(path: string, held: Held, delay: number): Pick<Held, 'root' | 'ahead'> {
-  const { options } = held;
-  const root = open({
+/** Opens the LMDB environment at `path` (a directory). */
+function openRoot(path: string, options: LmdbEnvironmentOptions): RootDatabase {
+  mkdirSync(path, { recursive: true });
+  return open({
     path,
     // A directory always: lmdb-js would take a path with a dot in its name for a file.
     noSubdir: false,
@@ -183,12 +182,11 @@ function openData(path: string, held: Held, delay: number): Pick<Held, 'root' | 
     ...(options.commitDelay !== undefined ? { commitDelay: options.commitDelay } : {}),
     ...(options.noSync !== undefined ? { noSync: options.noSync } : {}),
   });
-  try {
-    return { root, ahead: journalOf(held, root, path, delay) };
-  } catch (error) {
-    void root.close();
-    throw error;
-  }
+}
+
+/** Closing in the turn of a sync transaction can hang lmdb 3.5.6: close a turn later. */
+function closeLater(root: RootDatabase): void {
+  setTimeout(() => void root.close().catch(() => undefined), 0);
 }
 
 /**
@@ -295,9 +293,13 @@ export async function compactEnvironment(lease: EnvironmentLease, options: Compa
     step('closed');
     swapInCopy(key);
     step('swapped');
-    const opened = openData(key, entry, delay);
-    entry.root = opened.root;
-    entry.ahead = opened.ahead;
+    entry.root = openRoot(key, entry.options);
+    try {
+      entry.ahead = journalOf(entry, entry.root, key, delay);
+    } catch (error) {
+      closeLater(entry.root);
+      throw error;
+    }
     reopened = true;
     step('reopened');
     return { bytesBefore, bytesAfter, ms: performance.now() - started };

@@ -150,51 +150,56 @@ interface Context {
   readonly conversation: Conversation;
 }
 
-export const conversationMachine = setup({
-  types: {} as {
-    context: Context;
-    events: IdleEvent | TerminateEvent | FaultEvent;
-  },
-  actors: {
-    drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
-  },
-  guards: {
-    laneIdle: ({ context }) => context.conversation.lane.idle,
-  },
-  actions: {
-    crash: ({ event }) => {
-      throw (event as FaultEvent).error;
+/** The conversation actor's machine, built at the first spawn, not at import (a read needs none). */
+let machine: ReturnType<typeof buildConversationMachine> | undefined;
+const conversationMachine = () => (machine ??= buildConversationMachine());
+
+const buildConversationMachine = () =>
+  setup({
+    types: {} as {
+      context: Context;
+      events: IdleEvent | TerminateEvent | FaultEvent;
     },
-  },
-}).createMachine({
-  id: 'conversation',
-  // Never built by xstate: the actor starts hibernated with its context (spawnConversationActor).
-  context: () => {
-    throw new Error('a conversation actor starts with spawnConversationActor');
-  },
-  on: {
-    fault: { actions: 'crash' },
-  },
-  initial: 'ready',
-  states: {
-    ready: {
-      // At rest: the shell holds no xstate actor until the next message.
-      tags: [HIBERNATE],
-      on: {
-        idle: { guard: 'laneIdle', target: 'passivating' },
-        [TERMINATE]: 'draining',
+    actors: {
+      drain: fromPromise<void, WriteLane>(({ input }) => input.whenIdle()),
+    },
+    guards: {
+      laneIdle: ({ context }) => context.conversation.lane.idle,
+    },
+    actions: {
+      crash: ({ event }) => {
+        throw (event as FaultEvent).error;
       },
     },
-    draining: {
-      invoke: { src: 'drain', input: ({ context }) => context.conversation.lane, onDone: 'stopped' },
+  }).createMachine({
+    id: 'conversation',
+    // Never built by xstate: the actor starts hibernated with its context (spawnConversationActor).
+    context: () => {
+      throw new Error('a conversation actor starts with spawnConversationActor');
     },
-    passivating: {
-      entry: ({ context: { conversation } }) => conversation.router.passivating(conversation.id, conversation.pid),
-      always: 'stopped',
+    on: {
+      fault: { actions: 'crash' },
     },
-    stopped: { type: 'final' },
-  },
-});
+    initial: 'ready',
+    states: {
+      ready: {
+        // At rest: the shell holds no xstate actor until the next message.
+        tags: [HIBERNATE],
+        on: {
+          idle: { guard: 'laneIdle', target: 'passivating' },
+          [TERMINATE]: 'draining',
+        },
+      },
+      draining: {
+        invoke: { src: 'drain', input: ({ context }) => context.conversation.lane, onDone: 'stopped' },
+      },
+      passivating: {
+        entry: ({ context: { conversation } }) => conversation.router.passivating(conversation.id, conversation.pid),
+        always: 'stopped',
+      },
+      stopped: { type: 'final' },
+    },
+  });
 
 /** Pending writes held by an actor (queued in its lane and in the commit in flight), for inspection. */
 export function conversationBacklog(snapshot: unknown): number {
@@ -210,7 +215,7 @@ export function conversationActorName(runtime: string, conversationId: string): 
 
 export function spawnConversationActor(runtime: string, conversationId: string, deps: ConversationDeps): Pid {
   return spawnHibernated(
-    conversationMachine,
+    conversationMachine(),
     () => {
       // Runs as the new process: selfPid is its pid.
       const conversation = new Conversation(conversationId, deps, selfPid()!);

@@ -103,16 +103,29 @@ export function forEachTerm(text: string, visit: (term: string) => void): void {
 
 // The terms of ASCII words met, by a hash of their characters (open addressing, a few probes,
 // overwritten when full): a word found here costs no substring and no Map lookup, the cost of
-// tokenizing once the words repeat (Zipf).
+// tokenizing once the words repeat (Zipf). Made at the first word, not at import (filling the
+// tables costs a few ms of a fresh process that may never tokenize).
 const WORDS_BITS = 16;
 const WORDS_MASK = (1 << WORDS_BITS) - 1;
 const WORDS_PROBES = 4;
-const wordHashes = new Int32Array(1 << WORDS_BITS);
-const wordRaws: (string | undefined)[] = new Array<string | undefined>(1 << WORDS_BITS).fill(undefined);
-const wordTerms: (string | null)[] = new Array<string | null>(1 << WORDS_BITS).fill(null);
+interface WordTable {
+  hashes: Int32Array;
+  raws: (string | undefined)[];
+  terms: (string | null)[];
+}
+let words: WordTable | undefined;
+
+function newWordTable(): WordTable {
+  return {
+    hashes: new Int32Array(1 << WORDS_BITS),
+    raws: new Array<string | undefined>(1 << WORDS_BITS).fill(undefined),
+    terms: new Array<string | null>(1 << WORDS_BITS).fill(null),
+  };
+}
 
 /** `wordTerm(text.slice(start, end))` for an ASCII word whose FNV-1a hash is `hash`. */
 function asciiWordTerm(text: string, start: number, end: number, hash: number): string | null {
+  const { hashes: wordHashes, raws: wordRaws, terms: wordTerms } = (words ??= newWordTable());
   const length = end - start;
   for (let probe = 0; probe < WORDS_PROBES; probe++) {
     const slot = (hash + probe) & WORDS_MASK;
