@@ -22,6 +22,8 @@ export interface Sizes {
   turnFsyncs: { turns: number };
   /** One user's corpus for ranked search (`--ranked-size` overrides `size`); queries per class. */
   ranked: { size: number; perClass: number };
+  /** One user's corpus whose ranked index is built (Mnemo's rebuild, FTS5), builds per engine. */
+  indexBuild: { size: number; repeats: number };
   /** Chat turns at `conversations` conversations, `turns` each per run, `repeats` runs per user kind (indexed / not). */
   upkeep: { conversations: number; turns: number; repeats: number };
   /** bench/turn-cost.ts: samples per size (the whole-history case: `wholeSamples`). */
@@ -57,6 +59,7 @@ export const QUICK: Sizes = {
   commit: { rounds: 10, block: 25 },
   turnFsyncs: { turns: 3 },
   ranked: { size: 20_000, perClass: 20 },
+  indexBuild: { size: 20_000, repeats: 1 },
   upkeep: { conversations: 100, turns: 2, repeats: 2 },
   turnCost: { samples: 10, wholeSamples: 2 },
 };
@@ -90,6 +93,7 @@ export const FULL: Sizes = {
   commit: { rounds: 60, block: 25 },
   turnFsyncs: { turns: 6 },
   ranked: { size: 1_000_000, perClass: 100 },
+  indexBuild: { size: 200_000, repeats: 3 },
   upkeep: { conversations: 100, turns: 20, repeats: 7 },
   turnCost: { samples: 200, wholeSamples: 20 },
 };
