@@ -1,5 +1,5 @@
 import { conversationName, messageAt } from '../records.ts';
-import { diskUsage, withTempDir } from '../temp-dir.ts';
+import { diskUsage, withTempDir, type DiskUsage } from '../temp-dir.ts';
 import type { ResultRow } from '../result-types.ts';
 import type { Workload } from '../workload.ts';
 
@@ -7,7 +7,8 @@ import type { Workload } from '../workload.ts';
  * Bytes on disk per message: C conversations of M messages appended through each durable
  * store's normal append path (so LangGraph writes its checkpoint per message), then the store is
  * closed and its directory measured: allocated blocks (what `du` reports) and apparent size,
- * divided by the message count. The payload column is the UTF-8 size of the contents alone.
+ * divided by the message count. A store kept by a server (PostgreSQL) reports its own bytes
+ * (`footprint`) before it closes. The payload column is the UTF-8 size of the contents alone.
  */
 export const diskWorkload: Workload = {
   id: 'disk',
@@ -25,6 +26,7 @@ export const diskWorkload: Workload = {
       const step = ctx.progress.step(`disk ${factory.info.label} @ ${total} msgs`, total);
       const usage = await withTempDir(factory.info.id, async (dir) => {
         const adapter = await factory.open(dir);
+        let footprint: DiskUsage | undefined;
         try {
           await Promise.all(
             Array.from({ length: conversations }, async (_, c) => {
@@ -34,10 +36,11 @@ export const diskWorkload: Workload = {
               }
             }),
           );
+          footprint = await adapter.footprint?.();
         } finally {
           await adapter.close();
         }
-        return diskUsage(dir);
+        return footprint ?? diskUsage(dir);
       });
       step.done();
       rows.push({
@@ -71,6 +74,7 @@ export const diskWorkload: Workload = {
       notes: [
         'LangGraph stores the whole history in every checkpoint, so its bytes per message grow with the conversation length (here ' + `${perConversation}` + ' messages per conversation).',
         'In-memory stores are not measured.',
+        ...(rows.some((r) => r.adapter === 'mnemo-postgres') ? ['Mnemo (PostgreSQL): its schema\'s relations (tables, indexes, TOAST) by pg_total_relation_size; "files" counts tables; the server\'s WAL is not counted.'] : []),
       ],
       seconds: (performance.now() - started) / 1000,
     };
