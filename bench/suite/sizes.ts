@@ -15,7 +15,7 @@ export interface Sizes {
   rss: { touched: number[]; concurrency: number; capSeconds: number };
   live: { conversations: number[] };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
-  disk: { conversations: number; perConversation: number };
+  disk: { conversations: number; perConversation: number; capSeconds: number };
   /** One conversation's commits: `rounds` of `block` appends per store, the stores taking turns. */
   commit: { rounds: number; block: number };
   /** Offline chat turns of one session counted under strace. */
@@ -55,7 +55,7 @@ export const QUICK: Sizes = {
   rss: { touched: [500], concurrency: 100, capSeconds: 10 },
   live: { conversations: [2000] },
   search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
-  disk: { conversations: 10, perConversation: 20 },
+  disk: { conversations: 10, perConversation: 20, capSeconds: 10 },
   commit: { rounds: 10, block: 25 },
   turnFsyncs: { turns: 3 },
   ranked: { size: 20_000, perClass: 20 },
@@ -89,7 +89,7 @@ export const FULL: Sizes = {
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   live: { conversations: [10_000, 100_000] },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
-  disk: { conversations: 1000, perConversation: 100 },
+  disk: { conversations: 1000, perConversation: 100, capSeconds: 240 },
   commit: { rounds: 60, block: 25 },
   turnFsyncs: { turns: 6 },
   ranked: { size: 1_000_000, perClass: 100 },
