@@ -89,7 +89,7 @@ export const FULL: Sizes = {
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   live: { conversations: [10_000, 100_000] },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
-  disk: { conversations: 1000, perConversation: 100, capSeconds: 240 },
+  disk: { conversations: 1000, perConversation: 100, capSeconds: 300 },
   commit: { rounds: 60, block: 25 },
   turnFsyncs: { turns: 6 },
   ranked: { size: 1_000_000, perClass: 100 },
