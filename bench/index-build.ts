@@ -1,8 +1,8 @@
 /**
  * `npx tsx bench/index-build.ts [--size 200000] [--repeats 3]`: building the ranked index of one
- * user's history, Mnemo's bulk rebuild (`rebuildUserIndex`, search/rebuild.ts, on the main
- * thread: no search pool) against SQLite FTS5 (`porter unicode61`, WAL, synchronous OFF, one
- * transaction) over the same texts, side by side, alternating (Mnemo, FTS5, Mnemo, FTS5, ...).
+ * user's history, Mnemo's bulk rebuild against SQLite FTS5 over the same texts
+ * (bench/suite/index-build-run.ts; the suite's `index-build` workload runs the same), side by
+ * side, alternating (Mnemo, FTS5, Mnemo, FTS5, ...).
  * The corpus is the suite's ranked-search corpus (bench/suite/search-corpus.ts, seed 42); the
  * rows are written first (a user whose rows predate the index), and only the build is timed.
  * Second, a Demo folder import of the same rows (`recall.importDemoFolder`: one user, sessions
@@ -17,8 +17,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { pathToFileURL } from 'node:url';
+import { fts5BuildMs, INDEX_USER as USER, mnemoRebuildMs, type IndexSources } from './suite/index-build-run.ts';
 import { searchCorpus } from './suite/search-corpus.ts';
 import { withTempDir } from './suite/temp-dir.ts';
 
@@ -29,12 +29,11 @@ const arg = (name: string, fallback: number): number => {
 };
 const size = arg('size', 200_000);
 const repeats = arg('repeats', 3);
-const USER = 'bench-user';
 
 const baselineAt = args.indexOf('--baseline');
 const baseline = baselineAt >= 0 ? args[baselineAt + 1] : undefined;
 
-/** The four functions a build needs, from the checkout at `root` (each checkout its own module instances). */
+/** What a build and an import need, from the checkout at `root` (each checkout its own module instances). */
 async function sourcesAt(root: string) {
   const at = (rel: string) => import(pathToFileURL(join(root, rel)).href);
   const [env, daily, recallDbs, rebuild, store, recall] = await Promise.all([
@@ -45,12 +44,16 @@ async function sourcesAt(root: string) {
     at('src/memory/lmdb/lmdb-store.ts'),
     at('src/recall/index.ts'),
   ]);
+  const build: IndexSources = {
+    acquireEnvironment: env.acquireEnvironment,
+    putDailyRow: daily.putDailyRow,
+    commit: recallDbs.commit,
+    openRecallDbs: recallDbs.openRecallDbs,
+    rebuildUserIndex: rebuild.rebuildUserIndex,
+  };
   return {
-    acquireEnvironment: env.acquireEnvironment as typeof import('../src/memory/lmdb/lmdb-environment.ts').acquireEnvironment,
-    putDailyRow: daily.putDailyRow as typeof import('../src/recall/storage/lmdb/daily-store.ts').putDailyRow,
-    commit: recallDbs.commit as typeof import('../src/recall/storage/lmdb/recall-dbs.ts').commit,
-    openRecallDbs: recallDbs.openRecallDbs as typeof import('../src/recall/storage/lmdb/recall-dbs.ts').openRecallDbs,
-    rebuildUserIndex: rebuild.rebuildUserIndex as typeof import('../src/recall/storage/lmdb/search/rebuild.ts').rebuildUserIndex,
+    build,
+    acquireEnvironment: build.acquireEnvironment,
     createLmdbStore: store.createLmdbStore as typeof import('../src/memory/lmdb/lmdb-store.ts').createLmdbStore,
     createLmdbRecallStore: recall.createLmdbRecallStore as typeof import('../src/recall/index.ts').createLmdbRecallStore,
     createRecall: recall.createRecall as typeof import('../src/recall/index.ts').createRecall,
@@ -62,33 +65,6 @@ const before = baseline === undefined ? undefined : await sourcesAt(baseline);
 
 const corpus = searchCorpus(42);
 const texts = Array.from({ length: size }, (_, i) => corpus.message(i));
-
-async function mnemoBuild({ acquireEnvironment, openRecallDbs, commit, putDailyRow, rebuildUserIndex }: Sources): Promise<number> {
-  return withTempDir('index-build', async (dir) => {
-    const lease = acquireEnvironment(dir, { noSync: true, mapSize: 64 * 2 ** 30 });
-    const dbs = openRecallDbs(lease);
-    try {
-      await commit(dbs, () => dbs.counters.put([USER, 'daily-rows'], 1));
-      for (let start = 0; start < size; start += 5_000) {
-        await commit(dbs, () => {
-          for (let i = start; i < Math.min(size, start + 5_000); i++) {
-            const day = corpus.dayOf(i);
-            putDailyRow(dbs, USER, { day, ts: `${day}T10:00:00`, role: i % 2 ? 'assistant' : 'user', content: texts[i]!, session_id: 's', session_message_id: i + 1 });
-          }
-        });
-      }
-      const t0 = performance.now();
-      const indexed = await rebuildUserIndex({ dbs, pool: undefined }, USER);
-      const ms = performance.now() - t0;
-      // A row without a term (one in a few thousand of the corpus) is no document.
-      if (indexed < size * 0.99) throw new Error(`rebuild indexed ${indexed} of ${size}`);
-      return ms;
-    } finally {
-      await new Promise((r) => setTimeout(r, 0));
-      await lease.release();
-    }
-  });
-}
 
 /** Writes the rows as a Demo folder (one user) under `root`. */
 function writeDemoFolder(root: string): void {
@@ -139,25 +115,6 @@ async function mnemoImport({ acquireEnvironment, createLmdbStore, createLmdbReca
   });
 }
 
-function fts5Build(): Promise<number> {
-  return withTempDir('index-build-fts5', async (dir) => {
-    const sqlite = new Database(join(dir, 'fts.sqlite'));
-    try {
-      sqlite.pragma('journal_mode = WAL');
-      sqlite.pragma('synchronous = OFF');
-      sqlite.exec(`CREATE VIRTUAL TABLE t USING fts5(content, tokenize = 'porter unicode61')`);
-      const insert = sqlite.prepare('INSERT INTO t(rowid, content) VALUES (?, ?)');
-      const t0 = performance.now();
-      sqlite.transaction(() => {
-        for (let i = 0; i < size; i++) insert.run(i + 1, texts[i]!);
-      })();
-      return performance.now() - t0;
-    } finally {
-      sqlite.close();
-    }
-  });
-}
-
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mnemo: number[] = [];
 const baselineMs: number[] = [];
@@ -167,9 +124,9 @@ const baselineImports: number[] = [];
 await withTempDir('index-folder', async (folder) => {
   writeDemoFolder(folder);
   for (let r = 0; r < repeats; r++) {
-    if (before !== undefined) baselineMs.push(await mnemoBuild(before));
-    mnemo.push(await mnemoBuild(current));
-    fts5.push(await fts5Build());
+    if (before !== undefined) baselineMs.push(await mnemoRebuildMs(before.build, corpus, texts));
+    mnemo.push(await mnemoRebuildMs(current.build, corpus, texts));
+    fts5.push(await fts5BuildMs(texts));
     if (before !== undefined) baselineImports.push(await mnemoImport(before, folder));
     imports.push(await mnemoImport(current, folder));
     process.stderr.write(`\rrun ${r + 1}/${repeats}`);

@@ -1,7 +1,7 @@
 /**
  * Ranked search over one user's corpus (search-corpus.ts), side by side in one run: Mnemo's
  * BM25 index in LMDB (src/recall/search/, built by the bulk rebuild path: rows first, then
- * `rebuildUserIndex`), SQLite FTS5's bm25 (better-sqlite3, `porter unicode61`, on disk in the
+ * `rebuildUserIndex`), SQLite FTS5's bm25 (index-build-run.ts builds both, FTS5 on disk in the
  * same temp dir) and MiniSearch (in memory, its default tokenizer, BM25+). Each engine answers
  * the same queries, top 10; the classes:
  *
@@ -15,17 +15,15 @@
  * one measured. Also: index bytes (the search dbs' pages) against the text's UTF-8 bytes, and
  * build times. Used by the suite (workloads/ranked.ts) and by `bench/search-rank.ts`.
  */
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import MiniSearch from 'minisearch';
 import { acquireEnvironment } from '../../src/memory/lmdb/lmdb-environment.ts';
 import { rankedDocs } from '../../src/recall/storage/lmdb/search/bm25-query.ts';
 import { queryTerms } from '../../src/recall/search/documents.ts';
 import { rebuildUserIndex } from '../../src/recall/storage/lmdb/search/rebuild.ts';
 import type { SearchDbs } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
-import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
-import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.ts';
+import { buildFts5, CURRENT_SOURCES, INDEX_USER, writeCorpusRows } from './index-build-run.ts';
 import { searchCorpus } from './search-corpus.ts';
 import { Samples, type LatencySummary } from './stats.ts';
 import { withTempDir } from './temp-dir.ts';
@@ -58,8 +56,6 @@ export function searchDbBytes(search: SearchDbs): Record<string, number> {
   return out;
 }
 
-const USER = 'bench-user';
-
 export async function runRankedSearch(size: number, perClass: number, log: (line: string) => void = () => {}): Promise<RankedRun> {
   const corpus = searchCorpus(42);
   const texts: string[] = [];
@@ -82,32 +78,15 @@ export async function runRankedSearch(size: number, perClass: number, log: (line
     try {
       // Rows first, for a user with "old" rows (not live: no postings yet), then the bulk rebuild.
       log(`ranked: writing ${size} rows`);
-      await commit(dbs, () => dbs.counters.put([USER, 'daily-rows'], 1));
-      for (let start = 0; start < size; start += 5_000) {
-        await commit(dbs, () => {
-          for (let i = start; i < Math.min(size, start + 5_000); i++) {
-            const day = corpus.dayOf(i);
-            putDailyRow(dbs, USER, { day, ts: `${day}T10:00:00`, role: i % 2 ? 'assistant' : 'user', content: texts[i]!, session_id: 's', session_message_id: i + 1 });
-          }
-        });
-      }
+      await writeCorpusRows(CURRENT_SOURCES, dbs, corpus, texts);
       log('ranked: rebuilding the Mnemo index');
       let t0 = performance.now();
-      await rebuildUserIndex({ dbs, pool: undefined }, USER);
+      await rebuildUserIndex({ dbs, pool: undefined }, INDEX_USER);
       const mnemoBuild = performance.now() - t0;
       const indexBytesByDb = searchDbBytes(dbs.search);
 
       log('ranked: building FTS5');
-      const sqlite = new Database(join(dir, 'fts.sqlite'));
-      sqlite.pragma('journal_mode = WAL');
-      sqlite.pragma('synchronous = OFF');
-      sqlite.exec(`CREATE VIRTUAL TABLE t USING fts5(content, tokenize = 'porter unicode61')`);
-      const insert = sqlite.prepare('INSERT INTO t(rowid, content) VALUES (?, ?)');
-      t0 = performance.now();
-      sqlite.transaction(() => {
-        for (let i = 0; i < size; i++) insert.run(i + 1, texts[i]!);
-      })();
-      const ftsBuild = performance.now() - t0;
+      const { sqlite, ms: ftsBuild } = buildFts5(dir, texts);
       const ftsQuery = sqlite.prepare('SELECT rowid, content, bm25(t) AS score FROM t WHERE t MATCH ? ORDER BY score LIMIT 10');
 
       log('ranked: building MiniSearch');
@@ -122,7 +101,7 @@ export async function runRankedSearch(size: number, perClass: number, log: (line
       texts.length = 0;
 
       const run: Record<Engine, (q: string) => number> = {
-        mnemo: (q) => rankedDocs(dbs, { userId: USER, terms: queryTerms(q), filters: {}, limit: 10 }).length,
+        mnemo: (q) => rankedDocs(dbs, { userId: INDEX_USER, terms: queryTerms(q), filters: {}, limit: 10 }).length,
         fts5: (q) => (ftsQuery.all(q.split(' ').map((w) => `"${w}"`).join(' OR ')) as unknown[]).length,
         minisearch: (q) => mini.search(q).slice(0, 10).length,
       };

@@ -18,10 +18,11 @@ export type WorkloadId =
   | 'commit'
   | 'turn-fsyncs'
   | 'ranked'
+  | 'index-build'
   | 'upkeep'
   | 'turn-cost';
 
-export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'startup', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'upkeep', 'turn-cost'];
+export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'startup', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'index-build', 'upkeep', 'turn-cost'];
 
 export interface ResultRow {
   adapter: AdapterId;

@@ -15,13 +15,15 @@ export interface Sizes {
   rss: { touched: number[]; concurrency: number; capSeconds: number };
   live: { conversations: number[] };
   search: { lengths: number[]; limit: number; searches: number; capSeconds: number };
-  disk: { conversations: number; perConversation: number };
+  disk: { conversations: number; perConversation: number; capSeconds: number };
   /** One conversation's commits: `rounds` of `block` appends per store, the stores taking turns. */
   commit: { rounds: number; block: number };
   /** Offline chat turns of one session counted under strace. */
   turnFsyncs: { turns: number };
   /** One user's corpus for ranked search (`--ranked-size` overrides `size`); queries per class. */
   ranked: { size: number; perClass: number };
+  /** One user's corpus whose ranked index is built (Mnemo's rebuild, FTS5), builds per engine. */
+  indexBuild: { size: number; repeats: number };
   /** Chat turns at `conversations` conversations, `turns` each per run, `repeats` runs per user kind (indexed / not). */
   upkeep: { conversations: number; turns: number; repeats: number };
   /** bench/turn-cost.ts: samples per size (the whole-history case: `wholeSamples`). */
@@ -53,10 +55,11 @@ export const QUICK: Sizes = {
   rss: { touched: [500], concurrency: 100, capSeconds: 10 },
   live: { conversations: [2000] },
   search: { lengths: [1000, 5000], limit: 20, searches: 10, capSeconds: 0.5 },
-  disk: { conversations: 10, perConversation: 20 },
+  disk: { conversations: 10, perConversation: 20, capSeconds: 10 },
   commit: { rounds: 10, block: 25 },
   turnFsyncs: { turns: 3 },
   ranked: { size: 20_000, perClass: 20 },
+  indexBuild: { size: 20_000, repeats: 1 },
   upkeep: { conversations: 100, turns: 2, repeats: 2 },
   turnCost: { samples: 10, wholeSamples: 2 },
 };
@@ -86,10 +89,11 @@ export const FULL: Sizes = {
   rss: { touched: [100, 1000, 10_000, 100_000], concurrency: 100, capSeconds: 90 },
   live: { conversations: [10_000, 100_000] },
   search: { lengths: [1000, 10_000, 100_000], limit: 20, searches: 200, capSeconds: 3 },
-  disk: { conversations: 100, perConversation: 100 },
+  disk: { conversations: 1000, perConversation: 100, capSeconds: 300 },
   commit: { rounds: 60, block: 25 },
   turnFsyncs: { turns: 6 },
   ranked: { size: 1_000_000, perClass: 100 },
+  indexBuild: { size: 200_000, repeats: 3 },
   upkeep: { conversations: 100, turns: 20, repeats: 7 },
   turnCost: { samples: 200, wholeSamples: 20 },
 };

@@ -14,7 +14,9 @@ import { WORKLOADS } from './workloads/index.ts';
 /**
  * The benchmark suite: runs the selected workloads one after another, each over the selected
  * adapters (sequentially, in this process or in child processes), prints each workload's table
- * when it finishes, and writes the run to `outDir` (JSON, Markdown, SVG).
+ * when it finishes, and writes the run to `outDir` (JSON, Markdown, SVG). An adapter limited to
+ * some workloads (`info.workloads`) runs only there; one that cannot run here (`unavailable`,
+ * say PostgreSQL without `MNEMO_PG_URL`) is skipped with a note in each workload it belongs to.
  */
 export interface SuiteOptions {
   mode: 'quick' | 'full';
@@ -43,13 +45,20 @@ export async function runSuite(options: SuiteOptions): Promise<{ run: RunResult;
   try {
     for (const workload of selected) {
       progress.log(`[${workload.id}] ${workload.title}`);
+      const mine = adapters.filter((a) => a.info.workloads === undefined || a.info.workloads.includes(workload.id));
+      const skipped = mine.flatMap((a) => {
+        const why = a.unavailable?.();
+        return why === undefined ? [] : [`${a.info.label} skipped: ${why}.`];
+      });
+      const ready = mine.filter((a) => a.unavailable?.() === undefined);
       const result = await workload.run({
         mode: options.mode,
         sizes,
-        adapters: adapters.filter((a) => a.info.diagnostic !== true),
-        withDiagnostics: adapters,
+        adapters: ready.filter((a) => a.info.diagnostic !== true),
+        withDiagnostics: ready,
         progress,
       });
+      result.notes.push(...skipped);
       results.push(result);
       if (options.verbose ?? true) progress.print(renderConsole(result, [...adapters.map((a) => a.info), ...PEER_INFOS]));
     }

@@ -12,6 +12,9 @@
  * - `search` (optional) returns the most recent `limit` records of `c` whose content contains
  *   `keyword` (case-insensitive substring), oldest first: the demo's keyword recall.
  */
+import type { WorkloadId } from './result-types.ts';
+import type { DiskUsage } from './temp-dir.ts';
+
 export type Role = 'user' | 'assistant';
 
 export interface BenchMessage {
@@ -28,6 +31,7 @@ export const ADAPTER_IDS = [
   'sqlite',
   'langgraph-memory',
   'langgraph-sqlite',
+  'mnemo-postgres',
   'sqlite-fts5',
   'minisearch',
 ] as const;
@@ -46,6 +50,8 @@ export interface AdapterInfo {
   notes?: string;
   /** Shown only where it explains a cost (the append workload), not as a peer. */
   diagnostic?: boolean;
+  /** The only workloads it takes part in, when not all. */
+  workloads?: readonly WorkloadId[];
 }
 
 export interface LogAdapter {
@@ -54,11 +60,15 @@ export interface LogAdapter {
   load(conversationId: string, messages: readonly BenchMessage[]): Promise<void>;
   tail(conversationId: string, n: number): Promise<BenchMessage[]>;
   search?(conversationId: string, keyword: string, limit: number): Promise<BenchMessage[]>;
+  /** The store's bytes when they are not files in its directory (a server's), measured before `close`. */
+  footprint?(): Promise<DiskUsage>;
   close(): Promise<void>;
 }
 
 export interface AdapterFactory {
   readonly info: AdapterInfo;
+  /** Why it cannot run here (say, no server configured), or undefined: the suite skips it with this note. */
+  unavailable?(): string | undefined;
   /** Opens the store in `dir` (an existing store is reopened: the restart workload relies on it). */
   open(dir: string): Promise<LogAdapter>;
 }

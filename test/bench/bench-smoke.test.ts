@@ -3,15 +3,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../bench/suite/result-types.ts';
+import { postgresUrl } from '../support/postgres-server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 
-function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function bench(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, ['bench/run.ts', ...args], { cwd: ROOT, timeout: 170_000 }, (error, stdout, stderr) => {
+    execFile(TSX, ['bench/run.ts', ...args], { cwd: ROOT, timeout: 170_000, env }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
@@ -61,6 +63,51 @@ describe('npm run bench (quick mode, one tiny workload)', () => {
       expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
       expect(svg.match(/<rect [^>]*fill="#/g)?.length).toBeGreaterThanOrEqual(3 + 3);
       for (const label of ['raw lmdb-js', 'Mnemo (LMDB)', 'JSONL (demo)']) expect(svg).toContain(`>${label}</text>`);
+    },
+    180_000,
+  );
+
+  it(
+    'runs the index build beside FTS5, and Mnemo on PostgreSQL where MNEMO_PG_URL names a server (skipped with a note where not)',
+    async () => {
+      const url = await postgresUrl();
+      const withPg = mkdtempSync(join(tmpdir(), 'mnemo-bench-smoke-'));
+      const withoutPg = mkdtempSync(join(tmpdir(), 'mnemo-bench-smoke-'));
+      dirs.push(withPg, withoutPg);
+      const args = ['--quick', '--only', 'disk,index-build', '--adapters', 'mnemo-lmdb,mnemo-postgres'];
+      const { MNEMO_PG_URL: _drop, ...noPg } = process.env;
+      const [a, b] = await Promise.all([bench([...args, '--out', withPg], { ...process.env, MNEMO_PG_URL: url }), bench([...args, '--out', withoutPg], noPg)]);
+      expect(a.stderr).not.toMatch(/bench: /);
+      expect(b.stderr).not.toMatch(/bench: /);
+      expect([a.code, b.code]).toEqual([0, 0]);
+
+      const read = (dir: string) => JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')) as RunResult;
+      const ran = read(withPg);
+      expect(ran.workloads.map((w) => w.id)).toEqual(['disk', 'index-build']);
+      const disk = ran.workloads[0]!;
+      expect(disk.rows.map((r) => r.adapter)).toEqual(['mnemo-lmdb', 'mnemo-postgres']);
+      for (const row of disk.rows) expect(row.metrics['bytesPerMessage']).toBeGreaterThan(row.metrics['payloadPerMessage']!);
+      const build = ran.workloads[1]!;
+      expect(build.rows.map((r) => [r.adapter, r.x])).toEqual([
+        ['mnemo-lmdb', 20_000],
+        ['sqlite-fts5', 20_000],
+      ]);
+      for (const row of build.rows) expect(row.metrics['buildS']).toBeGreaterThan(0);
+      expect(readFileSync(join(withPg, 'latest.md'), 'utf8')).toContain('| 20,000 | SQLite FTS5 bm25 |');
+
+      // Each PostgreSQL store drops its schema when it closes.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const left = await client.query("SELECT nspname FROM pg_namespace WHERE nspname ~ '^bench_[0-9a-f]{16}$'");
+        expect(left.rows).toEqual([]);
+      } finally {
+        await client.end();
+      }
+
+      const skipped = read(withoutPg).workloads[0]!;
+      expect(skipped.rows.map((r) => r.adapter)).toEqual(['mnemo-lmdb']);
+      expect(skipped.notes).toContain('Mnemo (PostgreSQL) skipped: MNEMO_PG_URL is not set (eval "$(scripts/postgres.sh start)" sets it).');
     },
     180_000,
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FIGURE_PAGES, renderedPages, renderedSearchPage } from '../../bench/figures.ts';
-import { BEGIN, END } from '../../bench/suite/report/headline.ts';
+import { BEGIN, END, HEADLINES, NOT_MEASURED } from '../../bench/suite/report/headline.ts';
 
 // The pages that show current figures carry them as bench/results/latest.json renders them:
 // a run of the suite, then `npx tsx bench/figures.ts`, is the only way a figure changes.
@@ -12,8 +12,11 @@ describe('the headline figures of README.md and docs/benchmarks.md', () => {
     expect(pages.map((p) => p.page)).toEqual(FIGURE_PAGES.map((p) => p.page));
     for (const p of pages) {
       const table = p.rendered.slice(p.rendered.indexOf(BEGIN), p.rendered.indexOf(END));
-      // Eight rows (header and rule aside), each with a Mnemo figure and a ratio.
-      expect(table.split('\n').filter((l) => /^\| .* \| [\d,.]+ \|.*x \((ahead|behind)\) \|$/.test(l))).toHaveLength(8);
+      // One row per headline (header and rule aside): a Mnemo figure and a ratio, or, when the
+      // run did not measure it, dashes and "not in this run".
+      const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| workload '));
+      expect(rows).toHaveLength(HEADLINES.length);
+      for (const row of rows) expect(row).toMatch(new RegExp(`^\\| .* \\| ([\\d,.]+ \\|.*x \\((ahead|behind)\\)|– \\| .* – \\| ${NOT_MEASURED}) \\|$`));
       expect(table).toMatch(/Node \d+\.\d+\.\d+/);
     }
   });

@@ -22,6 +22,8 @@ export async function loadAdapter(id: AdapterId): Promise<AdapterFactory> {
       return (await import('./langgraph.ts')).langgraphMemory;
     case 'langgraph-sqlite':
       return (await import('./langgraph.ts')).langgraphSqlite;
+    case 'mnemo-postgres':
+      return (await import('./postgres.ts')).mnemoPostgres;
     case 'sqlite-fts5':
     case 'minisearch':
       throw new Error(`${id} is a search peer (ranked workload), not a log store`);

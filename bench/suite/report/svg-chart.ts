@@ -16,6 +16,7 @@ const COLORS: Record<AdapterId, string> = {
   sqlite: '#009E73',
   'langgraph-memory': '#CC79A7',
   'langgraph-sqlite': '#D55E00',
+  'mnemo-postgres': '#003f6b',
   'sqlite-fts5': '#F0E442',
   minisearch: '#000000',
 };

@@ -1,5 +1,5 @@
 import { conversationName, messageAt } from '../records.ts';
-import { diskUsage, withTempDir } from '../temp-dir.ts';
+import { diskUsage, withTempDir, type DiskUsage } from '../temp-dir.ts';
 import type { ResultRow } from '../result-types.ts';
 import type { Workload } from '../workload.ts';
 
@@ -7,49 +7,58 @@ import type { Workload } from '../workload.ts';
  * Bytes on disk per message: C conversations of M messages appended through each durable
  * store's normal append path (so LangGraph writes its checkpoint per message), then the store is
  * closed and its directory measured: allocated blocks (what `du` reports) and apparent size,
- * divided by the message count. The payload column is the UTF-8 size of the contents alone.
+ * divided by the message count. A store still appending after `capSeconds` stops there (its
+ * conversations all about as deep) and its row says so. A store kept by a server (PostgreSQL) reports its own bytes
+ * (`footprint`) before it closes. The payload column is the UTF-8 size of the contents alone.
  */
 export const diskWorkload: Workload = {
   id: 'disk',
   title: 'Bytes on disk per message',
   async run(ctx) {
     const started = performance.now();
-    const { conversations, perConversation } = ctx.sizes.disk;
+    const { conversations, perConversation, capSeconds } = ctx.sizes.disk;
     const total = conversations * perConversation;
-    let payload = 0;
-    for (let c = 0; c < conversations; c++) {
-      for (let i = 0; i < perConversation; i++) payload += Buffer.byteLength(messageAt(c, i).content);
-    }
     const rows: ResultRow[] = [];
     for (const factory of ctx.adapters.filter((a) => a.info.durable)) {
       const step = ctx.progress.step(`disk ${factory.info.label} @ ${total} msgs`, total);
       const usage = await withTempDir(factory.info.id, async (dir) => {
         const adapter = await factory.open(dir);
+        const deadline = performance.now() + capSeconds * 1000;
+        let footprint: DiskUsage | undefined;
+        let written = 0;
+        let payload = 0;
         try {
           await Promise.all(
             Array.from({ length: conversations }, async (_, c) => {
-              for (let i = 0; i < perConversation; i++) {
-                await adapter.append(conversationName('conv', c), messageAt(c, i));
+              for (let i = 0; i < perConversation && performance.now() < deadline; i++) {
+                const message = messageAt(c, i);
+                await adapter.append(conversationName('conv', c), message);
+                written++;
+                payload += Buffer.byteLength(message.content);
                 step.tick();
               }
             }),
           );
+          footprint = await adapter.footprint?.();
         } finally {
           await adapter.close();
         }
-        return diskUsage(dir);
+        return { ...(footprint ?? diskUsage(dir)), written, payload };
       });
       step.done();
+      const { written, payload } = usage;
       rows.push({
         adapter: factory.info.id,
         x: total,
         metrics: {
-          bytesPerMessage: usage.allocatedBytes / total,
-          apparentPerMessage: usage.apparentBytes / total,
-          payloadPerMessage: payload / total,
+          bytesPerMessage: usage.allocatedBytes / written,
+          apparentPerMessage: usage.apparentBytes / written,
+          payloadPerMessage: payload / written,
           overhead: usage.allocatedBytes / payload,
           files: usage.files,
+          messages: written,
         },
+        ...(written < total ? { note: `capped at ${capSeconds} s after ${written} of ${total} appends: bytes per message of those` } : {}),
       });
     }
     return {
@@ -57,13 +66,14 @@ export const diskWorkload: Workload = {
       title: this.title,
       description: `Disk space per message after ${conversations} conversations × ${perConversation} messages were appended one by one and the store was closed. Lower is better.`,
       xLabel: 'messages',
-      params: { conversations, perConversation },
+      params: { conversations, perConversation, capSeconds },
       columns: [
         { key: 'bytesPerMessage', label: 'allocated B/msg', digits: 0 },
         { key: 'apparentPerMessage', label: 'apparent B/msg', digits: 0 },
         { key: 'payloadPerMessage', label: 'payload B/msg', digits: 0 },
         { key: 'overhead', label: 'allocated ÷ payload', digits: 2 },
         { key: 'files', label: 'files', digits: 0 },
+        { key: 'messages', label: 'written', digits: 0 },
       ],
       ratios: [{ metric: 'bytesPerMessage', baseline: 'mnemo-lmdb', label: 'size ÷ Mnemo' }],
       rows,
@@ -71,6 +81,7 @@ export const diskWorkload: Workload = {
       notes: [
         'LangGraph stores the whole history in every checkpoint, so its bytes per message grow with the conversation length (here ' + `${perConversation}` + ' messages per conversation).',
         'In-memory stores are not measured.',
+        ...(rows.some((r) => r.adapter === 'mnemo-postgres') ? ['Mnemo (PostgreSQL): its schema\'s relations (tables, indexes, TOAST) by pg_total_relation_size; "files" counts tables; the server\'s WAL is not counted.'] : []),
       ],
       seconds: (performance.now() - started) / 1000,
     };

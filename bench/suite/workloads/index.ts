@@ -9,6 +9,7 @@ import { liveWorkload } from './live.ts';
 import { rssWorkload } from './rss.ts';
 import { searchWorkload } from './search.ts';
 import { rankedWorkload } from './ranked.ts';
+import { indexBuildWorkload } from './index-build.ts';
 import { tailWorkload } from './tail.ts';
 import { turnFsyncsWorkload } from './turn-fsyncs.ts';
 import { turnCostWorkload } from './turn-cost.ts';
@@ -28,6 +29,7 @@ export const WORKLOADS: readonly Workload[] = [
   commitWorkload,
   turnFsyncsWorkload,
   rankedWorkload,
+  indexBuildWorkload,
   upkeepWorkload,
   turnCostWorkload,
 ];
