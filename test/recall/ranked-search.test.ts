@@ -4,6 +4,7 @@ import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.
 import { createSearchPool } from '../../src/recall/index.ts';
 import { dropUserIndex, readStats } from '../../src/recall/storage/lmdb/search/search-index.ts';
 import { rebuildUserIndex } from '../../src/recall/storage/lmdb/search/rebuild.ts';
+import { noteLiveRemoval } from '../../src/recall/storage/lmdb/search/rebuild-watch.ts';
 import { INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
 import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import { encodeChunk } from '../../src/recall/storage/lmdb/search/posting-list.ts';
@@ -305,6 +306,25 @@ describe('rebuilding the index', () => {
     expect(hits.length).toBe(12); // 'keep': 6 turns, each the message and its offline reply
     expect(hits.every((h) => h.sessionId === 'keep')).toBe(true);
     expect(readStats(dbs.search, U)[0]).toBe(12);
+  });
+
+  itLmdb('a rebuild writes no posting of a user erased while it runs (the erasure removes rows without the index hooks)', async () => {
+    fx = openRecall();
+    for (let i = 0; i < 12; i++) await say('s', `cormorant harbour note ${i}`);
+    const dbs = openRecallDbs(fx.env);
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    // Read batches of 7 rows, one transaction for all: the erasure lands between the reads and the write.
+    const rebuilding = rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 7, postings: 10_000 });
+    // Once the rebuild began (and read its first batch, at once), what the erasure's
+    // transaction does to the rows (user-erasure.ts): no index hook runs.
+    while (dbs.search.meta.get([U, 'live']) !== INDEX_FORMAT) await new Promise((resolve) => setTimeout(resolve, 1));
+    await commit(dbs, () => {
+      noteLiveRemoval(U);
+      for (const key of [...dbs.daily.getKeys({ start: [U], end: [U, '\uffff'] })]) dbs.daily.remove(key);
+    });
+    await rebuilding;
+    expect(readStats(dbs.search, U)[0]).toBe(0);
+    expect([...dbs.search.postings.getKeys({ start: [U], end: [U, '\uffff'] })]).toEqual([]);
   });
 
   itLmdb('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {

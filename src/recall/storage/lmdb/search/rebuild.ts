@@ -120,7 +120,8 @@ async function rebuildHolding(deps: Deps, userId: string, rowsAtOnce: number, po
   const held = new HeldPostings();
   const write = (last: boolean): Promise<boolean> =>
     commit(dbs, () => {
-      if (othersIndexWrites(userId) > 0) return false;
+      // An erasure removes the user's rows and index keys directly (user-erasure.ts): a removal.
+      if (othersIndexWrites(userId) > 0 || liveRemovals(userId) > 0) return false;
       if (last) held.writeAll(dbs.search, userId);
       else held.writeFull(dbs.search, userId);
       return true;
