@@ -12,7 +12,8 @@ import type { TermArrays } from '../../../search/documents.ts';
  *
  * What is stored stays a valid index at every commit, only behind: a term's lists are its
  * full chunks, the last of them at its tail key (so a write that came anyway, which the
- * rebuild detects and starts over for, finds the tail it expects). The final layout is the
+ * rebuild detects and starts over for, finds the tail it expects); a search while it runs
+ * finds the rows of the full chunks, not yet those of the tails. The final layout is the
  * one `addDocuments` leaves: full chunks at their first doc, the rest (1 to `CHUNK_POSTINGS`
  * postings) as the tail.
  */
