@@ -26,8 +26,8 @@ import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } 
  *      rebuild began (rebuild-watch.ts): the postings are grouped by term as they come, and a
  *      transaction writes only the chunks that filled; the terms' tails are written by the
  *      last one. A term is then written about once for the whole rebuild, and no tail is read.
- *      When another write came (a live turn, a removal, a long-term edit) or a row came out of
- *      doc order, the rebuild starts over, gathering;
+ *      When another write came (a live turn, a removal, an erasure, a long-term edit) or a row
+ *      came out of doc order, the rebuild starts over, gathering;
  *    - gathering: the batches' documents are indexed in one transaction, grouped by term
  *      (search-index.ts `addDocuments`), skipping a row that a live write indexed meanwhile or
  *      that was deleted since it was read (a daily row is looked up only once some row of the
