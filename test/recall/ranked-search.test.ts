@@ -4,6 +4,7 @@ import { commit, openRecallDbs } from '../../src/recall/storage/lmdb/recall-dbs.
 import { createSearchPool } from '../../src/recall/index.ts';
 import { dropUserIndex, readStats } from '../../src/recall/storage/lmdb/search/search-index.ts';
 import { rebuildUserIndex } from '../../src/recall/storage/lmdb/search/rebuild.ts';
+import { noteLiveRemoval } from '../../src/recall/storage/lmdb/search/rebuild-watch.ts';
 import { INDEX_FORMAT, TAIL } from '../../src/recall/storage/lmdb/search/search-dbs.ts';
 import { dailyDoc } from '../../src/recall/search/doc-numbers.ts';
 import { encodeChunk } from '../../src/recall/storage/lmdb/search/posting-list.ts';
@@ -264,6 +265,34 @@ describe('rebuilding the index', () => {
     expect(quokka.map((h) => h.role).sort()).toEqual(['assistant', 'user']);
   });
 
+  itLmdb('a rebuild holding the terms\' tails across many transactions writes what one transaction writes, and answers as the live index', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const words = ['harbour', 'lantern', 'orchard', 'granite', 'meadow', 'falcon', 'copper'];
+    // 700 rows over 7 days: 'harbour' in each (6 chunks of 128 and a tail), the others in fewer.
+    await commit(dbs, () => {
+      for (let i = 0; i < 700; i++) {
+        const day = `2026-03-0${1 + Math.floor(i / 100)}`;
+        const content = `harbour ${words[i % 7]} ${words[(i * 3) % 7]} ${words[(i * 5) % 7]} note ${i % 50}`;
+        putDailyRow(dbs, U, { day, ts: `${day}T10:00:00`, role: 'user', content, session_id: null, session_message_id: null });
+      }
+    });
+    const queries = ['harbour', 'lantern orchard', 'note 17', 'falcon copper meadow'];
+    const answers = async () => Promise.all(queries.map(async (query) => (await fx!.recall.search({ userId: U, query, limit: 1000 })).items));
+    const live = await answers();
+    const postings = () => [...dbs.search.postings.getRange({ start: [U], end: [U, '\uffff'] })].map(({ key, value }) => [key, Buffer.from(value).toString('hex')]);
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    expect(await rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 1000, postings: 1e9 })).toBe(700);
+    const once = postings();
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    // Batches of 9 rows, a transaction every ~60 postings: ~115 transactions.
+    expect(await rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 9, postings: 60 })).toBe(700);
+    expect(postings()).toEqual(once);
+    expect(postings().filter(([key]) => (key as unknown[])[1] === 'harbour').length).toBe(6);
+    expect(readStats(dbs.search, U).slice(0, 2)).toEqual([700, 700 * 6]);
+    expect(await answers()).toEqual(live);
+  });
+
   itLmdb('a rebuild writes no posting of a row removed after it read the row (a session deleted meanwhile)', async () => {
     fx = openRecall();
     for (let i = 0; i < 12; i++) await say(i < 6 ? 'keep' : 'gone', `pelican harbour note ${i}`);
@@ -277,6 +306,25 @@ describe('rebuilding the index', () => {
     expect(hits.length).toBe(12); // 'keep': 6 turns, each the message and its offline reply
     expect(hits.every((h) => h.sessionId === 'keep')).toBe(true);
     expect(readStats(dbs.search, U)[0]).toBe(12);
+  });
+
+  itLmdb('a rebuild writes no posting of a user erased while it runs (the erasure removes rows without the index hooks)', async () => {
+    fx = openRecall();
+    for (let i = 0; i < 12; i++) await say('s', `cormorant harbour note ${i}`);
+    const dbs = openRecallDbs(fx.env);
+    await commit(dbs, () => dropUserIndex(dbs.search, U));
+    // Read batches of 7 rows, one transaction for all: the erasure lands between the reads and the write.
+    const rebuilding = rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 7, postings: 10_000 });
+    // Once the rebuild began (and read its first batch, at once), what the erasure's
+    // transaction does to the rows (user-erasure.ts): no index hook runs.
+    while (dbs.search.meta.get([U, 'live']) !== INDEX_FORMAT) await new Promise((resolve) => setTimeout(resolve, 1));
+    await commit(dbs, () => {
+      noteLiveRemoval(U);
+      for (const key of [...dbs.daily.getKeys({ start: [U], end: [U, '\uffff'] })]) dbs.daily.remove(key);
+    });
+    await rebuilding;
+    expect(readStats(dbs.search, U)[0]).toBe(0);
+    expect([...dbs.search.postings.getKeys({ start: [U], end: [U, '\uffff'] })]).toEqual([]);
   });
 
   itLmdb('a rebuild on the pool, and a ranked query on the pool, match the inline ones', async () => {

@@ -10,6 +10,10 @@ import { addDocument, mergePending, PENDING_BLOCK, PENDING_MAX, readStats, remov
 import { appendRecord, bloomProbes, forEachRecordTerm, mayHold } from '../../src/recall/storage/lmdb/search/pending-log.ts';
 import { tokenize, tokenizeWithOffsets } from '../../src/recall/search/tokenizer.ts';
 import { openRecall, type RecallFixture } from '../support/recall-fixture.ts';
+import { putDailyRow } from '../../src/recall/storage/lmdb/daily-store.ts';
+import { rawRowText } from '../../src/recall/storage/lmdb/search/raw-row-text.ts';
+import { storedRowText } from '../../src/recall/storage/lmdb/search/search-index.ts';
+import type { DailyValue } from '../../src/recall/storage/lmdb/stored-values.ts';
 
 let fx: RecallFixture | undefined;
 afterEach(async () => {
@@ -84,6 +88,30 @@ describe('the tokenizer', () => {
       ['electricity', 'electr'], ['adjustment', 'adjust'], ['adoption', 'adopt'], ['controlling', 'control'], ['roll', 'roll'],
     ];
     for (const [word, stem] of pairs) expect(porterStem(word), word).toBe(stem);
+  });
+});
+
+describe('a daily row\'s text read from its raw JSON', () => {
+  it('is the decoded row\'s text: escapes, any script, tool calls, nested content keys', async () => {
+    fx = openRecall();
+    const dbs = openRecallDbs(fx.env);
+    const row = (content: string, more: Partial<DailyValue> = {}): DailyValue => ({ ts: '2026-03-01T10:00:00', role: 'user', content, session_id: 's', session_message_id: 1, ...more });
+    const values: DailyValue[] = [
+      row('plain ASCII words'),
+      row(''),
+      row('quotes "inside", a backslash \\ and \\", a tab\tand\nlines, a NUL \u0000 and \u2028'),
+      row('北京天气 café naïve 😀 ﬁnance ＡＢＣ'),
+      row('ends with a backslash \\'),
+      row('"content":"not the key" inside the text'),
+      row('with tools', { tool_calls: [{ name: 'lookup', input: '{"q":"osprey"}', output: 'nest "found"' }] as never }),
+      row('imported', { import: { ts: 'x', content: null, meta: { content: 'nested' } } }),
+      row('an error', { error: { code: 'x', message: 'content' } as never }),
+    ];
+    await commit(dbs, () => values.forEach((v) => putDailyRow(dbs, 'raw-user', { day: '2026-03-01', ...v })));
+    const stored = [...dbs.daily.getRange({ start: ['raw-user'], end: ['raw-user', '\uffff'] })];
+    expect(stored.length).toBe(values.length);
+    for (const { key, value } of stored) expect(rawRowText(dbs.dailyText.get(key)!)).toBe(storedRowText(value));
+    expect(stored.map(({ value }) => value.content)).toEqual(values.map((v) => v.content));
   });
 });
 

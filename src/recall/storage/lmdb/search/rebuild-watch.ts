@@ -7,20 +7,27 @@
  *
  * Removals are counted too (a daily row removed, the user erased): while none came, every row
  * a rebuild read still exists, and it checks none (a `doesExist` a row was ~10% of a rebuild).
+ *
+ * And every write to the user's index but the rebuild's own (a document added or removed, the
+ * pending log merged: search-index.ts): while none came, the posting lists hold exactly what
+ * the rebuild wrote, so it may keep the terms' tails in memory (rebuild.ts).
  */
 const watched = new Map<string, Set<number>>();
 const removals = new Map<string, number>();
+const indexWrites = new Map<string, number>();
 
 export function watchLiveWrites(userId: string): Set<number> {
   const set = new Set<number>();
   watched.set(userId, set);
   removals.set(userId, 0);
+  indexWrites.set(userId, 0);
   return set;
 }
 
 export function unwatchLiveWrites(userId: string): void {
   watched.delete(userId);
   removals.delete(userId);
+  indexWrites.delete(userId);
 }
 
 /** Called inside the transaction that removes a daily row of the user, or erases them. */
@@ -37,4 +44,15 @@ export function liveRemovals(userId: string): number {
 /** Called by the index hooks for every document a live write indexed. */
 export function noteLiveWrite(userId: string, doc: number): void {
   watched.get(userId)?.add(doc);
+}
+
+/** Called by every write to a user's index but a rebuild's own (search-index.ts). */
+export function noteIndexWrite(userId: string): void {
+  const n = indexWrites.get(userId);
+  if (n !== undefined) indexWrites.set(userId, n + 1);
+}
+
+/** Writes to the user's index by others since their rebuild began (0 when none runs). */
+export function othersIndexWrites(userId: string): number {
+  return indexWrites.get(userId) ?? 0;
 }

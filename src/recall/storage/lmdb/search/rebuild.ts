@@ -6,7 +6,8 @@ import { rowTerms } from '../pool/rank-worker.ts';
 import { dailyDoc } from '../../../search/doc-numbers.ts';
 import { docTermArrays, type TermArrays } from '../../../search/documents.ts';
 import { sessionDocKey } from './doc-rows.ts';
-import { liveRemovals, unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
+import { HeldPostings } from './held-postings.ts';
+import { liveRemovals, othersIndexWrites, unwatchLiveWrites, watchLiveWrites } from './rebuild-watch.ts';
 import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } from './search-index.ts';
 
 /**
@@ -19,14 +20,21 @@ import { addDocuments, dropUserIndex, reindexLongTerm, setLive, storedRowText } 
  *    the user live: from then on every write indexes itself, as for a new user.
  * 2. The walk's batches of `REBUILD_BATCH` rows are read and tokenized (a daily batch on the
  *    search pool when there is one: the CPU half of a rebuild, the next batch tokenized while
- *    one is written; the few session documents on the main thread). Batches gather until they
- *    hold `REBUILD_POSTINGS` postings (or the walk ends); then they are indexed in one
- *    transaction, grouped by term (search-index.ts `addDocuments`), skipping a row that a live
- *    write indexed meanwhile (rebuild-watch.ts) or that was deleted since it was read (a
- *    daily row is looked up only once some row of the user was removed since the rebuild
- *    began), so no row is indexed twice and no deleted row comes back. Gathering, because a
- *    write transaction costs about one `get` and `put` per distinct term it touches and the
- *    batches of a history share most of their terms (Zipf; docs/performance-history.md).
+ *    one is written; the few session documents on the main thread). Every `REBUILD_POSTINGS`
+ *    postings, a transaction writes them, in one of two ways:
+ *    - holding (held-postings.ts), while no other write touched the user's index since the
+ *      rebuild began (rebuild-watch.ts): the postings are grouped by term as they come, and a
+ *      transaction writes only the chunks that filled; the terms' tails are written by the
+ *      last one. A term is then written about once for the whole rebuild, and no tail is read.
+ *      When another write came (a live turn, a removal, an erasure, a long-term edit) or a row
+ *      came out of doc order, the rebuild starts over, gathering;
+ *    - gathering: the batches' documents are indexed in one transaction, grouped by term
+ *      (search-index.ts `addDocuments`), skipping a row that a live write indexed meanwhile or
+ *      that was deleted since it was read (a daily row is looked up only once some row of the
+ *      user was removed since the rebuild began), so no row is indexed twice and no deleted
+ *      row comes back. Gathering, because a write transaction costs about one `get` and `put`
+ *      per distinct term it touches and the batches of a history share most of their terms
+ *      (Zipf; docs/performance-history.md).
  *
  * A crash midway leaves a live user with part of the rows indexed; the next rebuild (asked
  * for, or the search that finds a user not live: never, once live) starts over, so call
@@ -65,23 +73,25 @@ export function rebuildUserIndex(deps: Deps, userId: string, sizes: RebuildSizes
 }
 
 async function rebuild(deps: Deps, userId: string, rowsAtOnce: number, postingsAtOnce: number): Promise<number> {
-  const { dbs } = deps;
+  return (await rebuildHolding(deps, userId, rowsAtOnce, postingsAtOnce)) ?? (await rebuildGathering(deps, userId, rowsAtOnce, postingsAtOnce));
+}
+
+/** Step 1: the user's index dropped, their long-term document indexed, the user live; the live writes watched from then on. */
+async function start({ dbs }: Deps, userId: string): Promise<Set<number>> {
   let live = new Set<number>();
   await commit(dbs, () => {
-    live = watchLiveWrites(userId);
     dropUserIndex(dbs.search, userId);
     setLive(dbs.search, userId);
     reindexLongTerm(dbs.search, userId, '', currentLongTerm(dbs, userId));
+    // After the rebuild's own long-term documents: they are no other write.
+    live = watchLiveWrites(userId);
   });
-  let indexed = 0;
-  const write = async (docs: Tokenized[]): Promise<void> => {
-    indexed += await commit(dbs, () => {
-      const kept = docs.filter((d) => d.terms.length > 0 && !live.has(d.doc) && d.stored());
-      addDocuments(dbs.search, userId, kept);
-      return kept.length;
-    });
-  };
-  const batches = storedDocBatches(dbs, userId, rowsAtOnce);
+  return live;
+}
+
+/** The user's tokenized batches, each read while the one before is written (a batch's rows are tokenized ahead). */
+async function* tokenizedBatches(deps: Deps, userId: string, rowsAtOnce: number): AsyncGenerator<Tokenized[]> {
+  const batches = storedDocBatches(deps.dbs, userId, rowsAtOnce);
   const tokenizeNext = (): Promise<Tokenized[]> | undefined => {
     const step = batches.next();
     if (step.done === true) return undefined;
@@ -90,11 +100,66 @@ async function rebuild(deps: Deps, userId: string, rowsAtOnce: number, postingsA
     docs.catch(() => undefined);
     return docs;
   };
-  let gathered: Tokenized[] = [];
-  let postings = 0;
   for (let next = tokenizeNext(); next !== undefined; ) {
     const docs = await next;
     next = tokenizeNext();
+    yield docs;
+    // Let the event loop breathe between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The rebuild while no other write touches the user's index (search/held-postings.ts: the
+ * terms' tails held in memory across transactions). `undefined` when one did, or a row came
+ * out of doc order: the caller starts over, gathering (what it wrote is dropped then).
+ */
+async function rebuildHolding(deps: Deps, userId: string, rowsAtOnce: number, postingsAtOnce: number): Promise<number | undefined> {
+  const { dbs } = deps;
+  await start(deps, userId);
+  const held = new HeldPostings();
+  const write = (last: boolean): Promise<boolean> =>
+    commit(dbs, () => {
+      // An erasure removes the user's rows and index keys directly (user-erasure.ts): a removal.
+      if (othersIndexWrites(userId) > 0 || liveRemovals(userId) > 0) return false;
+      if (last) held.writeAll(dbs.search, userId);
+      else held.writeFull(dbs.search, userId);
+      return true;
+    });
+  let indexed = 0;
+  let postings = 0;
+  for await (const docs of tokenizedBatches(deps, userId, rowsAtOnce)) {
+    for (const d of docs) {
+      if (!held.add(d.doc, d.terms)) return undefined;
+      if (d.terms.length > 0) indexed++;
+      postings += d.postings;
+    }
+    if (postings >= postingsAtOnce) {
+      if (!(await write(false))) return undefined;
+      postings = 0;
+    }
+  }
+  return (await write(true)) ? indexed : undefined;
+}
+
+/**
+ * The rebuild that shares the index with other writes: batches gathered up to
+ * `postingsAtOnce` postings, each gathering merged into the lists by `addDocuments`.
+ */
+async function rebuildGathering(deps: Deps, userId: string, rowsAtOnce: number, postingsAtOnce: number): Promise<number> {
+  const { dbs } = deps;
+  const live = await start(deps, userId);
+  let indexed = 0;
+  const write = async (docs: Tokenized[]): Promise<void> => {
+    indexed += await commit(dbs, () => {
+      const kept = docs.filter((d) => d.terms.length > 0 && !live.has(d.doc) && d.stored());
+      addDocuments(dbs.search, userId, kept);
+      return kept.length;
+    });
+  };
+  let gathered: Tokenized[] = [];
+  let postings = 0;
+  for await (const docs of tokenizedBatches(deps, userId, rowsAtOnce)) {
     for (const d of docs) {
       gathered.push(d);
       postings += d.postings;
@@ -104,8 +169,6 @@ async function rebuild(deps: Deps, userId: string, rowsAtOnce: number, postingsA
       gathered = [];
       postings = 0;
     }
-    // Let the event loop breathe between batches.
-    await new Promise((resolve) => setImmediate(resolve));
   }
   if (gathered.length > 0) await write(gathered);
   return indexed;

@@ -4,7 +4,7 @@ import { INDEX_FORMAT, MAX_DOC, PENDING, STATS, TAIL, type IndexStats, type Sear
 import { dailyDoc, longTermDoc, sessionDoc } from '../../../search/doc-numbers.ts';
 import { dailyRowText, docTerms, longTermLines, type DocTerms, type TermArrays } from '../../../search/documents.ts';
 import { appendRecord, forEachRecordTerm, withoutDoc } from './pending-log.ts';
-import { noteLiveRemoval, noteLiveWrite } from './rebuild-watch.ts';
+import { noteIndexWrite, noteLiveRemoval, noteLiveWrite } from './rebuild-watch.ts';
 
 /**
  * The write side of the ranked index. Every function here runs INSIDE the LMDB write
@@ -56,6 +56,15 @@ export function readStats(search: SearchDbs, userId: string): IndexStats {
 
 function writeStats(search: SearchDbs, userId: string, stats: IndexStats): void {
   search.meta.put([userId, STATS], stats);
+}
+
+/** Adds `docs` documents of `length` tokens in all to the user's totals (their postings written straight to the lists). */
+export function countDocuments(search: SearchDbs, userId: string, docs: number, length: number): void {
+  if (docs === 0) return;
+  const stats = readStats(search, userId);
+  stats[0] += docs;
+  stats[1] += length;
+  writeStats(search, userId, stats);
 }
 
 /** Whether the user's writes index themselves, in this format (an older format's user is rebuilt). */
@@ -150,7 +159,7 @@ function firstChunk(search: SearchDbs, userId: string, term: string): ChunkEntry
 }
 
 /** Stores the ascending run's postings from `from` on as new chunks after all of the term's: full ones at their first doc, the rest (at least one) as the tail. */
-function putNewChunks(search: SearchDbs, userId: string, term: string, run: PostingRun, from = 0): void {
+export function putNewChunks(search: SearchDbs, userId: string, term: string, run: PostingRun, from = 0): void {
   const n = run.length / 3;
   let at = from;
   while (n - at > CHUNK_POSTINGS) {
@@ -206,12 +215,7 @@ export function addDocuments(search: SearchDbs, userId: string, docs: readonly {
     }
   }
   mergePostings(search, userId, byTerm);
-  if (n > 0) {
-    const stats = readStats(search, userId);
-    stats[0] += n;
-    stats[1] += length;
-    writeStats(search, userId, stats);
-  }
+  countDocuments(search, userId, n, length);
 }
 
 function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, PostingRun>): void {
@@ -221,6 +225,7 @@ function mergePostings(search: SearchDbs, userId: string, byTerm: Map<string, Po
 
 /** Inside a write transaction: moves every document of the pending log into the posting lists. */
 export function mergePending(search: SearchDbs, userId: string): void {
+  noteIndexWrite(userId);
   mergePendingLog(search, userId);
   const stats = readStats(search, userId);
   stats[2] = 0;
@@ -260,6 +265,7 @@ function sortedRun(run: PostingRun): PostingRun {
 /** Inside a write transaction: adds document `doc` (see search-dbs.ts for numbering), through the pending log. */
 export function addDocument(search: SearchDbs, userId: string, doc: number, terms: DocTerms): void {
   if (terms.length === 0) return;
+  noteIndexWrite(userId);
   // One read and one write of the totals, one of the log's block.
   const stats = readStats(search, userId);
   const key: [string, string, number] = [userId, PENDING, Math.floor(stats[2] / PENDING_BLOCK)];
@@ -296,6 +302,7 @@ export function isIndexed(search: SearchDbs, userId: string, doc: number, terms:
 
 /** Inside a write transaction: removes document `doc`, whose text was `text`. No-op when not indexed. */
 export function removeDocument(search: SearchDbs, userId: string, doc: number, text: string): void {
+  noteIndexWrite(userId);
   const terms = docTerms(text);
   if (!removePending(search, userId, doc)) {
     if (!isIndexed(search, userId, doc, terms)) return;
