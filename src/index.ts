@@ -93,7 +93,7 @@ export { systemPromptFilter } from './kernel/system-prompt-filter.ts';
 export { defineTool, type Tool } from './kernel/tool.ts';
 export type { DoneEvent, LoopEvent, StreamEvent, TextEvent, ToolCallEvent, ToolResultEvent } from './kernel/stream-events.ts';
 export { createAgent } from './agent/agent.ts';
-export type { Agent, AgentConfig, AgentRunResult } from './agent/agent.ts';
+export type { Agent, AgentConfig, AgentRunOptions, AgentRunResult } from './agent/agent.ts';
 export type { MemoryConfig } from './agent/memory-config.ts';
 
 // Model services.

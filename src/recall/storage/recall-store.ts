@@ -1,5 +1,6 @@
 import type { MessageLog, NewEntry } from '../../memory/contract/message-log.ts';
 import type { StoredMessage } from '../../message.ts';
+import type { TraceContext } from '../../telemetry/tracing.ts';
 import type { NewSummary, SummaryRecord } from '../../provider/summary-record.ts';
 import type { DocTemplate, FactEntry } from '../records/fact-entry.ts';
 import type { RankedFilters } from '../search/rank-filters.ts';
@@ -227,6 +228,8 @@ export interface TurnAppend {
   };
   /** What commits with the rows, given their records as numbered. Pure. */
   with(records: readonly StoredMessage[]): TurnSideWrites;
+  /** The turn span's context: the parent of the append's span. Default: the active one. */
+  traceContext?: TraceContext | undefined;
 }
 
 /** What commits with a turn's rows (from `TurnAppend.with`). */
