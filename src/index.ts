@@ -98,6 +98,7 @@ export type { MemoryConfig } from './agent/memory-config.ts';
 
 // Model services.
 export type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent, ToolChoice, ToolSpec, Usage } from './llm/llm-service.ts';
+export type { TraceContext } from './telemetry/tracing.ts';
 export { fallbackLlm } from './llm/fallback-llm.ts';
 export { openAICompatible, type OpenAICompatibleOptions } from './llm/openai-compatible.ts';
 export { llmFromEnv } from './llm/llm-from-env.ts';

@@ -94,7 +94,6 @@ export interface AgentRunResult {
   messages: Message[];
 }
 
-/** An agent made by `createAgent`: one conversation, its memory and its kernel. Frozen. */
 /** Options of one `run` or `stream`. */
 export interface AgentRunOptions {
   /** Aborts the run: the model call rejects with `LlmError` `llm_aborted`. */
@@ -103,6 +102,7 @@ export interface AgentRunOptions {
   traceContext?: TraceContext | undefined;
 }
 
+/** An agent made by `createAgent`: one conversation, its memory and its kernel. Frozen. */
 export interface Agent {
   /** The conversation its history is stored under. */
   readonly conversationId: string;
