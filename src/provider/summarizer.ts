@@ -74,7 +74,7 @@ export interface SummarizerOptions {
    * nothing is stored and the pass ends). Default: the companion conversation of `log`, after
    * reading its latest again.
    */
-  append?: (conversationId: string, summary: NewSummary) => Promise<SummaryRecord | undefined>;
+  append?: (conversationId: string, summary: NewSummary, traceContext: TraceContext | undefined) => Promise<SummaryRecord | undefined>;
   /** A backlog past 4 × `maxTokens`: `'all'` of it in steps (default), or only its `'newest'` step. */
   catchUp?: 'all' | 'newest';
 }
@@ -178,11 +178,11 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
 
   const append =
     options.append ??
-    (async (id: string, summary: NewSummary): Promise<SummaryRecord | undefined> => {
+    (async (id: string, summary: NewSummary, traceContext: TraceContext | undefined): Promise<SummaryRecord | undefined> => {
       // Another writer (another process over the same store) may have summarized meanwhile.
       const now = await latestSummary(log, id);
       if ((now?.id ?? null) !== summary.previous) return undefined;
-      const [stored] = await log.append(summaryConversationId(id), [summaryEntry(summary)]);
+      const [stored] = await log.append(summaryConversationId(id), [summaryEntry(summary)], { traceContext });
       return toSummaryRecord(stored!);
     });
 
@@ -218,7 +218,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
           previous: latest?.id ?? null,
           method: llm === undefined ? 'extractive' : 'llm',
         };
-        const stored = await append(id, summary);
+        const stored = await append(id, summary, trace);
         if (stored === undefined) return made;
         latest = stored;
         made = latest;

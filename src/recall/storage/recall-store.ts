@@ -122,9 +122,15 @@ export interface RecallStore {
    *   deleted and made again): else `StaleWriteError` (`erased`, `session_gone`), nothing stored;
    * - the companion's newest summary is still `summary.previous` (its record id; `null`: the
    *   companion is empty): else `undefined` and nothing stored (another writer came first).
-   * Resolves with the summary as stored.
+   * Resolves with the summary as stored. `traceContext`: the summary job's, the parent of the append's span.
    */
-  appendSummary(userId: string, sessionId: string, summary: NewSummary, guard: WriteGuard & { sessionOrder: number }): Promise<SummaryRecord | undefined>;
+  appendSummary(
+    userId: string,
+    sessionId: string,
+    summary: NewSummary,
+    guard: WriteGuard & { sessionOrder: number },
+    traceContext?: TraceContext,
+  ): Promise<SummaryRecord | undefined>;
 
   // ---- the turn ----
   /**
