@@ -7,7 +7,12 @@
  * (test/support/otel.ts).
  *
  * Three modes take turns in short rounds: off (nothing registered); the context manager alone
- * (what any OpenTelemetry setup installs, Mnemo's spans or not); on. One provider and one
+ * (what any OpenTelemetry setup installs, Mnemo's spans or not); on. The context manager is
+ * turned on in both (one `context.with`): on Node 20 and 22 AsyncLocalStorage's first `run`
+ * hooks every promise of the process from then on, and in an application that first `run` is
+ * not Mnemo's (the SDK's batch processor makes one per export, an instrumented HTTP server one
+ * per request). Mnemo's spans make none since they are passed their parents: without this the
+ * "on" batches would pay that hook only after an export, at random. One provider and one
  * context manager are registered and unregistered between batches, so a switch makes no
  * garbage of its own; the order is reversed every other round, so a drift of the machine or of
  * the sessions' length falls on each mode alike. A batch is a mode's turns plus the summary jobs
@@ -21,7 +26,7 @@
  *   npx tsx bench/tracing.ts --quick   100 rounds
  */
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { context, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { fallbackLlm } from '../src/llm/index.ts';
 import { startRuntime } from '../src/runtime.ts';
 import { median } from './suite/stats.ts';
@@ -46,7 +51,11 @@ const manager = new AsyncLocalContextManager();
 function use(mode: Mode): void {
   trace.disable();
   context.disable();
-  if (mode !== 'off') context.setGlobalContextManager(manager);
+  if (mode === 'off') return;
+  context.setGlobalContextManager(manager);
+  // Turned on as in an application, where the first `context.with` comes within seconds (the
+  // batch processor's first export, an instrumented server's first request), not from Mnemo.
+  context.with(ROOT_CONTEXT, () => undefined);
   if (mode === 'on') trace.setGlobalTracerProvider(provider);
 }
 
