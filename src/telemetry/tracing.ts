@@ -65,6 +65,7 @@ let api: OtelApi | undefined;
 /** The registered provider (the API's proxy for it) the tracer below was taken from. */
 let tracerOwner: unknown;
 let tracer: Tracer | undefined;
+let version: string | undefined;
 
 /** The API and Mnemo's tracer while a tracer provider is registered; `undefined` while every span would be a no-op. */
 function recording(): { o: OtelApi; tracer: Tracer } | undefined {
@@ -73,7 +74,7 @@ function recording(): { o: OtelApi; tracer: Tracer } | undefined {
   const o = (api ??= requireHere('@opentelemetry/api') as OtelApi);
   // A new registration is a new proxy: the tracer is asked for once per provider, not per span.
   if (provider !== tracerOwner) {
-    tracer = o.trace.getTracer(TRACER_NAME, mnemoVersion());
+    tracer = o.trace.getTracer(TRACER_NAME, (version ??= mnemoVersion()));
     tracerOwner = provider;
   }
   return { o, tracer: tracer! };
@@ -132,7 +133,9 @@ export function withSpan<T>(
 ): Promise<T> {
   const s = start(name, attributes, options);
   if (s === undefined) return untraced(fn);
+  // Sampled out, the span still carries that decision to its children (a parent-based sampler).
   const inner = s.o.trace.setSpan(s.parent, s.span);
+  if (!s.span.isRecording()) return untraced(fn, inner);
   if (options.activate === true && contextInUse(s.o)) return s.o.context.with(inner, settled<T>, undefined, s.span, fn, inner);
   return settled(s.span, fn, inner);
 }
@@ -140,15 +143,15 @@ export function withSpan<T>(
 /** `withSpan` for work that starts no span of Mnemo's (an append, a model call): no context is made for children. */
 export function withLeafSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T> | T, options: WithSpanOptions = {}): Promise<T> {
   const s = start(name, attributes, options);
-  if (s === undefined) return untraced(fn);
+  if (s === undefined || !s.span.isRecording()) return untraced(fn);
   if (options.activate === true && contextInUse(s.o)) return s.o.context.with(s.o.trace.setSpan(s.parent, s.span), settled<T>, undefined, s.span, fn, undefined);
   return settled(s.span, fn, undefined);
 }
 
-/** `fn`'s outcome with the non-recording span: no wrapper at all. */
-function untraced<T>(fn: (span: Span, context: undefined) => Promise<T> | T): Promise<T> {
+/** `fn`'s outcome when nothing records (no provider, or the span sampled out): no wrapper at all. */
+function untraced<T>(fn: (span: Span, context: TraceContext | undefined) => Promise<T> | T, inner?: TraceContext): Promise<T> {
   try {
-    return Promise.resolve(fn(NOOP_SPAN, undefined));
+    return Promise.resolve(fn(NOOP_SPAN, inner));
   } catch (error) {
     return Promise.reject(error);
   }
