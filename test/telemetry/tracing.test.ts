@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createAgent } from '../../src/agent/agent.ts';
 import { defineTool } from '../../src/kernel/tool.ts';
@@ -117,6 +117,15 @@ describe('OpenTelemetry traces', () => {
     await store.close();
   });
 
+  it('rejects an append’s traceContext that is not an OpenTelemetry context', async () => {
+    const store = createInMemoryStore();
+    await expect(store.append('c1', [{ message: { role: 'user', content: 'hello' } }], { traceContext: 42 as never })).rejects.toMatchObject({
+      code: 'invalid_option',
+      details: { option: 'traceContext' },
+    });
+    await store.close();
+  });
+
   it('traces a ranked search with what it found', async () => {
     tracing.exporter.reset();
     await runtime.recall.search({ userId: 'u1', query: 'tea' });
@@ -170,6 +179,15 @@ describe('OpenTelemetry traces', () => {
     expect(named('mnemo.memory.append').filter((s) => parentOf(s) === summary)).toHaveLength(1);
     await tracing.stop();
     tracing = startTracing();
+  });
+
+  it('records nothing of a turn whose parent was sampled out: its spans carry that decision to theirs', async () => {
+    tracing.exporter.reset();
+    const unsampled = trace.setSpanContext(context.active(), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.NONE });
+    await context.with(unsampled, () => runtime.recall.chat({ userId: 'u1', sessionId: 's7', message: 'coffee preferences please' }));
+    expect(spans().filter((s) => s.name !== 'mnemo.summary' && s.name !== 'mnemo.extraction' && !s.parentSpanContext)).toEqual([]);
+    expect(named('invoke_agent mnemo')).toEqual([]);
+    expect(named('chat stub-model')).toEqual([]);
   });
 
   it('makes a tool’s span active for its code only when the application already runs in a context', async () => {
