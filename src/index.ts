@@ -93,11 +93,12 @@ export { systemPromptFilter } from './kernel/system-prompt-filter.ts';
 export { defineTool, type Tool } from './kernel/tool.ts';
 export type { DoneEvent, LoopEvent, StreamEvent, TextEvent, ToolCallEvent, ToolResultEvent } from './kernel/stream-events.ts';
 export { createAgent } from './agent/agent.ts';
-export type { Agent, AgentConfig, AgentRunResult } from './agent/agent.ts';
+export type { Agent, AgentConfig, AgentRunOptions, AgentRunResult } from './agent/agent.ts';
 export type { MemoryConfig } from './agent/memory-config.ts';
 
 // Model services.
 export type { ChatOptions, LlmResponse, LlmService, LlmStreamEvent, ToolChoice, ToolSpec, Usage } from './llm/llm-service.ts';
+export type { TraceContext } from './telemetry/tracing.ts';
 export { fallbackLlm } from './llm/fallback-llm.ts';
 export { openAICompatible, type OpenAICompatibleOptions } from './llm/openai-compatible.ts';
 export { llmFromEnv } from './llm/llm-from-env.ts';

@@ -15,6 +15,7 @@ import type { MemoryProvider } from '../provider/memory-provider.ts';
 import { danglingToolResults } from './dangling-tool-calls.ts';
 import { failedTurnMarker, isFailedTurnMarker, withoutFailedTurns } from './failed-turns.ts';
 import { resolveMemory, type MemoryConfig } from './memory-config.ts';
+import type { TraceContext } from '../telemetry/tracing.ts';
 
 /**
  * An agent (beamai's `beamai_agent`): a kernel for the LLM and tools, a memory provider for
@@ -93,6 +94,14 @@ export interface AgentRunResult {
   messages: Message[];
 }
 
+/** Options of one `run` or `stream`. */
+export interface AgentRunOptions {
+  /** Aborts the run: the model call rejects with `LlmError` `llm_aborted`. */
+  signal?: AbortSignal | undefined;
+  /** The OpenTelemetry context the run's model-call and tool spans are children of. Default: the active one. */
+  traceContext?: TraceContext | undefined;
+}
+
 /** An agent made by `createAgent`: one conversation, its memory and its kernel. Frozen. */
 export interface Agent {
   /** The conversation its history is stored under. */
@@ -114,9 +123,9 @@ export interface Agent {
    * @throws `LlmError` (its `code`), or a `StorageError` from the store: the turn is stored as
    * failed (its user message and an error marker) and left out of what later runs send.
    */
-  run(text: string, options?: { signal?: AbortSignal }): Promise<AgentRunResult>;
+  run(text: string, options?: AgentRunOptions): Promise<AgentRunResult>;
   /** `run`, streamed (lazy, single use; see above). */
-  stream(text: string, options?: { signal?: AbortSignal }): AsyncIterableIterator<StreamEvent<AgentRunResult>>;
+  stream(text: string, options?: AgentRunOptions): AsyncIterableIterator<StreamEvent<AgentRunResult>>;
   /** The stored history; `[]` without memory. */
   messages(): Promise<Message[]>;
   /** Appends one message to the history; nothing without memory. */
@@ -178,6 +187,7 @@ export function createAgent(config: AgentConfig): Agent {
   const runOnce = async (
     text: string,
     signal: AbortSignal | undefined,
+    traceContext: TraceContext | undefined,
     onEvent?: (event: LoopEvent) => void,
   ): Promise<AgentRunResult> => {
     if (typeof text !== 'string') throw new InvalidInputError('invalid_message', 'run(text) takes a string');
@@ -223,6 +233,7 @@ export function createAgent(config: AgentConfig): Agent {
           parallel,
           nameResults: false,
           ...(signal ? { signal } : {}),
+          ...(traceContext ? { traceContext } : {}),
           ...(onEvent ? { onEvent } : {}),
         },
       );
@@ -242,11 +253,11 @@ export function createAgent(config: AgentConfig): Agent {
     conversationId,
     memory: provider,
     kernel,
-    run: (text, options = {}) => serialized(() => runOnce(text, options.signal)),
+    run: (text, options = {}) => serialized(() => runOnce(text, options.signal, options.traceContext)),
     stream: (text, options = {}) =>
       eventChannel(
         async (emit, signal) => {
-          const result = await serialized(() => runOnce(text, signal, emit));
+          const result = await serialized(() => runOnce(text, signal, options.traceContext, emit));
           return { type: 'done', response: result.response, ...(result.usage ? { usage: result.usage } : {}), result };
         },
         { signal: options.signal, cutReason: STREAM_CLOSED },

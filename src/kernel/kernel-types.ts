@@ -1,6 +1,7 @@
 import type { LlmResponse, LlmService, ToolChoice, Usage } from '../llm/llm-service.ts';
 import type { JsonObject, Message, SystemMessage } from '../message.ts';
 import type { Context } from './context.ts';
+import type { TraceContext } from '../telemetry/tracing.ts';
 import type { ChatResponse, Filter, ToolResponse } from './filter.ts';
 import type { Tool } from './tool.ts';
 import type { ToolCallRecord } from './tool-call.ts';
@@ -39,6 +40,8 @@ export interface ChatCallOptions {
   systemPrompts?: readonly (string | SystemMessage)[];
   /** Passed to each model call: the built-in services reject with `LlmError` `llm_aborted` when it fires. */
   signal?: AbortSignal;
+  /** The OpenTelemetry context the model-call and tool spans are children of. Default: the active one. */
+  traceContext?: TraceContext | undefined;
   /** Stream the call: its text pieces as they arrive (`LlmService.stream`, else `chat`'s text
    *  as one piece). The call still resolves with the whole response. */
   onText?: (delta: string) => void;

@@ -68,6 +68,7 @@ export function createKernel(config: KernelConfig = {}): Kernel {
         chatOptions.toolChoice = settings.toolChoice ?? 'auto';
       }
       if (options.signal) chatOptions.signal = options.signal;
+      if (options.traceContext) chatOptions.traceContext = options.traceContext;
       const request: ChatRequest = { messages, context: options.context ?? newContext(), options: chatOptions };
       return runChain(chain, 'aroundChat', async (req: ChatRequest): Promise<ChatResponse> => {
         let response: LlmResponse;
@@ -149,6 +150,7 @@ async function invokeWithTools(
       maxToolIterations: options.maxToolIterations,
       ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.traceContext ? { traceContext: options.traceContext } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });
 

@@ -8,6 +8,7 @@ import { encodeResult, encodeToolError, toolMessage } from './tool-result.ts';
 import { addUsage, type LoopEvent } from './stream-events.ts';
 import type { Usage } from '../llm/llm-service.ts';
 import { withToolSpan } from '../telemetry/gen-ai.ts';
+import type { TraceContext } from '../telemetry/tracing.ts';
 
 /**
  * The one tool loop, used by `kernel.invoke` and by the agent: call the model, run the tools
@@ -47,6 +48,8 @@ export interface ToolLoopOptions {
   context: Context;
   systemPrompts?: readonly (string | SystemMessage)[];
   signal?: AbortSignal;
+  /** The OpenTelemetry context the model-call and tool spans are children of. Default: the active one. */
+  traceContext?: TraceContext | undefined;
   /** LLM calls allowed; an integer >= 1 (checked by the caller). */
   maxToolIterations: number;
   /** Tool calls allowed before another LLM call; default Infinity. */
@@ -76,7 +79,7 @@ export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options:
     let ok = true;
     let after = on;
     try {
-      const out = await withToolSpan(name, id, () => kernel.invokeTool(name, args, on));
+      const out = await withToolSpan(name, id, options.traceContext, () => kernel.invokeTool(name, args, on));
       after = out.context;
       content = encodeResult(out.result);
     } catch (err) {
@@ -97,6 +100,7 @@ export async function runToolLoop(kernel: Kernel, steps: ToolLoopSteps, options:
       context,
       ...(options.systemPrompts ? { systemPrompts: options.systemPrompts } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.traceContext ? { traceContext: options.traceContext } : {}),
       ...(onText ? { onText } : {}),
     });
     context = chat.context;

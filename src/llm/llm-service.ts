@@ -1,4 +1,5 @@
 import type { AssistantMessage, ContentBlock, Message, ToolCall } from '../message.ts';
+import type { TraceContext } from '../telemetry/tracing.ts';
 
 /** What the model is told about a tool: OpenAI's function-tool shape. */
 export interface ToolSpec {
@@ -32,7 +33,9 @@ export interface ChatOptions {
   /** Sampling temperature for this call; overrides the service's own default. */
   temperature?: number;
   /** Cancels the call: it rejects with `LlmError` `llm_aborted`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /** The OpenTelemetry context the call's span is a child of (a turn's). Default: the active one. */
+  traceContext?: TraceContext | undefined;
 }
 
 /** Tokens a call used, as the server reported them (OpenAI's field names). */

@@ -13,8 +13,8 @@ import {
   GEN_AI_PROVIDER,
   GEN_AI_REQUEST_MODEL,
 } from '../telemetry/gen-ai.ts';
-import { SPAN_KIND, tracedStream, withSpan } from '../telemetry/tracing.ts';
-import type { LlmResponse, LlmService } from './llm-service.ts';
+import { SPAN_KIND, tracedStream, withLeafSpan } from '../telemetry/tracing.ts';
+import type { ChatOptions, LlmResponse, LlmService } from './llm-service.ts';
 
 export interface ModelInfo {
   /** `gen_ai.provider.name`: `openai` for any OpenAI-compatible server, `mnemo` for the offline fallback. */
@@ -25,23 +25,24 @@ export interface ModelInfo {
 export function tracedLlm<S extends LlmService>(service: S, info: ModelInfo): S {
   const name = `chat ${info.model}`;
   const attributes: Attributes = { [GEN_AI_OPERATION]: 'chat', [GEN_AI_PROVIDER]: info.provider, [GEN_AI_REQUEST_MODEL]: info.model };
-  const client = { kind: SPAN_KIND.CLIENT };
+  // The call is the application's code (its HTTP client's spans nest under the model call's).
+  const client = (options: ChatOptions | undefined) => ({ kind: SPAN_KIND.CLIENT, parent: options?.traceContext, activate: true });
   const stream = service.stream?.bind(service);
   return {
     ...service,
     chat: (messages, options) =>
-      withSpan(name, attributes, async (span) => {
+      withLeafSpan(name, attributes, async (span) => {
         const response = await service.chat(messages, options);
         recordResponse(span, response);
         return response;
-      }, client),
+      }, client(options)),
     ...(stream === undefined
       ? {}
       : {
           stream: (messages, options) =>
             tracedStream(name, attributes, () => stream(messages, options), (span, event) => {
               if (event.type === 'done') recordResponse(span, event.response);
-            }, client),
+            }, client(options)),
         }),
   };
 }

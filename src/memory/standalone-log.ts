@@ -134,10 +134,14 @@ export function createSerialLog(
       checkOpen: ensureOpen,
       get: (c) => table.messages(c),
       append: (c, entries, options) =>
-        withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () =>
-          new Promise<StoredMessage[]>((resolve, reject) =>
-            enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: { resolve, reject }, onNumbered: options.onNumbered }),
-          ),
+        withLeafSpan(
+          'mnemo.memory.append',
+          { 'mnemo.memory.messages': entries.length },
+          () =>
+            new Promise<StoredMessage[]>((resolve, reject) =>
+              enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: { resolve, reject }, onNumbered: options.onNumbered }),
+            ),
+          { parent: options.traceContext },
         ),
       clear: (c) => new Promise<void>((resolve, reject) => enqueue(c, { kind: 'clear', done: { resolve: () => resolve(), reject } })),
       // In the new conversation's lane, which then numbers on from the fork point.

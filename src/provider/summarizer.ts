@@ -18,7 +18,7 @@ import {
   type SummaryRecord,
 } from './summary-record.ts';
 import { o200kTokenCounter, type TokenCounter } from './token-counter.ts';
-import { linkedRoot, noteLink, withSpan } from '../telemetry/tracing.ts';
+import { linkedRoot, linkTo, noteLink, withSpan, type TraceContext } from '../telemetry/tracing.ts';
 
 /**
  * Rolling summaries of conversations in a `MessageLog` (compaction without deletion), the
@@ -74,7 +74,7 @@ export interface SummarizerOptions {
    * nothing is stored and the pass ends). Default: the companion conversation of `log`, after
    * reading its latest again.
    */
-  append?: (conversationId: string, summary: NewSummary) => Promise<SummaryRecord | undefined>;
+  append?: (conversationId: string, summary: NewSummary, traceContext: TraceContext | undefined) => Promise<SummaryRecord | undefined>;
   /** A backlog past 4 × `maxTokens`: `'all'` of it in steps (default), or only its `'newest'` step. */
   catchUp?: 'all' | 'newest';
 }
@@ -178,11 +178,11 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
 
   const append =
     options.append ??
-    (async (id: string, summary: NewSummary): Promise<SummaryRecord | undefined> => {
+    (async (id: string, summary: NewSummary, traceContext: TraceContext | undefined): Promise<SummaryRecord | undefined> => {
       // Another writer (another process over the same store) may have summarized meanwhile.
       const now = await latestSummary(log, id);
       if ((now?.id ?? null) !== summary.previous) return undefined;
-      const [stored] = await log.append(summaryConversationId(id), [summaryEntry(summary)]);
+      const [stored] = await log.append(summaryConversationId(id), [summaryEntry(summary)], { traceContext });
       return toSummaryRecord(stored!);
     });
 
@@ -202,13 +202,13 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     if (pending.length === 0) return undefined;
     if (!force && cost <= maxTokens) return undefined;
     // A summary is made: its own trace, linked to the turn that asked for it (telemetry/tracing.ts).
-    return withSpan('mnemo.summary', { 'mnemo.summary.messages': pending.length }, async () => {
+    return withSpan('mnemo.summary', { 'mnemo.summary.messages': pending.length }, async (_, trace) => {
       let made: SummaryRecord | undefined;
       const all = [...steps(pending, coveredTo, maxTokens * STEP_FACTOR, count)];
       // Catching up on the newest step only: the summary starts at its first row.
       const skipTo = newestOnly && all.length > 1 ? all[all.length - 1] : undefined;
       for (const step of skipTo === undefined ? all : [skipTo]) {
-        const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count, signal);
+        const text = await summaryText(id, latest?.text, step.messages.map((r) => r.message), count, signal, trace);
         const summary: NewSummary = {
           text,
           from: step === skipTo ? step.messages[0]!.message_id : (latest?.to ?? 0) + 1,
@@ -218,7 +218,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
           previous: latest?.id ?? null,
           method: llm === undefined ? 'extractive' : 'llm',
         };
-        const stored = await append(id, summary);
+        const stored = await append(id, summary, trace);
         if (stored === undefined) return made;
         latest = stored;
         made = latest;
@@ -227,14 +227,21 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     }, linkedRoot(summaryLinkKey(id)));
   };
 
-  const summaryText = async (id: string, previous: string | undefined, messages: Message[], count: TokenCounter, signal?: AbortSignal): Promise<string> => {
+  const summaryText = async (
+    id: string,
+    previous: string | undefined,
+    messages: Message[],
+    count: TokenCounter,
+    signal: AbortSignal | undefined,
+    traceContext: TraceContext | undefined,
+  ): Promise<string> => {
     if (llm === undefined) return extractiveSummary(previous, messages, maxTokens, count, language);
     const response = await llm.chat(
       [
         { role: 'system', content: summaryInstruction(maxTokens, language) },
         { role: 'user', content: summaryRequest(previous, messages, language) },
       ],
-      signal === undefined ? {} : { signal },
+      { signal, traceContext },
     );
     const text = typeof response.content === 'string' ? response.content.trim() : '';
     if (text === '') throw new SummaryFailedError(`the model returned no summary for ${JSON.stringify(id)}`, id);
@@ -245,7 +252,7 @@ export function createSummarizer(log: MessageLog, options: SummarizerOptions = {
     afterTurn(id) {
       assertSummarizableId(id);
       const lane = byId.get(id);
-      noteLink(summaryLinkKey(id));
+      noteLink(summaryLinkKey(id), linkTo());
       if (lane?.checkQueued) return;
       void enqueue(id, async (l) => {
         l.checkQueued = false;

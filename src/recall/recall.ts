@@ -6,7 +6,7 @@ import { systemWallClock } from '../wall-clock.ts';
 import { chatTurn } from './chat/chat-service.ts';
 import { chatStream } from './chat/chat-stream.ts';
 import { recordTurn } from './chat/record-turn.ts';
-import { withSpan } from '../telemetry/tracing.ts';
+import { withLeafSpan } from '../telemetry/tracing.ts';
 import { withTurnSpan } from '../telemetry/gen-ai.ts';
 import { tracedHits } from './queries/traced-hits.ts';
 import { turnTools } from './chat/turn-tools.ts';
@@ -205,8 +205,8 @@ function embeddingDrain(deps: RecallDeps, options: RecallOptions): { current: ()
 function sessionCalls(s: Service) {
   const { deps, user } = s;
   return {
-    chat: ((input) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => chatTurn(deps, input)))) satisfies Recall['chat'],
-    chatStream: ((input) => chatStream(deps, input, (work) => withTurnSpan(input?.sessionId, () => user(input?.userId, () => work())))) satisfies Recall['chatStream'],
+    chat: ((input) => withTurnSpan(input?.sessionId, (trace) => user(input?.userId, () => chatTurn(deps, input, undefined, trace)))) satisfies Recall['chat'],
+    chatStream: ((input) => chatStream(deps, input, (work) => withTurnSpan(input?.sessionId, (trace) => user(input?.userId, () => work(trace))))) satisfies Recall['chatStream'],
     recordTurn: ((input) => user(input?.userId, () => recordTurn(deps, input))) satisfies Recall['recordTurn'],
     listSessions: ((userId) => user(userId, async (u) => listSessions(await deps.store.sessions(u), localNow(deps).ts, languageOf(deps.language, '')))) satisfies Recall['listSessions'],
     listSessionsPage: ((userId, page = {}) =>
@@ -258,7 +258,7 @@ function readCalls(s: Service) {
     search: ((q) =>
       user(q?.userId, async () => {
         assertSearchTerms(q.query, s.limits.searchTerms);
-        return withSpan('mnemo.search', {}, async (span) => tracedHits(span, await searchHybrid(deps, q)));
+        return withLeafSpan('mnemo.search', {}, async (span) => tracedHits(span, await searchHybrid(deps, q)));
       })) satisfies Recall['search'],
     rebuildSearchIndex: ((userId) => user(userId, (u) => deps.store.rebuildIndex(u))) satisfies Recall['rebuildSearchIndex'],
     summaries: ((userId, sessionId) => user(userId, (u) => listSummaries(deps.memory, sessionConversationId(u, assertSessionId(sessionId))))) satisfies Recall['summaries'],

@@ -15,7 +15,7 @@
  * response holds; this file is the vocabulary and the spans of tools and turns.
  */
 import type { Attributes } from '@opentelemetry/api';
-import { withSpan } from './tracing.ts';
+import { withLeafSpan, withSpan, type TraceContext } from './tracing.ts';
 
 export const GEN_AI_OPERATION = 'gen_ai.operation.name';
 export const GEN_AI_PROVIDER = 'gen_ai.provider.name';
@@ -28,14 +28,15 @@ export const GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
 export const GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
 export const GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id';
 
-/** Runs one tool call in its `execute_tool` span. */
-export function withToolSpan<T>(name: string, callId: string, fn: () => Promise<T>): Promise<T> {
-  return withSpan(`execute_tool ${name}`, { [GEN_AI_OPERATION]: 'execute_tool', [GEN_AI_TOOL_NAME]: name, [GEN_AI_TOOL_CALL_ID]: callId }, fn);
+/** Runs one tool call (the application's code: `activate`) in its `execute_tool` span, a child of `parent`. */
+export function withToolSpan<T>(name: string, callId: string, parent: TraceContext | undefined, fn: () => Promise<T>): Promise<T> {
+  const attributes = { [GEN_AI_OPERATION]: 'execute_tool', [GEN_AI_TOOL_NAME]: name, [GEN_AI_TOOL_CALL_ID]: callId };
+  return withLeafSpan(`execute_tool ${name}`, attributes, fn, { parent, activate: true });
 }
 
-/** Runs one chat turn of `sessionId` in its `invoke_agent` span. */
-export function withTurnSpan<T>(sessionId: unknown, fn: () => Promise<T>): Promise<T> {
+/** Runs one chat turn of `sessionId` in its `invoke_agent` span, a child of the active context; `fn` gets the turn's. */
+export function withTurnSpan<T>(sessionId: unknown, fn: (turn: TraceContext | undefined) => Promise<T>): Promise<T> {
   const attributes: Attributes = { [GEN_AI_OPERATION]: 'invoke_agent', [GEN_AI_AGENT_NAME]: 'mnemo' };
   if (typeof sessionId === 'string') attributes[GEN_AI_CONVERSATION_ID] = sessionId;
-  return withSpan('invoke_agent mnemo', attributes, fn);
+  return withSpan('invoke_agent mnemo', attributes, (_, turn) => fn(turn));
 }

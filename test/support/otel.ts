@@ -6,7 +6,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
  * What an application's OpenTelemetry setup does, for the tests and the tracing bench: a tracer
  * provider exporting to memory, and a context manager on AsyncLocalStorage (the Node SDK's
  * `AsyncLocalStorageContextManager`, in a few lines: that package is not installed), both
- * registered globally. `stop()` unregisters them.
+ * registered globally (the context manager can be left out). `stop()` unregisters them.
  */
 export class AsyncLocalContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
@@ -37,10 +37,11 @@ export interface Tracing {
   stop(): Promise<void>;
 }
 
-export function startTracing(): Tracing {
+/** `contextManager: false`: a tracer provider alone (spans cannot nest across `await` through the API). */
+export function startTracing(options: { contextManager?: boolean } = {}): Tracing {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  context.setGlobalContextManager(new AsyncLocalContextManager());
+  if (options.contextManager !== false) context.setGlobalContextManager(new AsyncLocalContextManager());
   trace.setGlobalTracerProvider(provider);
   return {
     exporter,

@@ -2,14 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { createAgent } from '../../src/agent/agent.ts';
+import { defineTool } from '../../src/kernel/tool.ts';
 import { openAICompatible } from '../../src/llm/openai-compatible.ts';
 import { createInMemoryStore } from '../../src/memory/in-memory/in-memory-store.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import { startChatStub, type ChatStub } from '../support/chat-completions-stub.ts';
 import { startTracing, type Tracing } from '../support/otel.ts';
-import { says, scriptedLlm } from '../support/scripted-llm.ts';
+import { says, scriptedLlm, toolCalls } from '../support/scripted-llm.ts';
 
 // Mnemo's spans as an application's tracer provider records them (an in-memory exporter):
 // one trace per chat turn, its model calls, tools and writes inside it, background work linked.
@@ -115,6 +117,15 @@ describe('OpenTelemetry traces', () => {
     await store.close();
   });
 
+  it('rejects an append’s traceContext that is not an OpenTelemetry context', async () => {
+    const store = createInMemoryStore();
+    await expect(store.append('c1', [{ message: { role: 'user', content: 'hello' } }], { traceContext: 42 as never })).rejects.toMatchObject({
+      code: 'invalid_option',
+      details: { option: 'traceContext' },
+    });
+    await store.close();
+  });
+
   it('traces a ranked search with what it found', async () => {
     tracing.exporter.reset();
     await runtime.recall.search({ userId: 'u1', query: 'tea' });
@@ -130,6 +141,74 @@ describe('OpenTelemetry traces', () => {
     expect(turn!.attributes['error.type']).toBe('llm_bad_request');
     const [call] = named('chat stub-model');
     expect(call!.status.code).toBe(SpanStatusCode.ERROR);
+  });
+
+  /** The turn's spans: the model calls, the tool call, the appends, each the turn's child. */
+  const expectTurnTree = (turn: ReadableSpan) => {
+    const inTrace = spans().filter((s) => s.spanContext().traceId === turn.spanContext().traceId && s !== turn && s.spanContext().spanId !== parentOf(turn));
+    expect(inTrace.map((s) => s.name).sort()).toEqual(['chat stub-model', 'chat stub-model', 'chat stub-model', 'execute_tool search_session', 'mnemo.memory.append', 'mnemo.memory.append']);
+    for (const s of inTrace) expect(parentOf(s), s.name).toBe(turn.spanContext().spanId);
+  };
+
+  it('makes the application’s active span the turn’s parent, the turn the parent of its model calls, tool and appends', async () => {
+    tracing.exporter.reset();
+    await trace.getTracer('app').startActiveSpan('POST /chat', async (request) => {
+      await runtime.recall.chat({ userId: 'u1', sessionId: 's5', message: 'coffee preferences please' });
+      request.end();
+    });
+    const [request] = named('POST /chat');
+    const [turn] = named('invoke_agent mnemo');
+    expect(parentOf(turn!)).toBe(request!.spanContext().spanId);
+    expectTurnTree(turn!);
+  });
+
+  it('nests every span under its turn with no context manager registered: the parents are passed, not activated', async () => {
+    await tracing.stop();
+    tracing = startTracing({ contextManager: false });
+    await runtime.recall.chat({ userId: 'u1', sessionId: 's6', message: 'coffee preferences please' });
+    await runtime.recall.extractionIdle();
+    for (let i = 0; i < 200 && named('mnemo.summary').length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const [turn] = named('invoke_agent mnemo');
+    expect(turn!.parentSpanContext).toBeUndefined();
+    expectTurnTree(turn!);
+    for (const name of ['mnemo.extraction', 'mnemo.summary']) {
+      expect(named(name)[0]!.links.map((l) => l.context.spanId), name).toEqual([turn!.spanContext().spanId]);
+    }
+    // The summary's own append is its child.
+    const summary = named('mnemo.summary')[0]!.spanContext().spanId;
+    expect(named('mnemo.memory.append').filter((s) => parentOf(s) === summary)).toHaveLength(1);
+    await tracing.stop();
+    tracing = startTracing();
+  });
+
+  it('records nothing of a turn whose parent was sampled out: its spans carry that decision to theirs', async () => {
+    tracing.exporter.reset();
+    const unsampled = trace.setSpanContext(context.active(), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.NONE });
+    await context.with(unsampled, () => runtime.recall.chat({ userId: 'u1', sessionId: 's7', message: 'coffee preferences please' }));
+    expect(spans().filter((s) => s.name !== 'mnemo.summary' && s.name !== 'mnemo.extraction' && !s.parentSpanContext)).toEqual([]);
+    expect(named('invoke_agent mnemo')).toEqual([]);
+    expect(named('chat stub-model')).toEqual([]);
+  });
+
+  it('makes a tool’s span active for its code only when the application already runs in a context', async () => {
+    const seen: (string | undefined)[] = [];
+    const agent = createAgent({
+      llm: scriptedLlm([toolCalls(['c1', 'probe', {}]), says('done'), toolCalls(['c2', 'probe', {}]), says('done')]),
+      tools: [defineTool({ name: 'probe', description: 'reads the active span', parameters: { type: 'object' }, execute: async () => seen.push(trace.getActiveSpan()?.spanContext().spanId) })],
+      memory: false,
+    });
+    tracing.exporter.reset();
+    await agent.run('outside any span');
+    await trace.getTracer('app').startActiveSpan('job', async (job) => {
+      await agent.run('inside the application’s span');
+      job.end();
+    });
+    const [outside, inside] = named('execute_tool probe');
+    // Outside, Mnemo switches no context (that would turn AsyncLocalStorage on for the process).
+    expect(seen[0]).toBeUndefined();
+    expect(parentOf(outside!)).toBeUndefined();
+    expect(seen[1]).toBe(inside!.spanContext().spanId);
+    expect(parentOf(inside!)).toBe(named('job')[0]!.spanContext().spanId);
   });
 
   it('is a no-op without a tracer provider', async () => {

@@ -62,14 +62,18 @@ const NO_OPTIONS: AppendOptions = Object.freeze({});
 export function validateAppendOptions(options: unknown): AppendOptions {
   if (options === undefined) return NO_OPTIONS;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new InvalidInputError('invalid_option', 'append options must be an object {idempotencyKey?, onNumbered?}', { option: 'options' });
+    throw new InvalidInputError('invalid_option', 'append options must be an object {idempotencyKey?, onNumbered?, traceContext?}', { option: 'options' });
   }
-  const { idempotencyKey, onNumbered } = options as AppendOptions;
+  const { idempotencyKey, onNumbered, traceContext } = options as AppendOptions;
   if (onNumbered !== undefined && typeof onNumbered !== 'function') {
     throw new InvalidInputError('invalid_option', 'onNumbered must be a function', { option: 'onNumbered' });
+  }
+  if (traceContext !== undefined && typeof (traceContext as { getValue?: unknown } | null)?.getValue !== 'function') {
+    throw new InvalidInputError('invalid_option', 'traceContext must be an OpenTelemetry Context', { option: 'traceContext' });
   }
   const checked: AppendOptions = {};
   if (idempotencyKey !== undefined) checked.idempotencyKey = validateIdempotencyKey(idempotencyKey);
   if (onNumbered !== undefined) checked.onNumbered = onNumbered;
+  if (traceContext !== undefined) checked.traceContext = traceContext;
   return checked;
 }

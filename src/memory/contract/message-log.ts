@@ -1,5 +1,6 @@
 import type { Message, Meta, StoredMessage } from '../../message.ts';
 import type { ChatMemory } from './chat-memory.ts';
+import type { TraceContext } from '../../telemetry/tracing.ts';
 
 /*
  * `MessageLog`: ChatMemory with ids, the face the layers above the store use (recall anchors,
@@ -33,6 +34,8 @@ export interface AppendOptions {
    * with the first attempt).
    */
   onNumbered?(records: readonly StoredMessage[]): void;
+  /** The OpenTelemetry context the append's span is a child of (a chat turn's). Default: the active one. */
+  traceContext?: TraceContext | undefined;
 }
 
 /** Which ids to read: `from`/`to` inclusive, then at most `limit` rows. */

@@ -24,7 +24,7 @@ import { buildPromptContext } from './prompt-context.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import { turnTools } from './turn-tools.ts';
 import { TurnInterruptedError } from './turn-interrupted.ts';
-import { currentLink, noteLink } from '../../telemetry/tracing.ts';
+import { linkTo, noteLink, type TraceContext } from '../../telemetry/tracing.ts';
 import { summaryLinkKey } from '../../provider/summarizer.ts';
 import { extractionLinkKey } from '../jobs/extraction-worker.ts';
 import { rowKeys, RunningTurns, storedTurn } from './turn-keys.ts';
@@ -181,6 +181,8 @@ interface Turn {
   title: string;
   /** Of what Mnemo writes for this turn (`languageOf`: the message's, then its context's too). */
   language: Language;
+  /** The turn span's context: the parent of its model calls, tools and appends (telemetry/tracing.ts). */
+  trace: TraceContext | undefined;
 }
 
 /** What the turn sent the model, and what it made so far (a failure records it). */
@@ -196,14 +198,19 @@ interface Progress {
 /** Turns in flight under an idempotency key, per recall instance (its store). */
 const runningTurns = new WeakMap<object, RunningTurns<ChatResult>>();
 
-export async function chatTurn(deps: RecallDeps, input: ChatInput, onEvent?: (event: ChatStreamEvent) => void): Promise<ChatResult> {
+export async function chatTurn(
+  deps: RecallDeps,
+  input: ChatInput,
+  onEvent?: (event: ChatStreamEvent) => void,
+  trace?: TraceContext,
+): Promise<ChatResult> {
   const userId = assertUserId(input?.userId);
   const sessionId = assertSessionId(input?.sessionId);
   const message = input.message;
   if (typeof message !== 'string') {
     throw new InvalidInputError('invalid_message', 'message must be a string', { field: 'message' });
   }
-  const turn = { userId, sessionId, message, signal: input.signal, onEvent, guard: {}, title: '', language: languageOf(deps.language, message) };
+  const turn = { userId, sessionId, message, signal: input.signal, onEvent, guard: {}, title: '', language: languageOf(deps.language, message), trace };
   const key = input.idempotencyKey === undefined ? undefined : validateIdempotencyKey(input.idempotencyKey);
   if (key === undefined) return locked(deps, { ...turn, keyed: undefined });
   let running = runningTurns.get(deps.store);
@@ -259,6 +266,7 @@ async function storeUserRow(deps: RecallDeps, turn: Turn): Promise<number> {
     ...(turn.keyed === undefined ? {} : { idempotencyKey: rowKeys(turn.keyed.key, turn.keyed.attempt).user }),
     opens: { now: asked.ts },
     with: ([record]) => ({ daily: [mirror(turn, asked, 'user', turn.message, record!.message_id)] }),
+    traceContext: turn.trace,
   });
   turn.guard = guard;
   return records[0]!.message_id;
@@ -283,7 +291,7 @@ async function assembleContext(deps: RecallDeps, turn: Turn, progress: Progress)
 
 /** Step 4: the reply, offline or from the agent with the memory tools. */
 async function replyTo(deps: RecallDeps, turn: Turn, longTerm: LongTermContext, progress: Progress): Promise<string> {
-  const { onEvent, signal } = turn;
+  const { onEvent, signal, trace } = turn;
   if (deps.llm === undefined) {
     const reply = fallbackReply(turn.message, progress.memoryContext, turn.language);
     for (const text of onEvent ? fallbackChunks(reply) : []) {
@@ -303,12 +311,12 @@ async function replyTo(deps: RecallDeps, turn: Turn, longTerm: LongTermContext, 
   });
   try {
     const run = onEvent
-      ? await streamRun(agent.stream(turn.message, signal ? { signal } : {}), (event) => {
+      ? await streamRun(agent.stream(turn.message, { signal, traceContext: trace }), (event) => {
           if (event.type === 'text') progress.streamed += event.delta;
           if (event.type === 'tool_call') progress.streamed = '';
           forward(event, onEvent);
         })
-      : await agent.run(turn.message, signal ? { signal } : {});
+      : await agent.run(turn.message, { signal, traceContext: trace });
     progress.transcript = toolTranscript(run.messages.slice(1));
     return typeof run.response.content === 'string' ? run.response.content : '';
   } catch (err) {
@@ -334,13 +342,14 @@ async function storeReply(
   const knownTitle = turn.title || (deps.llm === undefined ? offlineTitle(message, turn.language) : '');
   // Whether the session's older part is due for a summary: then its job rides in this commit.
   const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
-  const turnSpan = currentLink();
+  const turnSpan = linkTo(turn.trace);
   const { session } = await deps.store.appendTurn(
     {
       userId,
       sessionId,
       entries: [{ message: { role: 'assistant', content: reply }, meta: replyMeta(answered.ts, progress.transcript) }],
       ...(keyed === undefined ? {} : { idempotencyKey: rowKeys(keyed.key, keyed.attempt).reply }),
+      traceContext: turn.trace,
       with: ([record]): TurnSideWrites => {
         // A reply an earlier attempt of a keyed turn stored (it crashed before the turn's key
         // was committed) is the reply.
@@ -367,7 +376,7 @@ async function storeReply(
   progress.replied = true;
   const title =
     session?.title ??
-    (await deps.store.touchSession(userId, sessionId, { title: await generateTitle(deps.llm, message, reply, turn.signal, turn.language), updatedAt: localNow(deps).ts }, turn.guard)).title;
+    (await deps.store.touchSession(userId, sessionId, { title: await generateTitle(deps.llm, message, reply, turn.signal, turn.language, turn.trace), updatedAt: localNow(deps).ts }, turn.guard)).title;
   return { reply, memoryHits: made.memoryHits, title, toolCalls };
 }
 
@@ -383,6 +392,7 @@ async function recordFailure(deps: RecallDeps, turn: Turn, progress: Progress, e
       userId,
       sessionId,
       entries: [{ message: { role: 'assistant', content: reply }, meta: { ...replyMeta(at.ts, progress.transcript), error: { ...error } } }],
+      traceContext: turn.trace,
       with: ([record]) => ({
         daily: [{ ...mirror(turn, at, 'assistant', reply, record!.message_id, toolCalls), error }],
         log: { ...logRow(turn, at.ts, reply, progress.memoryContext, toolCalls), error },

@@ -3,6 +3,7 @@ import { STREAM_CLOSED } from '../../kernel/kernel.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import { chatTurn, type ChatInput, type ChatResult } from './chat-service.ts';
 import type { ChatStreamEvent } from './chat-service.ts';
+import type { TraceContext } from '../../telemetry/tracing.ts';
 
 /**
  * `chat`, streamed: the same turn (chat-service.ts: the user's row stored before the model
@@ -12,16 +13,16 @@ import type { ChatStreamEvent } from './chat-service.ts';
  * or the consumer ending the iteration (`break`: reason `the stream was closed`) — cancels
  * the model call and stores the turn as interrupted (`turn_interrupted`) with the text
  * streamed so far; `return()` resolves once that is stored. `track` runs the turn (the
- * service's close-aware wrapper).
+ * service's close-aware wrapper), handing it the turn span's context.
  */
 export function chatStream(
   deps: RecallDeps,
   input: ChatInput,
-  track: (work: () => Promise<ChatResult>) => Promise<ChatResult>,
+  track: (work: (trace: TraceContext | undefined) => Promise<ChatResult>) => Promise<ChatResult>,
 ): AsyncIterableIterator<ChatStreamEvent> {
   return eventChannel<ChatStreamEvent>(
     async (emit, signal) => {
-      const result = await track(() => chatTurn(deps, { ...input, signal }, emit));
+      const result = await track((trace) => chatTurn(deps, { ...input, signal }, emit, trace));
       return { type: 'done', result };
     },
     { signal: input?.signal, cutReason: STREAM_CLOSED },

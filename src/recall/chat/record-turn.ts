@@ -2,7 +2,7 @@ import { InvalidInputError } from '../../errors.ts';
 import { languageOf } from '../../language.ts';
 import { validateMessage } from '../../memory/contract/validate-message.ts';
 import type { JsonObject, Message } from '../../message.ts';
-import { currentLink, noteLink } from '../../telemetry/tracing.ts';
+import { linkTo, noteLink } from '../../telemetry/tracing.ts';
 import { summaryLinkKey } from '../../provider/summarizer.ts';
 import { extractionLinkKey } from '../jobs/extraction-worker.ts';
 import type { ToolCallView } from '../rows/row-types.ts';
@@ -84,7 +84,7 @@ export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Prom
     const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
     const meta: JsonObject = transcript.length > 0 ? { ts: asked.ts, transcript: transcript as unknown as JsonObject[] } : { ts: asked.ts };
     const row = { day: asked.day, ts: asked.ts, sessionId };
-    const turnSpan = currentLink();
+    const turnSpan = linkTo();
     const { records } = await deps.store.appendTurn({
       userId,
       sessionId,

@@ -1,3 +1,4 @@
+import type { TraceContext } from '../../telemetry/tracing.ts';
 import type { Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import type { ExtractPayload } from '../storage/job-queue.ts';
@@ -50,13 +51,14 @@ export async function extractFacts(
   job: Pick<ExtractPayload, 'userMessage' | 'assistantReply'>,
   signal?: AbortSignal,
   language: Language = 'en',
+  traceContext?: TraceContext,
 ): Promise<ExtractedFact[]> {
   const response = await llm.chat(
     [
       { role: 'system', content: extractionPrompt(language) },
       { role: 'user', content: JSON.stringify({ user: job.userMessage, assistant: job.assistantReply }) },
     ],
-    signal ? { signal } : {},
+    { signal, traceContext },
   );
   const facts = jsonObjectIn(response.content)?.['facts'];
   if (!Array.isArray(facts)) throw new ExtractionAnswerError();

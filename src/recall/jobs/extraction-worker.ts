@@ -3,7 +3,7 @@ import { languageOf } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
 import { createJobWorker, type JobOutcome, type JobWorker, type RetryOptions } from './job-worker.ts';
 import type { LeasedJob } from '../storage/job-queue.ts';
-import { linkedRoot, withSpan } from '../../telemetry/tracing.ts';
+import { linkedRoot, withSpan, type TraceContext } from '../../telemetry/tracing.ts';
 import type { RecallDeps } from '../recall-deps.ts';
 import type { UserGate } from '../user-gate.ts';
 import type { FactSource } from '../records/fact-entry.ts';
@@ -77,10 +77,10 @@ export function createExtractionWorker(
       return errorRecord(error, 'extraction_failed');
     },
     run: ([job], signal) =>
-      withSpan('mnemo.extraction', { 'mnemo.extraction.attempt': job!.attempts + 1 }, () => runJob(job!, signal), linkedRoot(extractionLinkKey(job!.userId, job!.payload))),
+      withSpan('mnemo.extraction', { 'mnemo.extraction.attempt': job!.attempts + 1 }, (_, trace) => runJob(job!, signal, trace), linkedRoot(extractionLinkKey(job!.userId, job!.payload))),
   });
 
-  async function runJob(job: LeasedJob<'extract'>, signal: AbortSignal): Promise<JobOutcome[]> {
+  async function runJob(job: LeasedJob<'extract'>, signal: AbortSignal, trace: TraceContext | undefined): Promise<JobOutcome[]> {
     let userLease;
     try {
       userLease = gate.lease(job.userId);
@@ -90,7 +90,7 @@ export function createExtractionWorker(
     try {
       const aborted = AbortSignal.any([signal, userLease.signal]);
       const p = job.payload;
-      const facts = await extractFacts(llm, p, aborted, languageOf(deps.language, p.userMessage));
+      const facts = await extractFacts(llm, p, aborted, languageOf(deps.language, p.userMessage), trace);
       const source: FactSource = { via: 'extraction', sessionId: p.sessionId, messageIds: p.messageIds };
       for (const fact of facts) {
         try {

@@ -67,7 +67,7 @@ export function createSummaryWorker(
           language: languageOf(deps.language, said),
           // A long backlog (a session older than its summaries) costs one summary, not one per step.
           catchUp: 'newest',
-          append: (_id, made) => deps.store.appendSummary(userId, payload.sessionId, made, guard),
+          append: (_id, made, trace) => deps.store.appendSummary(userId, payload.sessionId, made, guard, trace),
         });
         await summarizer.check(conversationId, { signal: AbortSignal.any([signal, userLease.signal]) });
         return ['done'];

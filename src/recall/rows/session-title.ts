@@ -1,5 +1,6 @@
 import { DEFAULT_LANGUAGE, type Language } from '../../language.ts';
 import type { LlmService } from '../../llm/llm-service.ts';
+import type { TraceContext } from '../../telemetry/tracing.ts';
 
 /**
  * A session's title, made once from its first turn (reference §5.4), in the turn's language.
@@ -44,11 +45,12 @@ export async function generateTitle(
   assistantReply: string,
   signal?: AbortSignal,
   language: Language = DEFAULT_LANGUAGE,
+  traceContext?: TraceContext,
 ): Promise<string> {
   if (!llm) return offlineTitle(userMessage, language);
   try {
     const prompt = titlePrompt(language, userMessage, assistantReply);
-    const response = await llm.chat([{ role: 'user', content: prompt }], { temperature: 0, ...(signal ? { signal } : {}) });
+    const response = await llm.chat([{ role: 'user', content: prompt }], { temperature: 0, ...(signal ? { signal } : {}), ...(traceContext ? { traceContext } : {}) });
     const title = (response.content ?? '').trim().replace(/[\r\n]/g, '');
     return title === '' ? offlineTitle(userMessage, language) : finish(title, language);
   } catch {

@@ -1,5 +1,6 @@
 import type { MessageLog, NewEntry } from '../../memory/contract/message-log.ts';
 import type { StoredMessage } from '../../message.ts';
+import type { TraceContext } from '../../telemetry/tracing.ts';
 import type { NewSummary, SummaryRecord } from '../../provider/summary-record.ts';
 import type { DocTemplate, FactEntry } from '../records/fact-entry.ts';
 import type { RankedFilters } from '../search/rank-filters.ts';
@@ -121,9 +122,15 @@ export interface RecallStore {
    *   deleted and made again): else `StaleWriteError` (`erased`, `session_gone`), nothing stored;
    * - the companion's newest summary is still `summary.previous` (its record id; `null`: the
    *   companion is empty): else `undefined` and nothing stored (another writer came first).
-   * Resolves with the summary as stored.
+   * Resolves with the summary as stored. `traceContext`: the summary job's, the parent of the append's span.
    */
-  appendSummary(userId: string, sessionId: string, summary: NewSummary, guard: WriteGuard & { sessionOrder: number }): Promise<SummaryRecord | undefined>;
+  appendSummary(
+    userId: string,
+    sessionId: string,
+    summary: NewSummary,
+    guard: WriteGuard & { sessionOrder: number },
+    traceContext?: TraceContext,
+  ): Promise<SummaryRecord | undefined>;
 
   // ---- the turn ----
   /**
@@ -227,6 +234,8 @@ export interface TurnAppend {
   };
   /** What commits with the rows, given their records as numbered. Pure. */
   with(records: readonly StoredMessage[]): TurnSideWrites;
+  /** The turn span's context: the parent of the append's span. Default: the active one. */
+  traceContext?: TraceContext | undefined;
 }
 
 /** What commits with a turn's rows (from `TurnAppend.with`). */

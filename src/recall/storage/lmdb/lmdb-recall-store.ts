@@ -150,7 +150,7 @@ export function createLmdbRecallStore(options: LmdbRecallStoreOptions): RecallSt
     deleteSession: ready((userId, sessionId, o) => deleteSession(ctx, userId, sessionId, o?.ifLastId)),
     lockSession: (userId, sessionId) => locks.lock(JSON.stringify([userId, sessionId])),
     appendTurn: ready((a, guard) => appendTurn(ctx, a, guard)),
-    appendSummary: ready((userId, sessionId, summary, guard) => appendSummary(ctx, userId, sessionId, summary, guard)),
+    appendSummary: ready((userId, sessionId, summary, guard, trace) => appendSummary(ctx, userId, sessionId, summary, guard, trace)),
     turnKey: ready(async (userId, sessionId, key) => turnKey(ctx, userId, sessionId, key)),
     dailyDay: ready(async (userId, day) => readDay(dbs, userId, day)),
     dailyWindow: ready(async (userId, day, anchor, before, after) => dailyWindow(dbs, userId, day, { anchor, before, after })),

@@ -1,3 +1,4 @@
+import type { TraceContext } from '../../../telemetry/tracing.ts';
 import { latestSummary, listSummaries, summaryConversationId, summaryEntry, toSummaryRecord, type NewSummary, type SummaryRecord } from '../../../provider/summary-record.ts';
 import { sessionConversationId } from '../../recall-ids.ts';
 import type { WriteGuard } from '../recall-store.ts';
@@ -22,6 +23,7 @@ export async function appendSummary(
   sessionId: string,
   summary: NewSummary,
   guard: WriteGuard & { sessionOrder: number },
+  traceContext?: TraceContext,
 ): Promise<SummaryRecord | undefined> {
   const release = await ctx.userLocks.lock(userId);
   try {
@@ -29,7 +31,7 @@ export async function appendSummary(
     if (sessionEntry(ctx.dbs, userId, sessionId)?.order !== guard.sessionOrder) throw new StaleWriteError('session_gone', userId);
     const conversationId = sessionConversationId(userId, sessionId);
     if (((await latestSummary(ctx.memory, conversationId))?.id ?? null) !== summary.previous) return undefined;
-    const [stored] = await ctx.memory.append(summaryConversationId(conversationId), [summaryEntry(summary)]);
+    const [stored] = await ctx.memory.append(summaryConversationId(conversationId), [summaryEntry(summary)], { traceContext });
     return toSummaryRecord(stored!);
   } finally {
     await release();

@@ -63,6 +63,7 @@ export async function appendTurn(ctx: LmdbContext, a: TurnAppend, guard: WriteGu
   let riding: Promise<void> | undefined;
   const options: AppendOptions = {
     ...(a.idempotencyKey === undefined ? {} : { idempotencyKey: a.idempotencyKey }),
+    traceContext: a.traceContext,
     onNumbered: (records) => {
       riding = commit(dbs, () => sideWrites(records));
       // Awaited below; this only keeps a rejection seen before then from being unhandled.
