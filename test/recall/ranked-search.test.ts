@@ -316,8 +316,10 @@ describe('rebuilding the index', () => {
     // Read batches of 7 rows, one transaction for all: the erasure lands between the reads and the write.
     const rebuilding = rebuildUserIndex({ dbs, pool: undefined }, U, { rows: 7, postings: 10_000 });
     // Once the rebuild began (and read its first batch, at once), what the erasure's
-    // transaction does to the rows (user-erasure.ts): no index hook runs.
-    while (dbs.search.meta.get([U, 'live']) !== INDEX_FORMAT) await new Promise((resolve) => setTimeout(resolve, 1));
+    // transaction does to the rows (user-erasure.ts): no index hook runs. Polled every turn of
+    // the event loop, so the erasure is queued while the rebuild still has batches to read (it
+    // yields a turn after each): its write transaction comes after the erasure's.
+    while (dbs.search.meta.get([U, 'live']) !== INDEX_FORMAT) await new Promise((resolve) => setImmediate(resolve));
     await commit(dbs, () => {
       noteLiveRemoval(U);
       for (const key of [...dbs.daily.getKeys({ start: [U], end: [U, '\uffff'] })]) dbs.daily.remove(key);
