@@ -1,29 +1,12 @@
-import type { AdapterId, AdapterInfo } from './types.ts';
+import type { AdapterId, AdapterInfo, WorkloadId } from './types.ts';
+
+export { WORKLOAD_IDS, type WorkloadId } from './types.ts';
 
 /**
  * What a run produces, as written to `bench/results/*.json`. A workload's rows are one per
  * (adapter, x): x is what varies along the workload (concurrency, conversation length, corpus
  * size, ...); `metrics` are its measured values (null when not measured, with a `note`).
  */
-export type WorkloadId =
-  | 'append'
-  | 'tail'
-  | 'chat'
-  | 'restart'
-  | 'startup'
-  | 'rss'
-  | 'live'
-  | 'search'
-  | 'disk'
-  | 'commit'
-  | 'turn-fsyncs'
-  | 'ranked'
-  | 'index-build'
-  | 'upkeep'
-  | 'turn-cost';
-
-export const WORKLOAD_IDS: readonly WorkloadId[] = ['append', 'tail', 'chat', 'restart', 'startup', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'index-build', 'upkeep', 'turn-cost'];
-
 export interface ResultRow {
   adapter: AdapterId;
   x: number;

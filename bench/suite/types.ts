@@ -12,7 +12,6 @@
  * - `search` (optional) returns the most recent `limit` records of `c` whose content contains
  *   `keyword` (case-insensitive substring), oldest first: the demo's keyword recall.
  */
-import type { WorkloadId } from './result-types.ts';
 import type { DiskUsage } from './temp-dir.ts';
 
 export type Role = 'user' | 'assistant';
@@ -81,3 +80,7 @@ export const PEER_INFOS: readonly AdapterInfo[] = [
   { id: 'sqlite-fts5', label: 'SQLite FTS5 bm25', durable: true, durability: 'n/a (a search index, built in one transaction, synchronous=OFF)', notes: "better-sqlite3, tokenize 'porter unicode61'" },
   { id: 'minisearch', label: 'MiniSearch', durable: false, durability: 'n/a (in memory)', notes: 'default tokenizer, BM25+' },
 ];
+
+/** The workloads of the suite (`--only` names them). */
+export const WORKLOAD_IDS = ['append', 'tail', 'chat', 'restart', 'startup', 'rss', 'live', 'search', 'disk', 'commit', 'turn-fsyncs', 'ranked', 'index-build', 'upkeep', 'turn-cost'] as const;
+export type WorkloadId = (typeof WORKLOAD_IDS)[number];
