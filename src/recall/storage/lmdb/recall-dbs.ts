@@ -232,7 +232,9 @@ export function openRawText<K extends Key>(env: RootDatabase, name: string): Dat
       throw new Error(`${name}: the raw-text handle is read only`);
     },
     // lmdb-js hands over its shared read buffer (no `needsStableBuffer`): read it at once.
-    decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
+    // `get` passes its options, not the size: the shared buffer's `length` is the value's then
+    // (Node 24's toString reads past it without an end).
+    decode: (bytes: Buffer, size: unknown) => bytes.toString('latin1', 0, typeof size === 'number' ? size : bytes.length),
   };
   return env.openDB<string, K>(name, { encoding: 'binary', encoder } as never);
 }

@@ -78,7 +78,9 @@ const LATIN1 = {
   encode: () => {
     throw new Error(`${SEARCH_DB_NAMES.postings}: the Latin-1 handle is read only`);
   },
-  decode: (bytes: Buffer, size: number) => bytes.toString('latin1', 0, size),
+  // `get` passes its options, not the size: the shared buffer's `length` is the value's then
+  // (Node 24's toString reads past it without an end).
+    decode: (bytes: Buffer, size: unknown) => bytes.toString('latin1', 0, typeof size === 'number' ? size : bytes.length),
 };
 
 export function openSearchDbs(env: RootDatabase): SearchDbs {
