@@ -1,4 +1,5 @@
 import { startRuntime, type Runtime } from '../../../src/runtime.ts';
+import type { MessageLog } from '../../../src/index.ts';
 import { createLmdbStore } from '../../../src/memory/index.ts';
 import type { AdapterFactory, AdapterInfo, BenchMessage, LogAdapter } from '../types.ts';
 import { BENCH_USER, lmdbKeyOf } from './lmdb-layout.ts';
@@ -35,25 +36,31 @@ export function startMnemo(dir: string, storage: 'lmdb' | 'memory'): Promise<Run
   return startRuntime({ name: `bench${++runtimes}`, dataDir: dir, storage });
 }
 
+/** A log's append, load and tail over `runtime.memory`, whatever the runtime's storage. */
+export function memoryLog(memory: MessageLog): Pick<LogAdapter, 'append' | 'load' | 'tail'> {
+  return {
+    async append(c, message) {
+      await memory.add(lmdbKeyOf(c), [message]);
+    },
+    async load(c, messages) {
+      const key = lmdbKeyOf(c);
+      for (let i = 0; i < messages.length; i += 10_000) await memory.add(key, messages.slice(i, i + 10_000));
+    },
+    async tail(c, n) {
+      return (await memory.tail(lmdbKeyOf(c), n)).map((r) => r.message as BenchMessage);
+    },
+  };
+}
+
 function mnemoFactory(info: AdapterInfo, storage: 'lmdb' | 'memory'): AdapterFactory {
   return {
     info,
     async open(dir) {
       const runtime = await startMnemo(dir, storage);
-      const memory = runtime.memory;
       const recall = runtime.storage.kind === 'lmdb' ? runtime.recall : undefined;
       const adapter: LogAdapter = {
         info,
-        async append(c, message) {
-          await memory.add(lmdbKeyOf(c), [message]);
-        },
-        async load(c, messages) {
-          const key = lmdbKeyOf(c);
-          for (let i = 0; i < messages.length; i += 10_000) await memory.add(key, messages.slice(i, i + 10_000));
-        },
-        async tail(c, n) {
-          return (await memory.tail(lmdbKeyOf(c), n)).map((r) => r.message as BenchMessage);
-        },
+        ...memoryLog(runtime.memory),
         ...(recall === undefined
           ? {}
           : {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { startRuntime } from '../../../src/runtime.ts';
-import type { AdapterFactory, AdapterInfo, BenchMessage, LogAdapter } from '../types.ts';
-import { lmdbKeyOf } from './lmdb-layout.ts';
+import type { AdapterFactory, AdapterInfo, LogAdapter } from '../types.ts';
+import { memoryLog } from './mnemo.ts';
 
 /**
  * Mnemo on PostgreSQL as a user runs it: `startRuntime({ storage: { postgres } })`, writes
@@ -37,21 +37,11 @@ export const mnemoPostgres: AdapterFactory = {
     if (!url) throw new Error(`${info.id}: MNEMO_PG_URL is not set`);
     const schema = schemaOf(dir);
     const runtime = await startRuntime({ name: `bench-pg${++runtimes}`, dataDir: dir, storage: { postgres: url, schema } });
-    const memory = runtime.memory;
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     const adapter: LogAdapter = {
       info,
-      async append(c, message) {
-        await memory.add(lmdbKeyOf(c), [message]);
-      },
-      async load(c, messages) {
-        const key = lmdbKeyOf(c);
-        for (let i = 0; i < messages.length; i += 10_000) await memory.add(key, messages.slice(i, i + 10_000));
-      },
-      async tail(c, n) {
-        return (await memory.tail(lmdbKeyOf(c), n)).map((r) => r.message as BenchMessage);
-      },
+      ...memoryLog(runtime.memory),
       async footprint() {
         const { rows } = await admin.query<{ bytes: string; relations: string }>(
           `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS bytes, count(*) AS relations
