@@ -51,6 +51,8 @@ export interface AdapterInfo {
   diagnostic?: boolean;
   /** The only workloads it takes part in, when not all. */
   workloads?: readonly WorkloadId[];
+  /** What its `compact` runs, in plain words, for a store that has one. */
+  compaction?: string;
 }
 
 export interface LogAdapter {
@@ -61,6 +63,8 @@ export interface LogAdapter {
   search?(conversationId: string, keyword: string, limit: number): Promise<BenchMessage[]>;
   /** The store's bytes when they are not files in its directory (a server's), measured before `close`. */
   footprint?(): Promise<DiskUsage>;
+  /** The store's own maintenance that gives space back (SQLite's VACUUM, Mnemo's `compact`), as its `info.compaction` says. */
+  compact?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -21,6 +21,7 @@ const lmdbInfo: AdapterInfo = {
   durable: true,
   durability: 'one O_DIRECT + O_DSYNC write of the write-ahead journal (LMDB takes the batch later), or under many conversations an LMDB commit + fdatasync (ack after `flushed`), via runtime.memory.add (per-conversation actor, group commit)',
   notes: 'startRuntime({storage: "lmdb"}): the product path, through the per-conversation actors',
+  compaction: "runtime.compact({ copy: 'rebuild' }) (`mnemo compact --rebuild`): data.mdb rewritten entry by entry in key order, pages packed",
 };
 
 const memoryInfo: AdapterInfo = {
@@ -69,6 +70,7 @@ function mnemoFactory(info: AdapterInfo, storage: 'lmdb' | 'memory'): AdapterFac
                 return rows.map((r) => ({ role: r.role as BenchMessage['role'], content: r.content }));
               },
             }),
+        ...(storage === 'lmdb' ? { compact: async () => void (await runtime.compact({ copy: 'rebuild' })) } : {}),
         close: () => runtime.stop(),
       };
       return adapter;

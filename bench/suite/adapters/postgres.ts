@@ -23,6 +23,7 @@ const info: AdapterInfo = {
   durability: 'the commit acknowledged by PostgreSQL (fsync on, synchronous_commit on: a WAL flush), via runtime.memory.add (per-conversation actor)',
   notes: 'startRuntime({storage: {postgres: MNEMO_PG_URL}}), one server on the same machine over TCP loopback; a fresh schema per store',
   workloads: ['append', 'disk'],
+  compaction: 'VACUUM FULL of its schema\'s tables (each rewritten, indexes rebuilt)',
 };
 
 function schemaOf(dir: string): string {
@@ -51,6 +52,13 @@ export const mnemoPostgres: AdapterFactory = {
         );
         const bytes = Number(rows[0]!.bytes);
         return { allocatedBytes: bytes, apparentBytes: bytes, files: Number(rows[0]!.relations) };
+      },
+      async compact() {
+        const { rows } = await admin.query<{ name: string }>(
+          `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
+          [schema],
+        );
+        for (const { name } of rows) await admin.query(`VACUUM FULL ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(name)}`);
       },
       async close() {
         try {

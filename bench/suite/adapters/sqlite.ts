@@ -21,6 +21,7 @@ export const sqlite: AdapterFactory = {
     durable: true,
     durability: 'fsync of the WAL per commit (journal_mode=WAL, synchronous=FULL), one transaction per message',
     notes: 'better-sqlite3 (synchronous: a commit blocks the event loop)',
+    compaction: 'VACUUM (the database rewritten, pages packed), then a WAL checkpoint',
   },
   async open(dir) {
     const db = new Database(join(dir, 'chat.db'));
@@ -65,6 +66,10 @@ export const sqlite: AdapterFactory = {
       async search(c, keyword, limit) {
         const pattern = `%${keyword.trim().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
         return search.all(c, pattern, limit).reverse().map(toMessage);
+      },
+      async compact() {
+        db.exec('VACUUM');
+        db.pragma('wal_checkpoint(TRUNCATE)');
       },
       async close() {
         db.close();

@@ -10,6 +10,11 @@ import type { Workload } from '../workload.ts';
  * divided by the message count. A store still appending after `capSeconds` stops there (its
  * conversations all about as deep) and its row says so. A store kept by a server (PostgreSQL) reports its own bytes
  * (`footprint`) before it closes. The payload column is the UTF-8 size of the contents alone.
+ *
+ * Then, for a store with its own compaction (`info.compaction`: SQLite's VACUUM, Mnemo's
+ * `compact`), the same store compacted: reopened, compacted, closed and measured again (a
+ * server's store in place, before it closes): the bytes a store at rest needs once its own
+ * maintenance has run, beside the bytes it holds as written.
  */
 export const diskWorkload: Workload = {
   id: 'disk',
@@ -25,6 +30,7 @@ export const diskWorkload: Workload = {
         const adapter = await factory.open(dir);
         const deadline = performance.now() + capSeconds * 1000;
         let footprint: DiskUsage | undefined;
+        let compacted: DiskUsage | undefined;
         let written = 0;
         let payload = 0;
         try {
@@ -40,10 +46,24 @@ export const diskWorkload: Workload = {
             }),
           );
           footprint = await adapter.footprint?.();
+          if (footprint !== undefined && adapter.compact !== undefined) {
+            await adapter.compact();
+            compacted = await adapter.footprint?.();
+          }
         } finally {
           await adapter.close();
         }
-        return { ...(footprint ?? diskUsage(dir)), written, payload };
+        const asWritten = footprint ?? diskUsage(dir);
+        if (footprint === undefined && factory.info.compaction !== undefined) {
+          const reopened = await factory.open(dir);
+          try {
+            await reopened.compact?.();
+          } finally {
+            await reopened.close();
+          }
+          compacted = diskUsage(dir);
+        }
+        return { ...asWritten, written, payload, compacted };
       });
       step.done();
       const { written, payload } = usage;
@@ -55,6 +75,7 @@ export const diskWorkload: Workload = {
           apparentPerMessage: usage.apparentBytes / written,
           payloadPerMessage: payload / written,
           overhead: usage.allocatedBytes / payload,
+          ...(usage.compacted === undefined ? {} : { compactedPerMessage: usage.compacted.allocatedBytes / written }),
           files: usage.files,
           messages: written,
         },
@@ -72,15 +93,20 @@ export const diskWorkload: Workload = {
         { key: 'apparentPerMessage', label: 'apparent B/msg', digits: 0 },
         { key: 'payloadPerMessage', label: 'payload B/msg', digits: 0 },
         { key: 'overhead', label: 'allocated ÷ payload', digits: 2 },
+        { key: 'compactedPerMessage', label: 'compacted B/msg', digits: 0 },
         { key: 'files', label: 'files', digits: 0 },
         { key: 'messages', label: 'written', digits: 0 },
       ],
-      ratios: [{ metric: 'bytesPerMessage', baseline: 'mnemo-lmdb', label: 'size ÷ Mnemo' }],
+      ratios: [
+        { metric: 'bytesPerMessage', baseline: 'mnemo-lmdb', label: 'size ÷ Mnemo' },
+        { metric: 'compactedPerMessage', baseline: 'mnemo-lmdb', label: 'compacted ÷ Mnemo' },
+      ],
       rows,
       charts: [{ file: 'disk-bytes.svg', kind: 'bars', title: 'Allocated bytes on disk per message', metric: 'bytesPerMessage', yLabel: 'bytes/message (log)', logY: true }],
       notes: [
         'LangGraph stores the whole history in every checkpoint, so its bytes per message grow with the conversation length (here ' + `${perConversation}` + ' messages per conversation).',
         'In-memory stores are not measured.',
+        ...ctx.adapters.filter((a) => a.info.compaction !== undefined && rows.some((r) => r.adapter === a.info.id)).map((a) => `${a.info.label}, compacted: ${a.info.compaction}.`),
         ...(rows.some((r) => r.adapter === 'mnemo-postgres') ? ['Mnemo (PostgreSQL): its schema\'s relations (tables, indexes, TOAST) by pg_total_relation_size; "files" counts tables; the server\'s WAL is not counted.'] : []),
       ],
       seconds: (performance.now() - started) / 1000,
