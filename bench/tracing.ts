@@ -16,10 +16,12 @@
  * make none since they are passed their parents: without this the traced batches would pay that
  * hook only after an export, at random. The providers and one
  * context manager are registered and unregistered between batches, so a switch makes no
- * garbage of its own; the order is reversed every other round, so a drift of the machine or of
- * the sessions' length falls on each mode alike. A batch is a mode's turns plus the summary jobs
- * they queued (waited for inside the batch: background work is charged to the mode that caused
- * it); CPU is `process.cpuUsage()` (user + system, every thread) per turn. The figure is the
+ * garbage of its own. A batch pays part of the batch before it (the garbage it left, collected
+ * now; the spans the batch processor still holds): the modes' order in a round follows a
+ * Williams square, four orders in turn in which each mode comes once in each place and, within
+ * the rounds, once after each other mode, so neither a drift within a round nor what a batch
+ * inherits favours one mode. A batch is a mode's turns plus the summary jobs they queued
+ * (waited for inside the batch: background work is charged to the mode that caused it); CPU is `process.cpuUsage()` (user + system, every thread) per turn. The figure is the
  * median over the rounds of each round's ratio to its own "off" batch: on a shared machine the
  * other load moves neighbouring batches together, so short rounds, many of them, are steadier
  * than long ones (the middle half of the rounds' ratios is printed to show the spread).
@@ -39,6 +41,13 @@ const ROUNDS = process.argv.includes('--quick') ? 100 : 400;
 const TURNS = 4;
 const MODES = ['off', 'context', 'sampled-out', 'on'] as const;
 type Mode = (typeof MODES)[number];
+/** The rounds' orders of MODES (indices): a Williams square, balanced for place and for the mode before. */
+const WILLIAMS = [
+  [0, 1, 3, 2],
+  [1, 2, 0, 3],
+  [2, 3, 1, 0],
+  [3, 0, 2, 1],
+] as const;
 
 let exported = 0;
 const dropping: SpanExporter = {
@@ -80,7 +89,7 @@ await withTempDir('tracing', async (dir) => {
     for (let i = 0; i < 25; i++) for (const mode of MODES) await batch(mode); // warm-up
     const samples: Record<Mode, number[]> = { off: [], context: [], 'sampled-out': [], on: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) samples[mode].push(await batch(mode));
+      for (const i of WILLIAMS[r % WILLIAMS.length]!) samples[MODES[i]!].push(await batch(MODES[i]!));
     }
     await provider.forceFlush();
     use('off');

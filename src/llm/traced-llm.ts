@@ -31,11 +31,13 @@ export function tracedLlm<S extends LlmService>(service: S, info: ModelInfo): S 
   return {
     ...service,
     chat: (messages, options) =>
-      withLeafSpan(name, attributes, async (span) => {
-        const response = await service.chat(messages, options);
-        recordResponse(span, response);
-        return response;
-      }, client(options)),
+      withLeafSpan(
+        name,
+        attributes,
+        // A span that records nothing gets the call's own promise (no `then` of ours).
+        (span) => (span.isRecording() ? service.chat(messages, options).then((response) => recordResponse(span, response)) : service.chat(messages, options)),
+        client(options),
+      ),
     ...(stream === undefined
       ? {}
       : {
@@ -47,11 +49,12 @@ export function tracedLlm<S extends LlmService>(service: S, info: ModelInfo): S 
   };
 }
 
-function recordResponse(span: Span, response: LlmResponse): void {
+function recordResponse(span: Span, response: LlmResponse): LlmResponse {
   if (response.finish_reason !== undefined) span.setAttribute(GEN_AI_FINISH_REASONS, [response.finish_reason]);
   if (response.usage !== undefined) {
     span.setAttribute(GEN_AI_INPUT_TOKENS, response.usage.prompt_tokens);
     span.setAttribute(GEN_AI_OUTPUT_TOKENS, response.usage.completion_tokens);
   }
+  return response;
 }
 

@@ -157,17 +157,35 @@ function untraced<T>(fn: (span: Span, context: TraceContext | undefined) => Prom
   }
 }
 
-/** `fn`'s outcome, `span` ended when it settles (marked failed on a failure). */
-async function settled<T>(span: Span, fn: (span: Span, context: TraceContext | undefined) => Promise<T> | T, inner: TraceContext | undefined): Promise<T> {
+/**
+ * `fn`'s outcome, `span` ended when it settles (marked failed on a failure). One `then` on
+ * `fn`'s promise, not an `async` wrapper: a promise less per span, which counts while a
+ * context manager's promise hook is on.
+ */
+function settled<T>(span: Span, fn: (span: Span, context: TraceContext | undefined) => Promise<T> | T, inner: TraceContext | undefined): Promise<T> {
+  let outcome: Promise<T> | T;
   try {
-    const value = await fn(span, inner);
-    span.end();
-    return value;
+    outcome = fn(span, inner);
   } catch (error) {
-    failSpan(span, error);
-    span.end();
-    throw error;
+    failed(span, error);
+    return Promise.reject(error);
   }
+  // `Promise.resolve` of a native promise is that promise (no new one); a thenable is adopted.
+  return Promise.resolve(outcome).then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      failed(span, error);
+      throw error;
+    },
+  );
+}
+
+function failed(span: Span, error: unknown): void {
+  failSpan(span, error);
+  span.end();
 }
 
 /** Marks `span` failed with `error`'s code and Mnemo's own sentence for it. */

@@ -1,6 +1,7 @@
 import type { MessageLog } from '../contract/message-log.ts';
 import type { ConversationRouter } from './conversation-router.ts';
 import type { StorageSlot } from './storage-slot.ts';
+import type { MessageTable } from '../contract/message-table.ts';
 import { validatedLog } from '../contract/validated-log.ts';
 import { validateLastId, type ConditionalClear } from '../contract/conditional-clear.ts';
 import { validateConversationId } from '../contract/validate-input.ts';
@@ -14,18 +15,23 @@ import { withLeafSpan } from '../../telemetry/tracing.ts';
  * An append is one span, `mnemo.memory.append`, from the call until its commit is durable.
  */
 export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): MessageLog & ConditionalClear {
-  const table = () => slot.current() ?? slot.whenTable();
+  // A read is the table's own promise while the table is up (no `async` wrapper: promises
+  // count while a context manager's promise hook is on); it waits only while the store restarts.
+  const read = <R>(f: (t: MessageTable) => Promise<R>): Promise<R> => {
+    const t = slot.current();
+    return t === undefined ? slot.whenTable().then(f) : f(t);
+  };
   const log = validatedLog({
     checkOpen() {},
-    get: async (c) => (await table()).messages(c),
+    get: (c) => read((t) => t.messages(c)),
     append: (c, entries, options) =>
       withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options), { parent: options.traceContext }),
     clear: (c) => router.clear(c),
     fork: (source, at, newId) => router.fork(newId, source, at),
-    range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),
-    tail: async (c, n) => (await table()).tail(c, n),
-    systemMessages: async (c) => (await table()).systemMessages(c),
-    lastId: async (c) => (await table()).lastId(c),
+    range: (c, q) => read((t) => t.range(c, q.from, q.to, q.limit)),
+    tail: (c, n) => read((t) => t.tail(c, n)),
+    systemMessages: (c) => read((t) => t.systemMessages(c)),
+    lastId: (c) => read((t) => t.lastId(c)),
   });
   return {
     ...log,

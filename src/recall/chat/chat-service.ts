@@ -342,7 +342,8 @@ async function storeReply(
   const knownTitle = turn.title || (deps.llm === undefined ? offlineTitle(message, turn.language) : '');
   // Whether the session's older part is due for a summary: then its job rides in this commit.
   const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
-  const turnSpan = linkTo(turn.trace);
+  // The turn's span is looked up only for a job to link to it.
+  const turnSpan = deps.factsLlm !== undefined || summarize ? linkTo(turn.trace) : undefined;
   const { session } = await deps.store.appendTurn(
     {
       userId,

@@ -84,7 +84,8 @@ export async function recordTurn(deps: RecallDeps, input: RecordTurnInput): Prom
     const summarize = deps.summary !== undefined && (await deps.summary.reader.due(sessionConversationId(userId, sessionId)));
     const meta: JsonObject = transcript.length > 0 ? { ts: asked.ts, transcript: transcript as unknown as JsonObject[] } : { ts: asked.ts };
     const row = { day: asked.day, ts: asked.ts, sessionId };
-    const turnSpan = linkTo();
+    // The turn's span is looked up only for a job to link to it.
+    const turnSpan = deps.factsLlm !== undefined || summarize ? linkTo() : undefined;
     const { records } = await deps.store.appendTurn({
       userId,
       sessionId,
