@@ -289,23 +289,24 @@ export class ConversationRouter implements RouterPort {
     // starts hibernated, its lane open): the writes go to it in the caller's turn, so a first
     // write is issued with the call that made it, as a later one is.
     this.flush(route);
-    started.then(
-      () => undefined,
-      () => {
-        // Raced with a supervisor restart (the name is taken: that incarnation announced
-        // itself), or there is no conversation supervisor right now: wait for the next one.
-        if (route.state === 'starting') route.state = 'idle';
-      },
-    );
+    started.catch(() => {
+      // Raced with a supervisor restart (the name is taken: that incarnation announced
+      // itself), or there is no conversation supervisor right now: wait for the next one.
+      if (route.state === 'starting') route.state = 'idle';
+    });
   }
 
   /** The incarnation's actor exited (its watcher fired). */
   down(conversationId: string, incarnation: Incarnation, reason: ExitReason): void {
-    const abort =
-      this.closedWith ??
-      new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
-    // Its write in flight settles with the storage outcome; the queued ones never reached storage.
-    for (const op of incarnation.lane.takeQueued()) op.done.reject(abort);
+    // Its write in flight settles with the storage outcome; the queued ones never reached
+    // storage. (The error is built only for them: an actor that passivated holds none.)
+    const queued = incarnation.lane.takeQueued();
+    if (queued.length > 0) {
+      const abort =
+        this.closedWith ??
+        new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
+      for (const op of queued) op.done.reject(abort);
+    }
     this.live--;
     if (incarnation.leaving) this.leaving--;
     const route = this.routes.get(conversationId);
