@@ -142,15 +142,13 @@ class Conversation implements LaneOwner {
     this.#router.incarnated(id, this.#pid, this.#lane);
     const fence = this.#router.fence(id);
     let lastId: Promise<number>;
-    if (fence === undefined && table.lastIdNow !== undefined) {
-      try {
-        return this.#lane.open(table.lastIdNow(id));
-      } catch (error) {
-        // The actor is still in its init: the fault reaches it from the next microtask.
-        lastId = Promise.reject(error);
-      }
-    } else {
-      lastId = fence === undefined ? table.lastId(id) : fence.then(() => table.lastId(id));
+    try {
+      if (fence !== undefined) lastId = fence.then(() => table.lastId(id));
+      else if (table.lastIdNow !== undefined) return this.#lane.open(table.lastIdNow(id));
+      else lastId = table.lastId(id);
+    } catch (error) {
+      // The actor is still in its init: the fault reaches it from the next microtask.
+      lastId = Promise.reject(error);
     }
     lastId.then(
       (last) => this.#lane.open(last),
