@@ -16,6 +16,10 @@ import type { KeyRecord } from './idempotency.ts';
 export interface MessageTable {
   readonly kind: 'memory' | 'lmdb' | 'custom';
   lastId(conversationId: string): Promise<number>;
+  /** The same, synchronously, where the table reads synchronously: a conversation actor
+   * hydrates with it in its start, so its first write is issued in the turn of the call that
+   * made it. Optional. */
+  lastIdNow?(conversationId: string): number;
   messages(conversationId: string): Promise<Message[]>;
   /** Ids in `[from, to]`, ascending, at most `limit`. */
   range(conversationId: string, from: number, to: number, limit: number): Promise<StoredMessage[]>;

@@ -75,6 +75,7 @@ export function createInMemoryTable(): MessageTable {
   return {
     kind: 'memory',
     lastId: async (c) => lastId(c),
+    lastIdNow: lastId,
     messages: async (c) => range(c, 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).map((r) => r.message as Message),
     range: async (c, from, to, limit) => range(c, from, to, limit),
     tail: async (c, n) => (n === 0 ? [] : stitchedTail(segments(c), n, own)),

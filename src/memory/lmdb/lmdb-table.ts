@@ -361,6 +361,10 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
       ensureOpen();
       return lastIdSync(c);
     },
+    lastIdNow: (c) => {
+      ensureOpen();
+      return lastIdSync(c);
+    },
     messages: async (c) => {
       ensureOpen();
       const out: Message[] = [];

@@ -49,8 +49,9 @@ export interface RouterPort {
   incarnated(conversationId: string, pid: Pid, lane: WriteLane): void;
   /** The actor is about to exit idle; route new writes to the next incarnation. */
   passivating(conversationId: string, pid: Pid): void;
-  /** Settles when the write the previous incarnation had in flight, if any, has settled. */
-  settled(conversationId: string): Promise<void>;
+  /** Settles when the write the previous incarnation had in flight has settled; undefined
+   * when there is none to wait for. */
+  fence(conversationId: string): Promise<void> | undefined;
 }
 
 export interface ConversationDeps {
@@ -131,17 +132,28 @@ class Conversation implements LaneOwner {
 
   /**
    * Tells the router its lane, then opens the lane once the last id is read (after the
-   * previous incarnation's write settled). A lane whose owner died meanwhile issues nothing.
+   * previous incarnation's write settled). With nothing to wait for and a table that reads
+   * synchronously (a new conversation on LMDB), it opens now, so the router hands it the
+   * waiting writes in the same turn. A lane whose owner died meanwhile issues nothing.
    */
   start(): void {
-    this.#router.incarnated(this.#id, this.#pid, this.#lane);
-    this.#router
-      .settled(this.#id)
-      .then(() => this.#table.lastId(this.#id))
-      .then(
-        (lastId) => this.#lane.open(lastId),
-        (error: unknown) => this.fault(error),
-      );
+    const id = this.#id;
+    const table = this.#table;
+    this.#router.incarnated(id, this.#pid, this.#lane);
+    const fence = this.#router.fence(id);
+    let lastId: Promise<number>;
+    try {
+      if (fence !== undefined) lastId = fence.then(() => table.lastId(id));
+      else if (table.lastIdNow !== undefined) return this.#lane.open(table.lastIdNow(id));
+      else lastId = table.lastId(id);
+    } catch (error) {
+      // The actor is still in its init: the fault reaches it from the next microtask.
+      lastId = Promise.reject(error);
+    }
+    lastId.then(
+      (last) => this.#lane.open(last),
+      (error: unknown) => this.fault(error),
+    );
   }
 }
 

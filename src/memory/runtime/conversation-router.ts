@@ -96,6 +96,8 @@ export class ConversationRouter implements RouterPort {
   private evictionQueued = false;
   /** Holds in force (`hold`). */
   private holds = 0;
+  /** The route whose actor `start` is starting, while its `startChild` call runs. */
+  private starting: Route | undefined = undefined;
 
   constructor(private readonly options: RouterOptions) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(1, options.idleMs / 2));
@@ -202,14 +204,15 @@ export class ConversationRouter implements RouterPort {
     route.state = 'live';
     this.live++;
     watch(pid, incarnation);
+    // This runs in the actor's init: the writes go to it afterwards, from `start` when it
+    // started this actor, else (a restart) from a microtask.
+    if (route !== this.starting) queueMicrotask(() => this.flush(route));
     if (this.live - this.leaving > this.options.maxLive && !this.evictionQueued) {
       // A microtask, not a later event turn: a loop over an in-memory store never yields to
       // the event loop, and eviction must keep up with it.
       this.evictionQueued = true;
       queueMicrotask(() => this.evict());
     }
-    // The actor is still starting (this runs in its entry action): deliver afterwards.
-    queueMicrotask(() => this.flush(route));
   }
 
   passivating(conversationId: string, pid: Pid): void {
@@ -220,8 +223,8 @@ export class ConversationRouter implements RouterPort {
     this.leaving++;
   }
 
-  settled(conversationId: string): Promise<void> {
-    return this.routes.get(conversationId)?.fence ?? Promise.resolve();
+  fence(conversationId: string): Promise<void> | undefined {
+    return this.routes.get(conversationId)?.fence;
   }
 
   // --- internals ---
@@ -275,23 +278,35 @@ export class ConversationRouter implements RouterPort {
 
   private start(conversationId: string, route: Route): void {
     route.state = 'starting';
-    startChild(this.options.supervisorName, conversationId).then(
-      () => undefined,
-      () => {
-        // Raced with a supervisor restart (the name is taken: that incarnation announced
-        // itself), or there is no conversation supervisor right now: wait for the next one.
-        if (route.state === 'starting') route.state = 'idle';
-      },
-    );
+    this.starting = route;
+    let started: Promise<unknown>;
+    try {
+      started = startChild(this.options.supervisorName, conversationId);
+    } finally {
+      this.starting = undefined;
+    }
+    // A supervisor that is not busy starts the actor within the call (a conversation actor
+    // starts hibernated, its lane open): the writes go to it in the caller's turn, so a first
+    // write is issued with the call that made it, as a later one is.
+    this.flush(route);
+    started.catch(() => {
+      // Raced with a supervisor restart (the name is taken: that incarnation announced
+      // itself), or there is no conversation supervisor right now: wait for the next one.
+      if (route.state === 'starting') route.state = 'idle';
+    });
   }
 
   /** The incarnation's actor exited (its watcher fired). */
   down(conversationId: string, incarnation: Incarnation, reason: ExitReason): void {
-    const abort =
-      this.closedWith ??
-      new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
-    // Its write in flight settles with the storage outcome; the queued ones never reached storage.
-    for (const op of incarnation.lane.takeQueued()) op.done.reject(abort);
+    // Its write in flight settles with the storage outcome; the queued ones never reached
+    // storage. (The error is built only for them: an actor that passivated holds none.)
+    const queued = incarnation.lane.takeQueued();
+    if (queued.length > 0) {
+      const abort =
+        this.closedWith ??
+        new StorageError('write_aborted', `the actor of conversation ${conversationId} stopped (${describe(reason)}) before the write was stored`);
+      for (const op of queued) op.done.reject(abort);
+    }
     this.live--;
     if (incarnation.leaving) this.leaving--;
     const route = this.routes.get(conversationId);

@@ -74,9 +74,9 @@ export class WriteLane {
     return queued;
   }
 
-  /** Settles once the step in flight, if any, has settled. */
-  settled(): Promise<void> {
-    return this.inFlight === undefined ? Promise.resolve() : this.inFlight.then(noop, noop);
+  /** Settles once the step in flight has settled; undefined when none is in flight. */
+  settled(): Promise<void> | undefined {
+    return this.inFlight?.then(noop, noop);
   }
 
   /** Settles when the lane is idle (at once if it is); never, if it halts on a fault. */
