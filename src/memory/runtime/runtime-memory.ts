@@ -20,6 +20,8 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     get: async (c) => (await table()).messages(c),
     append: (c, entries, options) =>
       withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options), { parent: options.traceContext }),
+    add: (c, entries, options) =>
+      withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.add(c, entries, options), { parent: options.traceContext }),
     clear: (c) => router.clear(c),
     fork: (source, at, newId) => router.fork(newId, source, at),
     range: async (c, q) => (await table()).range(c, q.from, q.to, q.limit),
