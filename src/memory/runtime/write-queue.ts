@@ -35,9 +35,21 @@ export interface Settle<T> {
 }
 
 /** An append's `done` for a caller that wants no records (`add`): its promise resolves with
- * nothing, without a `.then` layer (a promise per append) to drop them. */
+ * nothing, without a `.then` layer (a promise per append) to drop them. A class: a closure
+ * named by an object literal costs a `defineProperty` per call under tsx's keepNames. */
+class RecordsDropped implements Settle<StoredMessage[]> {
+  constructor(
+    private readonly done: () => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+
+  resolve(): void {
+    this.done();
+  }
+}
+
 export function recordsDropped(resolve: () => void, reject: (error: unknown) => void): Settle<StoredMessage[]> {
-  return { resolve: () => resolve(), reject };
+  return new RecordsDropped(resolve, reject);
 }
 
 export type PendingOp =
@@ -308,7 +320,10 @@ function dedupe(ops: readonly AppendOp[], keyOf: (key: string, now: number) => K
 
 /** Answers `op` with the records its key stored. */
 function replay(op: AppendOp, stored: KeyRecord, ctx: StepContext): void {
-  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
+  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(
+    (rows) => op.done.resolve(rows),
+    (error: unknown) => op.done.reject(error),
+  );
 }
 
 /** Over a log that keeps keys itself: each keyed op alone, unkeyed neighbours together, in order. */
