@@ -5,7 +5,8 @@
  * conversations at once, as the suite's append workload does after its first appends. Per append it prints the promises made
  * (`async_hooks` PROMISE inits, the bench's own included: the same for every adapter) and the
  * bytes allocated on the JS heap (heap used after minus before a round, with a young generation
- * large enough that no collection runs inside it: a burst that collected is discarded).
+ * large enough that no collection runs inside it: a burst that collected is discarded), and,
+ * timed and so noisy, the process CPU per append in those bursts (the median).
  *
  *   node --expose-gc --min-semi-space-size=64 --max-semi-space-size=64 --import tsx bench/append-steady.ts [--conversations 1000] [--rounds 5] [--adapters raw-lmdb,mnemo-store,mnemo-lmdb]
  */
@@ -57,7 +58,7 @@ const burst = (adapter: LogAdapter, per: number): Promise<unknown> => {
   );
 };
 
-async function measure(factory: AdapterFactory): Promise<{ promises: number; bytes: number }> {
+async function measure(factory: AdapterFactory): Promise<{ promises: number; bytes: number; cpuUs: number }> {
   return withTempDir(factory.info.id, async (dir) => {
     const adapter = await factory.open(dir);
     next = 0;
@@ -66,6 +67,7 @@ async function measure(factory: AdapterFactory): Promise<{ promises: number; byt
       await nextTurn();
       const counts: number[] = [];
       const bytes: number[] = [];
+      const cpus: number[] = [];
       const n = conversations * PER;
       for (let r = 0; r < rounds; r++) {
         promises = 0;
@@ -78,13 +80,17 @@ async function measure(factory: AdapterFactory): Promise<{ promises: number; byt
         await nextTurn();
         const gcs = collections;
         const before = process.memoryUsage().heapUsed;
+        const cpu0 = process.cpuUsage();
         await burst(adapter, PER);
+        const cpu = process.cpuUsage(cpu0);
         const after = process.memoryUsage().heapUsed;
+        cpus.push((cpu.user + cpu.system) / n);
         await nextTurn();
         if (collections === gcs) bytes.push((after - before) / n);
       }
       const min = (xs: number[]) => (xs.length === 0 ? NaN : Math.min(...xs));
-      return { promises: min(counts), bytes: min(bytes) };
+      const median = [...cpus].sort((a, b) => a - b)[Math.floor(cpus.length / 2)]!;
+      return { promises: min(counts), bytes: min(bytes), cpuUs: median };
     } finally {
       await adapter.close();
     }
@@ -94,5 +100,7 @@ async function measure(factory: AdapterFactory): Promise<{ promises: number; byt
 console.log(`${conversations} conversations, steady appends (each conversation's 4th and later), fewest of ${rounds} bursts of ${PER}:`);
 for (const id of chosen) {
   const m = await measure(factories[id]!);
-  console.log(`  ${id.padEnd(12)} ${m.promises.toFixed(1).padStart(5)} promises/append  ${(m.bytes / 1024).toFixed(2).padStart(6)} KB allocated/append`);
+  console.log(
+    `  ${id.padEnd(12)} ${m.promises.toFixed(1).padStart(5)} promises/append  ${(m.bytes / 1024).toFixed(2).padStart(6)} KB allocated/append  CPU ${m.cpuUs.toFixed(1)} µs/append`,
+  );
 }
