@@ -9,7 +9,8 @@ import type { KeyRecord } from './idempotency.ts';
  *
  * - `write` stores the whole batch in one atomic, durable step (LMDB: one transaction, then
  *   flushed) and tells `to.resolve` the records as stored, or stores nothing and tells
- *   `to.reject` a `StorageError`; a failure before anything was issued may also be thrown.
+ *   `to.reject` a `StorageError`, never before `write` has returned (its writer announces the
+ *   batch in between); a failure before anything was issued may also be thrown.
  *   A callback, not a promise: it is every append's path, and each promise layer there cost
  *   CPU and garbage per append (docs/performance-history.md, 2026-12-08).
  * - Reads see every write that has resolved (read-your-writes).

@@ -135,11 +135,6 @@ export function runStep(step: Step, ctx: StepContext, to: StepOutcome): void {
   reportTo(runOtherStep(step, ctx), to);
 }
 
-/** `runStep` as a promise of the last id after the step. */
-export function runStepAsync(step: Step, ctx: StepContext): Promise<number> {
-  return new Promise((committed, failed) => runStep(step, ctx, { committed, failed }));
-}
-
 function reportTo(outcome: Promise<number>, to: StepOutcome): void {
   outcome.then(
     (lastId) => to.committed(lastId),
