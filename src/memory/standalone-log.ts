@@ -6,7 +6,7 @@ import { validatedLog } from './contract/validated-log.ts';
 import { validateConversationId } from './contract/validate-input.ts';
 import { validateLastId, type ConditionalClear } from './contract/conditional-clear.ts';
 import { systemWallClock, type WallClock } from '../wall-clock.ts';
-import { runStep, takeStep, type PendingOp, type Step, type StepContext } from './runtime/write-queue.ts';
+import { recordsDropped, runStep, takeStep, type PendingOp, type Step, type StepContext } from './runtime/write-queue.ts';
 import { withLeafSpan } from '../telemetry/tracing.ts';
 
 /**
@@ -107,19 +107,17 @@ export function createSerialLog(
   function issue(lane: Lane, lastId: number): void {
     lane.lastId = lastId;
     lane.context.lastId = lastId;
-    let run: Promise<number>;
     try {
-      run = runStep(lane.step!, lane.context);
+      runStep(lane.step!, lane.context, {
+        committed: (after) => {
+          lane.lastId = after;
+          next(lane);
+        },
+        failed: (error) => failed(lane, error),
+      });
     } catch (error) {
-      return failed(lane, error);
+      failed(lane, error);
     }
-    run.then(
-      (after) => {
-        lane.lastId = after;
-        next(lane);
-      },
-      (error: unknown) => failed(lane, error),
-    );
   }
 
   /** The step's ops get the error (those already settled ignore it); the next step reads the last id again. */
@@ -140,6 +138,16 @@ export function createSerialLog(
           () =>
             new Promise<StoredMessage[]>((resolve, reject) =>
               enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: { resolve, reject }, onNumbered: options.onNumbered }),
+            ),
+          { parent: options.traceContext },
+        ),
+      add: (c, entries, options) =>
+        withLeafSpan(
+          'mnemo.memory.append',
+          { 'mnemo.memory.messages': entries.length },
+          () =>
+            new Promise<void>((resolve, reject) =>
+              enqueue(c, { kind: 'append', entries, key: options.idempotencyKey, done: recordsDropped(resolve, reject), onNumbered: options.onNumbered }),
             ),
           { parent: options.traceContext },
         ),

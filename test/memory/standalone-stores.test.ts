@@ -48,6 +48,52 @@ describe('two writers on one LMDB environment', () => {
   });
 });
 
+describe('two writers on one LMDB environment, committing straight to LMDB (no journal)', () => {
+  const user = (content: string) => ({ role: 'user' as const, content });
+  const system = (content: string) => ({ role: 'system' as const, content });
+
+  it('refuses a one-message batch numbered onto a stored id with write_conflict (one put with no-overwrite), and numbers on after', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+    const first = createLmdbStore({ path: dir, noSync: true });
+    const second = createLmdbStore({ path: dir, noSync: true });
+    try {
+      await first.add('c', [user('1')]);
+      await second.add('c', [user('2')]);
+      const conflict = await first.add('c', [user('lost')]).catch((e: unknown) => e);
+      expect((conflict as StorageError).code).toBe('write_conflict');
+      expect(await second.get('c')).toEqual([user('1'), user('2')]);
+      await first.add('c', [user('3')]);
+      expect((await second.range('c')).map((r) => [r.message_id, r.message.content])).toEqual([
+        [1, '1'],
+        [2, '2'],
+        [3, '3'],
+      ]);
+    } finally {
+      await first.close();
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a one-system-message batch the same way, and its index row with it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+    const first = createLmdbStore({ path: dir, noSync: true });
+    const second = createLmdbStore({ path: dir, noSync: true });
+    try {
+      await first.add('c', [user('1')]);
+      await second.add('c', [user('2')]);
+      const conflict = await first.add('c', [system('lost')]).catch((e: unknown) => e);
+      expect((conflict as StorageError).code).toBe('write_conflict');
+      expect(await second.systemMessages('c')).toEqual([]);
+      expect(await second.get('c')).toEqual([user('1'), user('2')]);
+    } finally {
+      await first.close();
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('two writers on one LMDB environment, one idempotency key', () => {
   const user = (content: string) => ({ role: 'user' as const, content });
 

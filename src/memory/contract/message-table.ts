@@ -8,11 +8,20 @@ import type { KeyRecord } from './idempotency.ts';
  * numbering, one batch at a time.
  *
  * - `write` stores the whole batch in one atomic, durable step (LMDB: one transaction, then
- *   flushed) or stores nothing and rejects with a `StorageError`; it resolves to the records as
- *   stored.
+ *   flushed) and tells `to.resolve` the records as stored, or stores nothing and tells
+ *   `to.reject` a `StorageError`, never before `write` has returned (its writer announces the
+ *   batch in between); a failure before anything was issued may also be thrown.
+ *   A callback, not a promise: it is every append's path, and each promise layer there cost
+ *   CPU and garbage per append (docs/performance-history.md, 2026-12-08).
  * - Reads see every write that has resolved (read-your-writes).
  * - `range`/`tail`/`systemMessages`/`lastId` cost what they return, not the conversation's length.
  */
+/** Where a table's `write` reports, exactly once. */
+export interface WriteOutcome {
+  resolve(records: StoredMessage[]): void;
+  reject(error: unknown): void;
+}
+
 export interface MessageTable {
   readonly kind: 'memory' | 'lmdb' | 'custom';
   lastId(conversationId: string): Promise<number>;
@@ -28,14 +37,14 @@ export interface MessageTable {
   /** The system messages, ascending, from an index written with the messages (see `MessageLog`).
    * A fork's are its source's up to the fork point (stitched, like `range`), then its own. */
   systemMessages(conversationId: string): Promise<StoredMessage[]>;
-  /** Takes ownership of `records` (the writer keeps no reference) and may return them.
+  /** Takes ownership of `records` (the writer keeps no reference) and may hand them to `to`.
    * `keys` (idempotency keys of batches inside `records`) are stored in the same atomic step.
    * The writer looked each of them up just before (`keyOf` or `findKeys`: absent or expired),
    * so a table checks none of them. A `custom` table is given at most one key, covering all of
    * `records`, and dedupes by it itself. `sharedCommit`: the caller issues other writes to the
    * same environment in this event turn that must commit with this batch (`onNumbered`), so a
    * table with a write-ahead journal (LMDB) commits it directly instead. */
-  write(conversationId: string, records: StoredMessage[], keys?: readonly KeyRecord[], sharedCommit?: boolean): Promise<StoredMessage[]>;
+  write(conversationId: string, records: StoredMessage[], to: WriteOutcome, keys?: readonly KeyRecord[], sharedCommit?: boolean): void;
   /** The stored keys among `keys` (expired ones too: the writer judges the window). A
    * `custom` table returns none: the log below it keeps its own keys. */
   findKeys(conversationId: string, keys: readonly string[]): Promise<Map<string, KeyRecord>>;

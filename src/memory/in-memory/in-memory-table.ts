@@ -72,6 +72,34 @@ export function createInMemoryTable(): MessageTable {
     forksOf.get(link.source)?.delete(c);
   };
 
+  /** A batch stored; `async`, so a broken invariant reaches the writer as a rejection, as an LMDB failure does. */
+  const store = async (c: string, records: StoredMessage[], written: readonly KeyRecord[] | undefined): Promise<StoredMessage[]> => {
+    const stored = records.map((r) => JSON.stringify(r));
+    let o = conversations.get(c);
+    if (o === undefined) conversations.set(c, (o = { base: links.get(c)?.at ?? 0, rows: [] }));
+    const first = records[0];
+    if (first !== undefined && first.message_id !== o.base + o.rows.length + 1) {
+      throw new Error(`in-memory table: ${c} expects id ${o.base + o.rows.length + 1}, got ${first.message_id}`);
+    }
+    for (const text of stored) o.rows.push(text);
+    indexSystems(c, records);
+    if (written !== undefined && written.length > 0) {
+      let mine = keys.get(c);
+      if (mine === undefined) keys.set(c, (mine = new Map()));
+      const cutoff = written[0]!.at - IDEMPOTENCY_WINDOW_MS;
+      // Oldest first (a key written again moves to the end): the sweep stops at the first live one.
+      for (const [k, r] of mine) {
+        if (r.at > cutoff) break;
+        mine.delete(k);
+      }
+      for (const k of written) {
+        mine.delete(k.key);
+        mine.set(k.key, { key: k.key, firstId: k.firstId, count: k.count, at: k.at });
+      }
+    }
+    return records;
+  };
+
   return {
     kind: 'memory',
     lastId: async (c) => lastId(c),
@@ -79,31 +107,11 @@ export function createInMemoryTable(): MessageTable {
     messages: async (c) => range(c, 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).map((r) => r.message as Message),
     range: async (c, from, to, limit) => range(c, from, to, limit),
     tail: async (c, n) => (n === 0 ? [] : stitchedTail(segments(c), n, own)),
-    write: async (c, records, written) => {
-      const stored = records.map((r) => JSON.stringify(r));
-      let o = conversations.get(c);
-      if (o === undefined) conversations.set(c, (o = { base: links.get(c)?.at ?? 0, rows: [] }));
-      const first = records[0];
-      if (first !== undefined && first.message_id !== o.base + o.rows.length + 1) {
-        throw new Error(`in-memory table: ${c} expects id ${o.base + o.rows.length + 1}, got ${first.message_id}`);
-      }
-      for (const text of stored) o.rows.push(text);
-      indexSystems(c, records);
-      if (written !== undefined && written.length > 0) {
-        let mine = keys.get(c);
-        if (mine === undefined) keys.set(c, (mine = new Map()));
-        const cutoff = written[0]!.at - IDEMPOTENCY_WINDOW_MS;
-        // Oldest first (a key written again moves to the end): the sweep stops at the first live one.
-        for (const [k, r] of mine) {
-          if (r.at > cutoff) break;
-          mine.delete(k);
-        }
-        for (const k of written) {
-          mine.delete(k.key);
-          mine.set(k.key, { key: k.key, firstId: k.firstId, count: k.count, at: k.at });
-        }
-      }
-      return records;
+    write: (c, records, to, written) => {
+      store(c, records, written).then(
+        (stored) => to.resolve(stored),
+        (error: unknown) => to.reject(error),
+      );
     },
     findKeys: async (c, wanted) => {
       const found = new Map<string, KeyRecord>();

@@ -2,7 +2,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import type { EnvironmentLease } from './lmdb-environment.ts';
 import { commitFailure } from './lmdb-environment.ts';
 import type { Message, Meta, StoredMessage } from '../../message.ts';
-import type { MessageTable } from '../contract/message-table.ts';
+import type { MessageTable, WriteOutcome } from '../contract/message-table.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import { ForkError, segmentsOf, stitchedRange, stitchedTail, type ForkLink, type OwnRows } from '../contract/fork.ts';
 import { IDEMPOTENCY_WINDOW_MS, type KeyRecord } from '../contract/idempotency.ts';
@@ -98,6 +98,12 @@ function legacyKeysUntil(db: Database<Row, [string, number]>, forksDb: Database<
   return -Infinity;
 }
 
+/** lmdb-js's put option for MDB_NOOVERWRITE: the put's promise resolves false, and nothing is
+ * written, when the key is already there. (lmdb-js takes options in place of the version, as its
+ * README says; its types list only the version.) */
+const NO_OVERWRITE = { noOverwrite: true } as const;
+type PutNoOverwrite = (key: [string, number], row: Row, options: typeof NO_OVERWRITE) => Promise<boolean>;
+
 /** A pending row: its JSON as it will be stored (a read parses it: callers get their own copy). */
 interface PendingRow {
   json: string;
@@ -129,22 +135,20 @@ function shallowChars(o: object): number {
 }
 
 /**
- * A batch through the journal (write-ahead.ts's `Submitted`): `acknowledged` resolves once it is
- * in the journal; once LMDB has it, its rows leave the pending rows. One object per append, its
+ * A batch through the journal (write-ahead.ts's `Submitted`): its writer is told once it is in
+ * the journal; once LMDB has it, its rows leave the pending rows. One object per append, its
  * methods shared (no closures per append).
  */
 class JournalWrite implements Submitted {
-  readonly acknowledged: Promise<StoredMessage[]>;
   private readonly pendingOf: Map<string, Map<number, PendingRow>>;
   private readonly c: string;
   private readonly records: StoredMessage[];
   private readonly rows: readonly PendingRow[];
   private readonly keys: KeyIndex;
-  private readonly failure: (error: unknown) => Promise<never>;
+  private readonly path: string;
   private readonly room: DiskRoom;
   private readonly bytes: number;
-  private resolve!: (records: StoredMessage[]) => void;
-  private reject!: (error: unknown) => void;
+  private readonly to: WriteOutcome;
 
   constructor(
     pendingOf: Map<string, Map<number, PendingRow>>,
@@ -152,9 +156,10 @@ class JournalWrite implements Submitted {
     records: StoredMessage[],
     rows: readonly PendingRow[],
     keys: KeyIndex,
-    failure: (error: unknown) => Promise<never>,
+    path: string,
     room: DiskRoom,
     bytes: number,
+    to: WriteOutcome,
   ) {
     this.pendingOf = pendingOf;
     this.room = room;
@@ -163,18 +168,15 @@ class JournalWrite implements Submitted {
     this.records = records;
     this.rows = rows;
     this.keys = keys;
-    this.failure = failure;
-    this.acknowledged = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
+    this.path = path;
+    this.to = to;
   }
 
   durable(error?: unknown): void {
-    if (error === undefined) this.resolve(this.records);
+    if (error === undefined) this.to.resolve(this.records);
     else {
       this.keys.forget(this.c);
-      this.failure(error).catch(this.reject);
+      reportFailure(error, this.path, this.to);
     }
   }
 
@@ -188,6 +190,20 @@ class JournalWrite implements Submitted {
   }
 }
 
+/** A failed commit, typed (`commitFailure`), to the writer. */
+function reportFailure(error: unknown, path: string, to: WriteOutcome): void {
+  commitFailure(error, path).then(
+    (typed) => to.reject(typed),
+    (other: unknown) => to.reject(other),
+  );
+}
+
+/** A failure found before anything was issued, told a microtask later, as every outcome is
+ * (the writer announces a batch after issuing it: write-queue.ts). */
+function refuse(to: WriteOutcome, error: unknown): void {
+  queueMicrotask(() => to.reject(error));
+}
+
 export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const ahead = lease.ahead;
   let pending = pendingRows.get(lease.root);
@@ -196,6 +212,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
   const db = lease.root.openDB<Row, [string, number]>(MESSAGES_DB, { encoding: 'json' });
   // The same database, its rows as stored (the key index reads them without parsing most).
   const rawDb = lease.root.openDB<Buffer, Array<string | number>>(MESSAGES_DB, { encoding: 'binary' });
+  const putNoOverwrite = db.put.bind(db) as unknown as PutNoOverwrite;
   const forksDb = lease.root.openDB<ForkLink | number, Array<string>>(FORKS_DB, { encoding: 'json' });
   const systemDb = lease.root.openDB<1, [string, number]>(SYSTEM_MESSAGES_DB, { encoding: 'json' });
   let closed = false;
@@ -296,28 +313,40 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     }
   };
   /**
-   * The flush of the commit whose writes are settling now, shared by them: lmdb-js's
-   * `flushed.then` makes a `Promise.all` per call (~0.6 KB per append). Commits settle their
-   * writes in one burst of microtasks, a commit per burst, and the share ends with the burst
-   * (a microtask queued behind the writes' callbacks), so no later commit's write gets it; a
+   * The writes waiting for the flush of the commit settling now, as pairs (`to`, its records):
+   * one `then` on lmdb-js's `flushed` per commit, not per write (its `flushed.then` makes a
+   * `Promise.all` per call, ~0.6 KB), and no promise per write. Commits settle their writes
+   * in one burst of microtasks, a commit per burst, and the list ends with the burst (a
+   * microtask queued behind the writes' callbacks), so no later commit's write joins it; a
    * write issued during the burst starts a new batch, whose flush is later, never earlier.
    */
-  let sharedFlush: PromiseLike<unknown> | undefined;
+  let flushWaiters: Array<WriteOutcome | StoredMessage[]> | undefined;
   const endShare = () => {
-    sharedFlush = undefined;
+    flushWaiters = undefined;
   };
-  /** After a conditional batch committed: `records` once flushed, or the conflict it met. */
-  const flushedAs = (written: boolean, c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined): PromiseLike<StoredMessage[]> => {
-    if (!written) throw conflict(c, records);
-    keyIndex.committed(c, records, keys);
-    if (sharedFlush === undefined) {
-      sharedFlush = db.flushed.then(() => undefined);
+  const awaitFlush = (to: WriteOutcome, records: StoredMessage[]): void => {
+    if (flushWaiters === undefined) {
+      const waiters: Array<WriteOutcome | StoredMessage[]> = (flushWaiters = []);
+      db.flushed.then(
+        () => {
+          for (let i = 0; i < waiters.length; i += 2) {
+            ahead?.directSettled();
+            (waiters[i] as WriteOutcome).resolve(waiters[i + 1] as StoredMessage[]);
+          }
+        },
+        (error: unknown) => {
+          for (let i = 0; i < waiters.length; i += 2) {
+            ahead?.directSettled();
+            reportFailure(error, lease.path, waiters[i] as WriteOutcome);
+          }
+        },
+      );
       queueMicrotask(endShare);
     }
-    return sharedFlush.then(() => records, failedCommit);
+    flushWaiters.push(to, records);
   };
-  /** A batch committed straight to LMDB; resolves after the commit and its flush. */
-  const directWrite = (c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined, bytes: number): Promise<StoredMessage[]> => {
+  /** A batch committed straight to LMDB; `to` is told after the commit and its flush. */
+  const directWrite = (c: string, records: StoredMessage[], keys: readonly KeyRecord[] | undefined, bytes: number, to: WriteOutcome): void => {
     const first = records[0]!;
     // The caller numbers from the last id it read; a record already at that id means a
     // second writer (another store or process on this environment) numbered from the same
@@ -325,22 +354,36 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     // (Callbacks here are anonymous: this runs per append, and a named closure costs a
     // defineProperty per call under tsx's keepNames.)
     // Keys need no condition of their own: the writer looked each up just before (keyOf).
+    // A batch of one row (every steady `add` of one message) is one put with LMDB's own
+    // no-overwrite flag, the same condition on the same key: lmdb-js's `ifNoExists` runs a
+    // conditional block around its puts, ~3 µs of CPU per append (docs/performance-history.md,
+    // 2026-12-08). A system message also puts its index row, so it keeps the block.
     let committed: Promise<boolean>;
     try {
-      committed = db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
+      committed =
+        records.length === 1 && first.message.role !== 'system'
+          ? putNoOverwrite([c, first.message_id], rowsOf(records, keys)[0]!, NO_OVERWRITE)
+          : db.ifNoExists([c, first.message_id], () => putRecords(c, records, keys));
     } catch (error) {
       lease.room.release(bytes);
       throw error;
     }
     lease.guardFailedCommits(); // after the turn's first write (see lmdb-environment.ts)
-    return committed.then(
+    ahead?.directStarted();
+    committed.then(
       (written) => {
         lease.room.release(bytes);
-        return flushedAs(written, c, records, keys);
+        if (written) {
+          keyIndex.committed(c, records, keys);
+          return awaitFlush(to, records);
+        }
+        ahead?.directSettled();
+        to.reject(conflict(c, records));
       },
       (error: unknown) => {
         lease.room.release(bytes);
-        return failedCommit(error);
+        ahead?.directSettled();
+        reportFailure(error, lease.path, to);
       },
     );
   };
@@ -429,17 +472,17 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         failedCommit,
       );
     },
-    write: (c, records, keys, sharedCommit) => {
-      if (closed) return Promise.reject(closedError());
+    write: (c, records, to, keys, sharedCommit) => {
+      if (closed) return refuse(to, closedError());
       const first = records[0];
-      if (first === undefined) return Promise.resolve(records);
+      if (first === undefined) return queueMicrotask(() => to.resolve(records));
       // A pending row at the first id is a second writer too (the commit's condition cannot see it).
-      if (pendingOf.get(c)?.has(first.message_id)) return Promise.reject(conflict(c, records));
+      if (pendingOf.get(c)?.has(first.message_id)) return refuse(to, conflict(c, records));
       /** The room this write took (disk-room.ts): released once it is in LMDB, or failed. */
       let bytes: number;
       if (ahead !== undefined && sharedCommit !== true && ahead.open) {
         // The same condition as the commit's, checked now: nothing else writes the environment.
-        if (db.doesExist([c, first.message_id])) return Promise.reject(conflict(c, records));
+        if (db.doesExist([c, first.message_id])) return refuse(to, conflict(c, records));
         const rows = rowsOf(records, keys);
         const pending: PendingRow[] = [];
         const puts: Put[] = [];
@@ -456,9 +499,9 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         try {
           lease.room.take(bytes);
         } catch (error) {
-          return Promise.reject(error);
+          return refuse(to, error);
         }
-        const write = new JournalWrite(pendingOf, c, records, pending, keyIndex, failedCommit, lease.room, bytes);
+        const write = new JournalWrite(pendingOf, c, records, pending, keyIndex, lease.path, lease.room, bytes, to);
         let journaled: boolean;
         try {
           journaled = ahead.submit(puts, write);
@@ -471,7 +514,7 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
           if (mine === undefined) pendingOf.set(c, (mine = new Map()));
           for (let i = 0; i < records.length; i++) mine.set(records[i]!.message_id, pending[i]!);
           keyIndex.committed(c, records, keys);
-          return write.acknowledged;
+          return;
         }
         // Not journaled (too large for the journal, or LMDB is refusing batches): committed
         // directly, with the room taken. Pending rows of c have lower ids, and reads merge
@@ -481,12 +524,10 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
         try {
           lease.room.take(bytes);
         } catch (error) {
-          return Promise.reject(error);
+          return refuse(to, error);
         }
       }
-      const direct = directWrite(c, records, keys, bytes);
-      ahead?.track(direct);
-      return direct;
+      directWrite(c, records, keys, bytes, to);
     },
     clear: async (c) => {
       ensureOpen();

@@ -40,8 +40,10 @@ export interface Submitted {
 export interface WriteAhead {
   /** Whether `submit` would journal a batch now (checked before the batch is built). */
   readonly open: boolean;
-  /** A batch committed straight to LMDB, settling when `commit` does (see `BUSY`). */
-  track(commit: PromiseLike<unknown>): void;
+  /** A batch is being committed straight to LMDB (see `BUSY`): `directSettled` follows once,
+   * when it has settled (flushed or failed). Calls, not a promise to watch: every such append pays it. */
+  directStarted(): void;
+  directSettled(): void;
   /** Journals the batch (true) or takes nothing (false: the caller commits it straight to LMDB). */
   submit(puts: readonly Put[], to: Submitted): boolean;
   /** Every put submitted so far in LMDB and flushed; rejects with LMDB's error if it failed. */
@@ -68,7 +70,7 @@ const RETRY_MS = 1000;
  * costs LMDB's two flushes per many, and the journal would only add a second copy of the bytes,
  * CPU per append and its writes on the main thread (`bench/append-cpu.ts`). So a batch goes straight to LMDB
  * when `BUSY` records already wait for the journal's next write, and, from then on, while
- * another batch is being committed straight to LMDB (`track`): a hundred conversations
+ * another batch is being committed straight to LMDB (`directStarted`): a hundred conversations
  * appending at once still go through the journal (its lower latency is their throughput), a
  * thousand mostly straight (CPU-bound, they keep LMDB's group commit). 128 was the best of
  * 16, 128, 256 and always (docs/performance-history.md).
@@ -225,10 +227,10 @@ export function openWriteAhead(root: RootDatabase, path: string, options: WriteA
     get open() {
       return open();
     },
-    track: (commit) => {
+    directStarted: () => {
       if (++direct > peak) peak = direct;
-      commit.then(directSettled, directSettled);
     },
+    directSettled,
     submit: (puts, to) => {
       if (!open()) return false;
       // The values' JSON as it is, inside the record's JSON.

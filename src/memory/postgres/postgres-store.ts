@@ -10,6 +10,7 @@ import { validatedLog } from '../contract/validated-log.ts';
 import { isoWithOffset, systemWallClock, type WallClock } from '../../wall-clock.ts';
 import { DEFAULT_SCHEMA, postgresStatements, type Statement } from './postgres-schema.ts';
 import { createWritePath, type AppendItem } from './postgres-write-path.ts';
+import { recordsDropped } from '../runtime/write-queue.ts';
 import { toStorageError, type PostgresOperation } from './postgres-errors.ts';
 import { ForkError } from '../contract/fork.ts';
 import { IDEMPOTENCY_WINDOW_MS, KEY_SWEEP_EVERY_MS, KEY_SWEEP_LIMIT } from '../contract/idempotency.ts';
@@ -416,6 +417,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return rows.map((row) => JSON.parse(row.message) as Message);
       },
       append: (c, entries, options) => writes.submit<StoredMessage[]>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done })),
+      add: (c, entries, options) =>
+        writes.submit<void>(c, (done) => ({ kind: 'append', entries, key: options.idempotencyKey, done: recordsDropped(() => done.resolve(), (error) => done.reject(error)) })),
       clear: async (c) => {
         await writes.submit<boolean>(c, (done) => ({ kind: 'clear', done }));
       },

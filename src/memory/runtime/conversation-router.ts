@@ -40,7 +40,7 @@ import { StorageError } from '../contract/memory-errors.ts';
 import type { WriteLane } from './write-lane.ts';
 import type { StoredMessage } from '../../message.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
-import type { PendingOp } from './write-queue.ts';
+import { recordsDropped, type PendingOp } from './write-queue.ts';
 import type { AppendOptions } from '../contract/message-log.ts';
 
 /** One incarnation of a conversation's actor; it watches the actor's exit itself (no monitor closure per actor). */
@@ -109,6 +109,13 @@ export class ConversationRouter implements RouterPort {
     const key = options?.idempotencyKey;
     const onNumbered = options?.onNumbered;
     return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, key, done: { resolve, reject }, onNumbered }));
+  }
+
+  /** `append`, resolving with nothing (`add`). */
+  add(conversationId: string, entries: readonly CheckedEntry[], options?: AppendOptions): Promise<void> {
+    const key = options?.idempotencyKey;
+    const onNumbered = options?.onNumbered;
+    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, key, done: recordsDropped(resolve, reject), onNumbered }));
   }
 
   /** Makes `conversationId` a fork of `source` at `at`, in its own actor (which numbers on from `at`). */

@@ -26,6 +26,8 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     get: (c) => read((t) => t.messages(c)),
     append: (c, entries, options) =>
       withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options), { parent: options.traceContext }),
+    add: (c, entries, options) =>
+      withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.add(c, entries, options), { parent: options.traceContext }),
     clear: (c) => router.clear(c),
     fork: (source, at, newId) => router.fork(newId, source, at),
     range: (c, q) => read((t) => t.range(c, q.from, q.to, q.limit)),

@@ -51,9 +51,9 @@ function withStoreFaults(table: MessageTable, faults: FaultInjector, owner: Pid)
   };
   return {
     ...table,
-    write: (c, records) => {
+    write: (c, records, to, keys, sharedCommit) => {
       check('write');
-      return table.write(c, records);
+      table.write(c, records, to, keys, sharedCommit);
     },
     clear: (c) => {
       check('clear');

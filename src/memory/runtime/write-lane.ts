@@ -1,5 +1,5 @@
 import { detached } from '../../telemetry/tracing.ts';
-import { runStep, takeStep, type PendingOp, type Step, type StepContext } from './write-queue.ts';
+import { runStep, takeStep, type PendingOp, type Step, type StepContext, type StepOutcome } from './write-queue.ts';
 
 /** What every step of the lane runs with; the lane keeps the last id. */
 export type LaneContext = Omit<StepContext, 'lastId'>;
@@ -18,18 +18,19 @@ export interface LaneOwner {
  * into the next commit together (group commit per conversation).
  *
  * It is a plain object, not events to a state machine, because it is the hot path: a write
- * costs an array push, and a commit one callback. Its owner decides when it runs: writes
+ * costs an array push, and a commit one callback (the lane is its step's `StepOutcome`: no
+ * promise per step). Its owner decides when it runs: writes
  * queue until `open(lastId)`, and `owner.live()` is asked before every step, so a lane whose
  * owner died issues nothing more (what it still holds was never issued; the owner's supervisor
  * settles it). A failure that is not a storage error halts the lane and goes to `owner.fault`.
  * A resting lane is small (one is held per live conversation): no closures of its own, and no
  * waiter list until someone waits.
  */
-export class WriteLane {
+export class WriteLane implements StepOutcome {
   private queue: PendingOp[] = [];
   private step: Step | undefined = undefined;
-  /** The step in flight, settling once its ops are settled. */
-  private inFlight: Promise<unknown> | undefined = undefined;
+  /** Woken once the step in flight has settled (`settled`); none until someone waits. */
+  private stepWaiters: Array<() => void> | undefined = undefined;
   private opened = false;
   private halted = false;
   private waiters: Array<() => void> | undefined = undefined;
@@ -76,7 +77,7 @@ export class WriteLane {
 
   /** Settles once the step in flight has settled; undefined when none is in flight. */
   settled(): Promise<void> | undefined {
-    return this.inFlight?.then(noop, noop);
+    return this.step === undefined ? undefined : new Promise((resolve) => (this.stepWaiters ??= []).push(resolve));
   }
 
   /** Settles when the lane is idle (at once if it is); never, if it halts on a fault. */
@@ -96,30 +97,32 @@ export class WriteLane {
     }
     this.queue = next.rest;
     this.step = next.step;
-    // Closures per step, not per lane: a lane at rest holds none.
-    this.inFlight = runStep(next.step, this.context).then(
-      (lastId) => this.committed(lastId),
-      (error: unknown) => this.failed(error),
-    );
+    runStep(next.step, this.context, this);
   }
 
-  private committed(lastId: number): void {
+  /** Its step committed (called by the step: `StepOutcome`). */
+  committed(lastId: number): void {
     this.context.lastId = lastId;
-    this.step = undefined;
-    this.inFlight = undefined;
+    this.stepSettled();
     // The next step serves whoever queued meanwhile: not a child of the caller that began this
     // one (a table's own instrumentation, e.g. the pg driver's, would nest its spans there).
     if (this.queue.length === 0) this.next();
     else detached(() => this.next());
   }
 
-  // The owner crashes with it; whoever waits for idle goes with the owner.
-  private failed(error: unknown): void {
+  /** Its step failed other than with a storage error (`StepOutcome`). The owner crashes with
+   * it; whoever waits for idle goes with the owner. */
+  failed(error: unknown): void {
     this.halted = true;
-    this.step = undefined;
-    this.inFlight = undefined;
+    this.stepSettled();
     this.owner.fault(error);
   }
-}
 
-const noop = () => undefined;
+  private stepSettled(): void {
+    this.step = undefined;
+    const waiters = this.stepWaiters;
+    if (waiters === undefined) return;
+    this.stepWaiters = undefined;
+    for (const wake of waiters) wake();
+  }
+}

@@ -1,4 +1,4 @@
-import type { MessageTable } from '../contract/message-table.ts';
+import type { MessageTable, WriteOutcome } from '../contract/message-table.ts';
 import type { StoredMessage } from '../../message.ts';
 import { StorageError } from '../contract/memory-errors.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
@@ -32,6 +32,24 @@ import { ForkError } from '../contract/fork.ts';
 export interface Settle<T> {
   resolve(value: T): void;
   reject(error: unknown): void;
+}
+
+/** An append's `done` for a caller that wants no records (`add`): its promise resolves with
+ * nothing, without a `.then` layer (a promise per append) to drop them. A class: a closure
+ * named by an object literal costs a `defineProperty` per call under tsx's keepNames. */
+class RecordsDropped implements Settle<StoredMessage[]> {
+  constructor(
+    private readonly done: () => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+
+  resolve(): void {
+    this.done();
+  }
+}
+
+export function recordsDropped(resolve: () => void, reject: (error: unknown) => void): Settle<StoredMessage[]> {
+  return new RecordsDropped(resolve, reject);
 }
 
 export type PendingOp =
@@ -96,12 +114,36 @@ export interface StepHooks {
   beforeWrite(conversationId: string): void;
 }
 
-/** Runs one step and settles its ops; resolves with the conversation's last id after it. */
-export function runStep(step: Step, ctx: StepContext): Promise<number> {
+/** Where a step reports, once: the conversation's last id after it, or a failure that is not
+ * a storage error (its ops are settled already; the owner crashes). */
+export interface StepOutcome {
+  committed(lastId: number): void;
+  failed(error: unknown): void;
+}
+
+/**
+ * Runs one step, settles its ops, and tells `to`. An unkeyed append step, every steady
+ * append's, runs on callbacks from the table to the ops' own `done` (no promise of this
+ * layer: each one cost CPU and garbage per append, docs/performance-history.md 2026-12-08);
+ * the other steps are rarer and run on promises.
+ */
+export function runStep(step: Step, ctx: StepContext, to: StepOutcome): void {
   if (step.kind === 'append') {
-    for (const op of step.ops) if (op.key !== undefined) return runKeyedStep(step.ops, ctx);
-    return commitAppends(step.ops, ctx);
+    for (const op of step.ops) if (op.key !== undefined) return reportTo(runKeyedStep(step.ops, ctx), to);
+    return commitAppends(step.ops, ctx, to);
   }
+  reportTo(runOtherStep(step, ctx), to);
+}
+
+function reportTo(outcome: Promise<number>, to: StepOutcome): void {
+  outcome.then(
+    (lastId) => to.committed(lastId),
+    (error: unknown) => to.failed(error),
+  );
+}
+
+/** A clear or a fork step. */
+function runOtherStep(step: Exclude<Step, { kind: 'append' }>, ctx: StepContext): Promise<number> {
   const { conversationId: c, lastId } = ctx;
   // A conditional clear (the retention sweep's): the lane runs one step at a time and is the
   // conversation's one writer, so its last id here is the stored one, and no write of this
@@ -131,9 +173,8 @@ export function runStep(step: Step, ctx: StepContext): Promise<number> {
 }
 
 /** Numbers `ops` after the last id and writes them (with their keys) as one batch. */
-function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+function commitAppends(ops: readonly AppendOp[], ctx: StepContext, to: StepOutcome): void {
   const { conversationId: c, lastId } = ctx;
-  let write: Promise<StoredMessage[]>;
   let records: StoredMessage[];
   try {
     ctx.hooks?.beforeWrite(c);
@@ -141,19 +182,40 @@ function commitAppends(ops: readonly AppendOp[], ctx: StepContext): Promise<numb
     records = numbered(ops, lastId, now);
     const keys = keysOf(ops, lastId, now);
     const shared = ops.some((op) => op.onNumbered !== undefined);
-    write = keys === undefined && !shared ? ctx.table.write(c, records) : ctx.table.write(c, records, keys, shared);
+    const write = new AppendWrite(ops, ctx, lastId, to);
+    if (keys === undefined && !shared) ctx.table.write(c, records, write);
+    else ctx.table.write(c, records, write, keys, shared);
   } catch (error) {
-    return abort(ops, c, 'aborted before it was stored', error);
+    return reportTo(abort(ops, c, 'aborted before it was stored', error), to);
   }
   // In the event turn the write was issued in: what the callers write here shares its commit.
+  // (A table reports no sooner than a microtask later, so this runs first.)
   announce(ops, records);
-  return write.then(
-    (stored) => {
-      ctx.observer?.committed(ops.length, stored.length);
-      return settleAppends(ops, stored, lastId);
-    },
-    (error: unknown) => rejected(ops, ctx, error),
-  );
+}
+
+/** `commitAppends` as a promise of the last id after it (the keyed steps). */
+function commitAppendsAsync(ops: readonly AppendOp[], ctx: StepContext): Promise<number> {
+  return new Promise((committed, failed) => commitAppends(ops, ctx, { committed, failed }));
+}
+
+/** An append step's write: what the table reports settles the step's ops, then the step. */
+class AppendWrite implements WriteOutcome {
+  constructor(
+    private readonly ops: readonly AppendOp[],
+    private readonly ctx: StepContext,
+    /** The last id the step numbered from (`ctx` is the lane's and moves on). */
+    private readonly lastId: number,
+    private readonly to: StepOutcome,
+  ) {}
+
+  resolve(stored: StoredMessage[]): void {
+    this.ctx.observer?.committed(this.ops.length, stored.length);
+    this.to.committed(settleAppends(this.ops, stored, this.lastId));
+  }
+
+  reject(error: unknown): void {
+    reportTo(rejected(this.ops, { ...this.ctx, lastId: this.lastId }, error), this.to);
+  }
 }
 
 /** A failed write: a `StorageError` or `ForkError` rejects the ops (nothing was stored); anything else aborts. */
@@ -248,12 +310,15 @@ function dedupe(ops: readonly AppendOp[], keyOf: (key: string, now: number) => K
   }
   // No op answered (the usual case): the step is written as it is.
   const written = fresh ?? ops;
-  return written.length === 0 ? Promise.resolve(ctx.lastId) : commitAppends(written, ctx);
+  return written.length === 0 ? Promise.resolve(ctx.lastId) : commitAppendsAsync(written, ctx);
 }
 
 /** Answers `op` with the records its key stored. */
 function replay(op: AppendOp, stored: KeyRecord, ctx: StepContext): void {
-  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(op.done.resolve, op.done.reject);
+  ctx.table.range(ctx.conversationId, stored.firstId, stored.firstId + stored.count - 1, stored.count).then(
+    (rows) => op.done.resolve(rows),
+    (error: unknown) => op.done.reject(error),
+  );
 }
 
 /** Over a log that keeps keys itself: each keyed op alone, unkeyed neighbours together, in order. */
@@ -267,7 +332,7 @@ async function runOneByOne(ops: readonly AppendOp[], ctx: StepContext): Promise<
   let lastId = ctx.lastId;
   for (let i = 0; i < groups.length; i++) {
     try {
-      lastId = await commitAppends(groups[i]!, { ...ctx, lastId });
+      lastId = await commitAppendsAsync(groups[i]!, { ...ctx, lastId });
     } catch (error) {
       const aborted = new StorageError('write_aborted', `write to ${ctx.conversationId} aborted before it was stored`, {}, { cause: error });
       for (const rest of groups.slice(i + 1)) for (const op of rest) op.done.reject(aborted);
