@@ -2,8 +2,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createInMemoryStore, createLmdbStore, StorageError } from '../../src/memory/index.ts';
+import { createInMemoryStore, createLmdbStore, StorageError, type LmdbStore } from '../../src/memory/index.ts';
 import { describeMessageLogContract } from '../../src/testing.ts';
+
+/** Two stores on one fresh LMDB environment (each believes it is the only writer), closed and removed after `fn`. */
+async function withTwoWriters(options: { noSync?: boolean }, fn: (first: LmdbStore, second: LmdbStore) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
+  const first = createLmdbStore({ path: dir, ...options });
+  const second = createLmdbStore({ path: dir, ...options });
+  try {
+    await fn(first, second);
+  } finally {
+    await first.close();
+    await second.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describeMessageLogContract('createInMemoryStore', async ({ clock }) => {
   const store = createInMemoryStore({ clock });
@@ -25,12 +39,8 @@ describeMessageLogContract('createLmdbStore', async ({ clock }) => {
 describe('two writers on one LMDB environment', () => {
   const user = (content: string) => ({ role: 'user' as const, content });
 
-  it('refuses a batch numbered onto a stored id with write_conflict, stores none of it, and numbers on after', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
-    // Each store remembers the last ids it wrote, so each believes it is the only writer.
-    const first = createLmdbStore({ path: dir });
-    const second = createLmdbStore({ path: dir });
-    try {
+  it('refuses a batch numbered onto a stored id with write_conflict, stores none of it, and numbers on after', () =>
+    withTwoWriters({}, async (first, second) => {
       await first.add('c', [user('1')]);
       await second.add('c', [user('2')]);
       const conflict = await first.append('c', [{ message: user('lost a') }, { message: user('lost b') }]).catch((e: unknown) => e);
@@ -40,23 +50,15 @@ describe('two writers on one LMDB environment', () => {
       const [record] = await first.append('c', [{ message: user('3') }]);
       expect(record!.message_id).toBe(3);
       expect((await second.range('c')).map((r) => r.message_id)).toEqual([1, 2, 3]);
-    } finally {
-      await first.close();
-      await second.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe('two writers on one LMDB environment, committing straight to LMDB (no journal)', () => {
   const user = (content: string) => ({ role: 'user' as const, content });
   const system = (content: string) => ({ role: 'system' as const, content });
 
-  it('refuses a one-message batch numbered onto a stored id with write_conflict (one put with no-overwrite), and numbers on after', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
-    const first = createLmdbStore({ path: dir, noSync: true });
-    const second = createLmdbStore({ path: dir, noSync: true });
-    try {
+  it('refuses a one-message batch numbered onto a stored id with write_conflict (one put with no-overwrite), and numbers on after', () =>
+    withTwoWriters({ noSync: true }, async (first, second) => {
       await first.add('c', [user('1')]);
       await second.add('c', [user('2')]);
       const conflict = await first.add('c', [user('lost')]).catch((e: unknown) => e);
@@ -68,40 +70,24 @@ describe('two writers on one LMDB environment, committing straight to LMDB (no j
         [2, '2'],
         [3, '3'],
       ]);
-    } finally {
-      await first.close();
-      await second.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('refuses a one-system-message batch the same way, and its index row with it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
-    const first = createLmdbStore({ path: dir, noSync: true });
-    const second = createLmdbStore({ path: dir, noSync: true });
-    try {
+  it('refuses a one-system-message batch the same way, and its index row with it', () =>
+    withTwoWriters({ noSync: true }, async (first, second) => {
       await first.add('c', [user('1')]);
       await second.add('c', [user('2')]);
       const conflict = await first.add('c', [system('lost')]).catch((e: unknown) => e);
       expect((conflict as StorageError).code).toBe('write_conflict');
       expect(await second.systemMessages('c')).toEqual([]);
       expect(await second.get('c')).toEqual([user('1'), user('2')]);
-    } finally {
-      await first.close();
-      await second.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe('two writers on one LMDB environment, one idempotency key', () => {
   const user = (content: string) => ({ role: 'user' as const, content });
 
-  it('stores a keyed batch once however the two writers interleave: a retry finds the key or conflicts, never stores twice', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mnemo-lmdb-'));
-    const first = createLmdbStore({ path: dir });
-    const second = createLmdbStore({ path: dir });
-    try {
+  it('stores a keyed batch once however the two writers interleave: a retry finds the key or conflicts, never stores twice', () =>
+    withTwoWriters({}, async (first, second) => {
       // Both have read the conversation (last id 1), so both number the keyed batch as id 2.
       await first.add('c', [user('1')]);
       expect(await second.lastId('c')).toBe(1);
@@ -117,12 +103,7 @@ describe('two writers on one LMDB environment, one idempotency key', () => {
       expect(retry!.message).toEqual(user('x'));
       const contents = (await second.get('c')).map((m) => m.content);
       expect(contents.filter((t) => t !== '1')).toEqual(['x']);
-    } finally {
-      await first.close();
-      await second.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe('closing a standalone LMDB store', () => {
