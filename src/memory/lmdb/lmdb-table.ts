@@ -397,17 +397,15 @@ export function createLmdbTable(lease: EnvironmentLease): LmdbTable {
     throw await commitFailure(error, lease.path);
   };
 
+  const lastIdNow = (c: string): number => {
+    ensureOpen();
+    return lastIdSync(c);
+  };
   return {
     kind: 'lmdb',
     db,
-    lastId: async (c) => {
-      ensureOpen();
-      return lastIdSync(c);
-    },
-    lastIdNow: (c) => {
-      ensureOpen();
-      return lastIdSync(c);
-    },
+    lastIdNow,
+    lastId: async (c) => lastIdNow(c),
     messages: async (c) => {
       ensureOpen();
       const out: Message[] = [];

@@ -40,7 +40,7 @@ import { StorageError } from '../contract/memory-errors.ts';
 import type { WriteLane } from './write-lane.ts';
 import type { StoredMessage } from '../../message.ts';
 import type { CheckedEntry } from '../contract/validate-input.ts';
-import { recordsDropped, type PendingOp } from './write-queue.ts';
+import { recordsDropped, type PendingOp, type Settle } from './write-queue.ts';
 import type { AppendOptions } from '../contract/message-log.ts';
 
 /** One incarnation of a conversation's actor; it watches the actor's exit itself (no monitor closure per actor). */
@@ -106,16 +106,12 @@ export class ConversationRouter implements RouterPort {
 
   /** Appends `entries` to `conversationId`; resolves with the stored records. */
   append(conversationId: string, entries: readonly CheckedEntry[], options?: AppendOptions): Promise<StoredMessage[]> {
-    const key = options?.idempotencyKey;
-    const onNumbered = options?.onNumbered;
-    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, key, done: { resolve, reject }, onNumbered }));
+    return new Promise((resolve, reject) => this.submitAppend(conversationId, entries, options, { resolve, reject }));
   }
 
   /** `append`, resolving with nothing (`add`). */
   add(conversationId: string, entries: readonly CheckedEntry[], options?: AppendOptions): Promise<void> {
-    const key = options?.idempotencyKey;
-    const onNumbered = options?.onNumbered;
-    return new Promise((resolve, reject) => this.submit(conversationId, { kind: 'append', entries, key, done: recordsDropped(resolve, reject), onNumbered }));
+    return new Promise((resolve, reject) => this.submitAppend(conversationId, entries, options, recordsDropped(resolve, reject)));
   }
 
   /** Makes `conversationId` a fork of `source` at `at`, in its own actor (which numbers on from `at`). */
@@ -235,6 +231,10 @@ export class ConversationRouter implements RouterPort {
   }
 
   // --- internals ---
+
+  private submitAppend(conversationId: string, entries: readonly CheckedEntry[], options: AppendOptions | undefined, done: Settle<StoredMessage[]>): void {
+    this.submit(conversationId, { kind: 'append', entries, key: options?.idempotencyKey, done, onNumbered: options?.onNumbered });
+  }
 
   private route(conversationId: string): Route {
     let route = this.routes.get(conversationId);

@@ -1,4 +1,4 @@
-import type { MessageLog } from '../contract/message-log.ts';
+import type { AppendOptions, MessageLog } from '../contract/message-log.ts';
 import type { ConversationRouter } from './conversation-router.ts';
 import type { StorageSlot } from './storage-slot.ts';
 import type { MessageTable } from '../contract/message-table.ts';
@@ -21,13 +21,13 @@ export function createRoutedLog(router: ConversationRouter, slot: StorageSlot): 
     const t = slot.current();
     return t === undefined ? slot.whenTable().then(f) : f(t);
   };
+  const traced = <R>(entries: readonly unknown[], options: AppendOptions, write: () => Promise<R>): Promise<R> =>
+    withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, write, { parent: options.traceContext });
   const log = validatedLog({
     checkOpen() {},
     get: (c) => read((t) => t.messages(c)),
-    append: (c, entries, options) =>
-      withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.append(c, entries, options), { parent: options.traceContext }),
-    add: (c, entries, options) =>
-      withLeafSpan('mnemo.memory.append', { 'mnemo.memory.messages': entries.length }, () => router.add(c, entries, options), { parent: options.traceContext }),
+    append: (c, entries, options) => traced(entries, options, () => router.append(c, entries, options)),
+    add: (c, entries, options) => traced(entries, options, () => router.add(c, entries, options)),
     clear: (c) => router.clear(c),
     fork: (source, at, newId) => router.fork(newId, source, at),
     range: (c, q) => read((t) => t.range(c, q.from, q.to, q.limit)),
